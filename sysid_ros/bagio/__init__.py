@@ -1,0 +1,57 @@
+"""rosbag2 input/output without rclpy (pure ``rosbags``): a crash-tolerant chunked writer and
+validated offline readers of JointState/Imu topics. Errors are :class:`BagError` subclasses."""
+from __future__ import annotations
+
+from .errors import (
+    ArrayLengthError,
+    BagCorruptError,
+    BagError,
+    BagNotFoundError,
+    BagWriteError,
+    DuplicateStampError,
+    EmptyTopicError,
+    MissingJointError,
+    NonFiniteValueError,
+    NonMonotonicStampError,
+    StampOrderError,
+    TopicNotFoundError,
+    TopicTypeError,
+)
+from .reader import (
+    ImuSeries,
+    JointStateSeries,
+    ProgressCallback,
+    iter_joint_states,
+    list_topics,
+    open_bag,
+    read_imu,
+    read_joint_states,
+)
+from .writer import STORAGES, BagWriter, default_typestore
+
+__all__ = [
+    "ArrayLengthError",
+    "BagCorruptError",
+    "BagError",
+    "BagNotFoundError",
+    "BagWriteError",
+    "BagWriter",
+    "DuplicateStampError",
+    "EmptyTopicError",
+    "ImuSeries",
+    "JointStateSeries",
+    "MissingJointError",
+    "NonFiniteValueError",
+    "NonMonotonicStampError",
+    "ProgressCallback",
+    "STORAGES",
+    "StampOrderError",
+    "TopicNotFoundError",
+    "TopicTypeError",
+    "default_typestore",
+    "iter_joint_states",
+    "list_topics",
+    "open_bag",
+    "read_imu",
+    "read_joint_states",
+]

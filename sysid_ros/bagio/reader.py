@@ -1,0 +1,503 @@
+"""Offline readers: a bag's JointState / Imu topic as validated numpy arrays.
+
+:func:`read_joint_states` returns a :class:`JointStateSeries` (time from the *header stamps*, not
+the bag receive times, because the identifier integrates over the sensor's time base). Columns
+follow the requested joint order, matched by ``JointState.name`` in every message, so messages
+whose names come in another order are reordered. Everything the identifier relies on is checked
+and each violation raises its own :class:`~sysid_ros.bagio.errors.BagError` subclass.
+
+JointState messages are decoded by a small direct CDR parser (the layout is fixed), which is
+several times faster than generic deserialisation; anything it cannot parse falls back to the
+``rosbags`` typestore, so the fast path never changes results (``bench/bench_bag.py`` measures it).
+"""
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rosbags.rosbag2 import Reader
+
+from .errors import (
+    ArrayLengthError,
+    BagCorruptError,
+    BagError,
+    BagNotFoundError,
+    DuplicateStampError,
+    EmptyTopicError,
+    MissingJointError,
+    NonFiniteValueError,
+    NonMonotonicStampError,
+    TopicNotFoundError,
+    TopicTypeError,
+)
+from .writer import default_typestore
+
+__all__ = [
+    "JointStateSeries",
+    "ImuSeries",
+    "ProgressCallback",
+    "read_joint_states",
+    "iter_joint_states",
+    "read_imu",
+    "list_topics",
+    "open_bag",
+]
+
+#: ``progress(done, total)`` with message counts of the topic being read.
+ProgressCallback = Callable[[int, int], None]
+
+JOINT_STATE = "sensor_msgs/msg/JointState"
+IMU = "sensor_msgs/msg/Imu"
+_FIELDS = ("position", "velocity", "effort")
+
+
+@dataclass(frozen=True)
+class JointStateSeries:
+    """Joint measurements of one topic, rows = messages, columns = ``names``.
+
+    Attributes:
+        t: (N,) header stamps in seconds (float64), strictly increasing.
+        stamps_ns: (N,) the same stamps as exact integer nanoseconds.
+        names: joint names, the column order of the arrays.
+        position, velocity, effort: (N, nj) float64 arrays; ``effort`` is the measured joint
+            torque (DESIGN §7). A field that is empty in every message and not required is None.
+    """
+
+    t: np.ndarray
+    stamps_ns: np.ndarray
+    names: tuple[str, ...]
+    position: np.ndarray | None
+    velocity: np.ndarray | None
+    effort: np.ndarray | None
+
+    def __len__(self) -> int:
+        return int(self.t.shape[0])
+
+
+@dataclass(frozen=True)
+class ImuSeries:
+    """Imu samples: ``t`` (N,) s from header stamps, ``orientation`` (N, 4) as x, y, z, w,
+    ``angular_velocity`` (N, 3) rad/s, ``linear_acceleration`` (N, 3) m/s²."""
+
+    t: np.ndarray
+    stamps_ns: np.ndarray
+    orientation: np.ndarray
+    angular_velocity: np.ndarray
+    linear_acceleration: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.t.shape[0])
+
+
+# -- opening ---------------------------------------------------------------------------------
+def _norm_topic(topic: str) -> str:
+    return topic if topic.startswith("/") else "/" + topic
+
+
+def open_bag(bag_path: str | os.PathLike[str]) -> Reader:
+    """Open a bag directory (or a single ``.mcap``/``.db3`` file) with ``rosbags``.
+
+    Raises:
+        BagNotFoundError: the path does not exist.
+        BagCorruptError: metadata or storage cannot be read.
+    """
+    path = Path(bag_path)
+    if not path.exists():
+        raise BagNotFoundError(f"bag {path} does not exist")
+    try:
+        reader = Reader(path)
+        reader.open()
+    except BagError:
+        raise
+    except FileNotFoundError as err:  # directory without metadata.yaml
+        raise BagCorruptError(f"bag {path} is not a rosbag2 bag: {err}") from None
+    except Exception as err:  # rosbags raises many types for garbled files
+        raise BagCorruptError(f"bag {path} is unreadable: {type(err).__name__}: {err}") from None
+    return reader
+
+
+def list_topics(bag_path: str | os.PathLike[str]) -> dict[str, tuple[str, int]]:
+    """``{topic: (msgtype, message_count)}`` of a bag."""
+    reader = open_bag(bag_path)
+    try:
+        return {c.topic: (c.msgtype, c.msgcount) for c in reader.connections}
+    finally:
+        reader.close()
+
+
+def _connections(reader: Reader, bag: Path, topic: str, msgtype: str) -> tuple[list[Any], int]:
+    conns = [c for c in reader.connections if c.topic == topic]
+    if not conns:
+        available = ", ".join(f"{c.topic} [{c.msgtype}]" for c in reader.connections) or "none"
+        raise TopicNotFoundError(f"topic {topic} not in bag {bag}; available topics: {available}")
+    wrong = sorted({c.msgtype for c in conns if c.msgtype != msgtype})
+    if wrong:
+        raise TopicTypeError(f"topic {topic} in bag {bag} has type {', '.join(wrong)}, expected {msgtype}")
+    total = sum(c.msgcount for c in conns)
+    return conns, total
+
+
+def _raw_messages(
+    reader: Reader, bag: Path, conns: list[Any]
+) -> Iterator[tuple[int, bytes]]:
+    """Yield (index, data) of the topic, turning storage failures into BagCorruptError."""
+    index = 0
+    it = reader.messages(connections=conns)
+    while True:
+        try:
+            item = next(it)
+        except StopIteration:
+            return
+        except BagError:
+            raise
+        except Exception as err:
+            raise BagCorruptError(
+                f"bag {bag} is corrupt after message {index}: {type(err).__name__}: {err}"
+            ) from None
+        yield index, item[2]
+        index += 1
+
+
+# -- JointState CDR decoding -----------------------------------------------------------------
+_U32 = struct.Struct("<I")
+_STAMP = struct.Struct("<iI")
+
+
+def _parse_joint_state_cdr(data: bytes) -> tuple[int, bytes, list[tuple[int, int]]]:
+    """Parse little-endian CDR JointState: (stamp_ns, raw names block, [(offset, n)] * 3).
+
+    Offsets are byte offsets of each float64 array in ``data``. The names block is returned raw
+    so consecutive messages with the same names can skip decoding them.
+    Raises ValueError/struct.error on anything unexpected (caller falls back to rosbags).
+    """
+    if data[0:2] != b"\x00\x01":  # CDR little-endian encapsulation only
+        raise ValueError("not CDR_LE")
+    base = 4  # alignment is relative to the end of the encapsulation header
+    sec, nsec = _STAMP.unpack_from(data, base)
+    pos = base + 8
+    (n,) = _U32.unpack_from(data, pos)
+    pos += 4 + n
+    pos = base + ((pos - base + 3) & ~3)
+    names_start = pos
+    (count,) = _U32.unpack_from(data, pos)
+    pos += 4
+    for _ in range(count):
+        pos = base + ((pos - base + 3) & ~3)
+        (n,) = _U32.unpack_from(data, pos)
+        pos += 4 + n
+    names_block = bytes(data[names_start:pos])
+    arrays = []
+    for _ in range(3):
+        pos = base + ((pos - base + 3) & ~3)
+        (n,) = _U32.unpack_from(data, pos)
+        pos += 4
+        if n:
+            pos = base + ((pos - base + 7) & ~7)
+        arrays.append((pos, n))
+        pos += 8 * n
+    if pos > len(data):
+        raise ValueError("truncated JointState")
+    return sec * 1_000_000_000 + nsec, names_block, arrays
+
+
+def _decode_names(block: bytes) -> list[str]:
+    (count,) = _U32.unpack_from(block, 0)
+    names, pos = [], 4
+    for _ in range(count):
+        pos = (pos + 3) & ~3
+        (n,) = _U32.unpack_from(block, pos)
+        names.append(block[pos + 4 : pos + 4 + n - 1].decode())
+        pos += 4 + n
+    return names
+
+
+class _JointStateDecoder:
+    """Decodes messages into rows of preallocated arrays, caching the name→column mapping."""
+
+    def __init__(self, bag: Path, topic: str, joint_names: Sequence[str] | None) -> None:
+        self.bag, self.topic = bag, topic
+        self.joint_names: list[str] | None = list(joint_names) if joint_names is not None else None
+        self._last_block: bytes | None = None
+        self._last_names: list[str] | None = None
+        self._cols: np.ndarray | None = None
+        self._identity = False
+        self._typestore = default_typestore()
+
+    def _mapping(self, names: list[str], index: int) -> None:
+        if len(set(names)) != len(names):
+            raise ArrayLengthError(
+                f"bag {self.bag} topic {self.topic} message {index}: duplicate joint names {names}"
+            )
+        if self.joint_names is None:
+            self.joint_names = list(names)
+        where = {n: i for i, n in enumerate(names)}
+        missing = [j for j in self.joint_names if j not in where]
+        if missing:
+            raise MissingJointError(
+                f"bag {self.bag} topic {self.topic} message {index}: joints {missing} missing "
+                f"(message has {names})"
+            )
+        self._cols = np.array([where[j] for j in self.joint_names], dtype=np.intp)
+        self._identity = len(names) == len(self.joint_names) and bool(
+            np.all(self._cols == np.arange(len(names)))
+        )
+        self._last_names = names
+
+    def decode(self, index: int, data: bytes) -> tuple[int, list[np.ndarray]]:
+        """Return (stamp_ns, [position, velocity, effort]) reordered to ``joint_names``."""
+        try:
+            stamp, block, arrays = _parse_joint_state_cdr(data)
+            if block != self._last_block:
+                self._mapping(_decode_names(block), index)
+                self._last_block = block
+            values = [np.frombuffer(data, "<f8", n, off) for off, n in arrays]
+        except (ValueError, struct.error, UnicodeDecodeError, IndexError) as err:
+            if isinstance(err, BagError):
+                raise
+            stamp, names, values = self._decode_slow(index, data)
+            self._last_block = None
+            if names != self._last_names:
+                self._mapping(names, index)
+        nn = len(self._last_names or ())
+        out = []
+        for field, arr in zip(_FIELDS, values):
+            if arr.shape[0] == 0:
+                out.append(arr)
+                continue
+            if arr.shape[0] != nn:
+                raise ArrayLengthError(
+                    f"bag {self.bag} topic {self.topic} message {index}: {field} has "
+                    f"{arr.shape[0]} values for {nn} names"
+                )
+            out.append(arr if self._identity else arr[self._cols])
+        return stamp, out
+
+    def _decode_slow(self, index: int, data: bytes) -> tuple[int, list[str], list[np.ndarray]]:
+        try:
+            msg = self._typestore.deserialize_cdr(data, JOINT_STATE)
+        except Exception as err:
+            raise BagCorruptError(
+                f"bag {self.bag} topic {self.topic} message {index} cannot be decoded: "
+                f"{type(err).__name__}: {err}"
+            ) from None
+        stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        vals = [np.asarray(getattr(msg, f), dtype=np.float64) for f in _FIELDS]
+        return stamp, list(msg.name), vals
+
+
+def _check_stamps(
+    stamps: np.ndarray, first_index: int, prev: int | None, bag: Path, topic: str
+) -> None:
+    full = stamps if prev is None else np.concatenate(([prev], stamps))
+    offset = first_index if prev is None else first_index - 1
+    diffs = np.diff(full)
+    bad = np.flatnonzero(diffs <= 0)
+    if bad.size:
+        i = int(bad[0])
+        a, b = int(full[i]), int(full[i + 1])
+        where = f"bag {bag} topic {topic} messages {offset + i} and {offset + i + 1}"
+        if a == b:
+            raise DuplicateStampError(f"{where} have the same header stamp {a} ns")
+        raise NonMonotonicStampError(f"{where}: header stamp goes back from {a} to {b} ns")
+
+
+def _check_finite(
+    fields: Sequence[tuple[str, np.ndarray]],
+    names: Sequence[str],
+    first_index: int,
+    bag: Path,
+    topic: str,
+) -> None:
+    """Raise on the earliest message holding a NaN/inf (any field), naming field and joint."""
+    worst: tuple[int, int, str, int] | None = None
+    for order, (field, arr) in enumerate(fields):
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            row, col = (int(x) for x in np.argwhere(bad)[0])
+            if worst is None or (row, order) < (worst[0], worst[1]):
+                worst = (row, order, field, col)
+    if worst is not None:
+        row, _, field, col = worst
+        value = dict(fields)[field][row, col]
+        raise NonFiniteValueError(
+            f"bag {bag} topic {topic} message {first_index + row}: {field} of joint "
+            f"{names[col]} is {value}"
+        )
+
+
+def iter_joint_states(
+    bag_path: str | os.PathLike[str],
+    topic: str = "/joint_states",
+    joint_names: Sequence[str] | None = None,
+    *,
+    chunk_size: int = 50_000,
+    require: Sequence[str] = _FIELDS,
+    progress: ProgressCallback | None = None,
+) -> Iterator[JointStateSeries]:
+    """Yield a bag's JointStates as consecutive validated :class:`JointStateSeries` chunks.
+
+    Memory stays bounded by ``chunk_size`` rows; stamps are checked across chunk boundaries too.
+    Arguments are those of :func:`read_joint_states`.
+    """
+    bag = Path(bag_path)
+    topic = _norm_topic(topic)
+    unknown = set(require) - set(_FIELDS)
+    if unknown:
+        raise ValueError(f"require must name fields of {_FIELDS}, got {sorted(unknown)}")
+    reader = open_bag(bag)
+    try:
+        conns, total = _connections(reader, bag, topic, JOINT_STATE)
+        if total == 0:
+            raise EmptyTopicError(f"topic {topic} in bag {bag} has no messages")
+        decoder = _JointStateDecoder(bag, topic, joint_names)
+        # Fields whose presence is decided by the first message: empty there = absent throughout.
+        present: list[bool] | None = None
+        prev_stamp: int | None = None
+        done = 0
+        rows: list[list[np.ndarray]] = [[], [], []]
+        stamps: list[int] = []
+        first = 0
+
+        def flush() -> JointStateSeries:
+            nonlocal first, prev_stamp, rows, stamps
+            assert decoder.joint_names is not None and present is not None
+            names = tuple(decoder.joint_names)
+            st = np.asarray(stamps, dtype=np.int64)
+            _check_stamps(st, first, prev_stamp, bag, topic)
+            fields: list[np.ndarray | None] = [
+                (np.vstack(rows[k]) if rows[k] else np.empty((0, len(names)))) if present[k] else None
+                for k in range(len(_FIELDS))
+            ]
+            _check_finite(
+                [(f, a) for f, a in zip(_FIELDS, fields) if a is not None], names, first, bag, topic
+            )
+            series = JointStateSeries(st * 1e-9, st, names, *fields)
+            prev_stamp = int(st[-1])
+            first += len(stamps)
+            rows, stamps = [[], [], []], []
+            return series
+
+        for index, data in _raw_messages(reader, bag, conns):
+            stamp, values = decoder.decode(index, data)
+            if present is None:
+                present = [v.shape[0] > 0 for v in values]
+                for field, ok in zip(_FIELDS, present):
+                    if field in require and not ok:
+                        raise ArrayLengthError(
+                            f"bag {bag} topic {topic} message {index}: {field} is empty"
+                        )
+            for k, v in enumerate(values):
+                if present[k] != (v.shape[0] > 0):
+                    raise ArrayLengthError(
+                        f"bag {bag} topic {topic} message {index}: {_FIELDS[k]} has "
+                        f"{v.shape[0]} values, expected {len(decoder.joint_names or ())}"
+                    )
+                if present[k]:
+                    rows[k].append(v)
+            stamps.append(stamp)
+            done += 1
+            if len(stamps) >= chunk_size:
+                yield flush()
+                if progress is not None:
+                    progress(done, total)
+        if stamps:
+            yield flush()
+        if progress is not None:
+            progress(done, total)
+        if done == 0:
+            raise EmptyTopicError(f"topic {topic} in bag {bag} has no messages")
+    finally:
+        reader.close()
+
+
+def read_joint_states(
+    bag_path: str | os.PathLike[str],
+    topic: str = "/joint_states",
+    joint_names: Sequence[str] | None = None,
+    *,
+    require: Sequence[str] = _FIELDS,
+    progress: ProgressCallback | None = None,
+    chunk_size: int = 50_000,
+) -> JointStateSeries:
+    """Read a bag's ``sensor_msgs/JointState`` topic into arrays ordered by ``joint_names``.
+
+    Args:
+        bag_path: rosbag2 directory (MCAP or sqlite3, single or split) or a storage file.
+        topic: topic name (leading ``/`` optional).
+        joint_names: column order; default = the names of the first message.
+        require: fields that must be present (non-empty) in every message.
+        progress: called as ``progress(done, total)`` every ``chunk_size`` messages and at end.
+        chunk_size: validation/progress granularity in messages.
+
+    Raises:
+        BagNotFoundError, BagCorruptError, TopicNotFoundError, TopicTypeError, EmptyTopicError,
+        MissingJointError, NonFiniteValueError, DuplicateStampError, NonMonotonicStampError,
+        ArrayLengthError: all subclasses of :class:`~sysid_ros.bagio.errors.BagError`.
+    """
+    parts = list(
+        iter_joint_states(
+            bag_path, topic, joint_names, chunk_size=chunk_size, require=require, progress=progress
+        )
+    )
+    if len(parts) == 1:
+        return parts[0]
+
+    def cat(name: str) -> np.ndarray | None:
+        arrs = [getattr(p, name) for p in parts]
+        return None if arrs[0] is None else np.concatenate(arrs)
+
+    return JointStateSeries(
+        cat("t"), cat("stamps_ns"), parts[0].names, cat("position"), cat("velocity"), cat("effort")
+    )  # type: ignore[arg-type]
+
+
+def read_imu(
+    bag_path: str | os.PathLike[str],
+    topic: str = "/imu",
+    *,
+    progress: ProgressCallback | None = None,
+) -> ImuSeries:
+    """Read a ``sensor_msgs/Imu`` topic; same checks as :func:`read_joint_states`."""
+    bag = Path(bag_path)
+    topic = _norm_topic(topic)
+    reader = open_bag(bag)
+    typestore = default_typestore()
+    try:
+        conns, total = _connections(reader, bag, topic, IMU)
+        stamps: list[int] = []
+        rows: list[list[float]] = []
+        for index, data in _raw_messages(reader, bag, conns):
+            try:
+                m = typestore.deserialize_cdr(data, IMU)
+            except Exception as err:
+                raise BagCorruptError(
+                    f"bag {bag} topic {topic} message {index} cannot be decoded: {err}"
+                ) from None
+            stamps.append(m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec)
+            o, w, a = m.orientation, m.angular_velocity, m.linear_acceleration
+            rows.append([o.x, o.y, o.z, o.w, w.x, w.y, w.z, a.x, a.y, a.z])
+            if progress is not None and (index + 1) % 10_000 == 0:
+                progress(index + 1, total)
+        if not stamps:
+            raise EmptyTopicError(f"topic {topic} in bag {bag} has no messages")
+        if progress is not None:
+            progress(len(stamps), total)
+    finally:
+        reader.close()
+    st = np.asarray(stamps, dtype=np.int64)
+    _check_stamps(st, 0, None, bag, topic)
+    arr = np.asarray(rows, dtype=np.float64)
+    labels = ["orientation.x", "orientation.y", "orientation.z", "orientation.w",
+              "angular_velocity.x", "angular_velocity.y", "angular_velocity.z",
+              "linear_acceleration.x", "linear_acceleration.y", "linear_acceleration.z"]
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        row, col = (int(x) for x in np.argwhere(bad)[0])
+        raise NonFiniteValueError(f"bag {bag} topic {topic} message {row}: {labels[col]} is {arr[row, col]}")
+    return ImuSeries(st * 1e-9, st, arr[:, 0:4].copy(), arr[:, 4:7].copy(), arr[:, 7:10].copy())
+
