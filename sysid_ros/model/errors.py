@@ -1,0 +1,16 @@
+"""Errors of the model package."""
+from __future__ import annotations
+
+__all__ = ["ModelError", "RobotConfigError", "UnknownRobotError"]
+
+
+class ModelError(Exception):
+    """Base class of every error raised by ``sysid_ros.model``."""
+
+
+class UnknownRobotError(ModelError):
+    """A robot name that has no ``config/<name>.yaml``."""
+
+
+class RobotConfigError(ModelError):
+    """A robot config that is missing, malformed, or has a field of the wrong length or unit."""

@@ -1,0 +1,182 @@
+"""Dynamics regressors, vectorised over samples: every quantity is linear in θ.
+
+Shapes: q (N, nq), q̇ and friends (N, nv); each regressor is (N, nv, 10·n_bodies) with columns in
+Pinocchio order (``Robot.theta()``), so ``R @ θ`` gives (N, nv).
+
+- ``Y(q, q̇, q̈)``: inverse dynamics, Y·θ = H q̈ + C q̇ + g (``pin.computeJointTorqueRegressor``).
+- ``W_m(q, q̇)``: momentum, W_m·θ = p = H(q) q̇ = ∂K/∂q̇.
+- ``W_c(q, q̇)``: W_c·θ = C(q, q̇)ᵀq̇ − g(q), so that ṗ = τ − τ_f + W_c θ (S3-7..9). For a
+  fixed base this is ∂L/∂q with L = K − U.
+- ``Y_p(q, q̇, q̇_a, q̈_a)``: passivity form, Y_p·θ = H q̈_a + C(q, q̇) q̇_a + g (DESIGN §5).
+- ``kinetic``/``potential``: (N, 10·n_bodies) rows with K = row·θ, U = row·θ.
+- ``friction(q̇, q̈)``: (N, nv, 4·nj) for τ_f = Fc sign q̇ + Fv q̇ + Ia q̈ + β per actuated joint.
+
+W_m and W_c come from closed-form spatial algebra (``spatial.py``), not finite differences:
+with body velocity v_i, the joint's motion subspace S_j and the body-frame gravity g_i, all in
+body i's frame, and j in the support of i,
+
+    ∂K_i/∂q̇_j = vᵢᵀ Iᵢ S_j,     ∂v_i/∂q_j = −S_j × v_j,     ∂U_i/∂q_j = −(g_i, 0)ᵀ Iᵢ S_j,
+
+where v_j is the velocity of joint j's own body. For the free-flyer root (body-frame velocity)
+the same expression with v_j = base velocity is the Euler–Poincaré term that makes the identity
+ṗ = τ + Cᵀq̇ − g hold with Pinocchio's Coriolis matrix; the tests check both against Pinocchio.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+
+from sysid_ros.model.robots import Robot
+from sysid_ros.model.spatial import (BatchKinematics, bilinear_regressor, cross_motion,
+                                     inverse_action)
+
+__all__ = ["Regressors"]
+
+
+def _as_batch(x: np.ndarray, width: int, name: str) -> np.ndarray:
+    arr = np.asarray(x, float)
+    if arr.ndim == 1:
+        arr = arr[None]
+    if arr.ndim != 2 or arr.shape[1] != width:
+        raise ValueError(f"{name}: expected shape (N, {width}), got {np.shape(x)}")
+    return arr
+
+
+class Regressors:
+    """All regressors of one robot. Not thread-safe (owns Pinocchio ``Data``)."""
+
+    def __init__(self, robot: Robot) -> None:
+        self.robot = robot
+        self.model = robot.model
+        self.data = self.model.createData()
+        self.model0 = self.model.copy()
+        self.model0.gravity.setZero()
+        self.data0 = self.model0.createData()
+        self.kin = BatchKinematics(self.model)
+        self.nb = self.kin.nb
+        self.n_theta = 10 * self.nb
+
+    # -- closed-form, batched -------------------------------------------------------------
+    def _body_terms(self, q: np.ndarray, dq: np.ndarray):
+        k = self.kin.forward(q, dq)
+        v_own = k.v_world[:, self.kin.v_body]                       # (N, nv, 6)
+        t_world = -cross_motion(k.s_world, v_own)                   # ∂v/∂q_j, world frame
+        return k, t_world
+
+    def W_m(self, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
+        """Momentum regressor: W_m(q, q̇)·θ = H(q) q̇."""
+        return self.momentum_pair(q, dq)[0]
+
+    def W_c(self, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
+        """W_c(q, q̇)·θ = C(q, q̇)ᵀ q̇ − g(q)."""
+        return self.momentum_pair(q, dq)[1]
+
+    def momentum_pair(self, q: np.ndarray, dq: np.ndarray,
+                      bodies: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(W_m, W_c) sharing one kinematics pass; ``bodies`` (0-based) restricts the columns.
+
+        With ``bodies`` given, the result has 10·len(bodies) columns in that order.
+        """
+        q = _as_batch(q, self.model.nq, "q")
+        dq = _as_batch(dq, self.model.nv, "dq")
+        if q.shape[0] != dq.shape[0]:
+            raise ValueError("q and dq must have the same number of samples")
+        kin, t_world = self._body_terms(q, dq)
+        bodies = np.arange(self.nb) if bodies is None else np.asarray(bodies, int)
+        n, nv = q.shape[0], self.model.nv
+        w_m = np.zeros((n, nv, 10 * len(bodies)))
+        w_c = np.zeros_like(w_m)
+        g_world = self.model.gravity.linear
+        for col, i in enumerate(bodies):
+            sup = self.kin.support[i]
+            rot, pos = kin.rot[:, i], kin.pos[:, i]
+            s_i = inverse_action(rot, pos, kin.s_world[:, sup])
+            t_i = inverse_action(rot, pos, t_world[:, sup])
+            v_i = inverse_action(rot, pos, kin.v_world[:, i:i + 1])
+            grav = np.zeros((n, 1, 6))
+            grav[..., :3] = (np.swapaxes(rot, -1, -2) @ g_world)[:, None]
+            block = slice(10 * col, 10 * col + 10)
+            w_m[:, sup, block] = bilinear_regressor(v_i, s_i)
+            w_c[:, sup, block] = bilinear_regressor(v_i, t_i) + bilinear_regressor(grav, s_i)
+        return w_m, w_c
+
+    def kinetic(self, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
+        """Kinetic-energy row regressor (N, 10·n_bodies): K = row·θ."""
+        q = _as_batch(q, self.model.nq, "q")
+        kin = self.kin.forward(q, _as_batch(dq, self.model.nv, "dq"))
+        out = np.empty((q.shape[0], self.n_theta))
+        for i in range(self.nb):
+            v_i = inverse_action(kin.rot[:, i], kin.pos[:, i], kin.v_world[:, i:i + 1])[:, 0]
+            out[:, 10 * i:10 * i + 10] = 0.5 * bilinear_regressor(v_i, v_i)
+        return out
+
+    def potential(self, q: np.ndarray) -> np.ndarray:
+        """Potential-energy row regressor (N, 10·n_bodies): U = −g·(m p + R h) = row·θ."""
+        q = _as_batch(q, self.model.nq, "q")
+        kin = self.kin.forward(q)
+        g = self.model.gravity.linear
+        out = np.zeros((q.shape[0], self.n_theta))
+        for i in range(self.nb):
+            out[:, 10 * i] = -kin.pos[:, i] @ g
+            out[:, 10 * i + 1:10 * i + 4] = -(np.swapaxes(kin.rot[:, i], -1, -2) @ g)
+        return out
+
+    # -- Pinocchio per sample ----------------------------------------------------------
+    def _torque_regressor(self, model: pin.Model, data: pin.Data, q: np.ndarray,
+                          v: np.ndarray, a: np.ndarray) -> np.ndarray:
+        out = np.empty((q.shape[0], model.nv, self.n_theta))
+        for k in range(q.shape[0]):
+            out[k] = pin.computeJointTorqueRegressor(model, data, q[k], v[k], a[k])
+        return out
+
+    def Y(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
+        """Inverse-dynamics regressor: Y·θ = H q̈ + C q̇ + g."""
+        nq, nv = self.model.nq, self.model.nv
+        q, dq, ddq = _as_batch(q, nq, "q"), _as_batch(dq, nv, "dq"), _as_batch(ddq, nv, "ddq")
+        return self._torque_regressor(self.model, self.data, q, dq, ddq)
+
+    def Y_p(self, q: np.ndarray, dq: np.ndarray, dq_a: np.ndarray, ddq_a: np.ndarray) -> np.ndarray:
+        """Passivity regressor: Y_p·θ = H q̈_a + C(q, q̇) q̇_a + g.
+
+        C(q,·) is the symmetric Christoffel form whose quadratic form Q(x) = C(q, x)x is RNEA's
+        velocity term, so C(q, q̇)q̇_a = ½[Q(q̇ + q̇_a) − Q(q̇) − Q(q̇_a)].
+        """
+        nq, nv = self.model.nq, self.model.nv
+        q, dq = _as_batch(q, nq, "q"), _as_batch(dq, nv, "dq")
+        dq_a, ddq_a = _as_batch(dq_a, nv, "dq_a"), _as_batch(ddq_a, nv, "ddq_a")
+        zero = np.zeros_like(dq)
+        out = self._torque_regressor(self.model, self.data, q, zero, ddq_a)
+        m0, d0 = self.model0, self.data0
+        for k in range(q.shape[0]):
+            out[k] += 0.5 * (pin.computeJointTorqueRegressor(m0, d0, q[k], dq[k] + dq_a[k], zero[k])
+                             - pin.computeJointTorqueRegressor(m0, d0, q[k], dq[k], zero[k])
+                             - pin.computeJointTorqueRegressor(m0, d0, q[k], dq_a[k], zero[k]))
+        return out
+
+    def friction(self, dq: np.ndarray, ddq: np.ndarray | None = None) -> np.ndarray:
+        """Friction regressor (N, nv, 4·nj), columns [Fc, Fv, Ia, β] per actuated joint."""
+        dq = _as_batch(dq, self.model.nv, "dq")
+        ddq = np.zeros_like(dq) if ddq is None else _as_batch(ddq, self.model.nv, "ddq")
+        rows = self.robot.v_index
+        out = np.zeros((dq.shape[0], self.model.nv, 4 * len(rows)))
+        for j, r in enumerate(rows):
+            out[:, r, 4 * j] = np.sign(dq[:, r])
+            out[:, r, 4 * j + 1] = dq[:, r]
+            out[:, r, 4 * j + 2] = ddq[:, r]
+            out[:, r, 4 * j + 3] = 1.0
+        return out
+
+    # -- θ_e / θ_r split ----------------------------------------------------------------
+    def split(self, regressor: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(columns of θ_e, remaining body columns) of a (…, 10·n_bodies) regressor."""
+        ee = self.robot.ee_columns
+        mask = np.ones(regressor.shape[-1], bool)
+        mask[ee] = False
+        return regressor[..., ee], regressor[..., mask]
+
+    def theta_r_bodies(self) -> np.ndarray:
+        """Nominal θ of the non-end-effector bodies, matching ``split(...)[1]``'s columns."""
+        theta = self.robot.theta()
+        mask = np.ones(theta.size, bool)
+        mask[self.robot.ee_columns] = False
+        return theta[mask]

@@ -1,0 +1,346 @@
+"""Robot registry: Pinocchio model plus the facts the identifier, planner and controller need.
+
+``load_robot("gen3" | "z1" | "b1_z1")`` reads ``config/<name>.yaml`` (or any file given by path),
+builds the Pinocchio model (free-flyer root for B1 + Z1), locks the joints the config names and
+validates every field against the model, so a wrong length or unit fails here with the field's
+name instead of as a shape error deep in the math.
+
+Vocabulary used across the package:
+
+- actuated joints: ``Robot.joint_names`` in config order; ``Robot.v_index`` maps them into the
+  model's velocity vector (for a floating base the first 6 entries of v are the base twist).
+- θ: all bodies' inertial parameters stacked in Pinocchio order (10 per joint body, see
+  ``parameters.PARAM_NAMES``), i.e. the columns of ``pin.computeJointTorqueRegressor``.
+- θ_e: the 10 parameters of ``end_effector_joint``'s body (gripper and payload lumped in).
+- θ_r: every other body's parameters plus per-joint friction ``[Fc, Fv, Ia, β]``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+import yaml
+
+from sysid_ros.model.errors import RobotConfigError, UnknownRobotError
+from sysid_ros.paths import example_robot_data_dir, package_share
+
+__all__ = [
+    "CollisionSphere",
+    "FrictionModel",
+    "JointLimits",
+    "Robot",
+    "available_robots",
+    "load_robot",
+    "FRICTION_NAMES",
+]
+
+FRICTION_NAMES = ("Fc", "Fv", "Ia", "beta")
+_ERD_PREFIX = "example-robot-data:"
+
+
+@dataclass(frozen=True)
+class JointLimits:
+    """Per actuated joint: position (rad, ±inf for continuous), velocity (rad/s), torque (N·m)."""
+
+    q_lower: np.ndarray
+    q_upper: np.ndarray
+    dq_max: np.ndarray
+    tau_max: np.ndarray
+
+
+@dataclass(frozen=True)
+class FrictionModel:
+    """τ_f = Fc·sign(q̇) + Fv·q̇ + Ia·q̈ + β per joint; ``nominal``/``radius`` are (nj, 4)."""
+
+    nominal: np.ndarray
+    radius: np.ndarray
+
+    @property
+    def lower(self) -> np.ndarray:
+        return self.nominal - self.radius
+
+    @property
+    def upper(self) -> np.ndarray:
+        return self.nominal + self.radius
+
+
+@dataclass(frozen=True)
+class CollisionSphere:
+    """A sphere rigidly attached to ``joint``'s body: centre ``offset`` in that joint frame."""
+
+    joint: str
+    joint_id: int
+    offset: np.ndarray
+    radius: float
+
+
+@dataclass(frozen=True)
+class Robot:
+    """A loaded robot: model, joint order, limits, friction, θ_e body and collision spheres."""
+
+    name: str
+    model: pin.Model
+    joint_names: tuple[str, ...]
+    floating_base: bool
+    limits: JointLimits
+    friction: FrictionModel
+    ee_joint: str
+    ee_joint_id: int
+    tool_frame: str
+    spheres: tuple[CollisionSphere, ...]
+    links_rel_uncertainty: float
+    config_path: Path
+    config: dict[str, Any] = field(repr=False)
+
+    @property
+    def nj(self) -> int:
+        """Number of actuated joints."""
+        return len(self.joint_names)
+
+    @property
+    def nv(self) -> int:
+        return self.model.nv
+
+    @property
+    def nq(self) -> int:
+        return self.model.nq
+
+    @property
+    def n_bodies(self) -> int:
+        """Bodies carrying inertial parameters (one per joint, root free-flyer included)."""
+        return self.model.njoints - 1
+
+    @property
+    def joint_ids(self) -> np.ndarray:
+        return np.array([self.model.getJointId(n) for n in self.joint_names], dtype=int)
+
+    @property
+    def v_index(self) -> np.ndarray:
+        """Index of each actuated joint in the model's velocity vector."""
+        return np.array([self.model.joints[int(j)].idx_v for j in self.joint_ids])
+
+    @property
+    def q_index(self) -> np.ndarray:
+        """Index of each actuated joint in the model's configuration vector."""
+        return np.array([self.model.joints[int(j)].idx_q for j in self.joint_ids])
+
+    @property
+    def ee_columns(self) -> slice:
+        """Columns of θ (Pinocchio regressor order) that are θ_e."""
+        start = 10 * (self.ee_joint_id - 1)
+        return slice(start, start + 10)
+
+    def theta(self) -> np.ndarray:
+        """Nominal θ of all bodies in Pinocchio regressor order, shape (10·n_bodies,)."""
+        return np.concatenate([self.model.inertias[i].toDynamicParameters()
+                               for i in range(1, self.model.njoints)])
+
+    def theta_e(self) -> np.ndarray:
+        """Nominal θ_e (end-effector body without payload)."""
+        return self.model.inertias[self.ee_joint_id].toDynamicParameters()
+
+    def neutral(self) -> np.ndarray:
+        """Neutral configuration (identity base orientation for a floating base)."""
+        return pin.neutral(self.model)
+
+    def random_configuration(self, rng: np.random.Generator, n: int | None = None) -> np.ndarray:
+        """Random configurations inside the joint limits (continuous joints in ±π)."""
+        size = 1 if n is None else n
+        q = np.tile(self.neutral(), (size, 1))
+        lo = np.where(np.isfinite(self.limits.q_lower), self.limits.q_lower, -np.pi)
+        hi = np.where(np.isfinite(self.limits.q_upper), self.limits.q_upper, np.pi)
+        q[:, self.q_index] = rng.uniform(lo, hi, size=(size, self.nj))
+        if self.floating_base:
+            q[:, :3] = rng.normal(size=(size, 3))
+            quat = rng.normal(size=(size, 4))
+            q[:, 3:7] = quat / np.linalg.norm(quat, axis=1, keepdims=True)
+        return q[0] if n is None else q
+
+
+def available_robots() -> list[str]:
+    """Robot names that have a config file in the package share."""
+    return sorted(p.stem for p in (package_share() / "config").glob("*.yaml")
+                  if _looks_like_robot_config(p))
+
+
+def _looks_like_robot_config(path: Path) -> bool:
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError):
+        return False
+    return isinstance(data, dict) and "joints" in data and "model" in data
+
+
+def load_robot(name_or_path: str | Path, config_path: str | Path | None = None) -> Robot:
+    """Load a robot by registry name (``gen3``, ``z1``, ``b1_z1``) or from a config file path.
+
+    ``config_path`` overrides the registry file for a named robot (a user's edited copy).
+    Raises ``UnknownRobotError`` for an unknown name and ``RobotConfigError`` naming the field
+    for a missing file or a malformed config.
+    """
+    path = Path(config_path) if config_path is not None else _resolve_config(name_or_path)
+    if not path.is_file():
+        raise RobotConfigError(f"robot config file not found: {path}")
+    try:
+        cfg = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise RobotConfigError(f"{path}: not valid YAML ({exc})") from exc
+    if not isinstance(cfg, dict):
+        raise RobotConfigError(f"{path}: expected a mapping at the top level")
+    return _build(cfg, path)
+
+
+def _resolve_config(name_or_path: str | Path) -> Path:
+    candidate = Path(name_or_path)
+    if candidate.suffix in (".yaml", ".yml"):
+        return candidate
+    path = package_share() / "config" / f"{name_or_path}.yaml"
+    if not path.is_file() or not _looks_like_robot_config(path):
+        raise UnknownRobotError(
+            f"unknown robot {str(name_or_path)!r}; known robots: {', '.join(available_robots())}")
+    return path
+
+
+class _Fields:
+    """Typed access to config fields that names the field in every error."""
+
+    def __init__(self, cfg: dict[str, Any], path: Path) -> None:
+        self.cfg, self.path = cfg, path
+
+    def fail(self, key: str, why: str) -> RobotConfigError:
+        return RobotConfigError(f"{self.path}: field '{key}': {why}")
+
+    def get(self, key: str, default: Any = ...) -> Any:
+        node: Any = self.cfg
+        for part in key.split("."):
+            if not isinstance(node, dict) or part not in node:
+                if default is not ...:
+                    return default
+                raise self.fail(key, "missing")
+            node = node[part]
+        return node
+
+    def vector(self, key: str, n: int, allow_null: bool = False) -> np.ndarray:
+        raw = self.get(key)
+        if not isinstance(raw, list):
+            raise self.fail(key, f"expected a list of {n} numbers, got {type(raw).__name__}")
+        if len(raw) != n:
+            raise self.fail(key, f"has {len(raw)} entries, expected {n} (one per joint in 'joints')")
+        out = np.empty(n)
+        for i, x in enumerate(raw):
+            if x is None and allow_null:
+                out[i] = np.nan
+            elif isinstance(x, (int, float)) and not isinstance(x, bool) and np.isfinite(x):
+                out[i] = float(x)
+            else:
+                raise self.fail(key, f"entry {i} is {x!r}, expected a finite number"
+                                + (" or null" if allow_null else ""))
+        return out
+
+    def angle_vector(self, key: str, n: int, allow_null: bool = False) -> np.ndarray:
+        """``key`` in rad or ``key_deg`` in degrees (exactly one must be present)."""
+        has_rad = self.get(key, None) is not None
+        has_deg = self.get(key + "_deg", None) is not None
+        if has_rad == has_deg:
+            raise self.fail(key, f"give exactly one of '{key}' (rad) or '{key}_deg' (degrees)")
+        return self.vector(key, n, allow_null) if has_rad else \
+            np.deg2rad(self.vector(key + "_deg", n, allow_null))
+
+
+def _build_model(f: _Fields) -> pin.Model:
+    urdf = str(f.get("model.urdf"))
+    if urdf.startswith(_ERD_PREFIX):
+        urdf_path = example_robot_data_dir() / urdf[len(_ERD_PREFIX):]
+    else:
+        urdf_path = package_share() / urdf
+    if not urdf_path.is_file():
+        raise f.fail("model.urdf", f"file not found: {urdf_path}")
+    floating = bool(f.get("model.floating_base", False))
+    model = (pin.buildModelFromUrdf(str(urdf_path), pin.JointModelFreeFlyer()) if floating
+             else pin.buildModelFromUrdf(str(urdf_path)))
+    locked = f.get("model.locked_joints", {}) or {}
+    if not isinstance(locked, dict):
+        raise f.fail("model.locked_joints", "expected a mapping joint name -> position")
+    if locked:
+        q_ref = pin.neutral(model)
+        ids = []
+        for name, value in locked.items():
+            if not model.existJointName(name):
+                raise f.fail("model.locked_joints", f"no joint named {name!r} in {urdf_path.name}")
+            jid = model.getJointId(name)
+            q_ref[model.joints[jid].idx_q] = float(value)
+            ids.append(jid)
+        model = pin.buildReducedModel(model, ids, q_ref)
+    return model
+
+
+def _build(cfg: dict[str, Any], path: Path) -> Robot:
+    f = _Fields(cfg, path)
+    model = _build_model(f)
+    names = f.get("joints")
+    if not isinstance(names, list) or not names:
+        raise f.fail("joints", "expected a non-empty list of joint names")
+    for n in names:
+        if not model.existJointName(str(n)) or model.joints[model.getJointId(str(n))].nv != 1:
+            raise f.fail("joints", f"{n!r} is not a 1-DoF joint of the model")
+    if len(set(names)) != len(names):
+        raise f.fail("joints", "duplicate joint names")
+    n_free = 6 if bool(f.get("model.floating_base", False)) else 0
+    if len(names) + n_free != model.nv:
+        raise f.fail("joints", f"lists {len(names)} joints but the model has {model.nv - n_free} "
+                     "actuated joints (lock the others under model.locked_joints)")
+    nj = len(names)
+
+    q_lo = f.angle_vector("limits.position_lower", nj, allow_null=True)
+    q_hi = f.angle_vector("limits.position_upper", nj, allow_null=True)
+    q_lo, q_hi = np.where(np.isnan(q_lo), -np.inf, q_lo), np.where(np.isnan(q_hi), np.inf, q_hi)
+    if np.any(q_lo >= q_hi):
+        raise f.fail("limits.position_lower", "must be below limits.position_upper")
+    has_deg_s = f.get("limits.velocity_deg_s", None) is not None
+    dq = np.deg2rad(f.vector("limits.velocity_deg_s", nj)) if has_deg_s \
+        else f.vector("limits.velocity", nj)
+    tau = f.vector("limits.torque_Nm", nj)
+    for key, arr in (("limits.velocity", dq), ("limits.torque_Nm", tau)):
+        if np.any(arr <= 0):
+            raise f.fail(key, "must be positive")
+    limits = JointLimits(q_lo, q_hi, dq, tau)
+
+    nominal = np.stack([f.vector(f"friction.{k}", nj) for k in FRICTION_NAMES], axis=1)
+    rel = np.array([float(f.get(f"friction.uncertainty.rel.{k}", 0.0)) for k in FRICTION_NAMES])
+    absr = np.array([float(f.get(f"friction.uncertainty.abs.{k}", 0.0)) for k in FRICTION_NAMES])
+    if np.any(rel < 0) or np.any(absr < 0):
+        raise f.fail("friction.uncertainty", "radii must be non-negative")
+    friction = FrictionModel(nominal, absr + rel * np.abs(nominal))
+
+    ee = str(f.get("end_effector_joint"))
+    if ee not in names:
+        raise f.fail("end_effector_joint", f"{ee!r} is not one of 'joints'")
+    tool = str(f.get("tool_frame"))
+    if not model.existFrame(tool):
+        raise f.fail("tool_frame", f"no frame named {tool!r}")
+
+    spheres = []
+    for joint, items in (f.get("collision_spheres", {}) or {}).items():
+        if not model.existJointName(str(joint)):
+            raise f.fail("collision_spheres", f"no joint named {joint!r}")
+        for k, item in enumerate(items):
+            ok = (isinstance(item, list) and len(item) == 2 and isinstance(item[0], list)
+                  and len(item[0]) == 3 and isinstance(item[1], (int, float)) and item[1] > 0)
+            if not ok:
+                raise f.fail(f"collision_spheres.{joint}[{k}]",
+                             "expected [[x, y, z], radius] with radius > 0 (metres)")
+            spheres.append(CollisionSphere(str(joint), model.getJointId(str(joint)),
+                                           np.asarray(item[0], float), float(item[1])))
+
+    links_rel = float(f.get("model_uncertainty.links_rel", 0.05))
+    if not 0.0 <= links_rel < 1.0:
+        raise f.fail("model_uncertainty.links_rel", "expected a fraction in [0, 1)")
+
+    return Robot(
+        name=str(f.get("name", path.stem)), model=model, joint_names=tuple(map(str, names)),
+        floating_base=n_free == 6, limits=limits, friction=friction, ee_joint=ee,
+        ee_joint_id=model.getJointId(ee), tool_frame=tool, spheres=tuple(spheres),
+        links_rel_uncertainty=links_rel, config_path=path, config=cfg)

@@ -1,0 +1,34 @@
+"""Where the package's data files (config/, urdf/, launch/) live.
+
+From the source tree or an editable install they sit beside the ``sysid_ros`` Python package;
+after ``colcon build`` they are under ``<prefix>/share/sysid_ros``. No ROS import needed.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+__all__ = ["package_share", "example_robot_data_dir"]
+
+
+def package_share() -> Path:
+    """Directory holding ``config/``, ``urdf/`` and ``launch/``."""
+    source_root = Path(__file__).resolve().parents[1]
+    if (source_root / "config").is_dir() and (source_root / "package.xml").is_file():
+        return source_root
+    for prefix in (sys.prefix, *map(str, Path(sys.prefix).parents)):
+        share = Path(prefix) / "share" / "sysid_ros"
+        if (share / "config").is_dir():
+            return share
+    raise FileNotFoundError("cannot find the sysid_ros share directory (config/, urdf/)")
+
+
+def example_robot_data_dir() -> Path:
+    """Root of the robots shipped by the ``example-robot-data`` wheel (cmeel prefix)."""
+    for entry in sys.path:
+        candidate = Path(entry) / "cmeel.prefix" / "share" / "example-robot-data" / "robots"
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(
+        "example-robot-data is not installed (pip install example-robot-data): "
+        "the z1 and b1_z1 models come from it")
