@@ -1,0 +1,145 @@
+"""Conversions between ROS 2 messages and the numpy quantities of the math packages.
+
+One place for the wire formats of DESIGN §7 so every node reads and writes them the same way:
+
+- ``/sysid/payload_bounds``: ``std_msgs/Float64MultiArray`` with layout
+  dims ``[bound: 3 (lower, nominal, upper), parameter: 10 (m, mcx, …, Izz)]``; the labels carry the
+  names (``"bound:lower,nominal,upper"``, ``"parameter:m,mcx,...,Izz"``) so a reader can check them.
+- ``geometry_msgs/InertiaStamped``: mass, centre of mass and inertia **about the centre of mass**
+  (ROS convention), converted to and from θ (inertia about the frame origin).
+- ``sensor_msgs/JointState``: arrays reordered by ``JointState.name``, never by position.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from geometry_msgs.msg import Inertia, InertiaStamped
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+
+from sysid_ros.model.parameters import PARAM_NAMES
+
+__all__ = [
+    "BOUND_LABELS",
+    "JointStateError",
+    "ParameterBounds",
+    "bounds_from_msg",
+    "bounds_to_msg",
+    "inertia_from_theta",
+    "theta_from_inertia",
+    "joint_state_arrays",
+]
+
+BOUND_LABELS = ("lower", "nominal", "upper")
+
+
+@dataclass(frozen=True)
+class ParameterBounds:
+    """A box [lower, upper] on θ_e with a point estimate ``nominal`` inside it (each (10,))."""
+
+    lower: np.ndarray
+    nominal: np.ndarray
+    upper: np.ndarray
+
+    @property
+    def center(self) -> np.ndarray:
+        return 0.5 * (self.lower + self.upper)
+
+    @property
+    def radius(self) -> np.ndarray:
+        return 0.5 * (self.upper - self.lower)
+
+    def contains(self, theta: np.ndarray, tol: float = 0.0) -> bool:
+        theta = np.asarray(theta)
+        return bool(np.all(theta >= self.lower - tol) and np.all(theta <= self.upper + tol))
+
+
+def bounds_to_msg(bounds: ParameterBounds) -> Float64MultiArray:
+    msg = Float64MultiArray()
+    msg.layout.dim = [
+        MultiArrayDimension(label="bound:" + ",".join(BOUND_LABELS), size=3, stride=30),
+        MultiArrayDimension(label="parameter:" + ",".join(PARAM_NAMES), size=10, stride=10),
+    ]
+    msg.layout.data_offset = 0
+    msg.data = np.concatenate([bounds.lower, bounds.nominal, bounds.upper]).astype(float).tolist()
+    return msg
+
+
+def bounds_from_msg(msg: Float64MultiArray) -> ParameterBounds:
+    """Parse and validate a bounds message; raises ValueError with the reason if malformed."""
+    dims = msg.layout.dim
+    if len(dims) != 2 or dims[0].size != 3 or dims[1].size != 10:
+        raise ValueError("payload bounds: expected layout [bound: 3][parameter: 10]")
+    labels = dims[1].label.split(":", 1)[-1].split(",")
+    if tuple(labels) != PARAM_NAMES:
+        raise ValueError(f"payload bounds: parameter labels {labels} != {list(PARAM_NAMES)}")
+    data = np.asarray(msg.data, float)
+    off = msg.layout.data_offset
+    if data.size < off + 30:
+        raise ValueError(f"payload bounds: {data.size} values, expected {off + 30}")
+    block = data[off:off + 30].reshape(3, 10)
+    if not np.all(np.isfinite(block)):
+        raise ValueError("payload bounds: non-finite values")
+    if np.any(block[0] > block[2]):
+        raise ValueError("payload bounds: lower > upper")
+    return ParameterBounds(block[0].copy(), block[1].copy(), block[2].copy())
+
+
+def inertia_from_theta(theta: np.ndarray) -> Inertia:
+    """θ (inertia about the frame origin) → geometry_msgs/Inertia (inertia about the COM)."""
+    theta = np.asarray(theta, float)
+    m = float(theta[0])
+    c = theta[1:4] / m if m > 0 else np.zeros(3)
+    i_o = np.array([[theta[4], theta[5], theta[7]],
+                    [theta[5], theta[6], theta[8]],
+                    [theta[7], theta[8], theta[9]]])
+    i_c = i_o - m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
+    out = Inertia()
+    out.m = m
+    out.com.x, out.com.y, out.com.z = (float(x) for x in c)
+    out.ixx, out.ixy, out.ixz = float(i_c[0, 0]), float(i_c[0, 1]), float(i_c[0, 2])
+    out.iyy, out.iyz, out.izz = float(i_c[1, 1]), float(i_c[1, 2]), float(i_c[2, 2])
+    return out
+
+
+def theta_from_inertia(msg: Inertia | InertiaStamped) -> np.ndarray:
+    """geometry_msgs/Inertia(Stamped) → θ in Pinocchio order (inertia about the frame origin)."""
+    inertia = msg.inertia if isinstance(msg, InertiaStamped) else msg
+    m = inertia.m
+    c = np.array([inertia.com.x, inertia.com.y, inertia.com.z])
+    i_c = np.array([[inertia.ixx, inertia.ixy, inertia.ixz],
+                    [inertia.ixy, inertia.iyy, inertia.iyz],
+                    [inertia.ixz, inertia.iyz, inertia.izz]])
+    i_o = i_c + m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
+    return np.array([m, *(m * c), i_o[0, 0], i_o[0, 1], i_o[1, 1], i_o[0, 2], i_o[1, 2], i_o[2, 2]])
+
+
+class JointStateError(ValueError):
+    """A JointState that cannot be used: missing joints, wrong array lengths, NaN/inf."""
+
+
+def joint_state_arrays(msg: JointState, joint_names: tuple[str, ...] | list[str],
+                       need_effort: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(q, q̇, τ) ordered as ``joint_names``, matched by name. Raises JointStateError."""
+    names = list(msg.name)
+    n = len(names)
+    if len(msg.position) != n or len(msg.velocity) != n or (need_effort and len(msg.effort) != n):
+        raise JointStateError(
+            f"array lengths name={n} position={len(msg.position)} velocity={len(msg.velocity)} "
+            f"effort={len(msg.effort)} disagree")
+    index = {name: i for i, name in enumerate(names)}
+    if len(index) != n:
+        raise JointStateError("duplicate joint names")
+    missing = [j for j in joint_names if j not in index]
+    if missing:
+        raise JointStateError(f"missing joints {missing}")
+    order = np.array([index[j] for j in joint_names])
+    q = np.asarray(msg.position, float)[order]
+    dq = np.asarray(msg.velocity, float)[order]
+    tau = np.asarray(msg.effort, float)[order] if need_effort else np.zeros(len(order))
+    for label, arr in (("position", q), ("velocity", dq), ("effort", tau)):
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            raise JointStateError(f"non-finite {label} for {[joint_names[i] for i in np.flatnonzero(bad)]}")
+    return q, dq, tau
