@@ -1,0 +1,175 @@
+"""Helpers shared by the node modules: QoS per DESIGN §7, stamps, message-type import, and
+:func:`run_node`, the ``main()`` wrapper that stops nodes cleanly on SIGINT/SIGTERM."""
+from __future__ import annotations
+
+import importlib
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import (
+    DurabilityPolicy,
+    HistoryPolicy,
+    QoSProfile,
+    ReliabilityPolicy,
+    qos_profile_sensor_data,
+)
+from rclpy.signals import SignalHandlerOptions
+from rclpy.utilities import remove_ros_args
+
+__all__ = [
+    "SENSOR_QOS",
+    "LATCHED_QOS",
+    "TRAJECTORY_QOS",
+    "COMMAND_QOS",
+    "DIAGNOSTICS_QOS",
+    "CLOCK_QOS",
+    "qos_for_topic",
+    "stamp_to_ns",
+    "ns_to_stamp_fields",
+    "import_msg_type",
+    "run_node",
+    "declare_string_list",
+]
+
+#: joint_states, imu: best effort, keep last 5 (rclpy's sensor-data profile).
+SENSOR_QOS: QoSProfile = qos_profile_sensor_data
+#: /sysid/payload_bounds, /sysid/payload_inertia: late joiners get the last value.
+LATCHED_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=1,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+)
+#: /sysid/desired_trajectory.
+TRAJECTORY_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+#: /effort_controller/commands: only the newest command matters.
+COMMAND_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
+#: /diagnostics (ROS default profile).
+DIAGNOSTICS_QOS = QoSProfile(depth=10)
+#: /clock: reliable publishers match both rclpy's best-effort time source and reliable users.
+CLOCK_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+
+_BY_BASENAME: dict[str, QoSProfile] = {
+    "joint_states": SENSOR_QOS,
+    "imu": SENSOR_QOS,
+    "payload_bounds": LATCHED_QOS,
+    "payload_inertia": LATCHED_QOS,
+    "desired_trajectory": TRAJECTORY_QOS,
+    "commands": COMMAND_QOS,
+    "diagnostics": DIAGNOSTICS_QOS,
+    "clock": CLOCK_QOS,
+}
+
+
+def qos_for_topic(topic: str, default: QoSProfile | None = None) -> QoSProfile:
+    """The DESIGN §7 QoS of a topic, by its last name segment (remapped names keep working)."""
+    return _BY_BASENAME.get(topic.rstrip("/").rsplit("/", 1)[-1], default or QoSProfile(depth=10))
+
+
+def stamp_to_ns(stamp: Any) -> int:
+    """``builtin_interfaces/Time`` (rclpy or rosbags object) → integer nanoseconds."""
+    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
+
+
+def ns_to_stamp_fields(ns: int) -> tuple[int, int]:
+    """Integer nanoseconds → ``(sec, nanosec)`` for a ``builtin_interfaces/Time``."""
+    return int(ns // 1_000_000_000), int(ns % 1_000_000_000)
+
+
+def import_msg_type(msgtype: str) -> type:
+    """``"sensor_msgs/msg/JointState"`` → the rclpy message class (ImportError if unknown)."""
+    pkg, kind, name = msgtype.split("/")
+    module = importlib.import_module(f"{pkg}.{kind}")
+    try:
+        return getattr(module, name)
+    except AttributeError:
+        raise ImportError(f"no message type {msgtype}") from None
+
+
+def declare_string_list(node: Node, name: str) -> list[str]:
+    """Declare a string-array parameter with no default and return its value ([] if unset).
+
+    rclpy cannot infer the type of an empty-list default, and reading an uninitialised
+    parameter raises, hence this helper.
+    """
+    from rclpy.exceptions import ParameterUninitializedException
+    from rclpy.parameter import Parameter
+
+    node.declare_parameter(name, Parameter.Type.STRING_ARRAY)
+    try:
+        return list(node.get_parameter(name).value or [])
+    except ParameterUninitializedException:
+        return []
+
+
+def run_node(
+    factory: Callable[[list[str]], Node],
+    argv: Sequence[str] | None = None,
+    *,
+    drain_seconds: float = 0.2,
+) -> int:
+    """Run one node until SIGINT/SIGTERM (or until the node sets ``node.finished``).
+
+    rclpy's own signal handler would shut the context down at once, dropping messages still
+    queued in DDS; here the signal only sets a flag, then the executor keeps spinning for
+    ``drain_seconds`` so queued callbacks run, then ``node.on_shutdown()`` (if defined, e.g. to
+    close a bag) runs before the node is destroyed. A second signal aborts the drain.
+
+    Args:
+        factory: builds the node from the command-line arguments left after ``--ros-args``.
+        argv: full argument vector (default ``sys.argv``).
+
+    Returns:
+        the process exit code (0, or 1 if the node raised).
+    """
+    argv = list(sys.argv if argv is None else argv)
+    rclpy.init(args=argv, signal_handler_options=SignalHandlerOptions.NO)
+    stop = threading.Event()
+    hurry = threading.Event()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        if stop.is_set():
+            hurry.set()
+        stop.set()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    node: Node | None = None
+    code = 0
+    executor = SingleThreadedExecutor()
+    try:
+        node = factory(remove_ros_args(argv)[1:])
+        executor.add_node(node)
+        finished: threading.Event | None = getattr(node, "finished", None)
+        while not stop.is_set() and not (finished is not None and finished.is_set()):
+            executor.spin_once(timeout_sec=0.05)
+        end = time.monotonic() + drain_seconds
+        while time.monotonic() < end and not hurry.is_set():
+            executor.spin_once(timeout_sec=0.01)
+    except Exception as err:  # report, still close what the node holds
+        print(f"[{getattr(node, 'get_name', lambda: 'node')()}] error: {err}", file=sys.stderr)
+        code = 1
+    finally:
+        if node is not None:
+            hook = getattr(node, "on_shutdown", None)
+            if hook is not None:
+                try:
+                    hook()
+                except Exception as err:
+                    print(f"[{node.get_name()}] shutdown error: {err}", file=sys.stderr)
+                    code = 1
+            executor.remove_node(node)
+            node.destroy_node()
+        executor.shutdown()
+        rclpy.try_shutdown()
+        for s, h in previous.items():
+            signal.signal(s, h)
+    if getattr(node, "exit_code", 0):
+        code = code or int(getattr(node, "exit_code"))
+    return code

@@ -1,0 +1,142 @@
+"""Recorder node: topics → chunked rosbag2 bag (``sysid-record``, ``ros2 run sysid_ros recorder``).
+
+Subscribes with *serialized* (raw CDR) subscriptions, so messages go to the bag untouched, and
+writes them with :class:`sysid_ros.bagio.BagWriter`, whose chunking keeps every chunk closed before
+a ``SIGKILL`` readable. SIGINT/SIGTERM drain queued messages and close the bag (nothing received
+is lost). Topics are a fixed list or, with none given, every topic discovered while running.
+
+Subscription QoS adapts to the publishers (like ``ros2 bag record``): best effort if any publisher
+is best effort (a reliable subscription would not match it), transient local only if every
+publisher is (so latched values such as the payload bounds are recorded), and a deep queue.
+
+ROS parameters (CLI options override them): ``output`` (str), ``topics`` (string array),
+``storage`` (mcap|sqlite3), ``chunk_seconds`` (float).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import time
+from collections.abc import Sequence
+
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+from sysid_ros.bagio import STORAGES, BagError, BagWriter, default_typestore
+from sysid_ros.nodes._common import declare_string_list, import_msg_type, run_node
+
+__all__ = ["RecorderNode", "main", "parse_args"]
+
+_QUEUE_DEPTH = 1000
+# Never record the graph's own bookkeeping topics when recording "everything".
+_SKIP_ALWAYS = {"/parameter_events", "/rosout"}
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="sysid-record", description="Record topics to a rosbag2 bag.")
+    p.add_argument("-o", "--output", help="bag directory to create (default rosbag2_<date>)")
+    p.add_argument("--topics", nargs="*", help="topics to record (default: all discovered)")
+    p.add_argument("--storage", choices=sorted(STORAGES), help="storage plugin (default mcap)")
+    p.add_argument("--chunk-seconds", type=float, help="chunk length in s (default 1.0)")
+    return p.parse_args(list(argv))
+
+
+class RecorderNode(Node):
+    """Generic-subscription recorder writing a chunked bag."""
+
+    def __init__(self, argv: Sequence[str] = ()) -> None:
+        super().__init__("recorder")
+        args = parse_args(argv)
+        self.declare_parameter("output", "")
+        param_topics = declare_string_list(self, "topics")
+        self.declare_parameter("storage", "mcap")
+        self.declare_parameter("chunk_seconds", 1.0)
+        output = args.output or self.get_parameter("output").value or (
+            _dt.datetime.now().strftime("rosbag2_%Y_%m_%d-%H_%M_%S")
+        )
+        topics = args.topics if args.topics else param_topics
+        self._wanted = {t if t.startswith("/") else "/" + t for t in topics}
+        self._all = not self._wanted
+        storage = args.storage or self.get_parameter("storage").value
+        chunk = args.chunk_seconds or float(self.get_parameter("chunk_seconds").value)
+        self._typestore = default_typestore()
+        self.writer = BagWriter(output, storage=storage, chunk_seconds=chunk).open()
+        self._subs: dict[str, object] = {}
+        self._skipped: set[str] = set()
+        self.received = 0
+        self.get_logger().info(
+            f"recording {'all topics' if self._all else sorted(self._wanted)} to {output} "
+            f"({storage}, chunks of {chunk} s)"
+        )
+        self._discover()
+        self.create_timer(0.25, self._discover)
+        # Closes chunks while no message arrives, so an idle recorder's data is still committed.
+        self.create_timer(min(chunk / 4.0, 0.25), self.writer.flush_if_due)
+
+    def _qos_for(self, topic: str) -> QoSProfile:
+        infos = self.get_publishers_info_by_topic(topic)
+        reliable = bool(infos) and all(
+            i.qos_profile.reliability == ReliabilityPolicy.RELIABLE for i in infos
+        )
+        latched = bool(infos) and all(
+            i.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for i in infos
+        )
+        return QoSProfile(
+            history=HistoryPolicy.KEEP_LAST,
+            depth=_QUEUE_DEPTH,
+            reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
+            durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE,
+        )
+
+    def _discover(self) -> None:
+        """Subscribe to wanted topics once a publisher (hence their type) is known."""
+        for topic, types in self.get_topic_names_and_types():
+            if topic in self._subs or topic in self._skipped:
+                continue
+            if self._all:
+                if topic in _SKIP_ALWAYS:
+                    continue
+            elif topic not in self._wanted:
+                continue
+            if not self.get_publishers_info_by_topic(topic):
+                continue  # only subscribers so far: wait for a publisher to know its QoS
+            msgtype = types[0]
+            try:
+                cls = import_msg_type(msgtype)
+                self.writer.add_topic(topic, msgtype)
+            except (ImportError, ValueError, BagError) as err:
+                self.get_logger().warning(f"not recording {topic} [{msgtype}]: {err}")
+                self._skipped.add(topic)
+                continue
+            self._subs[topic] = self.create_subscription(
+                cls, topic, self._make_callback(topic, msgtype), self._qos_for(topic), raw=True
+            )
+            self.get_logger().info(f"subscribed to {topic} [{msgtype}]")
+
+    def _make_callback(self, topic: str, msgtype: str):
+        writer = self.writer
+
+        def callback(data: bytes) -> None:
+            # Receive time on the node clock: wall time, or /clock time under use_sim_time.
+            stamp = self.get_clock().now().nanoseconds or time.time_ns()
+            writer.write_raw(topic, msgtype, data, stamp)
+            self.received += 1
+
+        return callback
+
+    def on_shutdown(self) -> None:
+        """Close the bag (called by :func:`run_node` after draining queued messages)."""
+        self.writer.close()
+        self.get_logger().info(
+            f"recorded {self.writer.message_count} messages in {self.writer.chunks_closed} "
+            f"chunk(s) to {self.writer.path}"
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry point ``sysid-record`` / ``recorder``."""
+    return run_node(RecorderNode, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
