@@ -1,0 +1,21 @@
+"""Errors of the control package (every one names what was wrong)."""
+from __future__ import annotations
+
+__all__ = ["ControlError", "TrajectoryError", "BoundsError", "ControllerConfigError"]
+
+
+class ControlError(Exception):
+    """Base class of every error raised by ``sysid_ros.control``."""
+
+
+class TrajectoryError(ControlError):
+    """A desired trajectory that cannot be followed: wrong joint names, non-increasing times,
+    non-finite values, missing velocities/accelerations, or inconsistent array shapes."""
+
+
+class BoundsError(ControlError):
+    """A parameter box that is malformed (wrong size, lower > upper, non-finite)."""
+
+
+class ControllerConfigError(ControlError):
+    """A controller setting out of range (gain ≤ 0, unknown mode, …)."""
