@@ -7,7 +7,8 @@ Pinocchio order (``Robot.theta()``), so ``R @ θ`` gives (N, nv).
 - ``W_m(q, q̇)``: momentum, W_m·θ = p = H(q) q̇ = ∂K/∂q̇.
 - ``W_c(q, q̇)``: W_c·θ = C(q, q̇)ᵀq̇ − g(q), so that ṗ = τ − τ_f + W_c θ (S3-7..9). For a
   fixed base this is ∂L/∂q with L = K − U.
-- ``Y_p(q, q̇, q̇_a, q̈_a)``: passivity form, Y_p·θ = H q̈_a + C(q, q̇) q̇_a + g (DESIGN §5).
+- ``Y_p(q, q̇, q̇_a, q̈_a)``: passivity form, Y_p·θ = H q̈_a + C(q, q̇) q̇_a + g (DESIGN §5),
+  with Pinocchio's C (closed form below; no per-sample loop).
 - ``kinetic``/``potential``: (N, 10·n_bodies) rows with K = row·θ, U = row·θ.
 - ``friction(q̇, q̈)``: (N, nv, 4·nj) for τ_f = Fc sign q̇ + Fv q̇ + Ia q̈ + β per actuated joint.
 
@@ -49,9 +50,6 @@ class Regressors:
         self.robot = robot
         self.model = robot.model
         self.data = self.model.createData()
-        self.model0 = self.model.copy()
-        self.model0.gravity.setZero()
-        self.data0 = self.model0.createData()
         self.kin = BatchKinematics(self.model)
         self.nb = self.kin.nb
         self.n_theta = 10 * self.nb
@@ -135,22 +133,44 @@ class Regressors:
         q, dq, ddq = _as_batch(q, nq, "q"), _as_batch(dq, nv, "dq"), _as_batch(ddq, nv, "ddq")
         return self._torque_regressor(self.model, self.data, q, dq, ddq)
 
-    def Y_p(self, q: np.ndarray, dq: np.ndarray, dq_a: np.ndarray, ddq_a: np.ndarray) -> np.ndarray:
-        """Passivity regressor: Y_p·θ = H q̈_a + C(q, q̇) q̇_a + g.
+    def Y_p(self, q: np.ndarray, dq: np.ndarray, dq_a: np.ndarray, ddq_a: np.ndarray,
+            bodies: np.ndarray | None = None) -> np.ndarray:
+        """Passivity regressor: Y_p·θ = H q̈_a + C(q, q̇) q̇_a + g, with Pinocchio's C.
 
-        C(q,·) is the symmetric Christoffel form whose quadratic form Q(x) = C(q, x)x is RNEA's
-        velocity term, so C(q, q̇)q̇_a = ½[Q(q̇ + q̇_a) − Q(q̇) − Q(q̇_a)].
+        Body-level factorisation (Echeandia & Wensing), per body i in its own frame, with the
+        body Jacobian J_i, v_i = J_i q̇, u_i = J_i q̇_a, a_i = J_i q̈_a + J̇_i q̇_a − (g_i, 0):
+
+            Y_p θ = Σ_i J_iᵀ [I_i a_i + B_i(v_i) u_i],
+            B(v) = ½[(v×*)I − I(v×) + (I v)×̄*],   ((f)×̄* u := u ×* f),
+
+        which is the C with Ḣ = C + Cᵀ that Pinocchio's ``computeCoriolisMatrix`` returns, also
+        for the free-flyer root (the polarisation of RNEA's velocity term is not, there). Each
+        row is a sum of ``bilinear_regressor`` terms, so the whole batch is closed-form numpy.
+        ``bodies`` (0-based) restricts the columns as in ``momentum_pair``.
         """
         nq, nv = self.model.nq, self.model.nv
         q, dq = _as_batch(q, nq, "q"), _as_batch(dq, nv, "dq")
         dq_a, ddq_a = _as_batch(dq_a, nv, "dq_a"), _as_batch(ddq_a, nv, "ddq_a")
-        zero = np.zeros_like(dq)
-        out = self._torque_regressor(self.model, self.data, q, zero, ddq_a)
-        m0, d0 = self.model0, self.data0
-        for k in range(q.shape[0]):
-            out[k] += 0.5 * (pin.computeJointTorqueRegressor(m0, d0, q[k], dq[k] + dq_a[k], zero[k])
-                             - pin.computeJointTorqueRegressor(m0, d0, q[k], dq[k], zero[k])
-                             - pin.computeJointTorqueRegressor(m0, d0, q[k], dq_a[k], zero[k]))
+        kin = self.kin.forward(q, dq)
+        s_dot = cross_motion(kin.v_world[:, self.kin.v_body], kin.s_world)   # d/dt S_j (world)
+        u_cols = kin.s_world * dq_a[:, :, None]
+        a_cols = s_dot * dq_a[:, :, None] + kin.s_world * ddq_a[:, :, None]
+        bodies = np.arange(self.nb) if bodies is None else np.asarray(bodies, int)
+        out = np.zeros((q.shape[0], nv, 10 * len(bodies)))
+        g_world = self.model.gravity.linear
+        for col, i in enumerate(bodies):
+            sup = self.kin.support[i]
+            rot, pos = kin.rot[:, i], kin.pos[:, i]
+            s_i = inverse_action(rot, pos, kin.s_world[:, sup])
+            v_i = inverse_action(rot, pos, kin.v_world[:, i:i + 1])
+            u_i = inverse_action(rot, pos, u_cols[:, sup].sum(axis=1, keepdims=True))
+            a_i = inverse_action(rot, pos, a_cols[:, sup].sum(axis=1, keepdims=True))
+            a_i[..., :3] -= (np.swapaxes(rot, -1, -2) @ g_world)[:, None]
+            out[:, sup, 10 * col:10 * col + 10] = (
+                bilinear_regressor(s_i, a_i)
+                - 0.5 * (bilinear_regressor(cross_motion(v_i, s_i), u_i)
+                         + bilinear_regressor(s_i, cross_motion(v_i, u_i))
+                         + bilinear_regressor(cross_motion(u_i, s_i), v_i)))
         return out
 
     def friction(self, dq: np.ndarray, ddq: np.ndarray | None = None) -> np.ndarray:

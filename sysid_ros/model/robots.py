@@ -240,14 +240,15 @@ class _Fields:
                                 + (" or null" if allow_null else ""))
         return out
 
-    def angle_vector(self, key: str, n: int, allow_null: bool = False) -> np.ndarray:
-        """``key`` in rad or ``key_deg`` in degrees (exactly one must be present)."""
+    def angle_vector(self, key: str, n: int, allow_null: bool = False,
+                     suffix: str = "_deg") -> np.ndarray:
+        """``key`` in rad(/s) or ``key<suffix>`` in degrees(/s): exactly one must be present."""
         has_rad = self.get(key, None) is not None
-        has_deg = self.get(key + "_deg", None) is not None
+        has_deg = self.get(key + suffix, None) is not None
         if has_rad == has_deg:
-            raise self.fail(key, f"give exactly one of '{key}' (rad) or '{key}_deg' (degrees)")
+            raise self.fail(key, f"give exactly one of '{key}' (SI) or '{key}{suffix}' (degrees)")
         return self.vector(key, n, allow_null) if has_rad else \
-            np.deg2rad(self.vector(key + "_deg", n, allow_null))
+            np.deg2rad(self.vector(key + suffix, n, allow_null))
 
 
 def _build_model(f: _Fields) -> pin.Model:
@@ -299,9 +300,7 @@ def _build(cfg: dict[str, Any], path: Path) -> Robot:
     q_lo, q_hi = np.where(np.isnan(q_lo), -np.inf, q_lo), np.where(np.isnan(q_hi), np.inf, q_hi)
     if np.any(q_lo >= q_hi):
         raise f.fail("limits.position_lower", "must be below limits.position_upper")
-    has_deg_s = f.get("limits.velocity_deg_s", None) is not None
-    dq = np.deg2rad(f.vector("limits.velocity_deg_s", nj)) if has_deg_s \
-        else f.vector("limits.velocity", nj)
+    dq = f.angle_vector("limits.velocity", nj, suffix="_deg_s")
     tau = f.vector("limits.torque_Nm", nj)
     for key, arr in (("limits.velocity", dq), ("limits.torque_Nm", tau)):
         if np.any(arr <= 0):
