@@ -9,13 +9,15 @@ Subscription QoS adapts to the publishers (like ``ros2 bag record``): best effor
 is best effort (a reliable subscription would not match it), transient local only if every
 publisher is (so latched values such as the payload bounds are recorded), and a deep queue.
 
-ROS parameters (CLI options override them): ``output`` (str), ``topics`` (string array),
+ROS parameters (CLI options override them): ``output`` (bag path), ``output_dir`` (where a
+time-stamped bag is created when ``output`` is empty), ``topics`` (string array),
 ``storage`` (mcap|sqlite3), ``chunk_seconds`` (float).
 """
 from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import os
 import time
 from collections.abc import Sequence
 
@@ -48,11 +50,15 @@ class RecorderNode(Node):
         super().__init__("recorder")
         args = parse_args(argv)
         self.declare_parameter("output", "")
+        self.declare_parameter("output_dir", "")
         param_topics = declare_string_list(self, "topics")
         self.declare_parameter("storage", "mcap")
         self.declare_parameter("chunk_seconds", 1.0)
-        output = args.output or self.get_parameter("output").value or (
-            _dt.datetime.now().strftime("rosbag2_%Y_%m_%d-%H_%M_%S")
+        # Without an explicit bag path, a fresh time-stamped bag inside output_dir (so a launch
+        # file can be re-run without "bag exists" errors).
+        output = args.output or self.get_parameter("output").value or os.path.join(
+            self.get_parameter("output_dir").value or ".",
+            _dt.datetime.now().strftime("rosbag2_%Y_%m_%d-%H_%M_%S"),
         )
         topics = args.topics if args.topics else param_topics
         self._wanted = {t if t.startswith("/") else "/" + t for t in topics}

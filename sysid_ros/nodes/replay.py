@@ -112,6 +112,11 @@ class ReplayNode(Node):
             self._pubs[c.topic] = self.create_publisher(cls, c.topic, self._qos(c.topic))
         self._clock_pub = self.create_publisher(Clock, "/clock", CLOCK_QOS) if self.clock else None
         self._conns = [c for c in self._conns if c.topic in self._pubs]
+        self.get_logger().info(
+            f"replaying {sorted(self._pubs)} from {self.bag} "
+            f"({'as fast as possible' if self.fast else f'rate {self.rate}'}"
+            f"{', loop' if self.loop else ''}{', /clock' if self.clock else ''})"
+        )
         self._thread = threading.Thread(target=self._run, name="replay", daemon=True)
         self._thread.start()
 
