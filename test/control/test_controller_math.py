@@ -1,0 +1,166 @@
+"""Controller math against independent Pinocchio evaluations (CRBA, Coriolis matrix, gravity)."""
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from sysid_ros.control.controller import (ControllerGains, PidGains, RobustController, ThetaBox)
+from sysid_ros.control.errors import BoundsError, ControllerConfigError
+from sysid_ros.model.robots import load_robot
+
+
+@pytest.fixture(scope="module")
+def gen3():
+    return load_robot("gen3")
+
+
+def _box(robot, mass=3.63):
+    th = robot.theta_e()
+    pay = pin.Inertia(mass, np.array([0.0, 0.0, -0.2]), np.diag([0.01, 0.01, 0.002]))
+    truth = th + pay.toDynamicParameters()
+    rad = 0.1 * np.abs(truth) + 1e-3
+    return ThetaBox(truth - rad, truth, truth + rad), truth
+
+
+def _reference_tau(robot, theta, fric, q, dq, dq_a, ddq_a):
+    """H q̈_a + C(q,q̇) q̇_a + g + friction, from a model carrying θ (no regressors)."""
+    model = robot.model.copy()
+    for i in range(1, model.njoints):
+        model.inertias[i] = pin.Inertia.FromDynamicParameters(theta[10 * (i - 1):10 * i])
+    data = model.createData()
+    h = pin.crba(model, data, q)
+    h = np.triu(h) + np.triu(h, 1).T
+    c = pin.computeCoriolisMatrix(model, data, q, dq)
+    g = pin.computeGeneralizedGravity(model, data, q)
+    tau_f = fric[:, 0] * np.sign(dq) + fric[:, 1] * dq + fric[:, 2] * ddq_a + fric[:, 3]
+    return h @ ddq_a + c @ dq_a + g + tau_f
+
+
+def _state(robot, rng):
+    q = robot.random_configuration(rng)
+    dq, dq_a, ddq_a = (rng.uniform(-1, 1, robot.nv) for _ in range(3))
+    return q, dq, dq_a, ddq_a
+
+
+def test_torque_interval_contains_random_theta_and_is_tight(gen3):
+    box, _ = _box(gen3)
+    ctl = RobustController(gen3, ControllerGains(5.0, 20.0, 0.02), prior=box)
+    rng = np.random.default_rng(0)
+    q, dq, dq_a, ddq_a = _state(gen3, rng)
+    itv = ctl.torque_interval(q, dq, dq_a, ddq_a)
+    lo_th, hi_th = ctl.theta_c - ctl.theta_rad, ctl.theta_c + ctl.theta_rad
+    lo_f, hi_f = ctl.fric_nominal - ctl.fric_radius, ctl.fric_nominal + ctl.fric_radius
+    taus = np.array([_reference_tau(gen3, rng.uniform(lo_th, hi_th), rng.uniform(lo_f, hi_f),
+                                    q, dq, dq_a, ddq_a) for _ in range(1000)])
+    tol = 1e-9 * (1 + np.abs(itv.center))
+    assert np.all(taus >= itv.lower - tol) and np.all(taus <= itv.upper + tol)
+    # τ₀ is the reference at the nominal
+    np.testing.assert_allclose(
+        itv.tau0, _reference_tau(gen3, ctl.theta0, ctl.fric_nominal, q, dq, dq_a, ddq_a),
+        atol=1e-9)
+    # tight: for each joint the vertex picked by the sign of its regressor row reaches the end
+    y = ctl.passivity_regressor(q, dq, dq_a, ddq_a)
+    f = ctl.friction_columns(dq, ddq_a)
+    for i in range(gen3.nj):
+        for s in (1.0, -1.0):
+            th = ctl.theta_c + s * np.sign(y[i]) * ctl.theta_rad
+            fr = ctl.fric_nominal + s * np.sign(f) * ctl.fric_radius
+            tau_i = _reference_tau(gen3, th, fr, q, dq, dq_a, ddq_a)[i]
+            end = itv.upper[i] if s > 0 else itv.lower[i]
+            assert tau_i == pytest.approx(end, abs=1e-9)
+    # and random samples do not reach the ends (so "tight" is not trivially true)
+    assert np.all(taus.max(0) < itv.upper)
+
+
+def test_v_sup_is_sup_of_kinetic_form(gen3):
+    box, _ = _box(gen3)
+    ctl = RobustController(gen3, ControllerGains(5.0, 20.0, 0.02), prior=box)
+    rng = np.random.default_rng(1)
+    q = gen3.random_configuration(rng)
+    r = rng.normal(size=gen3.nv) * 0.05
+    vs = ctl.v_sup(q, r)
+    lo_th, hi_th = ctl.theta_c - ctl.theta_rad, ctl.theta_c + ctl.theta_rad
+    ia_lo, ia_hi = gen3.friction.lower[:, 2], gen3.friction.upper[:, 2]
+    vals = []
+    for _ in range(300):
+        th = rng.uniform(lo_th, hi_th)
+        model = gen3.model.copy()
+        for i in range(1, model.njoints):
+            model.inertias[i] = pin.Inertia.FromDynamicParameters(th[10 * (i - 1):10 * i])
+        h = pin.crba(model, model.createData(), q)
+        h = np.triu(h) + np.triu(h, 1).T
+        vals.append(0.5 * r @ (h + np.diag(rng.uniform(ia_lo, ia_hi))) @ r)
+    assert max(vals) <= vs + 1e-12
+    assert max(vals) > 0.9 * vs
+
+
+def test_robust_input_law(gen3):
+    box, _ = _box(gen3)
+    g = ControllerGains(5.0, 20.0, 0.02)
+    ctl = RobustController(gen3, g, prior=box)
+    rng = np.random.default_rng(2)
+    q = gen3.random_configuration(rng)
+    dq = rng.uniform(-0.3, 0.3, 7)
+    qd, dqd, ddqd = q + 0.02, dq + 0.05, np.zeros(7)
+    out = ctl.compute(0.0, q, dq, qd, dqd, ddqd)
+    expected = max(0.0, -20.0 * (0.02 - out.V_sup) / out.r_norm + out.bound_norm)
+    assert out.lam == pytest.approx(expected)
+    np.testing.assert_allclose(out.v, expected * out.r / out.r_norm)
+    np.testing.assert_allclose(out.tau, np.clip(out.tau0 + out.v, -gen3.limits.tau_max,
+                                                gen3.limits.tau_max))
+    # below the threshold no robust input
+    zero = ctl.compute(0.0, q, dq, q, dq, ddqd)
+    assert zero.lam == 0.0 and np.all(zero.v == 0.0)
+
+
+def test_clipping_flag(gen3):
+    box, _ = _box(gen3)
+    ctl = RobustController(gen3, ControllerGains(5.0, 20.0, 0.02, torque_limit_scale=0.1),
+                           prior=box)
+    q = gen3.neutral()
+    q[1] = 1.2
+    out = ctl.compute(0.0, q, np.zeros(7), q + 0.3, np.zeros(7), np.zeros(7))
+    assert out.clipped
+    assert np.all(np.abs(out.tau) <= 0.1 * gen3.limits.tau_max + 1e-12)
+
+
+def test_modes_use_their_models(gen3):
+    box, truth = _box(gen3)
+    prior = ThetaBox(box.lower - 0.5 * np.abs(box.lower), box.nominal,
+                     box.upper + 0.5 * np.abs(box.upper))
+    gains = ControllerGains(5.0, 20.0, 0.02)
+    wrong = RobustController(gen3, gains, mode="wrong", prior=prior)
+    cons = RobustController(gen3, gains, mode="conservative", prior=prior)
+    rob = RobustController(gen3, gains, mode="robust", prior=prior)
+    for c in (wrong, cons, rob):
+        c.set_bounds(box)
+    np.testing.assert_allclose(wrong.theta0[gen3.ee_columns], gen3.theta_e())
+    assert np.all(wrong.theta_rad == 0)
+    np.testing.assert_allclose(cons.theta_rad[gen3.ee_columns], prior.upper / 2 - prior.lower / 2)
+    np.testing.assert_allclose(rob.theta_rad[gen3.ee_columns], box.radius if hasattr(box, "radius")
+                               else (box.upper - box.lower) / 2)
+    pid = PidGains(*(np.full(7, k) for k in (100.0, 10.0, 20.0, 0.5)))
+    ctl = RobustController(gen3, gains, mode="pid", prior=prior, pid=pid)
+    q = gen3.neutral()
+    out = ctl.compute(0.0, q, np.zeros(7), q, np.zeros(7), np.zeros(7))
+    data = gen3.model.createData()
+    model = gen3.model.copy()
+    model.inertias[gen3.ee_joint_id] = pin.Inertia.FromDynamicParameters(prior.nominal)
+    np.testing.assert_allclose(out.tau0, pin.computeGeneralizedGravity(model, model.createData(), q),
+                               atol=1e-9)
+    del data
+
+
+def test_bad_configuration_rejected(gen3):
+    box, _ = _box(gen3)
+    with pytest.raises(ControllerConfigError):
+        RobustController(gen3, ControllerGains(5.0, 20.0, 0.02), mode="fast", prior=box)
+    with pytest.raises(ControllerConfigError):
+        RobustController(gen3, ControllerGains(-1.0, 20.0, 0.02), prior=box)
+    with pytest.raises(ControllerConfigError):
+        RobustController(gen3, ControllerGains(5.0, 20.0, 0.02), mode="pid", prior=box)
+    with pytest.raises(BoundsError):
+        ThetaBox(box.upper, box.nominal, box.lower)
+    with pytest.raises(ControllerConfigError):
+        RobustController(load_robot("b1_z1"), ControllerGains(5.0, 20.0, 0.02), prior=box)
