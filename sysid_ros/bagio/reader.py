@@ -168,8 +168,11 @@ _U32 = struct.Struct("<I")
 _STAMP = struct.Struct("<iI")
 
 
-def _parse_joint_state_cdr(data: bytes) -> tuple[int, bytes, list[tuple[int, int]]]:
-    """Parse little-endian CDR JointState: (stamp_ns, raw names block, [(offset, n)] * 3).
+def _parse_joint_state_cdr(
+    data: bytes,
+) -> tuple[int, bytes, list[tuple[int, int]], list[int]]:
+    """Parse little-endian CDR JointState: (stamp_ns, raw names block, [(offset, n)] * 3,
+    [offset of each array's count]).
 
     Offsets are byte offsets of each float64 array in ``data``. The names block is returned raw
     so consecutive messages with the same names can skip decoding them.
@@ -191,9 +194,11 @@ def _parse_joint_state_cdr(data: bytes) -> tuple[int, bytes, list[tuple[int, int
         (n,) = _U32.unpack_from(data, pos)
         pos += 4 + n
     names_block = bytes(data[names_start:pos])
+    counts_at: list[int] = []
     arrays = []
     for _ in range(3):
         pos = base + ((pos - base + 3) & ~3)
+        counts_at.append(pos)
         (n,) = _U32.unpack_from(data, pos)
         pos += 4
         if n:
@@ -202,7 +207,7 @@ def _parse_joint_state_cdr(data: bytes) -> tuple[int, bytes, list[tuple[int, int
         pos += 8 * n
     if pos > len(data):
         raise ValueError("truncated JointState")
-    return sec * 1_000_000_000 + nsec, names_block, arrays
+    return sec * 1_000_000_000 + nsec, names_block, arrays, counts_at
 
 
 def _decode_names(block: bytes) -> list[str]:
@@ -227,6 +232,9 @@ class _JointStateDecoder:
         self._cols: np.ndarray | None = None
         self._identity = False
         self._typestore = default_typestore()
+        # (message length, end of names, bytes from frame_id to end of names, array offsets,
+        #  [(offset, value) of the velocity and effort counts])
+        self._layout: tuple[int, int, bytes, list[tuple[int, int]], list[tuple[int, int]]] | None = None
 
     def _mapping(self, names: list[str], index: int) -> None:
         if len(set(names)) != len(names):
@@ -251,7 +259,26 @@ class _JointStateDecoder:
     def decode(self, index: int, data: bytes) -> tuple[int, list[np.ndarray]]:
         """Return (stamp_ns, [position, velocity, effort]) reordered to ``joint_names``."""
         try:
-            stamp, block, arrays = _parse_joint_state_cdr(data)
+            # Same length and same frame_id/names bytes as the previous message ⇒ same layout:
+            # reuse its array offsets instead of walking the names again (the common case).
+            layout = self._layout
+            if (
+                layout is not None
+                and len(data) == layout[0]
+                and data[0:2] == b"\x00\x01"
+                and data[12 : layout[1]] == layout[2]
+                # the velocity/effort counts too: equal total length does not imply equal split
+                and all(_U32.unpack_from(data, at)[0] == n for at, n in layout[4])
+            ):
+                sec, nsec = _STAMP.unpack_from(data, 4)
+                values = [np.frombuffer(data, "<f8", n, off) for off, n in layout[3]]
+                return sec * 1_000_000_000 + nsec, self._reorder(index, values)
+            stamp, block, arrays, counts_at = _parse_joint_state_cdr(data)
+            names_end = arrays[0][0]
+            self._layout = (
+                len(data), names_end, bytes(data[12:names_end]), arrays,
+                [(counts_at[k], arrays[k][1]) for k in (1, 2)],
+            )
             if block != self._last_block:
                 self._mapping(_decode_names(block), index)
                 self._last_block = block
@@ -261,8 +288,12 @@ class _JointStateDecoder:
                 raise
             stamp, names, values = self._decode_slow(index, data)
             self._last_block = None
+            self._layout = None
             if names != self._last_names:
                 self._mapping(names, index)
+        return stamp, self._reorder(index, values)
+
+    def _reorder(self, index: int, values: list[np.ndarray]) -> list[np.ndarray]:
         nn = len(self._last_names or ())
         out = []
         for field, arr in zip(_FIELDS, values):
@@ -275,7 +306,7 @@ class _JointStateDecoder:
                     f"{arr.shape[0]} values for {nn} names"
                 )
             out.append(arr if self._identity else arr[self._cols])
-        return stamp, out
+        return out
 
     def _decode_slow(self, index: int, data: bytes) -> tuple[int, list[str], list[np.ndarray]]:
         try:

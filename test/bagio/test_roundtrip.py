@@ -105,3 +105,15 @@ def test_empty_writer_produces_readable_bag(tmp_path):
     with BagWriter(tmp_path / "bag") as w:
         w.add_topic("/joint_states", "sensor_msgs/msg/JointState")
     assert list_topics(tmp_path / "bag") == {"/joint_states": ("sensor_msgs/msg/JointState", 0)}
+
+
+def test_same_length_different_split_not_confused(tmp_path):
+    # velocity 7 / effort 0 then velocity 0 / effort 7: same message length, different layout.
+    from .helpers import joint_state
+    stamps, q, dq, tau = sample_arrays(2)
+    with BagWriter(tmp_path / "b") as w:
+        w.write("/joint_states", joint_state(int(stamps[0]), NAMES, q[0], dq[0], []), 1)
+        w.write("/joint_states", joint_state(int(stamps[1]), NAMES, q[1], [], tau[1]), 2)
+    from sysid_ros.bagio import ArrayLengthError
+    with pytest.raises(ArrayLengthError, match="message 1: velocity has 0 values"):
+        read_joint_states(tmp_path / "b", require=())
