@@ -1,0 +1,20 @@
+"""Errors raised by the simulator library (no ROS import)."""
+from __future__ import annotations
+
+__all__ = ["SimulationError", "SimConfigError", "PayloadError", "CommandError"]
+
+
+class SimulationError(Exception):
+    """Base class of every simulator error."""
+
+
+class SimConfigError(SimulationError, ValueError):
+    """A simulator setting (SimConfig field or robot ``simulation:`` section) is invalid."""
+
+
+class PayloadError(SimulationError, ValueError):
+    """A payload's mass, centre of mass or inertia is not physical."""
+
+
+class CommandError(SimulationError, ValueError):
+    """A torque command has the wrong length or non-finite entries."""

@@ -1,0 +1,333 @@
+"""The built-in simulator: MuJoCo physics of a registry robot with a known payload.
+
+Simulated law per actuated joint (DESIGN §3; the package's shared convention)::
+
+    (H(q) + diag(Ia)) q̈ + C q̇ + g + Fv q̇ + Fc sign(q̇) + β = τ_motor
+
+with H, C, g from the same URDF as Pinocchio (+ the payload on the EE body), Ia = MuJoCo
+armature, Fv = MuJoCo damping (implicit in the Euler integrator), Fc·sign(q̇) + β applied as a
+generalized force from the velocity at the start of each physics step (see ``mjmodel``).
+
+Per physics step (``mj_step1`` → control → ``mj_step2``) the motor torque is
+
+- commanded joints: the last command given to :meth:`Simulator.step`, or, when the command is
+  ``None`` (the node passes ``None`` once its command timeout expires), the *hold controller*
+  ``τ = Kp (q_hold − q) − Kd q̇ + b(q, q̇)`` with b = MuJoCo's ``qfrc_bias`` (gravity + Coriolis)
+  and q_hold the position when holding began (the reset position at start);
+- posture joints (robots with ``arm_joints`` in their config, i.e. B1's legs): always
+  ``Kp (q_posture − q) − Kd q̇`` towards ``leg_standing_posture`` (no feed-forward);
+
+then clipped to ``robot.limits.tau_max`` (the ``clipped`` flag reports it). Gains are the robot
+config's ``simulation.hold_kp`` / ``hold_kd``.
+
+Sensors (:meth:`Simulator.measure`): the torque sensor reports the applied motor torque of the
+last physics step (after clipping) + uniform noise in ±noise_tau; positions are quantised to the
+encoder resolution (round to nearest count); velocities are MuJoCo's (+ optional uniform noise
+±noise_dq); the floating base has an IMU (orientation, body-frame angular velocity, specific
+force — +g upward at rest, like a real accelerometer).
+
+Configurations/velocities in :meth:`Simulator.state` follow Pinocchio's convention
+(free-flyer q = [x, y, z, qx, qy, qz, qw], v = [base-frame linear, base-frame angular]), so
+they feed the package's regressors directly.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import mujoco
+import numpy as np
+
+from sysid_ros.model.robots import Robot
+from sysid_ros.simulation.errors import CommandError, SimConfigError
+from sysid_ros.simulation.mjmodel import INTEGRATORS, MujocoRobot, build_mujoco_model
+from sysid_ros.simulation.payload import Payload, true_theta_e
+
+__all__ = ["SimConfig", "Simulator", "Measurement", "ImuReading", "SimState"]
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """Simulator settings. Arrays may be a scalar (all joints) or one value per joint.
+
+    physics_dt: physics step (s), ≤ 1 ms; 0.25 ms default so 4 kHz publication gets fresh
+        states every step.
+    integrator: ``Euler`` (semi-implicit, implicit joint damping), ``implicitfast`` or
+        ``implicit`` (RK4 cannot be split for per-step control).
+    noise_tau: torque-sensor noise bound (N·m): uniform in ±noise_tau.
+    noise_dq: velocity noise bound (rad/s): uniform in ±noise_dq.
+    quantize: round positions to the encoder resolution (robot ``simulation.encoder_resolution_deg``).
+    hold_kp/hold_kd: override the robot's ``simulation.hold_kp``/``hold_kd``.
+    """
+
+    physics_dt: float = 2.5e-4
+    integrator: str = "Euler"
+    noise_tau: float | Sequence[float] = 0.0
+    noise_dq: float | Sequence[float] = 0.0
+    quantize: bool = True
+    hold_kp: Sequence[float] | None = None
+    hold_kd: Sequence[float] | None = None
+
+
+@dataclass(frozen=True)
+class ImuReading:
+    """Floating-base IMU: orientation quaternion (x, y, z, w; world ← IMU), angular velocity
+    (rad/s, IMU frame), linear acceleration (specific force, m/s², IMU frame)."""
+
+    orientation_xyzw: np.ndarray
+    angular_velocity: np.ndarray
+    linear_acceleration: np.ndarray
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """What the robot's sensors report at time ``t`` (actuated joints, config order)."""
+
+    t: float
+    q: np.ndarray
+    dq: np.ndarray
+    tau_measured: np.ndarray
+    clipped: np.ndarray          # per joint: clipped during the last step() call
+    imu: ImuReading | None = None
+
+
+@dataclass(frozen=True)
+class SimState:
+    """Exact simulator state in Pinocchio's convention (q: (nq,), v: (nv,))."""
+
+    t: float
+    q: np.ndarray
+    v: np.ndarray
+
+
+def _per_joint(value, n: int, name: str) -> np.ndarray:
+    arr = np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy() \
+        if np.ndim(value) == 0 else np.asarray(value, dtype=float)
+    if arr.shape != (n,) or not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise SimConfigError(f"{name} must be a non-negative number or {n} of them, got {value!r}")
+    return arr
+
+
+class Simulator:
+    """MuJoCo simulation of ``robot`` carrying ``payload`` (or nothing).
+
+    Not thread-safe: one thread steps and measures (the node serialises access).
+    """
+
+    def __init__(self, robot: Robot, payload: Payload | None = None,
+                 config: SimConfig = SimConfig(), seed: int | None = None) -> None:
+        self.robot, self.payload, self.config = robot, payload, config
+        section = robot.config.get("simulation", {}) or {}
+        nj = robot.nj
+        if config.integrator not in INTEGRATORS:
+            raise SimConfigError(f"integrator {config.integrator!r} unknown; "
+                                 f"use one of {sorted(INTEGRATORS)}")
+        self.mj: MujocoRobot = build_mujoco_model(robot, payload, config.physics_dt,
+                                                  config.integrator)
+        self.model = self.mj.model
+        self.data = mujoco.MjData(self.model)
+        self._rng = np.random.default_rng(seed)
+        self._noise_tau = _per_joint(config.noise_tau, nj, "noise_tau")
+        self._noise_dq = _per_joint(config.noise_dq, nj, "noise_dq")
+        res_deg = section.get("encoder_resolution_deg")
+        self._resolution = (_per_joint(np.deg2rad(np.asarray(res_deg, float)), nj,
+                                       "simulation.encoder_resolution_deg")
+                            if res_deg is not None else np.zeros(nj))
+        kp = config.hold_kp if config.hold_kp is not None else section.get("hold_kp")
+        kd = config.hold_kd if config.hold_kd is not None else section.get("hold_kd")
+        if kp is None or kd is None:
+            raise SimConfigError(f"{robot.config_path}: section 'simulation' needs hold_kp and "
+                                 "hold_kd (or pass SimConfig.hold_kp/hold_kd)")
+        self.hold_kp = _per_joint(kp, nj, "hold_kp")
+        self.hold_kd = _per_joint(kd, nj, "hold_kd")
+
+        arm = robot.config.get("arm_joints")
+        names = list(robot.joint_names)
+        self.command_joints: tuple[str, ...] = tuple(arm) if arm else robot.joint_names
+        unknown = set(self.command_joints) - set(names)
+        if unknown:
+            raise SimConfigError(f"arm_joints {sorted(unknown)} are not among the robot's joints")
+        self._cmd_idx = np.array([names.index(n) for n in self.command_joints], dtype=int)
+        self._posture_mask = np.ones(nj, dtype=bool)
+        self._posture_mask[self._cmd_idx] = False
+        self._posture = np.zeros(nj)
+        if np.any(self._posture_mask):
+            legs = section.get("leg_standing_posture", robot.config.get("leg_standing_posture"))
+            legs = np.asarray(legs if legs is not None else [], dtype=float)
+            if legs.shape != (int(self._posture_mask.sum()),):
+                raise SimConfigError("leg_standing_posture needs one angle per non-arm joint")
+            self._posture[self._posture_mask] = legs
+        home = section.get("home")
+        self.home = np.asarray(home, float) if home is not None else robot.neutral()[robot.q_index]
+        if self.home.shape != (nj,):
+            raise SimConfigError(f"simulation.home needs {nj} angles")
+
+        nom = robot.friction.nominal
+        self._fc, self._beta = nom[:, 0].copy(), nom[:, 3].copy()
+        self._tau_max = robot.limits.tau_max.copy()
+        self._qa, self._da = self.mj.qpos_adr, self.mj.dof_adr
+        self._tau_applied = np.zeros(nj)
+        self._clipped = np.zeros(nj, dtype=bool)
+        self._cmd_full = np.zeros(nj)
+        self._holding = True
+        self._hold_q = np.zeros(nj)
+        self.reset()
+
+    # ------------------------------------------------------------------ state
+    @property
+    def time(self) -> float:
+        return float(self.data.time)
+
+    @property
+    def physics_dt(self) -> float:
+        return float(self.model.opt.timestep)
+
+    @property
+    def q(self) -> np.ndarray:
+        """Exact actuated joint positions (config order)."""
+        return self.data.qpos[self._qa].copy()
+
+    @property
+    def dq(self) -> np.ndarray:
+        return self.data.qvel[self._da].copy()
+
+    @property
+    def holding(self) -> bool:
+        """True while the hold controller drives the commanded joints."""
+        return self._holding
+
+    @property
+    def hold_target(self) -> np.ndarray:
+        return self._hold_q.copy()
+
+    def true_theta_e(self) -> np.ndarray:
+        """Ground-truth θ_e (EE body + payload), for evaluation only."""
+        return true_theta_e(self.robot, self.payload)
+
+    def state(self) -> SimState:
+        """Exact state in Pinocchio's convention."""
+        q = np.zeros(self.robot.nq)
+        v = np.zeros(self.robot.nv)
+        q[self.robot.q_index] = self.data.qpos[self._qa]
+        v[self.robot.v_index] = self.data.qvel[self._da]
+        if self.mj.free_qpos is not None:
+            a, d = self.mj.free_qpos, self.mj.free_dof
+            wxyz = self.data.qpos[a + 3:a + 7]
+            q[:3] = self.data.qpos[a:a + 3]
+            q[3:7] = [wxyz[1], wxyz[2], wxyz[3], wxyz[0]]
+            rot = np.empty(9)
+            mujoco.mju_quat2Mat(rot, wxyz)
+            v[:3] = rot.reshape(3, 3).T @ self.data.qvel[d:d + 3]
+            v[3:6] = self.data.qvel[d + 3:d + 6]
+        return SimState(self.time, q, v)
+
+    def reset(self, q0: np.ndarray | None = None, dq0: np.ndarray | None = None) -> None:
+        """Restart at t = 0 from actuated positions ``q0`` (default: ``simulation.home``) and
+        velocities ``dq0`` (default 0); a floating base starts level, at rest, its lowest
+        contact geometry 2 mm above the ground."""
+        nj = self.robot.nj
+        q0 = self.home if q0 is None else np.asarray(q0, dtype=float)
+        dq0 = np.zeros(nj) if dq0 is None else np.asarray(dq0, dtype=float)
+        for name, arr in (("q0", q0), ("dq0", dq0)):
+            if arr.shape != (nj,) or not np.all(np.isfinite(arr)):
+                raise SimConfigError(f"{name} must be {nj} finite numbers, got shape {arr.shape}")
+        mujoco.mj_resetData(self.model, self.data)
+        self.data.qpos[self._qa] = q0
+        self.data.qvel[self._da] = dq0
+        if self.mj.free_qpos is not None:
+            self._place_on_ground()
+        mujoco.mj_forward(self.model, self.data)
+        self._hold_q = q0.copy()
+        self._holding = True
+        self._tau_applied[:] = 0.0
+        self._clipped[:] = False
+
+    def _place_on_ground(self) -> None:
+        a = self.mj.free_qpos
+        self.data.qpos[a:a + 7] = [0, 0, 0, 1, 0, 0, 0]
+        mujoco.mj_kinematics(self.model, self.data)
+        geoms = self.mj.contact_geoms
+        if geoms.size == 0:
+            raise SimConfigError("floating-base robot has no contact geometry "
+                                 "(simulation.contact_links)")
+        lowest = np.min(self.data.geom_xpos[geoms, 2] - self.model.geom_rbound[geoms])
+        self.data.qpos[a + 2] = -lowest + 0.002
+
+    # ------------------------------------------------------------------ stepping
+    def _expand(self, tau_cmd) -> np.ndarray:
+        tau = np.asarray(tau_cmd, dtype=float).reshape(-1)
+        if not np.all(np.isfinite(tau)):
+            raise CommandError("torque command has non-finite entries")
+        full = np.zeros(self.robot.nj)
+        if tau.size == self.robot.nj:
+            full[self._cmd_idx] = tau[self._cmd_idx]  # entries of posture joints are ignored
+        elif tau.size == self._cmd_idx.size:
+            full[self._cmd_idx] = tau
+        else:
+            raise CommandError(
+                f"torque command has {tau.size} entries; expected {self.robot.nj} "
+                f"(robot joints) or {self._cmd_idx.size} (commanded joints {self.command_joints})")
+        return full
+
+    def step(self, tau_cmd: np.ndarray | Sequence[float] | None = None, n_steps: int = 1) -> None:
+        """Advance ``n_steps`` physics steps with motor torque command ``tau_cmd`` held constant.
+
+        ``tau_cmd``: one value per robot joint (config order) or per commanded joint
+        (``arm_joints`` for B1 + Z1); ``None`` engages the hold controller.
+        """
+        if n_steps < 1:
+            raise SimConfigError(f"n_steps must be >= 1, got {n_steps}")
+        if tau_cmd is None:
+            if not self._holding:
+                self._hold_q = self.data.qpos[self._qa].copy()
+                self._holding = True
+            self._cmd_full[:] = 0.0
+        else:
+            self._cmd_full = self._expand(tau_cmd)
+            self._holding = False
+        self._clipped[:] = False
+        m, d = self.model, self.data
+        cmd = self._cmd_idx
+        posture = self._posture_mask
+        for _ in range(n_steps):
+            mujoco.mj_step1(m, d)
+            q, dq = d.qpos[self._qa], d.qvel[self._da]
+            tau = self._cmd_full.copy()
+            if self._holding:
+                tau[cmd] = (self.hold_kp[cmd] * (self._hold_q[cmd] - q[cmd])
+                            - self.hold_kd[cmd] * dq[cmd] + d.qfrc_bias[self._da[cmd]])
+            if posture.any():
+                tau[posture] = (self.hold_kp[posture] * (self._posture[posture] - q[posture])
+                                - self.hold_kd[posture] * dq[posture])
+            clipped = np.clip(tau, -self._tau_max, self._tau_max)
+            self._clipped |= clipped != tau
+            self._tau_applied = clipped
+            d.qfrc_applied[self._da] = clipped - self._fc * np.sign(dq) - self._beta
+            mujoco.mj_step2(m, d)
+
+    # ------------------------------------------------------------------ sensors
+    def measure(self) -> Measurement:
+        """Sensor readings at the current time (noise drawn from the simulator's RNG)."""
+        nj = self.robot.nj
+        q = self.data.qpos[self._qa].copy()
+        if self.config.quantize:
+            res = self._resolution
+            q = np.where(res > 0, np.round(q / np.where(res > 0, res, 1.0)) * res, q)
+        dq = self.data.qvel[self._da] + self._rng.uniform(-1.0, 1.0, nj) * self._noise_dq
+        tau = self._tau_applied + self._rng.uniform(-1.0, 1.0, nj) * self._noise_tau
+        return Measurement(self.time, q, dq, tau, self._clipped.copy(), self._imu())
+
+    def _imu(self) -> ImuReading | None:
+        if self.mj.imu_body is None:
+            return None
+        # mj_step2 leaves sensors at the pre-step state; recompute them for the current one.
+        mujoco.mj_forward(self.model, self.data)
+        m, d = self.model, self.data
+
+        def read(name: str) -> np.ndarray:
+            s = m.sensor(name)
+            return d.sensordata[s.adr[0]:s.adr[0] + s.dim[0]].copy()
+
+        wxyz = read("imu_quat")
+        return ImuReading(np.array([wxyz[1], wxyz[2], wxyz[3], wxyz[0]]), read("imu_gyro"),
+                          read("imu_acc"))
