@@ -28,7 +28,10 @@ the tests bound empirically; clipping voids the guarantee and is flagged.
 Baselines (the paper's comparison, ``mode``):
 - ``robust``: the above with the identifier's box.
 - ``conservative``: the above with the prior box (what the controller knows without sysid).
-- ``wrong``: computed torque (passivity form, v = 0) with the nominal model without payload.
+- ``wrong``: the same law with the nominal model without payload taken as exact (a point box:
+  bound = 0, so v only acts through the α(V_sup − V_max) term) — S3's "wrong" baseline, i.e.
+  passivity-based computed torque that believes the nominal model. Its box does not contain the
+  truth, so V ≤ V_max is NOT guaranteed, and the tests show it being exceeded.
 - ``pid``: gravity compensation g(q; θ₀) + PID on e (integral clamped), with the box nominal.
 """
 from __future__ import annotations
@@ -161,7 +164,8 @@ class RobustController:
         self._rad_links[self.ee] = 0.0
         fr = robot.friction
         self.fric_nominal = fr.nominal.copy()                 # (nj, 4) [Fc, Fv, Ia, β]
-        self.fric_radius = fr.radius.copy() if theta_r_uncertainty else np.zeros_like(fr.radius)
+        self.fric_radius = fr.radius.copy() if theta_r_uncertainty and mode != "wrong" \
+            else np.zeros_like(fr.radius)
         self.prior = prior
         self._integral = np.zeros(robot.nj)
         self._last_t: float | None = None
@@ -182,7 +186,7 @@ class RobustController:
         rad = self._rad_links.copy()
         rad[self.ee] = 0.5 * (box.upper - box.lower)
         if self.mode == "wrong":
-            rad[:] = 0.0
+            rad[:] = 0.0          # the nominal model is taken as exact
         self.theta0, self.theta_c, self.theta_rad = th0, thc, rad
 
     def reset(self) -> None:
@@ -245,8 +249,6 @@ class RobustController:
         dq_a = dq_d + kr * e
         ddq_a = ddq_d + kr * de
         itv = self.torque_interval(q, dq, dq_a, ddq_a)
-        if self.mode == "wrong":
-            return self._finish(itv.tau0, zeros, e, de, r, r_norm, np.nan, 0.0, 0.0)
         bound = np.maximum(itv.upper - itv.tau0, itv.tau0 - itv.lower)
         bound_norm = float(np.linalg.norm(bound))
         vsup = self.v_sup(q, r)

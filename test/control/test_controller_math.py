@@ -136,7 +136,7 @@ def test_modes_use_their_models(gen3):
     for c in (wrong, cons, rob):
         c.set_bounds(box)
     np.testing.assert_allclose(wrong.theta0[gen3.ee_columns], gen3.theta_e())
-    assert np.all(wrong.theta_rad == 0)
+    assert np.all(wrong.theta_rad == 0) and np.all(wrong.fric_radius == 0)
     np.testing.assert_allclose(cons.theta_rad[gen3.ee_columns], prior.upper / 2 - prior.lower / 2)
     np.testing.assert_allclose(rob.theta_rad[gen3.ee_columns], box.radius if hasattr(box, "radius")
                                else (box.upper - box.lower) / 2)
