@@ -28,8 +28,9 @@ import numpy as np
 import pinocchio as pin
 
 from sysid_ros.model.robots import Robot
-from sysid_ros.model.spatial import (BatchKinematics, bilinear_regressor, cross_motion,
-                                     inverse_action)
+from sysid_ros.model.spatial import (BatchKinematics, bilinear_matrix, bilinear_regressor,
+                                     cross_matrix, cross_motion, inverse_action,
+                                     inverse_action_matrix)
 
 __all__ = ["Regressors"]
 
@@ -73,30 +74,54 @@ class Regressors:
                       bodies: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(W_m, W_c) sharing one kinematics pass; ``bodies`` (0-based) restricts the columns.
 
-        With ``bodies`` given, the result has 10·len(bodies) columns in that order.
+        With ``bodies`` given, the result has 10·len(bodies) columns in that order. The bilinear
+        forms of every body are folded with Ad⁻¹ into (10, 6) maps acting on world-frame motions,
+        so each regressor is one batched matmul against the world-frame columns S_j and
+        ∂v/∂q_j, masked to the kinematic support (exact zeros elsewhere).
         """
         q = _as_batch(q, self.model.nq, "q")
         dq = _as_batch(dq, self.model.nv, "dq")
         if q.shape[0] != dq.shape[0]:
             raise ValueError("q and dq must have the same number of samples")
-        kin, t_world = self._body_terms(q, dq)
         bodies = np.arange(self.nb) if bodies is None else np.asarray(bodies, int)
-        n, nv = q.shape[0], self.model.nv
-        w_m = np.zeros((n, nv, 10 * len(bodies)))
-        w_c = np.zeros_like(w_m)
-        g_world = self.model.gravity.linear
-        for col, i in enumerate(bodies):
-            sup = self.kin.support[i]
-            rot, pos = kin.rot[:, i], kin.pos[:, i]
-            s_i = inverse_action(rot, pos, kin.s_world[:, sup])
-            t_i = inverse_action(rot, pos, t_world[:, sup])
-            v_i = inverse_action(rot, pos, kin.v_world[:, i:i + 1])
-            grav = np.zeros((n, 1, 6))
-            grav[..., :3] = (np.swapaxes(rot, -1, -2) @ g_world)[:, None]
-            block = slice(10 * col, 10 * col + 10)
-            w_m[:, sup, block] = bilinear_regressor(v_i, s_i)
-            w_c[:, sup, block] = bilinear_regressor(v_i, t_i) + bilinear_regressor(grav, s_i)
+        n = q.shape[0]
+        w_m = np.empty((n, self.model.nv, 10 * len(bodies)))
+        w_c = np.empty_like(w_m)
+        # chunks keep the (chunk, nv, 10·nb) temporaries in cache: memory traffic, not flops,
+        # is what this costs
+        for a in range(0, n, self.CHUNK):
+            b = min(n, a + self.CHUNK)
+            w_m[a:b], w_c[a:b] = self._momentum_chunk(q[a:b], dq[a:b], bodies)
         return w_m, w_c
+
+    CHUNK = 1024
+
+    def _momentum_chunk(self, q: np.ndarray, dq: np.ndarray,
+                        bodies: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        kin, t_world = self._body_terms(q, dq)
+        n, nb = q.shape[0], len(bodies)
+        rot, pos = kin.rot[:, bodies], kin.pos[:, bodies]
+        x_inv = inverse_action_matrix(rot, pos)                                 # (N, nb, 6, 6)
+        v_b = (x_inv @ kin.v_world[:, bodies, :, None])[..., 0]
+        p_map = np.swapaxes((bilinear_matrix(v_b) @ x_inv).reshape(n, 10 * nb, 6), -1, -2)
+        mask = self._mask(bodies)                                                # (nv, 10·nb)
+        w_m = kin.s_world @ p_map
+        w_m *= mask
+        w_c = t_world @ p_map
+        # −∂U_i/∂q_j in the world frame: U_i = −g·(m p_i + R_i h), and q_j moves the point p_i
+        # with s_l + s_a × p_i and rotates R_i h with s_a, so only the m and h rows are non-zero.
+        g = self.model.gravity.linear
+        s_l, s_a = kin.s_world[..., :3], kin.s_world[..., 3:]
+        g_x_sa = np.cross(g, s_a)                                                # (N, nv, 3)
+        grav = np.zeros((n, self.model.nv, nb, 10))
+        grav[..., 0] = (s_l @ g)[:, :, None] + g_x_sa @ np.swapaxes(pos, -1, -2)
+        grav[..., 1:4] = np.swapaxes(g_x_sa[:, None] @ rot, 1, 2)
+        w_c += grav.reshape(n, self.model.nv, 10 * nb)
+        w_c *= mask
+        return w_m, w_c
+
+    def _mask(self, bodies: np.ndarray) -> np.ndarray:
+        return np.repeat(self.kin.support_mask[bodies], 10, axis=0).T
 
     def kinetic(self, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
         """Kinetic-energy row regressor (N, 10·n_bodies): K = row·θ."""

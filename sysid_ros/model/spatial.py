@@ -17,8 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-__all__ = ["BatchKinematics", "KinematicsResult", "bilinear_regressor", "cross_motion",
-           "inverse_action", "rotation_about"]
+__all__ = ["BatchKinematics", "KinematicsResult", "bilinear_matrix", "bilinear_regressor",
+           "cross_matrix", "cross_motion", "inverse_action", "inverse_action_matrix",
+           "rotation_about"]
 
 _AXES = {"JointModelRX": (1.0, 0.0, 0.0), "JointModelRY": (0.0, 1.0, 0.0),
          "JointModelRZ": (0.0, 0.0, 1.0)}
@@ -59,6 +60,51 @@ def bilinear_regressor(v: np.ndarray, w: np.ndarray) -> np.ndarray:
     out[..., 7] = va[..., 0] * wa[..., 2] + va[..., 2] * wa[..., 0]
     out[..., 8] = va[..., 1] * wa[..., 2] + va[..., 2] * wa[..., 1]
     out[..., 9] = va[..., 2] * wa[..., 2]
+    return out
+
+
+def _skew(x: np.ndarray) -> np.ndarray:
+    out = np.zeros(x.shape[:-1] + (3, 3))
+    out[..., 0, 1], out[..., 0, 2] = -x[..., 2], x[..., 1]
+    out[..., 1, 0], out[..., 1, 2] = x[..., 2], -x[..., 0]
+    out[..., 2, 0], out[..., 2, 1] = -x[..., 1], x[..., 0]
+    return out
+
+
+def bilinear_matrix(v: np.ndarray) -> np.ndarray:
+    """B(v) (..., 10, 6) with B(v)·w = ``bilinear_regressor(v, w)``: the same form, linear in w."""
+    vl, va = v[..., :3], v[..., 3:]
+    out = np.zeros(v.shape[:-1] + (10, 6))
+    out[..., 0, :3] = vl
+    out[..., 1:4, :3] = -_skew(va)
+    out[..., 1:4, 3:] = _skew(vl)
+    ax, ay, az = va[..., 0], va[..., 1], va[..., 2]
+    out[..., 4, 3] = ax
+    out[..., 5, 3], out[..., 5, 4] = ay, ax
+    out[..., 6, 4] = ay
+    out[..., 7, 3], out[..., 7, 5] = az, ax
+    out[..., 8, 4], out[..., 8, 5] = az, ay
+    out[..., 9, 5] = az
+    return out
+
+
+def cross_matrix(v: np.ndarray) -> np.ndarray:
+    """[v×] (..., 6, 6): the motion cross product v × w as a matrix acting on w."""
+    out = np.zeros(v.shape[:-1] + (6, 6))
+    wa = _skew(v[..., 3:])
+    out[..., :3, :3] = wa
+    out[..., :3, 3:] = _skew(v[..., :3])
+    out[..., 3:, 3:] = wa
+    return out
+
+
+def inverse_action_matrix(rot: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """Ad⁻¹ (N, 6, 6) expressing world-frame motions in the frame placed at (rot, pos)."""
+    rt = np.swapaxes(rot, -1, -2)
+    out = np.zeros(rot.shape[:-2] + (6, 6))
+    out[..., :3, :3] = rt
+    out[..., :3, 3:] = -rt @ _skew(pos)
+    out[..., 3:, 3:] = rt
     return out
 
 
@@ -118,6 +164,19 @@ class BatchKinematics:
                 k = self.parent[k]
             cols = [c for c in range(model.nv) if self.v_body[c] in chain]
             self.support.append(np.array(cols, dtype=int))
+        # revolute joints about +x/+y/+z get a cheaper rotation (index of the axis, else −1)
+        self.coordinate_axis = [int(np.flatnonzero(a == 1.0)[0])
+                                if a is not None and np.sum(np.abs(a)) == 1.0 and a.max() == 1.0
+                                else -1 for a in self.axis]
+        # support_mask[i, c]: velocity coordinate c moves body i
+        self.support_mask = np.zeros((self.nb, model.nv))
+        for i, cols in enumerate(self.support):
+            self.support_mask[i, cols] = 1.0
+
+    def _local_rotation(self, i: int, angle: np.ndarray) -> np.ndarray:
+        if self.coordinate_axis[i] >= 0:
+            return _placed_rotation(self.place_rot[i], self.coordinate_axis[i], angle)
+        return self.place_rot[i] @ rotation_about(self.axis[i], angle)
 
     def forward(self, q: np.ndarray, v: np.ndarray | None = None) -> KinematicsResult:
         q = np.atleast_2d(np.asarray(q, float))
@@ -141,7 +200,7 @@ class BatchKinematics:
                                                          s_world[:, iv + 3:iv + 6, 3:])
                 continue
             p = self.parent[i]
-            local_r = self.place_rot[i] @ rotation_about(self.axis[i], q[:, self.idx_q[i]])
+            local_r = self._local_rotation(i, q[:, self.idx_q[i]])
             if p < 0:
                 rot[:, i] = local_r
                 pos[:, i] = self.place_pos[i]
@@ -150,15 +209,32 @@ class BatchKinematics:
                 pos[:, i] = pos[:, p] + (rot[:, p] @ self.place_pos[i])
             w_axis = rot[:, i] @ self.axis[i]
             s_world[:, self.idx_v[i], 3:] = w_axis
-            s_world[:, self.idx_v[i], :3] = np.cross(pos[:, i], w_axis)
+            s_world[:, self.idx_v[i], :3] = _cross3(pos[:, i], w_axis)
         v_world = None
         if v is not None:
             v = np.atleast_2d(np.asarray(v, float))
-            contrib = s_world * v[:, :, None]
-            v_world = np.empty((n, self.nb, 6))
-            for i in range(self.nb):
-                v_world[:, i] = contrib[:, self.support[i]].sum(axis=1)
+            v_world = self.support_mask @ (s_world * v[:, :, None])
         return KinematicsResult(rot, pos, s_world, v_world)
+
+
+def _cross3(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a × b for (N, 3) arrays (np.cross has a large per-call overhead)."""
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out[:, 0] = a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1]
+    out[:, 1] = a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2]
+    out[:, 2] = a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]
+    return out
+
+
+def _placed_rotation(place: np.ndarray, axis: int, angle: np.ndarray) -> np.ndarray:
+    """place @ R_axis(angle) for a coordinate axis, without a batched 3×3 product."""
+    c, s = np.cos(angle)[:, None], np.sin(angle)[:, None]
+    a, b = [(1, 2), (2, 0), (0, 1)][axis]
+    out = np.empty((angle.shape[0], 3, 3))
+    out[:, :, axis] = place[:, axis]
+    out[:, :, a] = c * place[:, a] + s * place[:, b]
+    out[:, :, b] = c * place[:, b] - s * place[:, a]
+    return out
 
 
 def _quat_to_rot(quat: np.ndarray) -> np.ndarray:
