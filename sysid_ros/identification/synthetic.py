@@ -1,0 +1,164 @@
+"""Reference data for identifier tests and benchmarks: a simulated robot with known truth.
+
+Independent of the identifier's regressor code: forward dynamics are Pinocchio's ABA
+(``pin.aba`` with ``model.armature`` = Ia) with joint friction Fc·sign(q̇) + Fv·q̇ + β subtracted
+from the motor torque, integrated by classical RK4 on a jittered (non-uniform) time grid at
+≈ ``rate_hz``. The motor torque is a continuous-time controller evaluated at every RK4 stage
+(gravity compensation of the *nominal* model + PD around a sum-of-sines reference), so the
+sampled torque is the true torque at the sample instant, as a torque sensor would measure it.
+
+The simulated robot differs from the identifier's nominal model inside the stated boxes: every
+non-end-effector parameter is scaled by an independent factor in [1 − rel, 1 + rel] (resampled
+until the body stays physically consistent) and each friction coefficient is drawn in its box.
+Measured torque = true torque + noise uniform in ±(abs + rel·|τ|) (optionally scaled/biased to
+violate the bound on purpose).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from sysid_ros.model.parameters import is_physically_consistent
+from sysid_ros.model.robots import Robot
+
+__all__ = ["SimulatedRun", "random_payload_theta", "perturbed_model", "simulate",
+           "exciting_reference"]
+
+
+@dataclass(frozen=True)
+class SimulatedRun:
+    """Samples (t (N,), q, q̇, τ true and measured (N, nj)) and the truth θ_e (10,)."""
+
+    t: np.ndarray
+    q: np.ndarray
+    dq: np.ndarray
+    tau: np.ndarray
+    tau_meas: np.ndarray
+    theta_e: np.ndarray
+
+
+def random_payload_theta(rng: np.random.Generator, mass_max: float = 4.0,
+                         com_lower=(-0.05, -0.05, -0.25), com_upper=(0.05, 0.05, -0.08),
+                         size_max: float = 0.15) -> np.ndarray:
+    """θ of a random solid box payload (mass in [0, mass_max], random orientation), EE frame."""
+    m = rng.uniform(0.0, mass_max)
+    c = rng.uniform(com_lower, com_upper)
+    a, b, d = rng.uniform(0.01, size_max, 3)
+    principal = m / 12.0 * np.array([b**2 + d**2, a**2 + d**2, a**2 + b**2])
+    rot = pin.Quaternion(*rng.normal(size=4)).normalized().toRotationMatrix()
+    i_c = rot @ np.diag(principal) @ rot.T
+    return pin.Inertia(m, c, i_c).toDynamicParameters()
+
+
+def perturbed_model(robot: Robot, rng: np.random.Generator, rel: float,
+                    theta_e: np.ndarray) -> pin.Model:
+    """Copy of the robot's model with θ_r scaled inside ±rel and the EE body set to θ_e."""
+    model = robot.model.copy()
+    for j in range(1, model.njoints):
+        if j == robot.ee_joint_id:
+            model.inertias[j] = pin.Inertia.FromDynamicParameters(np.asarray(theta_e, float))
+            continue
+        nominal = model.inertias[j].toDynamicParameters()
+        for _ in range(100):
+            theta = nominal * (1.0 + rel * rng.uniform(-1.0, 1.0, 10))
+            if is_physically_consistent(theta):
+                break
+        else:
+            theta = nominal
+        model.inertias[j] = pin.Inertia.FromDynamicParameters(theta)
+    return model
+
+
+def exciting_reference(robot: Robot, rng: np.random.Generator, n_harmonics: int = 3,
+                       speed: float = 0.6):
+    """Random sum-of-sines reference q_d(t) (and derivatives) inside the joint limits.
+
+    Returns a function t → (q_d, q̇_d); peak speed ≤ ``speed``·dq_max per joint.
+    """
+    nj = robot.nj
+    lo = np.where(np.isfinite(robot.limits.q_lower), robot.limits.q_lower, -np.pi)
+    hi = np.where(np.isfinite(robot.limits.q_upper), robot.limits.q_upper, np.pi)
+    center = 0.5 * (lo + hi) + rng.uniform(-0.2, 0.2, nj) * (hi - lo) * 0.5
+    omega = rng.uniform(0.8, 3.0, (n_harmonics, nj))
+    phase = rng.uniform(0, 2 * np.pi, (n_harmonics, nj))
+    amp = rng.uniform(0.5, 1.0, (n_harmonics, nj))
+    # Scale so the peak speed bound holds and the motion stays well inside the limits.
+    v_peak = np.sum(amp * omega, axis=0)
+    scale = np.minimum(speed * robot.limits.dq_max / v_peak,
+                       0.3 * (hi - lo) / np.sum(amp, axis=0))
+    amp = amp * scale
+
+    def ref(t: float) -> tuple[np.ndarray, np.ndarray]:
+        arg = omega * t + phase
+        return (center + np.sum(amp * (np.sin(arg) - np.sin(phase)), axis=0),
+                np.sum(amp * omega * np.cos(arg), axis=0))
+
+    return ref
+
+
+def simulate(robot: Robot, rng: np.random.Generator, *, theta_e: np.ndarray, duration: float,
+             rate_hz: float = 4000.0, jitter: float = 0.2, robot_rel: float = 0.05,
+             friction_true: np.ndarray | None = None, noise_abs: float | np.ndarray = 0.0,
+             noise_rel: float = 0.0, noise_scale: float = 1.0, noise_bias: float = 0.0,
+             swap_theta_e: np.ndarray | None = None, swap_time: float | None = None,
+             reference=None, kp: float = 300.0, kd: float = 60.0) -> SimulatedRun:
+    """Simulate ``duration`` seconds; see module docstring.
+
+    ``noise_scale`` > 1 and ``noise_bias`` (fraction of the bound, added with a fixed sign per
+    joint) violate the noise assumption on purpose; ``swap_theta_e`` replaces the payload at
+    ``swap_time`` (violates the rigid-grasp assumption).
+    """
+    nj = robot.nj
+    if friction_true is None:
+        fr = robot.friction
+        friction_true = fr.nominal + fr.radius * rng.uniform(-1.0, 1.0, fr.nominal.shape)
+    models = [perturbed_model(robot, rng, robot_rel, theta_e)]
+    if swap_theta_e is not None:
+        swapped = models[0].copy()
+        swapped.inertias[robot.ee_joint_id] = pin.Inertia.FromDynamicParameters(
+            np.asarray(swap_theta_e, float))
+        models.append(swapped)
+    for m in models:
+        m.armature = friction_true[:, 2].copy()
+    datas = [m.createData() for m in models]
+    nominal, nominal_data = robot.model, robot.model.createData()
+    ref = reference or exciting_reference(robot, rng)
+    fc, fv, beta = friction_true[:, 0], friction_true[:, 1], friction_true[:, 3]
+    fv_nom = robot.friction.nominal[:, 1]
+
+    def control(t: float, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
+        q_d, dq_d = ref(t)
+        g = pin.computeGeneralizedGravity(nominal, nominal_data, q)
+        return g + fv_nom * dq_d + kp * (q_d - q) + kd * (dq_d - dq)
+
+    def accel(k: int, t: float, q: np.ndarray, dq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        tau = control(t, q, dq)
+        ddq = pin.aba(models[k], datas[k], q, dq, tau - fc * np.sign(dq) - fv * dq - beta)
+        return ddq, tau
+
+    steps = int(np.ceil(duration * rate_hz))
+    dts = (1.0 + jitter * rng.uniform(-1.0, 1.0, steps)) / rate_hz
+    t = np.concatenate([[0.0], np.cumsum(dts)])
+    q = np.empty((steps + 1, nj))
+    dq = np.empty_like(q)
+    tau = np.empty_like(q)
+    q[0], dq[0] = ref(0.0)
+    for i in range(steps + 1):
+        k = 1 if (swap_time is not None and len(models) > 1 and t[i] >= swap_time) else 0
+        a1, tau[i] = accel(k, t[i], q[i], dq[i])
+        if i == steps:
+            break
+        h = dts[i]
+        x, v = q[i], dq[i]
+        k1x, k1v = v, a1
+        k2x, k2v = v + 0.5 * h * k1v, accel(k, t[i] + 0.5 * h, x + 0.5 * h * k1x, v + 0.5 * h * k1v)[0]
+        k3x, k3v = v + 0.5 * h * k2v, accel(k, t[i] + 0.5 * h, x + 0.5 * h * k2x, v + 0.5 * h * k2v)[0]
+        k4x, k4v = v + h * k3v, accel(k, t[i] + h, x + h * k3x, v + h * k3v)[0]
+        q[i + 1] = x + h / 6.0 * (k1x + 2 * k2x + 2 * k3x + k4x)
+        dq[i + 1] = v + h / 6.0 * (k1v + 2 * k2v + 2 * k3v + k4v)
+    bound = np.asarray(noise_abs, float) + noise_rel * np.abs(tau)
+    sign = rng.choice([-1.0, 1.0], nj)
+    noise = noise_scale * bound * rng.uniform(-1.0, 1.0, tau.shape) + noise_bias * bound * sign
+    return SimulatedRun(t, q, dq, tau, tau + noise, np.asarray(theta_e, float).copy())
