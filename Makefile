@@ -1,14 +1,14 @@
-# The two commands the README opens with. Both run the idempotent set-up first.
+# Conveniences around the README's two commands (which need only bash).
 .PHONY: setup test demo bench
 
 setup:
 	@bash scripts/setup.sh
 
-test: setup
-	@bash scripts/run_tests.sh
+test:
+	@bash scripts/test.sh
 
-demo: setup
-	@bash scripts/run_demo.sh
+demo:
+	@bash scripts/demo.sh
 
 bench: setup
 	@.venv/bin/python -m bench.run_all

@@ -4,7 +4,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-APT_PKGS=(coinor-libipopt-dev liblapack-dev libblas-dev pkg-config)
+PY=${PYTHON:-python3}
+# Ipopt (cyipopt builds against it) and a compiler; python3-venv/-dev only when the chosen
+# interpreter lacks venv/ensurepip or its headers (Debian splits them out of python3).
+APT_PKGS=(coinor-libipopt-dev liblapack-dev libblas-dev pkg-config gcc g++)
+"$PY" -c "import venv, ensurepip" 2>/dev/null || APT_PKGS+=(python3-venv)
+"$PY" -c "import sysconfig, os, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))" \
+  || APT_PKGS+=(python3-dev)
 
 missing=()
 for p in "${APT_PKGS[@]}"; do
@@ -17,7 +23,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   echo "[setup] creating .venv" >&2
   "$PY" -m venv .venv
