@@ -12,10 +12,11 @@ Why these choices:
 - Locked joints (``model.locked_joints``) are deleted and their body welded at the locked
   position, matching ``pin.buildReducedModel``.
 - Joint friction/armature from ``robot.friction.nominal``: ``armature`` = Ia, ``damping`` = Fv
-  (MuJoCo's Euler integrator treats it implicitly), ``frictionloss`` = 0. Coulomb Fc·sign(q̇) and
-  the offset β are NOT MuJoCo's constraint-based ``frictionloss`` (which can hold a joint at rest
-  with any force in [-Fc, Fc]); the simulator applies −(Fc·sign(q̇) + β) as a generalized force
-  each physics step so the simulated law is exactly the package's τ_f model (DESIGN §3).
+  (MuJoCo's Euler integrator treats it implicitly), ``frictionloss`` = 0. Coulomb friction and
+  the offset β are applied by the simulator as a generalized force each physics step rather than
+  with MuJoCo's ``frictionloss`` (a soft constraint whose regularisation lets joints creep and
+  whose force while sliding depends on solver settings): while sliding it is exactly the
+  package's Fc·sign(q̇) (DESIGN §3), so Pinocchio agreement stays testable step by step.
 - Floating base: a free joint on the URDF root body plus a ground plane; an IMU site on the
   ``simulation.imu_body`` with framequat / gyro / accelerometer sensors.
 - The payload is a welded child body of the EE body with explicit inertial (fused at compile).

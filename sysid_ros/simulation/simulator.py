@@ -163,7 +163,10 @@ class Simulator:
             raise SimConfigError(f"simulation.home needs {nj} angles")
 
         nom = robot.friction.nominal
-        self._fc, self._beta = nom[:, 0].copy(), nom[:, 3].copy()
+        self._fc, self._fv, self._beta = nom[:, 0].copy(), nom[:, 1].copy(), nom[:, 3].copy()
+        self._fc_idx = np.flatnonzero(self._fc > 0)
+        self._has_fc = self._fc_idx.size > 0
+        self._dense_m = np.zeros((self.model.nv, self.model.nv))
         self._tau_max = robot.limits.tau_max.copy()
         self._qa, self._da = self.mj.qpos_adr, self.mj.dof_adr
         self._tau_applied = np.zeros(nj)
@@ -302,8 +305,56 @@ class Simulator:
             clipped = np.clip(tau, -self._tau_max, self._tau_max)
             self._clipped |= clipped != tau
             self._tau_applied = clipped
-            d.qfrc_applied[self._da] = clipped - self._fc * np.sign(dq) - self._beta
+            d.qfrc_applied[self._da] = clipped - self._beta + self._coulomb(dq, clipped)
             mujoco.mj_step2(m, d)
+
+    def _coulomb(self, dq: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        """Coulomb friction torques for this physics step (actuated joints, config order).
+
+        Set-valued Coulomb law at velocity level (what an explicit Fc·sign(q̇) gets wrong: on
+        the Z1's light wrist it flips the velocity by Fc·h/I ≈ 0.3 rad/s every step): joints
+        that keep sliding through the step get exactly −Fc·sign(q̇); joints that would stop or
+        reverse get the force in [−Fc, Fc] that leaves them at rest at the step's end, solved
+        jointly with the full mass matrix (A = M + h·Fv, MuJoCo's implicit-damping Euler step)
+        by a small active-set iteration. Contact forces (B1's feet) are not in this estimate.
+        """
+        if not self._has_fc:
+            return np.zeros_like(dq)
+        m, d, h = self.model, self.data, self.physics_dt
+        idx = self._fc_idx
+        dofs = self._da[idx]
+        a = self._dense_m
+        mujoco.mj_fullM(m, d, a)
+        a[self._da, self._da] += h * self._fv
+        force = d.qfrc_passive - d.qfrc_bias
+        force[self._da] += tau - self._beta
+        rhs = np.zeros((m.nv, 1 + idx.size))
+        rhs[:, 0] = force
+        rhs[dofs, 1 + np.arange(idx.size)] = 1.0
+        sol = np.linalg.solve(a, rhs)
+        v_free = dq[idx] + h * sol[dofs, 0]        # end-of-step velocity without Coulomb
+        w = h * sol[dofs, 1:]                      # its response to unit Coulomb torques
+        fc = self._fc[idx]
+        out = np.zeros_like(dq)
+        f = -fc * np.sign(dq[idx])
+        if np.all(dq[idx] != 0) and np.all(np.sign(v_free + w @ f) == np.sign(dq[idx])):
+            out[idx] = f
+            return out
+        stuck = np.ones(idx.size, dtype=bool)
+        f = np.zeros(idx.size)
+        for _ in range(idx.size):
+            k = np.flatnonzero(stuck)
+            f[k] = np.linalg.solve(w[np.ix_(k, k)], -(v_free[k] + w[np.ix_(k, ~stuck)] @ f[~stuck]))
+            excess = np.abs(f[k]) - fc[k]
+            if excess.max() <= 0.0:
+                break
+            j = k[np.argmax(excess)]
+            stuck[j] = False
+            f[j] = np.sign(f[j]) * fc[j]
+            if not stuck.any():
+                break
+        out[idx] = np.clip(f, -fc, fc)
+        return out
 
     # ------------------------------------------------------------------ sensors
     def measure(self) -> Measurement:

@@ -119,26 +119,60 @@ def test_instantaneous_forward_dynamics_match(fixture, request):
         np.testing.assert_allclose(d.qacc[sim.mj.dof_adr], expected, rtol=1e-9, atol=1e-9)
 
 
-@pytest.mark.parametrize("fixture", ["gen3", "z1"])
-def test_trajectory_matches_pinocchio_same_scheme(fixture, request):
-    """0.2 s under a varying torque (plus Coulomb friction on the Z1): the Simulator's whole
-    step path against Pinocchio integrated with the same semi-implicit Euler scheme."""
-    robot = request.getfixturevalue(fixture)
-    payload = dumbbell_for(robot, 2.27)
-    sim = Simulator(robot, payload, SimConfig(quantize=False), seed=0)
-    model = _pin_with_ee(robot, true_theta_e(robot, payload))
+def test_gen3_trajectory_matches_pinocchio_same_scheme(gen3):
+    """0.2 s under a varying torque with a 2.27 kg dumbbell: the Simulator's whole step path
+    against Pinocchio (θ_e := true_theta_e) integrated with the same semi-implicit Euler scheme
+    (implicit damping). Fc = 0 on the Gen3, so the law is smooth and agreement is to rounding."""
+    payload = dumbbell_for(gen3, 2.27)
+    sim = Simulator(gen3, payload, SimConfig(quantize=False), seed=0)
+    model = _pin_with_ee(gen3, true_theta_e(gen3, payload))
     data = model.createData()
     h = sim.physics_dt
-    q, dq = sim.home.copy(), np.full(robot.nj, 0.3)
+    q, dq = sim.home.copy(), np.full(gen3.nj, 0.3)
     sim.reset(q, dq)
     for k in range(int(round(0.2 / h))):
-        t = k * h
-        tau = 0.3 * robot.limits.tau_max * np.sin(2 * np.pi * 2.0 * t + np.arange(robot.nj))
+        tau = 0.3 * gen3.limits.tau_max * np.sin(2 * np.pi * 2.0 * k * h + np.arange(gen3.nj))
         sim.step(tau)
-        ddq = _pin_forward(robot, model, data, q, dq, tau, h=h)
-        dq = dq + h * ddq
+        dq = dq + h * _pin_forward(gen3, model, data, q, dq, tau, h=h)
         q = q + h * dq
     assert sim.time == pytest.approx(0.2)
     np.testing.assert_allclose(sim.q, q, atol=1e-9)
     np.testing.assert_allclose(sim.dq, dq, atol=1e-8)
     assert np.abs(sim.q - sim.home).max() > 1e-3   # it really moved
+
+
+def test_z1_sliding_coulomb_friction_is_fc_sign(z1):
+    """While every joint slides (no velocity reversal), the simulated Coulomb friction is
+    exactly Fc·sign(q̇): 0.2 s against Pinocchio with the plain sign law."""
+    sim = Simulator(z1, config=SimConfig(quantize=False), seed=0)
+    data = z1.model.createData()
+    fc, fv = z1.friction.nominal[:, 0], z1.friction.nominal[:, 1]
+    h = sim.physics_dt
+    dq0 = np.array([0.8, -0.6, 0.7, -0.9, 0.8, -1.0])
+    q, dq = sim.home.copy(), dq0.copy()
+    sim.reset(q, dq)
+    for _ in range(int(round(0.2 / h))):
+        # gravity compensation plus a push along the initial velocity keeps every joint sliding
+        tau = pin.computeGeneralizedGravity(z1.model, data, q) + np.sign(dq0) * (fc + fv * 0.9)
+        sim.step(tau)
+        dq = dq + h * _pin_forward(z1, z1.model, data, q, dq, tau, h=h)
+        q = q + h * dq
+        assert np.all(np.sign(dq) == np.sign(dq0))   # precondition of this check
+    np.testing.assert_allclose(sim.q, q, atol=1e-9)
+    np.testing.assert_allclose(sim.dq, dq, atol=1e-8)
+
+
+def test_z1_stiction_holds_below_fc_and_slides_above(z1):
+    """At rest a joint sticks while the net torque is below Fc and slides once it exceeds it
+    (no chattering: the velocity stays exactly 0 while stuck)."""
+    data = z1.model.createData()
+    fc = z1.friction.nominal[:, 0]
+    for scale, moves in ((0.8, False), (1.5, True)):
+        sim = Simulator(z1, config=SimConfig(quantize=False), seed=0)
+        for _ in range(800):
+            tau = pin.computeGeneralizedGravity(z1.model, data, sim.q)
+            tau[5] += scale * fc[5]
+            sim.step(tau)
+        assert (abs(sim.q[5] - sim.home[5]) > 1e-2) == moves
+        if not moves:
+            assert abs(sim.dq[5]) < 1e-6
