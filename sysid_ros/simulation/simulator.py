@@ -224,10 +224,12 @@ class Simulator:
             v[3:6] = self.data.qvel[d + 3:d + 6]
         return SimState(self.time, q, v)
 
-    def reset(self, q0: np.ndarray | None = None, dq0: np.ndarray | None = None) -> None:
-        """Restart at t = 0 from actuated positions ``q0`` (default: ``simulation.home``) and
-        velocities ``dq0`` (default 0); a floating base starts level, at rest, its lowest
-        contact geometry 2 mm above the ground."""
+    def reset(self, q0: np.ndarray | None = None, dq0: np.ndarray | None = None,
+              t0: float = 0.0) -> None:
+        """Restart at time ``t0`` (a node keeps its clock monotonic across resets) from actuated
+        positions ``q0`` (default: ``simulation.home``) and velocities ``dq0`` (default 0); a
+        floating base starts level, at rest, its lowest contact geometry 2 mm above the
+        ground."""
         nj = self.robot.nj
         q0 = self.home if q0 is None else np.asarray(q0, dtype=float)
         dq0 = np.zeros(nj) if dq0 is None else np.asarray(dq0, dtype=float)
@@ -240,6 +242,7 @@ class Simulator:
         if self.mj.free_qpos is not None:
             self._place_on_ground()
         mujoco.mj_forward(self.model, self.data)
+        self.data.time = float(t0)
         self._hold_q = q0.copy()
         self._holding = True
         self._tau_applied[:] = 0.0
