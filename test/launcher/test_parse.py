@@ -19,7 +19,8 @@ def test_shipped_launch_files_resolve():
     sim = load_launch("sim", {"robot": "z1", "record": "true"})
     assert _names(sim) == ["sim", "identifier", "exciting_planner", "robust_controller", "recorder"]
     ident = sim.processes[1]
-    assert ident.required and ident.param_files[0].endswith("config/z1.yaml")
+    assert ident.required and ident.param_files[0].endswith("config/identifier.yaml")
+    assert "robot:=z1" in ident.cmd
     assert "__node:=identifier" in ident.cmd and "use_sim_time:=true" in ident.cmd
     assert _names(load_launch("sim.launch.yaml", {"enable_planner": "false"})) == [
         "sim", "identifier", "robust_controller"]

@@ -1,0 +1,211 @@
+"""``sysid-demo``: the closed-loop demo on the built-in simulator (README command 1).
+
+Gen3 carrying the 8 lb (3.63 kg) dumbbell, the obstacle layout of S3's experiment (b). The graph
+(``sim``, ``identifier``, ``exciting_planner``, ``robust_controller``, ``recorder``) is started by
+the runner from ``launch/sim.launch.yaml`` — the same file ``ros2 launch`` reads. Phases:
+
+1. identification: the planner publishes ``--trajectories`` certified exciting trajectories
+   (receding horizon), the identifier updates the bounds after each;
+2. move-and-place: this process publishes a precomputed minimum-jerk trajectory (two degree-5
+   rest-to-rest segments of ``--segment`` seconds, as in the paper) on the same topic, tracked by
+   the robust controller with the identified bounds;
+3. report: the recorded bag is evaluated (``sysid_ros.demo.report``) into ``report.md`` and PNGs.
+
+Progress goes to stderr; the last line on stdout is the path of ``report.md``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["main", "task_points"]
+
+
+def task_points(q_start: np.ndarray, waypoints: list[np.ndarray], segment: float):
+    """(times, positions) of a rest-to-rest minimum-jerk trajectory through ``waypoints``.
+
+    Each segment is the degree-5 polynomial with zero velocity and acceleration at both ends,
+    i.e. q0 + (q1 − q0)(10s³ − 15s⁴ + 6s⁵): exactly what quintic interpolation of points with
+    zero velocities and accelerations reproduces.
+    """
+    pts = [np.asarray(q_start, float)] + [np.asarray(w, float) for w in waypoints]
+    return np.arange(len(pts)) * segment, np.stack(pts)
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="sysid-demo", description=__doc__.splitlines()[0])
+    ap.add_argument("--robot", default="gen3")
+    ap.add_argument("--payload", type=float, default=3.63, help="dumbbell mass, kg")
+    ap.add_argument("--trajectories", type=int, default=4, help="exciting trajectories")
+    ap.add_argument("--controller", default="robust",
+                    choices=["robust", "wrong", "conservative", "pid"],
+                    help="controller mode during the whole run (paper baselines)")
+    ap.add_argument("--segment", type=float, default=1.0, help="task segment duration, s")
+    ap.add_argument("--out", type=Path, default=None, help="output folder (default out/demo-<time>)")
+    ap.add_argument("--timeout", type=float, default=280.0, help="wall-clock limit, s")
+    return ap.parse_args(argv)
+
+
+def _log(msg: str) -> None:
+    sys.stderr.write(f"[demo] {msg}\n")
+    sys.stderr.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    import rclpy
+    from rclpy.node import Node
+    from rclpy.parameter import Parameter
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from sysid_ros.demo.report import evaluate, load_run, write_report
+    from sysid_ros.launcher import launch_graph
+    from sysid_ros.model.robots import load_robot
+    from sysid_ros.nodes._common import qos_for_topic
+    from sysid_ros.nodes.messages import bounds_from_msg
+    from sysid_ros.planning.obstacles import obstacles_from_config
+
+    robot = load_robot(args.robot)
+    demo_cfg = robot.config.get("demo", {})
+    if "waypoints" not in demo_cfg:
+        _log(f"config/{args.robot}.yaml has no demo.waypoints: the demo needs a task")
+        return 2
+    waypoints = [np.asarray(w, float) for w in demo_cfg["waypoints"]]
+    obstacles = obstacles_from_config(robot.config.get("planner", {}).get("obstacles"))
+    out = args.out or Path("out") / time.strftime("demo-%Y%m%d-%H%M%S")
+    out = out.resolve()
+    bag_root = out / "bag"
+    out.mkdir(parents=True, exist_ok=True)
+    log_file = (out / "graph.log").open("w")
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+
+    launch_args = {
+        "robot": args.robot, "payload": str(args.payload), "record": "true",
+        "output_dir": str(bag_root), "max_trajectories": str(args.trajectories),
+        "controller_mode": args.controller,
+    }
+    _log(f"output folder {out}")
+    _log(f"starting graph launch/sim.launch.yaml {' '.join(f'{k}:={v}' for k, v in launch_args.items())}")
+    rclpy.init()
+    node = Node("sysid_demo", parameter_overrides=[Parameter("use_sim_time", value=True)])
+    state: dict = {"plans": [], "bounds": None, "n_bounds": 0, "q": None, "t_js": None}
+
+    def on_plan(msg: JointTrajectory) -> None:
+        if msg.header.frame_id != "sysid_demo_task":
+            start = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+            end = msg.points[-1].time_from_start
+            state["plans"].append((start, start + end.sec + end.nanosec * 1e-9,
+                                   np.asarray(msg.points[-1].positions)))
+
+    def on_bounds(msg: Float64MultiArray) -> None:
+        try:
+            state["bounds"] = bounds_from_msg(msg)
+            state["n_bounds"] += 1
+        except ValueError:
+            pass
+
+    def on_js(msg: JointState) -> None:
+        state["t_js"] = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        index = {n: i for i, n in enumerate(msg.name)}
+        if all(n in index for n in robot.joint_names):
+            state["q"] = np.array([msg.position[index[n]] for n in robot.joint_names])
+
+    node.create_subscription(JointTrajectory, "/sysid/desired_trajectory", on_plan,
+                             qos_for_topic("/sysid/desired_trajectory"))
+    node.create_subscription(Float64MultiArray, "/sysid/payload_bounds", on_bounds,
+                             qos_for_topic("/sysid/payload_bounds"))
+    node.create_subscription(JointState, "/joint_states", on_js, qos_for_topic("/joint_states"))
+    task_pub = node.create_publisher(JointTrajectory, "/sysid/desired_trajectory",
+                                     qos_for_topic("/sysid/desired_trajectory"))
+
+    def now() -> float:
+        return node.get_clock().now().nanoseconds * 1e-9
+
+    wall0 = time.monotonic()
+    task_window: tuple[float, float] | None = None
+    reason_no_plan = ""
+    last_status = 0.0
+    with launch_graph("sim", launch_args, output=lambda line: log_file.write(line + "\n")) as graph:
+        try:
+            while time.monotonic() - wall0 < args.timeout:
+                rclpy.spin_once(node, timeout_sec=0.02)
+                if not graph.running:
+                    _log("a required node exited; see graph.log")
+                    break
+                t = now()
+                if time.monotonic() - last_status > 3.0 and state["t_js"] is not None:
+                    last_status = time.monotonic()
+                    b = state["bounds"]
+                    mass = f"m ∈ [{b.lower[0]:.3f}, {b.upper[0]:.3f}] kg" if b else "no bounds yet"
+                    phase = "task" if task_window else "identification"
+                    _log(f"t_sim = {t:6.2f} s  {phase}: {len(state['plans'])}/{args.trajectories}"
+                         f" plans, {state['n_bounds']} bound updates, {mass}")
+                if task_window is None:
+                    plans = state["plans"]
+                    done = len(plans) >= args.trajectories and t > plans[-1][1] + 0.5
+                    stalled = (state["t_js"] is not None and t > 20.0 + 3.0 * args.trajectories
+                               and (not plans or t > plans[-1][1] + 3.0))
+                    if (done or stalled) and state["q"] is not None:
+                        if stalled and not done:
+                            reason_no_plan = (f"the planner published {len(plans)} of "
+                                              f"{args.trajectories} trajectories")
+                            _log(reason_no_plan)
+                        q0 = plans[-1][2] if plans else state["q"]
+                        times, pos = task_points(q0, waypoints, args.segment)
+                        msg = JointTrajectory()
+                        start = t + 0.3
+                        msg.header.stamp.sec = int(start)
+                        msg.header.stamp.nanosec = int((start - int(start)) * 1e9)
+                        msg.header.frame_id = "sysid_demo_task"
+                        msg.joint_names = list(robot.joint_names)
+                        for tk, pk in zip(times, pos):
+                            p = JointTrajectoryPoint()
+                            p.positions = pk.tolist()
+                            p.velocities = [0.0] * robot.nj
+                            p.accelerations = [0.0] * robot.nj
+                            p.time_from_start.sec = int(tk)
+                            p.time_from_start.nanosec = int((tk - int(tk)) * 1e9)
+                            msg.points.append(p)
+                        task_pub.publish(msg)
+                        task_window = (start, start + times[-1] + 1.0)
+                        _log(f"identification done; move-and-place task from t_sim = {start:.2f} s")
+                elif t > task_window[1] + 0.2:
+                    break
+            else:
+                _log(f"wall-clock limit of {args.timeout:.0f} s reached")
+        finally:
+            node.destroy_node()
+            rclpy.shutdown()
+    log_file.close()
+
+    bags = sorted(p for p in bag_root.glob("*") if p.is_dir()) if bag_root.exists() else []
+    if not bags:
+        _log("no bag was recorded; see graph.log")
+        return 1
+    _log(f"evaluating {bags[-1]}")
+    run = load_run(bags[-1], robot)
+    window = task_window or (float(run.t[-1]), float(run.t[-1]))
+    ctrl = robot.config.get("controller", {})
+    ev = evaluate(run, robot, obstacles, window, float(ctrl.get("Kr", 5.0)),
+                  float(ctrl.get("V_max", 0.02)))
+    if reason_no_plan:
+        ev.reasons.append(reason_no_plan)
+    header = {"robot": args.robot, "payload": f"dumbbell {args.payload} kg",
+              "controller": args.controller, "exciting trajectories": args.trajectories,
+              "bag": str(bags[-1]), "wall time": f"{time.monotonic() - wall0:.0f} s"}
+    report = write_report(out, run, ev, robot, header)
+    _log(f"result: {'success' if ev.success else 'failure'}"
+         + (f" ({'; '.join(ev.reasons)})" if ev.reasons else ""))
+    print(report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

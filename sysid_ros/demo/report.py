@@ -1,0 +1,315 @@
+"""Evaluate a recorded closed-loop run and write ``report.md`` with PNG plots (no rclpy).
+
+Everything is recomputed from the bag, independently of what the nodes said about themselves:
+
+- final bounds vs. the simulator's truth (``/sim/payload_truth``) and whether the box contains it;
+- tracking: the desired reference is rebuilt from ``/sysid/desired_trajectory`` with the
+  controller library's quintic queue, and V = ½ rᵀ (H_true(q) + diag(Ia)) r is evaluated with the
+  TRUE θ_e (r = ė + K_r e) against V_max; V ≤ V_max is the controller's guarantee under bounds
+  that contain the truth;
+- torques: peak |command| per joint against the limits (a command at the limit was clipped);
+- collisions: the robot's collision spheres along the measured joint trajectory (Pinocchio-model
+  forward kinematics) against the obstacle boxes: minimum signed distance.
+
+The run succeeds when the task phase has no torque-limit hit, no collision and V ≤ V_max.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from sysid_ros.bagio import default_typestore, open_bag, read_joint_states
+from sysid_ros.control.trajectory import JointTrajectoryArrays, TrajectoryQueue
+from sysid_ros.model.parameters import PARAM_NAMES
+from sysid_ros.model.regressors import Regressors
+from sysid_ros.model.robots import Robot
+from sysid_ros.model.spatial import BatchKinematics
+from sysid_ros.planning.obstacles import BoxObstacle, signed_distance
+
+__all__ = ["RunData", "Evaluation", "load_run", "evaluate", "write_report"]
+
+
+@dataclass(frozen=True)
+class RunData:
+    """What the report needs from a bag, as arrays (times in seconds of the bag's clock)."""
+
+    t: np.ndarray
+    q: np.ndarray
+    dq: np.ndarray
+    tau_measured: np.ndarray
+    cmd_t: np.ndarray
+    cmd: np.ndarray
+    bounds_t: np.ndarray
+    bounds: np.ndarray              # (K, 3, 10): lower, nominal, upper
+    truth: np.ndarray | None        # (10,)
+    trajectories: list[JointTrajectoryArrays]
+
+
+@dataclass
+class Evaluation:
+    """Figures of merit of one run; ``success`` is the task-phase verdict."""
+
+    contains_truth: bool | None
+    final_bounds: np.ndarray | None
+    truth: np.ndarray | None
+    task_window: tuple[float, float]
+    max_abs_e: np.ndarray
+    max_abs_de: np.ndarray
+    max_V: float
+    V_max: float
+    peak_cmd: np.ndarray
+    tau_max: np.ndarray
+    torque_hits: list[str]
+    min_clearance: float
+    collided: bool
+    success: bool
+    reasons: list[str] = field(default_factory=list)
+    series: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+def _messages(bag: Path, topic: str):
+    reader = open_bag(bag)
+    store = default_typestore()
+    try:
+        conns = [c for c in reader.connections if c.topic == topic]
+        for conn, stamp, raw in reader.messages(connections=conns):
+            yield stamp * 1e-9, store.deserialize_cdr(raw, conn.msgtype)
+    finally:
+        reader.close()
+
+
+def _stamp(header: Any) -> float:
+    return header.stamp.sec + header.stamp.nanosec * 1e-9
+
+
+def _theta_from_inertia(inertia: Any) -> np.ndarray:
+    m = inertia.m
+    c = np.array([inertia.com.x, inertia.com.y, inertia.com.z])
+    i_c = np.array([[inertia.ixx, inertia.ixy, inertia.ixz], [inertia.ixy, inertia.iyy, inertia.iyz],
+                    [inertia.ixz, inertia.iyz, inertia.izz]])
+    i_o = i_c + m * (c @ c * np.eye(3) - np.outer(c, c))
+    return np.array([m, *(m * c), i_o[0, 0], i_o[0, 1], i_o[1, 1], i_o[0, 2], i_o[1, 2], i_o[2, 2]])
+
+
+def load_run(bag: Path, robot: Robot) -> RunData:
+    """Read the topics of a demo run. Message times use header stamps where there is one."""
+    js = read_joint_states(bag, "/joint_states", list(robot.joint_names))
+    cmd_t, cmd = [], []
+    for t, msg in _messages(bag, "/effort_controller/commands"):
+        if len(msg.data) == robot.nj:
+            cmd_t.append(t)
+            cmd.append(np.asarray(msg.data, float))
+    b_t, b = [], []
+    for t, msg in _messages(bag, "/sysid/payload_bounds"):
+        data = np.asarray(msg.data, float)
+        if data.size >= 30:
+            b_t.append(t)
+            b.append(data[:30].reshape(3, 10))
+    truth = None
+    for _, msg in _messages(bag, "/sim/payload_truth"):
+        truth = _theta_from_inertia(msg.inertia)
+    trajs = []
+    for _, msg in _messages(bag, "/sysid/desired_trajectory"):
+        pts = msg.points
+        trajs.append(JointTrajectoryArrays.from_arrays(
+            [p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in pts],
+            [p.positions for p in pts], [p.velocities for p in pts],
+            [p.accelerations for p in pts], list(msg.joint_names), list(robot.joint_names),
+            _stamp(msg.header)))
+    # bag receive times and header stamps share the sim clock only approximately; map the
+    # receive times of commands/bounds onto joint-state stamps through the bag clock
+    offset = _bag_to_stamp_offset(bag, js.t)
+    return RunData(js.t, js.position, js.velocity, js.effort,
+                   np.asarray(cmd_t) + offset, np.asarray(cmd).reshape(-1, robot.nj),
+                   np.asarray(b_t) + offset, np.asarray(b).reshape(-1, 3, 10), truth, trajs)
+
+
+def _bag_to_stamp_offset(bag: Path, stamps: np.ndarray) -> float:
+    """Median (header stamp − bag receive time) of joint_states: shifts other topics' times."""
+    recv = np.array([t for t, _ in _messages(bag, "/joint_states")])
+    n = min(recv.size, stamps.size)
+    return float(np.median(stamps[:n] - recv[:n])) if n else 0.0
+
+
+def _reference(run: RunData, nj: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    queue = TrajectoryQueue(nj)
+    queue.hold(run.q[0])
+    pending = sorted(run.trajectories, key=lambda tr: tr.start_time)
+    qd, dqd = np.empty_like(run.q), np.empty_like(run.q)
+    active = np.zeros(run.t.size, bool)
+    k = 0
+    for i, t in enumerate(run.t):
+        while k < len(pending) and pending[k].start_time <= t:
+            queue.push(pending[k], now=t)
+            k += 1
+        ref = queue.sample(t)
+        qd[i], dqd[i] = ref.q, ref.dq
+        active[i] = k > 0
+    return qd, dqd, active
+
+
+def evaluate(run: RunData, robot: Robot, obstacles: Sequence[BoxObstacle],
+             task_window: tuple[float, float], Kr: float, V_max: float) -> Evaluation:
+    """Compute the figures of merit; the verdict concerns ``task_window`` (seconds)."""
+    reasons: list[str] = []
+    final = run.bounds[-1] if run.bounds.size else None
+    contains = None
+    if final is not None and run.truth is not None:
+        contains = bool(np.all(run.truth >= final[0]) and np.all(run.truth <= final[2]))
+
+    qd, dqd, active = _reference(run, robot.nj)
+    e, de = qd - run.q, dqd - run.dq
+    r = de + Kr * e
+    in_task = (run.t >= task_window[0]) & (run.t <= task_window[1])
+    # V with the TRUE end-effector parameters (the controller never sees them)
+    theta = robot.theta()
+    if run.truth is not None:
+        theta = theta.copy()
+        theta[robot.ee_columns] = run.truth
+    stride = max(1, run.t.size // 4000)
+    idx = np.arange(0, run.t.size, stride)
+    reg = Regressors(robot)
+    w_m, _ = reg.momentum_pair(run.q[idx], r[idx])
+    h_r = w_m @ theta + robot.friction.nominal[:, 2] * r[idx]
+    V = 0.5 * np.einsum("ni,ni->n", r[idx], h_r)
+    V_task = V[in_task[idx]]
+    max_V = float(V_task.max()) if V_task.size else float("nan")
+    if V_task.size and max_V > V_max:
+        reasons.append(f"tracking bound: V reached {max_V:.4f} J > V_max = {V_max} J")
+
+    cmd_task = (run.cmd_t >= task_window[0]) & (run.cmd_t <= task_window[1])
+    peak = np.abs(run.cmd[cmd_task]).max(axis=0) if cmd_task.any() else np.zeros(robot.nj)
+    hits = [robot.joint_names[j] for j in range(robot.nj)
+            if peak[j] >= robot.limits.tau_max[j] * (1 - 1e-6)]
+    if hits:
+        reasons.append(f"torque limit reached on {', '.join(hits)}")
+
+    kin = BatchKinematics(robot.model)
+    fk = kin.forward(run.q[idx][in_task[idx]] if in_task.any() else run.q[idx])
+    clearance = np.inf
+    for s in robot.spheres:
+        centres = fk.pos[:, s.joint_id - 1] + fk.rot[:, s.joint_id - 1] @ s.offset
+        for obs in obstacles:
+            dist, _ = signed_distance(centres, obs)
+            clearance = min(clearance, float(np.min(dist - s.radius)))
+    collided = clearance < 0.0
+    if collided:
+        reasons.append(f"collision: a sphere penetrates an obstacle by {-clearance * 1000:.1f} mm")
+    success = not reasons and bool(in_task.any())
+    if not in_task.any():
+        reasons.append("no data in the task window")
+    return Evaluation(
+        contains_truth=contains, final_bounds=final, truth=run.truth, task_window=task_window,
+        max_abs_e=np.abs(e[in_task]).max(axis=0) if in_task.any() else np.full(robot.nj, np.nan),
+        max_abs_de=np.abs(de[in_task]).max(axis=0) if in_task.any() else np.full(robot.nj, np.nan),
+        max_V=max_V, V_max=V_max, peak_cmd=peak, tau_max=robot.limits.tau_max,
+        torque_hits=hits, min_clearance=clearance, collided=collided, success=success,
+        reasons=reasons,
+        series={"t": run.t, "e": e, "r_norm": np.linalg.norm(r, axis=1), "V_t": run.t[idx],
+                "V": V, "active": active})
+
+
+def _plots(out: Path, run: RunData, ev: Evaluation, robot: Robot) -> list[str]:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    t0 = run.t[0]
+    files = []
+    fig, axes = plt.subplots(5, 2, figsize=(11, 12), sharex=True)
+    for k, ax in enumerate(axes.T.ravel()):
+        if run.bounds.size:
+            bt = run.bounds_t - t0
+            ax.fill_between(bt, run.bounds[:, 0, k], run.bounds[:, 2, k], step="post",
+                            alpha=0.3, label="sound box")
+            ax.step(bt, run.bounds[:, 1, k], where="post", lw=1, label="point estimate θ₀")
+        if run.truth is not None:
+            ax.axhline(run.truth[k], color="k", ls="--", lw=1, label="truth")
+        ax.set_title(PARAM_NAMES[k], fontsize=10)
+        ax.axvspan(ev.task_window[0] - t0, ev.task_window[1] - t0, color="0.9", zorder=-1)
+    axes[0, 0].legend(fontsize=8, loc="upper right")
+    for ax in axes[-1]:
+        ax.set_xlabel("time [s] (grey: move-and-place task)")
+    fig.suptitle("θ_e bounds over time (joint_7 frame, SI units)")
+    fig.tight_layout()
+    fig.savefig(out / "bounds.png", dpi=90)
+    plt.close(fig)
+    files.append("bounds.png")
+
+    s = ev.series
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(11, 7), sharex=True)
+    a1.plot(s["t"] - t0, np.degrees(s["e"]), lw=0.8)
+    a1.set_ylabel("e = q_d − q [deg]")
+    a1.legend(robot.joint_names, fontsize=7, ncol=7)
+    a2.plot(s["V_t"] - t0, s["V"], lw=1, label="V = ½ rᵀ(H+Ia)r (true θ)")
+    a2.axhline(ev.V_max, color="r", ls="--", label="V_max")
+    a2.set_ylabel("V [J]")
+    a2.set_xlabel("time [s]")
+    a2.legend(fontsize=8)
+    for ax in (a1, a2):
+        ax.axvspan(ev.task_window[0] - t0, ev.task_window[1] - t0, color="0.9", zorder=-1)
+    fig.suptitle("Tracking error (grey: move-and-place task)")
+    fig.tight_layout()
+    fig.savefig(out / "tracking.png", dpi=90)
+    plt.close(fig)
+    files.append("tracking.png")
+
+    fig, axes = plt.subplots(robot.nj, 1, figsize=(11, 1.6 * robot.nj), sharex=True)
+    for j, ax in enumerate(np.atleast_1d(axes)):
+        ax.plot(run.cmd_t - t0, run.cmd[:, j], lw=0.7, label="command")
+        ax.plot(run.t - t0, run.tau_measured[:, j], lw=0.5, alpha=0.6, label="measured")
+        for sgn in (1, -1):
+            ax.axhline(sgn * robot.limits.tau_max[j], color="r", ls="--", lw=1)
+        ax.set_ylabel(f"{robot.joint_names[j]}\n[N·m]", fontsize=8)
+        ax.axvspan(ev.task_window[0] - t0, ev.task_window[1] - t0, color="0.9", zorder=-1)
+    np.atleast_1d(axes)[0].legend(fontsize=7, loc="upper right")
+    np.atleast_1d(axes)[-1].set_xlabel("time [s]")
+    fig.suptitle("Joint torques against limits (red)")
+    fig.tight_layout()
+    fig.savefig(out / "torques.png", dpi=90)
+    plt.close(fig)
+    files.append("torques.png")
+    return files
+
+
+def _fmt(x: np.ndarray) -> str:
+    return " ".join(f"{v: .4g}" for v in x)
+
+
+def write_report(out: Path, run: RunData, ev: Evaluation, robot: Robot,
+                 header: dict[str, Any]) -> Path:
+    """Write ``out/report.md`` and the PNGs; returns the report path."""
+    out.mkdir(parents=True, exist_ok=True)
+    files = _plots(out, run, ev, robot)
+    lines = ["# sysid_ros closed-loop demo", ""]
+    lines += [f"- {k}: {v}" for k, v in header.items()]
+    lines += ["", "## Identified bounds of θ_e (joint_7 body incl. gripper and payload)", ""]
+    if ev.final_bounds is not None:
+        lines += ["| parameter | lower | point estimate | upper | truth | inside |",
+                  "|---|---|---|---|---|---|"]
+        for k, name in enumerate(PARAM_NAMES):
+            lo, nom, up = ev.final_bounds[:, k]
+            tr = ev.truth[k] if ev.truth is not None else float("nan")
+            inside = "yes" if lo <= tr <= up else "NO"
+            lines.append(f"| {name} | {lo:.5g} | {nom:.5g} | {up:.5g} | {tr:.5g} | {inside} |")
+        lines += ["", f"Box contains the truth: **{ev.contains_truth}**"]
+    else:
+        lines.append("No bounds were published.")
+    lines += ["", "## Move-and-place task", "",
+              f"- max |e| per joint [deg]: {_fmt(np.degrees(ev.max_abs_e))}",
+              f"- max |ė| per joint [deg/s]: {_fmt(np.degrees(ev.max_abs_de))}",
+              f"- max V (true θ) = {ev.max_V:.5f} J, V_max = {ev.V_max} J",
+              f"- peak |command| per joint [N·m]: {_fmt(ev.peak_cmd)}",
+              f"- torque limits [N·m]: {_fmt(ev.tau_max)}",
+              f"- minimum clearance of the collision spheres to the obstacles: "
+              f"{ev.min_clearance * 1000:.1f} mm", ""]
+    lines += [f"![{f}]({f})" for f in files]
+    lines += ["", f"Result: {'success' if ev.success else 'failure'}"]
+    if ev.reasons:
+        lines += [f"- {r}" for r in ev.reasons]
+    path = out / "report.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
