@@ -106,8 +106,9 @@ def estimate_theta(Y: np.ndarray, U: np.ndarray, r: np.ndarray, theta_ref: np.nd
 
 
 def least_squares_reference(Y: np.ndarray, U: np.ndarray, r: np.ndarray,
-                            theta_ref: np.ndarray) -> PointEstimate:
-    """Same problem with ``scipy.optimize.least_squares`` (for tests)."""
+                            theta_ref: np.ndarray, eta0: np.ndarray | None = None
+                            ) -> PointEstimate:
+    """Same problem with ``scipy.optimize.least_squares`` (Levenberg–Marquardt; for tests)."""
     from scipy.optimize import least_squares
 
     A, b, lam = _weighted(Y, U, r)
@@ -122,7 +123,8 @@ def least_squares_reference(Y: np.ndarray, U: np.ndarray, r: np.ndarray,
         J = log_cholesky_jacobian(eta)
         return np.vstack([A @ J, s * J])
 
-    sol = least_squares(res, _start(theta_ref), jac=jac, method="lm", xtol=1e-15, ftol=1e-15,
-                        gtol=1e-15, max_nfev=20000)
+    with np.errstate(over="ignore", invalid="ignore"):
+        sol = least_squares(res, _start(theta_ref) if eta0 is None else eta0, jac=jac, method="lm", xtol=1e-15, ftol=1e-15,
+                            gtol=1e-15, max_nfev=20000)
     f, _ = ls_objective(A, b, lam, theta_ref)
     return PointEstimate(log_cholesky(sol.x), sol.x, f(sol.x), bool(sol.success))

@@ -103,12 +103,13 @@ def simulate(robot: Robot, rng: np.random.Generator, *, theta_e: np.ndarray, dur
              friction_true: np.ndarray | None = None, noise_abs: float | np.ndarray = 0.0,
              noise_rel: float = 0.0, noise_scale: float = 1.0, noise_bias: float = 0.0,
              swap_theta_e: np.ndarray | None = None, swap_time: float | None = None,
-             reference=None, kp: float = 300.0, kd: float = 60.0) -> SimulatedRun:
+             reference=None, bandwidth: float = 15.0) -> SimulatedRun:
     """Simulate ``duration`` seconds; see module docstring.
 
     ``noise_scale`` > 1 and ``noise_bias`` (fraction of the bound, added with a fixed sign per
     joint) violate the noise assumption on purpose; ``swap_theta_e`` replaces the payload at
-    ``swap_time`` (violates the rigid-grasp assumption).
+    ``swap_time`` (violates the rigid-grasp assumption). The PD gains are critically damped at
+    ``bandwidth`` rad/s for the diagonal of H(q₀) + Ia (whatever the robot's scale).
     """
     nj = robot.nj
     if friction_true is None:
@@ -127,6 +128,10 @@ def simulate(robot: Robot, rng: np.random.Generator, *, theta_e: np.ndarray, dur
     ref = reference or exciting_reference(robot, rng)
     fc, fv, beta = friction_true[:, 0], friction_true[:, 1], friction_true[:, 3]
     fv_nom = robot.friction.nominal[:, 1]
+
+    q_start = ref(0.0)[0]
+    m_diag = np.diag(pin.crba(nominal, nominal_data, q_start)) + robot.friction.nominal[:, 2]
+    kp, kd = bandwidth**2 * m_diag, 2.0 * bandwidth * m_diag
 
     def control(t: float, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
         q_d, dq_d = ref(t)

@@ -1,0 +1,81 @@
+"""Box hull of Θ against an independent LP solver and against sampled feasible points."""
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import linprog
+
+from sysid_ros.identification import chebyshev_center, polytope_box
+from sysid_ros.model.parameters import is_physically_consistent
+
+
+def _random_polytope(rng, n_rows=40):
+    truth = rng.uniform(-1, 1, 10)
+    Y = rng.normal(size=(n_rows, 10))
+    r = rng.uniform(0.2, 1.0, n_rows)
+    U = Y @ truth + rng.uniform(-1, 1, n_rows) * r
+    return truth, Y, U, r
+
+
+def test_lp_box_matches_scipy_and_contains_feasible_points():
+    rng = np.random.default_rng(0)
+    truth, Y, U, r = _random_polytope(rng)
+    lo, hi = np.full(10, -3.0), np.full(10, 3.0)
+    box = polytope_box(Y, U, r, lo, hi)
+    assert box.status == "ok"
+    A = np.vstack([Y, -Y])
+    b = np.concatenate([U + r, r - U])
+    for i in range(10):
+        c = np.zeros(10)
+        c[i] = 1
+        mn = linprog(c, A_ub=A, b_ub=b, bounds=list(zip(lo, hi)), method="highs-ds").fun
+        mx = -linprog(-c, A_ub=A, b_ub=b, bounds=list(zip(lo, hi)), method="highs-ds").fun
+        assert box.lower[i] <= mn + 1e-9 and box.upper[i] >= mx - 1e-9
+        assert mn - box.lower[i] < 1e-4 and box.upper[i] - mx < 1e-4   # tight (pad only)
+    # Random feasible points (hit-and-run from the truth) stay in the box.
+    x = truth.copy()
+    for _ in range(2000):
+        d = rng.normal(size=10)
+        step = rng.uniform(-0.5, 0.5)
+        y = x + step * d
+        if np.all(np.abs(Y @ y - U) <= r) and np.all(y >= lo) and np.all(y <= hi):
+            x = y
+            assert np.all(x >= box.lower) and np.all(x <= box.upper)
+    c = chebyshev_center(Y, U, r, box.lower, box.upper)
+    assert np.all(np.abs(Y @ c - U) <= r + 1e-9)
+
+
+def test_empty_polytope_is_inconsistent():
+    rng = np.random.default_rng(1)
+    _, Y, U, r = _random_polytope(rng)
+    Y2 = np.vstack([Y, Y[:1]])
+    U2 = np.concatenate([U, U[:1] + 3 * r[:1]])     # same row, disjoint interval
+    r2 = np.concatenate([r, r[:1]])
+    assert polytope_box(Y2, U2, r2, np.full(10, -3.0), np.full(10, 3.0)).status == "inconsistent"
+    # A zero row whose interval excludes 0 proves inconsistency too.
+    Y3 = np.vstack([Y, np.zeros((1, 10))])
+    assert polytope_box(Y3, np.r_[U, 1.0], np.r_[r, 0.5], np.full(10, -3.0),
+                        np.full(10, 3.0)).status == "inconsistent"
+
+
+def test_no_rows_is_insufficient():
+    box = polytope_box(np.zeros((0, 10)), np.zeros(0), np.zeros(0), -np.ones(10), np.ones(10))
+    assert box.status == "insufficient_data"
+    np.testing.assert_array_equal(box.lower, -np.ones(10))
+
+
+def test_lmi_box_is_inside_lp_box_and_keeps_a_consistent_truth(gen3):
+    rng = np.random.default_rng(2)
+    truth = gen3.theta_e()
+    assert is_physically_consistent(truth)
+    Y = rng.normal(size=(30, 10))
+    Y[:, 4:] *= 0.01                                    # inertia weakly excited, as in practice
+    r = rng.uniform(0.05, 0.2, 30)
+    U = Y @ truth + rng.uniform(-1, 1, 30) * r
+    lo = truth - np.r_[1.0, 0.3, 0.3, 0.3, 0.2, 0.05, 0.2, 0.05, 0.05, 0.2]
+    hi = truth + np.r_[1.0, 0.3, 0.3, 0.3, 0.2, 0.05, 0.2, 0.05, 0.05, 0.2]
+    lp = polytope_box(Y, U, r, lo, hi)
+    lmi = polytope_box(Y, U, r, lo, hi, lmi=True)
+    assert lmi.status == "ok"
+    assert np.all(lmi.lower >= lp.lower) and np.all(lmi.upper <= lp.upper)
+    assert np.all(truth >= lmi.lower) and np.all(truth <= lmi.upper)
+    assert np.sum(lmi.upper - lmi.lower) < np.sum(lp.upper - lp.lower)   # it does tighten

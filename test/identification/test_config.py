@@ -1,0 +1,44 @@
+"""Config: prior boxes cover their documented payload region; bad values name the key."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sysid_ros.identification import IdentificationConfigError, load_identification_config, \
+    payload_prior_box
+from sysid_ros.identification.synthetic import random_payload_theta
+from sysid_ros.model.robots import load_robot
+
+REGIONS = {  # as documented next to each prior in config/<robot>.yaml
+    "gen3": (4.0, (-0.08, -0.08, -0.30), (0.08, 0.08, -0.06), 0.12),
+    "z1": (2.0, (-0.1, -0.1, -0.1), (0.3, 0.1, 0.1), 0.12),
+    "b1_z1": (2.0, (-0.1, -0.1, -0.1), (0.3, 0.1, 0.1), 0.12),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REGIONS))
+def test_prior_contains_documented_payload_region(name):
+    robot = load_robot(name)
+    cfg = load_identification_config(robot)
+    m, lo, hi, k = REGIONS[name]
+    box_lo, box_hi = payload_prior_box(robot.theta_e(), m, np.array(lo), np.array(hi), k)
+    assert np.all(cfg.prior_lower <= box_lo) and np.all(cfg.prior_upper >= box_hi)
+    rng = np.random.default_rng(0)
+    # Random solid boxes with gyration radius ≤ k: size ≤ k·√(12/2) per side pair.
+    for _ in range(500):
+        th = robot.theta_e() + random_payload_theta(rng, m, lo, hi, size_max=k * np.sqrt(3))
+        assert np.all(th >= box_lo - 1e-12) and np.all(th <= box_hi + 1e-12)
+
+
+def test_overrides_and_errors(gen3):
+    cfg = load_identification_config(gen3, torque_noise_rel=0.025, window=200, stride=50)
+    assert cfg.torque_noise_rel == 0.025 and cfg.window == 200
+    assert cfg.assumptions()["window"] == 200
+    none = load_identification_config(gen3, friction="none")
+    assert not none.friction_nominal.any() and not none.friction_radius.any()
+    with pytest.raises(IdentificationConfigError, match="stride"):
+        load_identification_config(gen3, window=400, stride=75)
+    with pytest.raises(IdentificationConfigError, match="torque_noise_rel"):
+        load_identification_config(gen3, torque_noise_rel=1.5)
+    with pytest.raises(IdentificationConfigError, match="friction"):
+        load_identification_config(gen3, friction="maybe")
