@@ -151,12 +151,12 @@ class OnlineIdentifier:
         """Append samples (raises SampleError, state unchanged); returns new rows formed."""
         rows = self.windows.extend(t, q, dq, tau)
         if len(rows):
-            self._rows.append(rows)
+            keep = self.config.online_max_rows
+            both = WindowRows.concat(self._rows + [rows])
+            self._rows = [WindowRows(*(getattr(both, f)[-keep:]
+                                       for f in ("Y", "U", "r", "start", "end", "joint")))]
             self._new_rows += len(rows)
             self.windows_used += len(rows) // self.robot.nj
-            total = sum(len(r) for r in self._rows)
-            while self._rows and total - len(self._rows[0]) >= self.config.online_max_rows:
-                total -= len(self._rows.pop(0))
         return len(rows)
 
     def update(self) -> str:
@@ -164,8 +164,6 @@ class OnlineIdentifier:
         if self.status == INCONSISTENT or self._new_rows == 0:
             return self.status
         rows = WindowRows.concat(self._rows)
-        rows = WindowRows(*(getattr(rows, f)[-self.config.online_max_rows:]
-                            for f in ("Y", "U", "r", "start", "end", "joint")))
         self._new_rows = 0
         box: BoxResult = polytope_box(rows.Y, rows.U, rows.r, self.lower, self.upper,
                                       lmi=self.method == "lp-lmi")
