@@ -1,0 +1,267 @@
+"""robust_controller as a real process over DDS: lifecycle services, a lock-step closed loop with
+the MuJoCo simulator library, stale joint states, malformed trajectories."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.ros
+
+ROOT = Path(__file__).resolve().parents[2]
+PARAMS = ROOT / "config" / "robust_controller.yaml"
+
+
+def _start(*params: str) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    args = [sys.executable, "-m", "sysid_ros.nodes.robust_controller", "--ros-args",
+            "--params-file", str(PARAMS)]
+    for p in params:
+        args += ["-p", p]
+    return subprocess.Popen(args, env=env, cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+
+
+def _stop(proc: subprocess.Popen) -> str:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+    return proc.stdout.read() if proc.stdout else ""
+
+
+class Harness:
+    """In-process test node: plant side of the controller's topics."""
+
+    def __init__(self):
+        import rclpy
+        from diagnostic_msgs.msg import DiagnosticArray
+        from rclpy.executors import SingleThreadedExecutor
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import Float64MultiArray
+        from trajectory_msgs.msg import JointTrajectory
+
+        from sysid_ros.nodes._common import (COMMAND_QOS, LATCHED_QOS, SENSOR_QOS,
+                                             TRAJECTORY_QOS)
+        rclpy.init()
+        self.node = rclpy.create_node(f"rc_test_{os.getpid()}")
+        self.ex = SingleThreadedExecutor()
+        self.ex.add_node(self.node)
+        self.js_pub = self.node.create_publisher(JointState, "joint_states", SENSOR_QOS)
+        self.traj_pub = self.node.create_publisher(JointTrajectory, "/sysid/desired_trajectory",
+                                                   TRAJECTORY_QOS)
+        self.bounds_pub = self.node.create_publisher(Float64MultiArray, "/sysid/payload_bounds",
+                                                     LATCHED_QOS)
+        self.commands: list[tuple[float, np.ndarray]] = []
+        self.diags: list[tuple[float, int, str]] = []
+        self.errors: list[np.ndarray] = []
+        self.node.create_subscription(
+            Float64MultiArray, "/effort_controller/commands",
+            lambda m: self.commands.append((time.monotonic(), np.array(m.data))), COMMAND_QOS)
+        self.node.create_subscription(
+            DiagnosticArray, "/diagnostics",
+            lambda m: self.diags.extend((time.monotonic(), s.level[0] if isinstance(s.level, bytes)
+                                         else int(s.level), s.message) for s in m.status), 50)
+        self.node.create_subscription(
+            Float64MultiArray, "/robust_controller/tracking_error",
+            lambda m: self.errors.append(np.array(m.data)), 50)
+
+    def spin_until(self, cond, timeout: float) -> bool:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            self.ex.spin_once(timeout_sec=0.002)
+            if cond():
+                return True
+        return cond()
+
+    def change_state(self, transition_id: int) -> bool:
+        from lifecycle_msgs.srv import ChangeState
+        if not hasattr(self, "_cli"):
+            self._cli = self.node.create_client(ChangeState, "/robust_controller/change_state")
+        cli = self._cli
+        assert self.spin_until(cli.service_is_ready, 20.0), "lifecycle service not available"
+        req = ChangeState.Request()
+        req.transition.id = transition_id
+        fut = cli.call_async(req)
+        assert self.spin_until(fut.done, 30.0), "change_state timed out"
+        return fut.result().success
+
+    def joint_state(self, names, q, dq, t: float) -> None:
+        from sensor_msgs.msg import JointState
+        msg = JointState()
+        ns = int(round(t * 1e9))
+        msg.header.stamp.sec, msg.header.stamp.nanosec = ns // 10**9, ns % 10**9
+        msg.name = list(names)
+        msg.position, msg.velocity = list(map(float, q)), list(map(float, dq))
+        msg.effort = [0.0] * len(names)
+        self.js_pub.publish(msg)
+
+    def trajectory(self, names, times, pos, vel, acc, start: float) -> None:
+        from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+        msg = JointTrajectory()
+        ns = int(round(start * 1e9))
+        msg.header.stamp.sec, msg.header.stamp.nanosec = ns // 10**9, ns % 10**9
+        msg.joint_names = list(names)
+        for k, t in enumerate(times):
+            pt = JointTrajectoryPoint()
+            pt.positions = list(map(float, pos[k]))
+            pt.velocities = list(map(float, vel[k])) if vel is not None else []
+            pt.accelerations = list(map(float, acc[k])) if acc is not None else []
+            pt.time_from_start.sec = int(t)
+            pt.time_from_start.nanosec = int(round((t - int(t)) * 1e9))
+            msg.points.append(pt)
+        self.traj_pub.publish(msg)
+
+    def close(self):
+        import rclpy
+        self.node.destroy_node()
+        self.ex.shutdown()
+        rclpy.try_shutdown()
+
+
+@pytest.fixture
+def harness():
+    h = Harness()
+    yield h
+    h.close()
+
+
+def _quintic(q0, q1, tf, t):
+    s = np.clip(t / tf, 0.0, 1.0)
+    b = 10 * s**3 - 15 * s**4 + 6 * s**5
+    db = (30 * s**2 - 60 * s**3 + 30 * s**4) / tf
+    inside = 0.0 < t < tf
+    return q0 + (q1 - q0) * b, (q1 - q0) * db * inside
+
+
+def test_lifecycle_and_closed_loop_over_dds(harness):
+    from lifecycle_msgs.msg import Transition
+
+    from sysid_ros.control.bounds import tracking_error_bound
+    from sysid_ros.model.robots import load_robot
+    from sysid_ros.nodes.messages import ParameterBounds, bounds_to_msg
+    from sysid_ros.simulation.payload import dumbbell_for, true_theta_e
+    from sysid_ros.simulation.simulator import SimConfig, Simulator
+
+    robot = load_robot("gen3")
+    payload = dumbbell_for(robot, 3.63)
+    truth = true_theta_e(robot, payload)
+    rad = 0.1 * np.abs(truth) + 1e-3
+    sim = Simulator(robot, payload, SimConfig(quantize=False))
+    q0 = np.array(robot.config["simulation"]["home"])
+    sim.reset(q0)
+    names = robot.joint_names
+    proc = _start("stale_timeout:=2.0", "debug_decimation:=1")
+    try:
+        assert harness.change_state(Transition.TRANSITION_CONFIGURE)
+        harness.bounds_pub.publish(bounds_to_msg(ParameterBounds(truth - rad, truth, truth + rad)))
+        # configured but inactive: no commands
+        t_base = 1.0
+        harness.joint_state(names, sim.q, sim.dq, t_base)
+        harness.spin_until(lambda: False, 0.5)
+        assert not harness.commands
+        assert harness.change_state(Transition.TRANSITION_ACTIVATE)
+        tf, start = 1.0, t_base + 0.05
+        q1 = q0 + np.array([0.2, -0.1, 0.2, 0.15, -0.1, 0.05, 0.1])
+        z = np.zeros((2, 7))
+        harness.trajectory(names, [0.0, tf], [q0, q1], z, z, start)
+        harness.spin_until(lambda: False, 0.3)
+        kr, vmax = 5.0, 0.02
+        full_m = np.zeros((sim.model.nv, sim.model.nv))
+        dof = sim.mj.dof_adr
+        v_true, e_abs = [], []
+        n_steps = int((tf + 0.25) / 1e-3)
+        for k in range(n_steps):
+            t = t_base + sim.time
+            count = len(harness.commands)
+            harness.joint_state(names, sim.q, sim.dq, t)
+            assert harness.spin_until(lambda: len(harness.commands) > count, 5.0), \
+                f"no command for joint state {k}"
+            qd, dqd = _quintic(q0, q1, tf, t - start)
+            e, de = qd - sim.q, dqd - sim.dq
+            r = de + kr * e
+            mujoco.mj_fullM(sim.model, sim.data, full_m)
+            v_true.append(0.5 * r @ full_m[np.ix_(dof, dof)] @ r)
+            e_abs.append(np.abs(e))
+            sim.step(harness.commands[-1][1], n_steps=4)
+        bound = tracking_error_bound(robot, kr, vmax)
+        assert max(v_true) <= vmax
+        assert np.max(e_abs) <= bound.e_max[0]
+        np.testing.assert_allclose(sim.q, q1, atol=bound.e_max[0])
+        # deactivate: commands stop
+        assert harness.change_state(Transition.TRANSITION_DEACTIVATE)
+        count = len(harness.commands)
+        for k in range(20):
+            harness.joint_state(names, sim.q, sim.dq, t_base + sim.time + k * 1e-3)
+            harness.spin_until(lambda: False, 0.01)
+        assert len(harness.commands) == count
+        assert harness.change_state(Transition.TRANSITION_CLEANUP)
+    finally:
+        out = _stop(proc)
+    assert "Traceback" not in out, out
+
+
+def test_stale_states_stop_commands_and_bad_trajectories_are_rejected(harness):
+    from sysid_ros.model.robots import load_robot
+
+    robot = load_robot("gen3")
+    names = list(robot.joint_names)
+    q = np.array(robot.config["simulation"]["home"])
+    target = q + 0.05
+    proc = _start("autostart:=true", "stale_timeout:=0.02", "debug_decimation:=1")
+    try:
+        def pump(seconds: float) -> None:
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                harness.joint_state(names, q, np.zeros(7), 0.0)
+                harness.spin_until(lambda: False, 0.003)
+
+        assert harness.spin_until(lambda: harness.js_pub.get_subscription_count() > 0, 20.0)
+        pump(0.5)
+        assert harness.commands, "active controller sent no commands"
+        z = np.zeros((2, 7))
+        harness.trajectory(names, [0.0, 0.01], [target, target], z, z, 0.0)   # hold target
+        pump(0.4)
+        np.testing.assert_allclose(harness.errors[-1][:7], target - q, atol=1e-9)
+        bad = {
+            "joint names": dict(names=names[:-1] + ["elbow"]),
+            "strictly increasing": dict(times=[0.0, 0.5, 0.5]),
+            "NaN": dict(nan=True),
+            "accelerations": dict(no_acc=True),
+        }
+        for reason, kw in bad.items():
+            times = kw.get("times", [0.0, 0.5])
+            pos = np.tile(q - 0.3, (len(times), 1))
+            if kw.get("nan"):
+                pos[1, 2] = np.nan
+            zz = np.zeros_like(pos)
+            n_diag = len(harness.diags)
+            harness.trajectory(kw.get("names", names), times, pos, zz,
+                               None if kw.get("no_acc") else zz, 0.0)
+            assert harness.spin_until(
+                lambda: any("trajectory rejected" in m and reason in m
+                            for _, _, m in harness.diags[n_diag:]), 5.0), reason
+            pump(0.1)
+            # the current trajectory continues (error still towards the held target)
+            np.testing.assert_allclose(harness.errors[-1][:7], target - q, atol=1e-9)
+        # stop publishing joint states: commands stop and /diagnostics says why
+        pump(0.2)
+        t_stop = time.monotonic()
+        assert harness.spin_until(
+            lambda: any(t > t_stop and lvl == 2 and "stale" in m for t, lvl, m in harness.diags),
+            5.0), ([d for d in harness.diags if d[0] > t_stop - 0.5], _stop(proc)[-3000:])
+        harness.spin_until(lambda: False, 0.1)
+        late = [c for c in harness.commands if c[0] > t_stop + 0.1]
+        assert not late
+    finally:
+        out = _stop(proc)
+    assert "Traceback" not in out, out
