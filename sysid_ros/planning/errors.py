@@ -1,0 +1,20 @@
+"""Errors of the planning package (all subclasses of ``PlanningError``)."""
+from __future__ import annotations
+
+__all__ = ["PlanningError", "PlannerConfigError", "TrajectoryError", "UnsupportedRobotError"]
+
+
+class PlanningError(Exception):
+    """Base class of every error raised by ``sysid_ros.planning``."""
+
+
+class PlannerConfigError(PlanningError):
+    """A missing or malformed planner setting (config section ``planner:`` or node parameter)."""
+
+
+class TrajectoryError(PlanningError):
+    """A malformed trajectory request: wrong shapes, NaN/inf, non-positive duration."""
+
+
+class UnsupportedRobotError(PlanningError):
+    """A robot the planner's kinematics cannot handle (e.g. a floating base)."""

@@ -1,0 +1,154 @@
+"""Smooth objective and sampled constraints of the planning NLP, with exact gradients.
+
+All quantities are evaluated along the nominal desired trajectory q_d(t; k) at sample times, with
+the chain code of ``chain.py`` run on complex numbers: evaluating at k + i·h·e_j (h = 1e-30) gives
+f(k) as the real part and ∂f/∂k_j as Im/h to machine precision (complex-step differentiation:
+no subtractive cancellation, so no step-size trade-off as with finite differences). Non-analytic
+outer functions (SVD, distance to a box, log-sum-exp) are differentiated by hand.
+
+- objective: log cond(Y_e), Y_e the end-effector columns of the inverse-dynamics regressor stacked
+  over N_s samples (S3-30). d log cond = u₁ᵀdY v₁/σ₁ − u_nᵀdY v_n/σ_n (simple singular values).
+  The log keeps the scale sane; minimising it is minimising cond, so no surrogate is involved.
+- collision: per (sphere, obstacle), a soft minimum over the sample times of the signed distance
+  minus radius, −(1/β)·log Σ exp(−β·dₙ) ≤ min dₙ: a smooth LOWER bound (never optimistic).
+- torque: per joint, a soft maximum of ±τ over the samples, (1/β)·log Σ exp(±β τₙ) ≥ max |τₙ|:
+  a smooth UPPER bound. τ is the nominal motor torque (θ_e at the box centre, nominal θ_r and
+  friction) at q = q_d, q̇_a = q̇_d, q̈_a = q̈_d.
+These are NOT safety certificates (samples, nominal values); ``Reachability.verify`` is.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import logsumexp
+
+from sysid_ros.model.robots import Robot
+from sysid_ros.planning.chain import SerialChain, passivity_torque, sphere_centres
+from sysid_ros.planning.obstacles import BoxObstacle, signed_distance
+from sysid_ros.planning.trajectory import QuinticTrajectory
+
+__all__ = ["NominalEvaluation", "NominalModel"]
+
+_H = 1e-30
+_UNIT = tuple(np.eye(10)[p] for p in range(10))
+
+
+@dataclass(frozen=True)
+class NominalEvaluation:
+    """Values and Jacobians at one k: objective (scalar) and its gradient (nj,); g (m,) and
+    jac (m, nj) for the constraints g ≥ 0 (collision pairs first, then joints' torque);
+    ``clearance`` (N_c, ns, no) and ``tau`` (N_c, nj) at the constraint sample times."""
+
+    objective: float
+    gradient: np.ndarray
+    cond: float
+    g: np.ndarray
+    jac: np.ndarray
+    clearance: np.ndarray
+    tau: np.ndarray
+
+
+class NominalModel:
+    """Evaluates the NLP pieces for one robot and obstacle set (see module doc)."""
+
+    def __init__(self, robot: Robot, obstacles: tuple[BoxObstacle, ...], n_samples: int = 128,
+                 n_constraint_samples: int = 129, beta_distance: float = 300.0,
+                 beta_torque: float = 10.0) -> None:
+        self.robot = robot
+        self.chain = SerialChain.from_robot(robot)
+        self.obstacles = obstacles
+        self.n_samples = int(n_samples)
+        self.n_constraint_samples = int(n_constraint_samples)
+        self.beta_d = float(beta_distance)
+        self.beta_t = float(beta_torque)
+        self.nj = robot.nj
+        self.ee = robot.ee_joint_id - 1
+        theta = robot.theta()
+        self.theta_r = [tuple(theta[10 * i:10 * i + 10]) for i in range(self.chain.nb)]
+        self.fric = robot.friction.nominal
+        self.tau_max = robot.limits.tau_max
+
+    @property
+    def n_constraints(self) -> int:
+        return self.chain.sphere_radius.size * len(self.obstacles) + self.nj
+
+    # -- building blocks -------------------------------------------------------------------------
+    def _perturbed(self, traj: QuinticTrajectory, k: np.ndarray, times: np.ndarray):
+        kc = np.asarray(k, float) + 1j * _H * np.eye(self.nj)            # (nj, nj)
+        q, dq, ddq = traj.sample(times, kc)                               # (nj, N, nj)
+        return q, dq, ddq
+
+    def regressor_ee(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
+        """Y_e (..., N, nj, 10): end-effector columns of Y(q, q̇, q̈) (complex inputs allowed)."""
+        cs = [(np.cos(q[..., j, None]), np.sin(q[..., j, None])) for j in range(self.nj)]
+        cols = lambda x: [x[..., j, None] for j in range(self.nj)]  # noqa: E731
+        theta = [None] * self.chain.nb
+        theta[self.ee] = _UNIT
+        tau = passivity_torque(self.chain, cs, cols(dq), cols(dq), cols(ddq), theta)
+        shape = q.shape + (10,)
+        return np.stack([np.broadcast_to(t, shape[:-2] + (10,)) for t in tau], axis=-2)
+
+    def motor_torque(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray,
+                     theta_e: np.ndarray) -> np.ndarray:
+        """Nominal motor torque (..., N, nj) with θ_e given, nominal θ_r and friction."""
+        cs = [(np.cos(q[..., j]), np.sin(q[..., j])) for j in range(self.nj)]
+        cols = lambda x: [x[..., j] for j in range(self.nj)]  # noqa: E731
+        theta = list(self.theta_r)
+        theta[self.ee] = tuple(theta_e)
+        tau = np.stack(np.broadcast_arrays(
+            *passivity_torque(self.chain, cs, cols(dq), cols(dq), cols(ddq), theta)), -1)
+        f = self.fric
+        return (tau + f[:, 0] * np.sign(dq.real) + f[:, 1] * dq + f[:, 2] * ddq + f[:, 3])
+
+    # -- the NLP pieces --------------------------------------------------------------------------
+    def objective(self, traj: QuinticTrajectory, k: np.ndarray) -> tuple[float, np.ndarray, float]:
+        """(log cond Y_e, gradient (nj,), cond) at k."""
+        times = np.linspace(0.0, traj.t_f, self.n_samples)
+        y = self.regressor_ee(*self._perturbed(traj, k, times))           # (nj, N, nj, 10)
+        y = y.reshape(self.nj, -1, 10)
+        y0 = y[0].real
+        dy = y.imag / _H
+        u, s, vt = np.linalg.svd(y0, full_matrices=False)
+        if s[-1] <= 0:
+            return float("inf"), np.zeros(self.nj), float("inf")
+        d_hi = np.einsum("i,kij,j->k", u[:, 0], dy, vt[0])
+        d_lo = np.einsum("i,kij,j->k", u[:, -1], dy, vt[-1])
+        return float(np.log(s[0] / s[-1])), d_hi / s[0] - d_lo / s[-1], float(s[0] / s[-1])
+
+    def constraints(self, traj: QuinticTrajectory, k: np.ndarray, theta_e: np.ndarray,
+                    margin_distance: np.ndarray, margin_torque: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(g (m,), jac (m, nj), clearance (N, ns, no), tau (N, nj)); feasible iff g ≥ 0."""
+        times = np.linspace(0.0, traj.t_f, self.n_constraint_samples)
+        q, dq, ddq = self._perturbed(traj, k, times)
+        gs, jacs = [], []
+        clearance = np.zeros((times.size, self.chain.sphere_radius.size, 0))
+        if self.obstacles:
+            cs = [(np.cos(q[..., j]), np.sin(q[..., j])) for j in range(self.nj)]
+            cen = np.stack([np.stack(np.broadcast_arrays(*c), -1)
+                            for c in sphere_centres(self.chain, cs)], -2)    # (nj, N, ns, 3)
+            pts, dpts = cen[0].real, cen.imag / _H
+            rad = self.chain.sphere_radius
+            clear = []
+            for ob in self.obstacles:
+                d, grad = signed_distance(pts, ob)                          # (N, ns), (N, ns, 3)
+                c = d - rad
+                clear.append(c)
+                dd = np.einsum("nsx,knsx->kns", grad, dpts)                 # (nj, N, ns)
+                w = np.exp(-self.beta_d * c - logsumexp(-self.beta_d * c, axis=0))
+                gs.append(-logsumexp(-self.beta_d * c, axis=0) / self.beta_d)
+                jacs.append(np.einsum("ns,kns->sk", w, dd))
+            clearance = np.stack(clear, -1)
+            # order: obstacle-major (o, s) → flatten consistently
+            gs = [np.concatenate(gs) - np.tile(margin_distance, len(self.obstacles))]
+            jacs = [np.concatenate(jacs, 0)]
+        tau_c = self.motor_torque(q, dq, ddq, theta_e)                      # (nj, N, nj)
+        tau, dtau = tau_c[0].real, tau_c.imag / _H
+        both = np.concatenate([tau, -tau], 0)                                # (2N, nj)
+        dboth = np.concatenate([dtau, -dtau], 1)                             # (nk, 2N, nj)
+        lse = logsumexp(self.beta_t * both, axis=0)
+        w = np.exp(self.beta_t * both - lse)
+        gs.append(self.tau_max - margin_torque - lse / self.beta_t)
+        jacs.append(-np.einsum("nj,knj->jk", w, dboth))
+        return np.concatenate(gs), np.concatenate(jacs, 0), clearance, tau

@@ -1,0 +1,268 @@
+"""Sound reachable sets of a planned trajectory over time sub-intervals, and the safety check.
+
+For a fixed plan parameter k, over each of n time sub-intervals [t_m, t_{m+1}] of [0, t_f]:
+
+1. desired q_d, q̇_d, q̈_d: exact ranges (``QuinticTrajectory.enclose``);
+2. actual joint state, with the controller's tracking-error bound (``sysid_ros.control.bounds``):
+   q ∈ [q_d] ± e_max, q̇ ∈ [q̇_d] ± de_max, and the controller's references
+   q̇_a = q̇_d + K_r e ∈ [q̇_d] ± K_r e_max, q̈_a = q̈_d + K_r ė ∈ [q̈_d] ± K_r de_max;
+3. collision spheres: interval forward kinematics (``chain.sphere_centres`` on Intervals) and a
+   sound sphere–box clearance (``obstacles.interval_clearance``);
+4. motor torque u = τ₀ + v of the robust controller (DESIGN §5):
+   - τ₀ ∈ [Y_p]·[θ] + [τ_f]: interval passivity RNEA over the state box and the parameter box
+     (θ_e in the identifier's bounds, θ_r in its relative box, friction in its box);
+   - |v_i| ≤ ‖v‖ = λ = max(0, ‖bound‖ + α(V_sup − V_max)/‖r‖) with
+       ‖bound‖ ≤ ‖ sup |Y_p(x)|·d_θ + |friction regressor|·d_f ‖₂  (interval RNEA with θ = ±d),
+       α(V_sup − V_max)/‖r‖ ≤ ½·α·ρ·D_M  when V ≤ V_max,
+     because V_sup − V ≤ ½‖r‖²‖M(θ') − M(θ)‖₂ ≤ ½‖r‖²·D_M, D_M = ‖mag [M(q; ±d)]‖₂ bounding the
+     mass-matrix spread over the boxes (computed on coarser time blocks), and ‖r‖ ≤ ρ.
+   Here d_θ = 2·rad for θ_e (the controller's nominal may be anywhere in a box that only
+   shrinks while the plan runs) and rad for θ_r and friction (their nominal is the box centre).
+
+``verify`` passes iff, for every sub-interval, position and velocity limits hold for the widened
+ranges, every sphere's clearance is > 0 and |τ₀| + λ ≤ τ_max per joint.
+
+Assumptions behind "safe" (all must hold; tests show violations are caught):
+- the true θ_e is inside the bounds given, θ_r and friction inside their configured boxes;
+- the robust controller keeps V ≤ V_max, so |e| ≤ e_max, |ė| ≤ de_max (errors start inside),
+  uses a parameter box inside the one given here, a nominal inside that box, friction
+  feed-forward τ_f(q̇ or q̇_a, q̈_a), and the gains K_r, α, V_max given here;
+- obstacles are static boxes known in the robot base frame; the links are inside their
+  collision spheres; after t_f the robot holds q₀ + k at rest (the last sub-interval covers it);
+- the floating-point assumptions of ``interval.py``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sysid_ros.model.robots import Robot
+from sysid_ros.planning.chain import SerialChain, passivity_torque, sphere_centres
+from sysid_ros.planning.affine import Affine, affine_cos_sin
+from sysid_ros.planning.interval import Interval
+from sysid_ros.planning.obstacles import BoxObstacle, interval_clearance
+from sysid_ros.planning.trajectory import QuinticTrajectory, TrajectoryEnclosure
+
+__all__ = ["ControllerModel", "ReachableSet", "Reachability", "Verification"]
+
+
+@dataclass(frozen=True)
+class ControllerModel:
+    """What the planner assumes about the robust controller (DESIGN §5).
+
+    Kr (nj,) gains; alpha, V_max: robust-input gain and Lyapunov level; rho = bound on ‖r‖;
+    e_max, de_max (nj,): tracking-error bounds |e|, |ė| (``tracking_error_bound``).
+    """
+
+    Kr: np.ndarray
+    alpha: float
+    V_max: float
+    rho: float
+    e_max: np.ndarray
+    de_max: np.ndarray
+
+
+@dataclass(frozen=True)
+class ReachableSet:
+    """Enclosures per sub-interval: q, dq (actual joints, Interval (n, nj)), clearance
+    (n, n_spheres, n_obstacles) lower bounds, tau_abs (n, nj) upper bounds on |τ₀| and
+    robust (n,) upper bounds on ‖v‖; ``centres`` per sphere (3 Intervals of shape (n,))."""
+
+    desired: TrajectoryEnclosure
+    q: Interval
+    dq: Interval
+    centres: list
+    clearance: np.ndarray
+    tau: Interval
+    robust: np.ndarray
+
+    @property
+    def torque_bound(self) -> np.ndarray:
+        """Upper bound of the motor torque magnitude |u| per sub-interval and joint (n, nj)."""
+        return self.tau.mag() + self.robust[:, None]
+
+
+@dataclass
+class Verification:
+    """Result of the sound check: ``ok`` and, if not, every failed check with its worst slack."""
+
+    ok: bool
+    reasons: list[str] = field(default_factory=list)
+    slack: dict[str, float] = field(default_factory=dict)
+    reach: ReachableSet | None = None
+
+
+class Reachability:
+    """Sound reachable sets and the safety check for one robot, controller and obstacle set."""
+
+    def __init__(self, robot: Robot, controller: ControllerModel,
+                 obstacles: tuple[BoxObstacle, ...], n_intervals: int = 128,
+                 mass_blocks: int = 8) -> None:
+        self.robot = robot
+        self.chain = SerialChain.from_robot(robot)
+        self.ctrl = controller
+        self.obstacles = obstacles
+        self.n_intervals = int(n_intervals)
+        self.mass_blocks = int(mass_blocks)
+        nj = robot.nj
+        theta = robot.theta()
+        self.theta_r_rad = robot.links_rel_uncertainty * np.abs(theta)
+        self.theta_nominal = theta
+        self.fric = robot.friction
+        lim = robot.limits
+        self.q_lo, self.q_hi, self.dq_max, self.tau_max = (lim.q_lower, lim.q_upper, lim.dq_max,
+                                                           lim.tau_max)
+        self.ee = robot.ee_joint_id - 1
+        self.nj = nj
+
+    # -- parameter boxes -------------------------------------------------------------------------
+    def _theta(self, theta_e_lo: np.ndarray, theta_e_hi: np.ndarray, first_symbol: int,
+               n_symbols: int) -> list:
+        """Per body, 10 parameters batched over (box, spread) on a leading axis of size 2.
+
+        box: θ itself (θ_e as affine in its own symbols, θ_r as mid ± rad intervals);
+        spread: θ − θ₀ (θ_e: ±(hi − lo), the nominal may sit anywhere in a shrinking box;
+        θ_r: ±rad around the nominal centre). See the module doc for why both are needed.
+        """
+        out = []
+        for i in range(self.chain.nb):
+            if i == self.ee:
+                mid = 0.5 * (theta_e_lo + theta_e_hi)
+                rad = 0.5 * (theta_e_hi - theta_e_lo)
+                rad = rad + 1e-15 * (np.abs(mid) + rad)
+                body = []
+                for p in range(10):
+                    g = np.zeros((2, 1, n_symbols))
+                    g[0, 0, first_symbol + p] = rad[p]
+                    g[1, 0, first_symbol + p] = 2.0 * rad[p]
+                    body.append(Affine(np.array([[mid[p]], [0.0]]), g, np.zeros((2, 1))))
+                out.append(tuple(body))
+            else:
+                nom = self.theta_nominal[10 * i:10 * i + 10]
+                rad = self.theta_r_rad[10 * i:10 * i + 10]
+                out.append(tuple(Interval(np.array([[nom[p]], [0.0]]), rad[p]) for p in range(10)))
+        return out
+
+    # -- reachable sets --------------------------------------------------------------------------
+    def reach(self, traj: QuinticTrajectory, k: np.ndarray, theta_e_lo: np.ndarray,
+              theta_e_hi: np.ndarray) -> ReachableSet:
+        ctrl, nj = self.ctrl, self.nj
+        des = traj.enclose(k, self.n_intervals)
+        n = self.n_intervals
+        q = des.q.widen(ctrl.e_max)
+        dq = des.dq.widen(ctrl.de_max)
+        dq_a = des.dq.widen(ctrl.Kr * ctrl.e_max)
+        ddq_a = des.ddq.widen(ctrl.Kr * ctrl.de_max)
+        # one noise symbol per joint and per quantity (q, q̇, q̇_a, q̈_a), then θ_e's 10
+        n_sym = 4 * nj + 10
+
+        def aff(x: Interval, block: int) -> list:
+            return [Affine.from_interval(x[:, j], np.full(n, block * nj + j), n_sym)
+                    for j in range(nj)]
+
+        q_af, dq_af, dqa_af, ddqa_af = aff(q, 0), aff(dq, 1), aff(dq_a, 2), aff(ddq_a, 3)
+        cs = [affine_cos_sin(x) for x in q_af]
+        centres = [tuple(c.to_interval() for c in cen) for cen in sphere_centres(self.chain, cs)]
+        clearance = interval_clearance(centres, self.chain.sphere_radius, self.obstacles)
+
+        theta = self._theta(np.asarray(theta_e_lo, float), np.asarray(theta_e_hi, float),
+                            4 * nj, n_sym)
+        tau_rb = passivity_torque(self.chain, cs, dq_af, dqa_af, ddqa_af, theta)
+        dq_f = dq.hull(dq_a)                 # friction may use q̇ or q̇_a
+        f_lo, f_hi, f_rad = self.fric.lower, self.fric.upper, self.fric.radius
+        tau, bound_mag = [], []
+        for j in range(nj):
+            fc, fv, ia, beta = (Interval.from_bounds(f_lo[j, c], f_hi[j, c]) for c in range(4))
+            t_box = tau_rb[j][0].to_interval()
+            tau.append(t_box + fc * _sign_interval(dq_f[:, j]) + fv * dq_f[:, j]
+                       + ia * ddq_a[:, j] + beta)
+            bound_mag.append(tau_rb[j][1].mag() + f_rad[j, 0] + f_rad[j, 1] * dq_f[:, j].mag()
+                             + f_rad[j, 2] * ddq_a[:, j].mag() + f_rad[j, 3])
+        tau_iv = Interval(np.stack([t.mid for t in tau], -1), np.stack([t.rad for t in tau], -1))
+        # robust-input bound: ‖bound‖ part (θ spread) + the V_sup − V_max part (mass spread)
+        bound_norm = np.sqrt(np.sum(np.stack(bound_mag, -1) ** 2, axis=-1))
+        d_m = self._mass_spread(q, theta_e_lo, theta_e_hi)
+        robust = bound_norm + 0.5 * ctrl.alpha * ctrl.rho * d_m
+        robust = robust * (1.0 + 1e-12) + 1e-12
+        return ReachableSet(des, q, dq, centres, clearance, tau_iv, robust)
+
+    def _mass_spread(self, q: Interval, theta_e_lo: np.ndarray,
+                     theta_e_hi: np.ndarray) -> np.ndarray:
+        """D_M per sub-interval: ‖mag M(q; ±d)‖₂ over coarse blocks of sub-intervals (n,)."""
+        n, nj = q.shape
+        blocks = np.array_split(np.arange(n), min(self.mass_blocks, n))
+        nb = len(blocks)
+        lo = np.stack([q.lo[b].min(axis=0) for b in blocks])
+        hi = np.stack([q.hi[b].max(axis=0) for b in blocks])
+        qb = Interval.from_bounds(lo, hi)
+        n_sym = nj + 10
+        # batch (column j of M, block): column j is τ with q̈_a = e_j, no velocity, no gravity
+        cs = [affine_cos_sin(Affine.from_interval(
+            Interval(np.broadcast_to(qb.mid[:, j], (nj, nb)), np.broadcast_to(qb.rad[:, j], (nj, nb))),
+            np.full((nj, nb), j), n_sym)) for j in range(nj)]
+        spread = [tuple(x[1] for x in body) if i != self.ee else
+                  tuple(Affine(0.0, np.eye(n_sym)[nj + p] * (theta_e_hi[p] - theta_e_lo[p]), 0.0)
+                        for p in range(10))
+                  for i, body in enumerate(self._theta(theta_e_lo, theta_e_hi, 0, 10))]
+        eye = np.eye(nj)
+        zero = np.zeros((nj, nb))
+        cols = passivity_torque(self.chain, cs, [zero] * nj, [zero] * nj,
+                                [np.broadcast_to(eye[:, j:j + 1], (nj, nb)) for j in range(nj)],
+                                spread, with_gravity=False)
+        mag = np.stack([np.asarray(c.mag()) for c in cols], 0)        # (row, col, block)
+        mag = mag + np.diag(2.0 * self.fric.radius[:, 2])[:, :, None]
+        d_block = np.array([np.linalg.norm(mag[:, :, b], 2) for b in range(nb)])
+        out = np.empty(n)
+        for b, idx in enumerate(blocks):
+            out[idx] = d_block[b]
+        return out
+
+    # -- the check -------------------------------------------------------------------------------
+    def verify(self, traj: QuinticTrajectory, k: np.ndarray, theta_e_lo: np.ndarray,
+               theta_e_hi: np.ndarray, k_lo: np.ndarray | None = None,
+               k_hi: np.ndarray | None = None) -> Verification:
+        """Sound safety check of plan k (module doc). Never raises for an unsafe k: reports it."""
+        k = np.asarray(k, float)
+        if k.shape != (self.nj,) or not np.all(np.isfinite(k)):
+            return Verification(False, [f"k is not a finite vector of {self.nj} values"])
+        reasons: list[str] = []
+        slack: dict[str, float] = {}
+        if k_lo is not None and k_hi is not None:
+            s = float(np.min(np.minimum(k - k_lo, k_hi - k)))
+            slack["k_box"] = s
+            if s < 0:
+                reasons.append(f"k outside its box by {-s:.3g} rad")
+        reach = self.reach(traj, k, theta_e_lo, theta_e_hi)
+        finite = np.isfinite(self.q_lo)
+        if np.any(finite):
+            s = float(min(np.min(reach.q.lo[:, finite] - self.q_lo[finite]),
+                          np.min(self.q_hi[finite] - reach.q.hi[:, finite])))
+            slack["position"] = s
+            if s <= 0:
+                reasons.append(f"joint position limit: reachable set exceeds it by {-s:.3g} rad")
+        s = float(np.min(self.dq_max - reach.dq.mag()))
+        slack["velocity"] = s
+        if s <= 0:
+            reasons.append(f"joint velocity limit: reachable set exceeds it by {-s:.3g} rad/s")
+        if reach.clearance.size:
+            s = float(np.min(reach.clearance))
+            slack["collision"] = s
+            if s <= 0:
+                m, sp, ob = np.unravel_index(np.argmin(reach.clearance), reach.clearance.shape)
+                reasons.append(f"collision: sphere {sp} may reach obstacle "
+                               f"'{self.obstacles[ob].name}' (by {-s:.3g} m) in sub-interval {m}")
+        tb = reach.torque_bound
+        s_j = np.min(self.tau_max - tb, axis=0)
+        slack["torque"] = float(np.min(s_j))
+        if np.min(s_j) <= 0:
+            j = int(np.argmin(s_j))
+            reasons.append(f"torque limit: joint {self.robot.joint_names[j]} may need "
+                           f"{np.max(tb[:, j]):.3g} N·m > {self.tau_max[j]:.3g}")
+        return Verification(not reasons, reasons, slack, reach)
+
+
+def _sign_interval(x: Interval) -> Interval:
+    lo = np.where(x.lo > 0, 1.0, -1.0)
+    hi = np.where(x.hi < 0, -1.0, 1.0)
+    return Interval.from_bounds(lo, hi)
