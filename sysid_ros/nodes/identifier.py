@@ -1,0 +1,191 @@
+"""``identifier`` node: joint_states → sound payload bounds (DESIGN §4, §7).
+
+Subscribes ``joint_states``; every ``update_period`` seconds a worker thread turns the buffered
+samples into momentum windows and updates the box (:class:`OnlineIdentifier`), so callbacks
+never wait for an LP. Publishes ``/sysid/payload_bounds`` and ``/sysid/payload_inertia``
+(transient_local, only while the status is ok — an inconsistent update keeps the last sound box
+published and raises an ERROR diagnostic) and ``/diagnostics`` (status, samples, windows, last
+update latency, rejected messages by reason). ``~/reset`` (std_srvs/Trigger) starts over for a
+new payload. A JointState that cannot be used is counted and reported, never fatal; a stamp at
+or before the previous one (a bag replayed in a loop, ROS time jumping back) resets the buffers
+instead of forming windows across the jump.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import InertiaStamped
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import Trigger
+
+from sysid_ros.identification import OnlineIdentifier, SampleError, load_identification_config
+from sysid_ros.model.robots import load_robot
+from sysid_ros.nodes._common import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_QOS, run_node, \
+    stamp_to_ns
+from sysid_ros.nodes.messages import JointStateError, ParameterBounds, bounds_to_msg, \
+    inertia_from_theta, joint_state_arrays
+
+__all__ = ["IdentifierNode", "main"]
+
+DIAG_NAME = "sysid_ros/identifier"
+
+
+class IdentifierNode(Node):
+    def __init__(self, argv: Sequence[str] = ()) -> None:
+        super().__init__("identifier")
+        p = self.declare_parameter
+        robot_name = p("robot", "gen3").value
+        robot_config = p("robot_config", "").value or None
+        self.robot = load_robot(robot_name, robot_config)
+        overrides = {
+            "torque_noise_abs": p("torque_noise_abs", -1.0).value,
+            "torque_noise_rel": p("torque_noise_rel", -1.0).value,
+            "robot_uncertainty_rel": p("robot_uncertainty_rel", -1.0).value,
+            "window": p("window", 0).value,
+            "stride": p("stride", 0).value,
+            "friction": p("friction", "").value,
+            "online_max_rows": p("online_max_rows", 0).value,
+        }
+        # Unset (negative / zero / empty) parameters keep the robot file's identification section.
+        overrides = {k: v for k, v in overrides.items() if v not in (-1.0, 0, "")}
+        self.config = load_identification_config(self.robot, **overrides)
+        method = p("method", "lp").value
+        self.period = float(p("update_period", 0.5).value)
+        self.ident = OnlineIdentifier(self.robot, self.config, method=method,
+                                      point_estimate=bool(p("point_estimate", True).value))
+        self.frame = self.robot.ee_joint
+        self._lock = threading.Lock()
+        self._buffer: list[tuple[float, np.ndarray, np.ndarray, np.ndarray]] = []
+        self._last_stamp: float | None = None
+        self._reset_requested = False
+        self.rejected: Counter[str] = Counter()
+        self.received = 0
+        self.resets = 0
+        self.latency = float("nan")
+        self.bounds_pub = self.create_publisher(Float64MultiArray, "/sysid/payload_bounds",
+                                                LATCHED_QOS)
+        self.inertia_pub = self.create_publisher(InertiaStamped, "/sysid/payload_inertia",
+                                                 LATCHED_QOS)
+        self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", DIAGNOSTICS_QOS)
+        self.create_subscription(JointState, "joint_states", self._on_joint_state, SENSOR_QOS)
+        self.create_service(Trigger, "~/reset", self._on_reset)
+        self._stop = threading.Event()
+        self._worker = threading.Thread(target=self._work, name="identifier-worker", daemon=True)
+        self._worker.start()
+
+    # -- callbacks: cheap, never block on the solver -------------------------------------------
+    def _on_joint_state(self, msg: JointState) -> None:
+        self.received += 1
+        try:
+            q, dq, tau = joint_state_arrays(msg, self.robot.joint_names)
+        except JointStateError as err:
+            self._reject(str(err))
+            return
+        t = stamp_to_ns(msg.header.stamp) * 1e-9
+        with self._lock:
+            if self._last_stamp is not None and t <= self._last_stamp:
+                if t == self._last_stamp:
+                    self._reject("duplicate stamp")
+                    return
+                # Time went backwards (bag loop / sim reset): windows must not span the jump.
+                self._buffer.clear()
+                self._reset_requested = True
+                self.rejected["time jumped backwards (buffers reset)"] += 1
+            self._last_stamp = t
+            self._buffer.append((t, q, dq, tau))
+
+    def _reject(self, reason: str) -> None:
+        with self._lock:
+            self.rejected[reason.split(" for ")[0][:80]] += 1
+
+    def _on_reset(self, _req: Trigger.Request, resp: Trigger.Response) -> Trigger.Response:
+        with self._lock:
+            self._buffer.clear()
+            self._last_stamp = None
+            self._reset_requested = True
+        resp.success, resp.message = True, "identifier reset to the prior box"
+        return resp
+
+    # -- worker ------------------------------------------------------------------------------
+    def _work(self) -> None:
+        while not self._stop.wait(self.period):
+            try:
+                self._update_once()
+            except Exception as err:   # keep the node alive; report instead
+                self._reject(f"internal error: {type(err).__name__}: {err}")
+
+    def _update_once(self) -> None:
+        with self._lock:
+            batch, self._buffer = self._buffer, []
+            reset, self._reset_requested = self._reset_requested, False
+        start = time.perf_counter()
+        if reset:
+            self.ident.reset()
+            self.resets += 1
+        if batch:
+            t = np.array([b[0] for b in batch])
+            arrays = [np.array([b[k] for b in batch]) for k in (1, 2, 3)]
+            try:
+                self.ident.add_samples(t, *arrays)
+            except SampleError as err:
+                self._reject(f"batch rejected: {err}")
+            else:
+                before = self.ident.status
+                status = self.ident.update()
+                self.latency = time.perf_counter() - start
+                if status == "ok":
+                    self._publish_bounds()
+                elif status == "inconsistent" and before != "inconsistent":
+                    self.get_logger().error("data inconsistent with the noise/model bounds; "
+                                            "keeping the last sound box (call ~/reset)")
+        self._publish_diagnostics()
+
+    def _publish_bounds(self) -> None:
+        b = ParameterBounds(self.ident.lower, self.ident.nominal, self.ident.upper)
+        self.bounds_pub.publish(bounds_to_msg(b))
+        msg = InertiaStamped()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.header.frame_id = self.frame
+        msg.inertia = inertia_from_theta(self.ident.nominal)
+        self.inertia_pub.publish(msg)
+
+    def _publish_diagnostics(self) -> None:
+        st = DiagnosticStatus()
+        st.name, st.hardware_id = DIAG_NAME, self.robot.name
+        status = self.ident.status
+        st.level = {"ok": DiagnosticStatus.OK, "insufficient_data": DiagnosticStatus.WARN,
+                    "inconsistent": DiagnosticStatus.ERROR}[status]
+        if status == "ok" and self.rejected:
+            st.level = DiagnosticStatus.WARN
+        st.message = status
+        with self._lock:
+            rejected = dict(self.rejected)
+        values = {"status": status, "samples": self.ident.samples,
+                  "windows": self.ident.windows_used, "received": self.received,
+                  "resets": self.resets, "last_update_latency_s": f"{self.latency:.6f}",
+                  "rejected_total": sum(rejected.values())}
+        values.update({f"rejected: {k}": v for k, v in rejected.items()})
+        st.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
+        arr = DiagnosticArray()
+        arr.header.stamp = self.get_clock().now().to_msg()
+        arr.status = [st]
+        self.diag_pub.publish(arr)
+
+    def on_shutdown(self) -> None:
+        self._stop.set()
+        self._worker.join(timeout=5.0)
+
+
+def main(args: Sequence[str] | None = None) -> int:
+    return run_node(lambda argv: IdentifierNode(argv), args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
