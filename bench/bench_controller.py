@@ -1,0 +1,158 @@
+"""Benchmark of the robust controller (issue 5).
+
+1. Compute time per command for gen3 (median, p99) of the robust law (interval torque, V_sup,
+   robust input, clipping) and of the "wrong"-mode law, as ratios to the nominal computed-torque
+   baseline measured in the same run (one ``pin.rnea`` + friction). Target: robust p99 ≤ 0.5 ms.
+2. End-to-end latency joint_states → /effort_controller/commands through DDS on this machine:
+   the real node as a subprocess (autostart), lock-step round trips from an in-process publisher.
+
+Usage: python -m bench.bench_controller [--json PATH] [--samples 3000] [--round-trips 500]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+from sysid_ros.control.controller import ControllerGains, RobustController
+from sysid_ros.control.prior import prior_box
+from sysid_ros.model.robots import load_robot
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _stats(samples: list[float]) -> dict[str, float]:
+    a = np.asarray(samples)
+    return {"median_ms": float(np.median(a) * 1e3), "p99_ms": float(np.percentile(a, 99) * 1e3)}
+
+
+def compute_times(n: int, rng: np.random.Generator) -> dict[str, dict[str, float]]:
+    robot = load_robot("gen3")
+    gains = ControllerGains(5.0, 20.0, 0.02)
+    prior = prior_box(robot)
+    q = robot.random_configuration(rng, n)
+    dq, qd_off, dqd, ddqd = rng.normal(scale=0.2, size=(4, n, robot.nv))
+    model, data = robot.model, robot.model.createData()
+    fric = robot.friction.nominal
+
+    def baseline(k: int) -> np.ndarray:
+        tau = pin.rnea(model, data, q[k], dqd[k], ddqd[k])
+        return tau + fric[:, 1] * dqd[k] + fric[:, 2] * ddqd[k] + fric[:, 3]
+
+    out = {}
+    cases = {"nominal computed torque (rnea)": baseline}
+    for mode in ("robust", "wrong"):
+        ctl = RobustController(robot, gains, mode=mode, prior=prior)
+        cases[f"{mode} law"] = (lambda c: lambda k: c.compute(0.0, q[k], dq[k], q[k] + 0.01 *
+                                                              qd_off[k], dqd[k], ddqd[k]))(ctl)
+    for name, fn in cases.items():
+        for k in range(min(n, 200)):          # warm-up
+            fn(k)
+        times = []
+        for k in range(n):
+            t0 = time.perf_counter()
+            fn(k)
+            times.append(time.perf_counter() - t0)
+        out[name] = _stats(times)
+    return out
+
+
+def dds_latency(round_trips: int) -> dict[str, float]:
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    from sysid_ros.nodes._common import COMMAND_QOS, SENSOR_QOS
+
+    env = dict(os.environ)
+    env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    env.setdefault("ROS_DOMAIN_ID", str(130 + os.getpid() % 10))
+    os.environ.update({k: env[k] for k in ("ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_DOMAIN_ID")})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sysid_ros.nodes.robust_controller", "--ros-args", "--params-file",
+         str(ROOT / "config" / "robust_controller.yaml"), "-p", "autostart:=true",
+         "-p", "stale_timeout:=5.0", "-p", "debug_decimation:=1000000"],
+        env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True)
+    rclpy.init()
+    node = rclpy.create_node("bench_controller_latency")
+    ex = SingleThreadedExecutor()
+    ex.add_node(node)
+    got: list[float] = []
+    node.create_subscription(Float64MultiArray, "/effort_controller/commands",
+                             lambda m: got.append(time.perf_counter()), COMMAND_QOS)
+    pub = node.create_publisher(JointState, "joint_states", SENSOR_QOS)
+    robot = load_robot("gen3")
+    msg = JointState()
+    msg.name = list(robot.joint_names)
+    msg.position = list(map(float, robot.config["simulation"]["home"]))
+    msg.velocity = [0.0] * robot.nj
+    msg.effort = [0.0] * robot.nj
+    lat: list[float] = []
+    try:
+        end = time.monotonic() + 30.0
+        while not got and time.monotonic() < end:       # discovery + configure
+            pub.publish(msg)
+            ex.spin_once(timeout_sec=0.05)
+        if not got:
+            raise RuntimeError("controller node never answered")
+        for _ in range(round_trips + 20):
+            n = len(got)
+            t0 = time.perf_counter()
+            pub.publish(msg)
+            deadline = t0 + 1.0
+            while len(got) == n and time.perf_counter() < deadline:
+                ex.spin_once(timeout_sec=0.0005)
+            if len(got) > n:
+                lat.append(got[-1] - t0)
+    finally:
+        node.destroy_node()
+        ex.shutdown()
+        rclpy.try_shutdown()
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+    return {**_stats(lat[20:]), "round_trips": len(lat[20:])}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--samples", type=int, default=3000)
+    ap.add_argument("--round-trips", type=int, default=500)
+    args = ap.parse_args(argv)
+    comp = compute_times(args.samples, np.random.default_rng(0))
+    base = comp["nominal computed torque (rnea)"]
+    print(f"{'gen3 compute per command':34s} {'median ms':>10s} {'p99 ms':>8s} {'x base med':>10s}"
+          f" {'x base p99':>10s}")
+    for name, s in comp.items():
+        print(f"{name:34s} {s['median_ms']:10.4f} {s['p99_ms']:8.4f} "
+              f"{s['median_ms'] / base['median_ms']:10.1f} {s['p99_ms'] / base['p99_ms']:10.1f}")
+    robust_p99 = comp["robust law"]["p99_ms"]
+    print(f"target robust p99 <= 0.5 ms: {'met' if robust_p99 <= 0.5 else 'MISSED'}")
+    lat = dds_latency(args.round_trips)
+    print(f"DDS joint_states -> command latency ({lat['round_trips']} round trips): "
+          f"median {lat['median_ms']:.3f} ms, p99 {lat['p99_ms']:.3f} ms")
+    if args.json:
+        args.json.write_text(json.dumps({
+            "compute": {k.split(" ")[0] if k != "nominal computed torque (rnea)" else "baseline": v
+                        for k, v in comp.items()},
+            "compute_ratio_p99_robust_over_baseline": robust_p99 / base["p99_ms"],
+            "target_p99_ms": 0.5, "target_met": robust_p99 <= 0.5,
+            "dds_latency": lat}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
