@@ -94,7 +94,7 @@ def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.nd
     if method == "sensitivity":
         from sysid_ros.identification.sensitivity import sensitivity_box
 
-        box = sensitivity_box(win, rows, t, tau, config, theta_ref=robot.theta_e())
+        box = sensitivity_box(rows, config.prior_lower, config.prior_upper, robot.theta_e())
     else:
         box = polytope_box(rows.Y, rows.U, rows.r, config.prior_lower, config.prior_upper,
                            lmi=(method == "lp-lmi"))

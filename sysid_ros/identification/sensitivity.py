@@ -1,0 +1,49 @@
+"""The seed paper's bound (S3 Theorem 13), kept for comparison — not a sound method.
+
+θ*(m) = P(η*(m)) with η* the minimiser of the weighted least squares of :mod:`estimate`; by the
+implicit-function theorem ∂η*/∂U = H⁻¹(∂P/∂η)ᵀYᵀD² (S3-42/44 with the transposes fixed), H the
+Hessian at η*. The mean-value form evaluated at the nominal point gives
+θ ∈ θ* ± |∂θ*/∂U|·r, treating each row's uncertainty (radius r from :mod:`windows`) as an
+independent perturbation of U. It linearises at one point, so it can miss the truth; the
+benchmark reports how often.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sysid_ros.identification.bounds import OK, INSUFFICIENT
+from sysid_ros.identification.estimate import _weighted, estimate_theta, ls_objective
+from sysid_ros.model.parameters import log_cholesky_jacobian
+
+__all__ = ["SensitivityBox", "sensitivity_box"]
+
+
+@dataclass(frozen=True)
+class SensitivityBox:
+    status: str
+    lower: np.ndarray | None
+    upper: np.ndarray | None
+    nominal: np.ndarray | None
+
+
+def sensitivity_box(rows, prior_lower: np.ndarray, prior_upper: np.ndarray,
+                    theta_ref: np.ndarray) -> SensitivityBox:
+    if len(rows) == 0:
+        return SensitivityBox(INSUFFICIENT, prior_lower.copy(), prior_upper.copy(), None)
+    est = estimate_theta(rows.Y, rows.U, rows.r, theta_ref)
+    A, b, lam = _weighted(rows.Y, rows.U, rows.r)
+    _, grad = ls_objective(A, b, lam, np.asarray(theta_ref, float))
+    eta = est.eta
+    eps = 1e-6 * np.maximum(1.0, np.abs(eta))
+    H = np.array([(grad(eta + e) - grad(eta - e)) / (2 * e[k])
+                  for k, e in enumerate(np.diag(eps))])
+    H = 0.5 * (H + H.T)
+    J = log_cholesky_jacobian(eta)
+    d2 = 1.0 / np.maximum(rows.r, 1e-12) ** 2
+    sens = J @ np.linalg.solve(H, J.T @ (rows.Y * d2[:, None]).T)     # ∂θ*/∂U (10, rows)
+    rad = np.abs(sens) @ rows.r
+    lower = np.maximum(est.theta - rad, prior_lower)
+    upper = np.minimum(est.theta + rad, prior_upper)
+    return SensitivityBox(OK, lower, upper, est.theta)

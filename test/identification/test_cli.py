@@ -1,0 +1,102 @@
+"""sysid-identify on real rosbag2 files (MCAP and sqlite3) of simulated Gen3 data."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from sysid_ros.bagio import BagWriter, default_typestore
+from sysid_ros.identification.cli import main
+from sysid_ros.identification.synthetic import random_payload_theta, simulate
+from sysid_ros.model.robots import load_robot
+
+TS = default_typestore()
+JS = TS.types["sensor_msgs/msg/JointState"]
+Header = TS.types["std_msgs/msg/Header"]
+Time = TS.types["builtin_interfaces/msg/Time"]
+
+
+def _bag(path, t, q, dq, tau, names, storage="mcap"):
+    with BagWriter(path, storage=storage) as w:
+        for i in range(len(t)):
+            ns = int(round((100.0 + t[i]) * 1e9))
+            w.write("/joint_states", JS(header=Header(stamp=Time(sec=ns // 10**9,
+                                                                 nanosec=ns % 10**9),
+                                                      frame_id=""),
+                                        name=list(names), position=np.ascontiguousarray(q[i], float),
+                                        velocity=np.ascontiguousarray(dq[i], float),
+                                        effort=np.ascontiguousarray(tau[i], float)), ns)
+    return path
+
+
+@pytest.fixture(scope="module")
+def sim():
+    robot = load_robot("gen3")
+    rng = np.random.default_rng(21)
+    theta = robot.theta_e() + random_payload_theta(rng, 4.0)
+    return robot, theta, simulate(robot, rng, theta_e=theta, duration=0.6, noise_rel=0.025)
+
+
+@pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
+def test_ok_result_contains_truth(tmp_path, sim, storage):
+    robot, theta, run = sim
+    names = list(robot.joint_names)[::-1]           # columns matched by name, not position
+    perm = [list(robot.joint_names).index(n) for n in names]
+    bag = _bag(tmp_path / "b", run.t, run.q[:, perm], run.dq[:, perm], run.tau_meas[:, perm],
+               names, storage)
+    out = tmp_path / "r.json"
+    assert main(["--bag", str(bag), "--out", str(out), "--torque-noise-rel", "0.025",
+                 "--no-progress"]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["status"] == "ok" and doc["robot"] == "gen3" and doc["body"] == "joint_7"
+    assert doc["parameter_names"][:2] == ["m", "mcx"]
+    lo, nom, hi = (np.array(doc[k]) for k in ("lower", "nominal", "upper"))
+    assert np.all(lo <= theta) and np.all(theta <= hi)
+    assert np.all(lo <= nom) and np.all(nom <= hi)
+    assert doc["samples_used"] == len(run.t) and doc["windows_used"] > 0
+    assert doc["assumptions"]["torque_noise_rel"] == 0.025
+    assert doc["assumptions"]["torque_noise_abs_Nm"] == [0.0] * 7
+
+
+def test_inconsistent_exit_3(tmp_path, sim):
+    robot, theta, run = sim
+    tau = run.tau_meas + 3.0                         # a large unmodelled offset
+    bag = _bag(tmp_path / "b", run.t, run.q, run.dq, tau, robot.joint_names)
+    out = tmp_path / "r.json"
+    assert main(["--bag", str(bag), "--out", str(out), "--torque-noise-abs", "0.05",
+                 "--no-progress"]) == 3
+    assert json.loads(out.read_text())["status"] == "inconsistent"
+
+
+def test_bad_input_exit_2(tmp_path, sim, capsys):
+    robot, theta, run = sim
+    n = 50
+    bag = _bag(tmp_path / "b", run.t[:n], run.q[:n], run.dq[:n], run.tau_meas[:n],
+               robot.joint_names)
+    out = str(tmp_path / "r.json")
+    assert main(["--bag", str(bag), "--out", out, "--topic", "/nope", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "nope" in err and len(err.strip().splitlines()) == 1
+    wrong = _bag(tmp_path / "w", run.t[:n], run.q[:n, :6], run.dq[:n, :6], run.tau_meas[:n, :6],
+                 robot.joint_names[:6])
+    assert main(["--bag", str(wrong), "--out", out, "--no-progress"]) == 2
+    assert "joint_7" in capsys.readouterr().err
+    nan_tau = run.tau_meas[:n].copy()
+    nan_tau[10, 3] = np.nan
+    nanbag = _bag(tmp_path / "n", run.t[:n], run.q[:n], run.dq[:n], nan_tau, robot.joint_names)
+    assert main(["--bag", str(nanbag), "--out", out, "--no-progress"]) == 2
+    assert main(["--bag", str(tmp_path / "missing"), "--out", out, "--no-progress"]) == 2
+    assert main(["--bag", str(bag), "--out", out, "--window", "400", "--stride", "75",
+                 "--no-progress"]) == 2
+    assert "stride" in capsys.readouterr().err
+
+
+def test_short_bag_is_insufficient(tmp_path, sim):
+    robot, theta, run = sim
+    n = 100
+    bag = _bag(tmp_path / "b", run.t[:n], run.q[:n], run.dq[:n], run.tau_meas[:n],
+               robot.joint_names)
+    out = tmp_path / "r.json"
+    assert main(["--bag", str(bag), "--out", str(out), "--no-progress"]) == 0
+    assert json.loads(out.read_text())["status"] == "insufficient_data"
