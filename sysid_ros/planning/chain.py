@@ -32,7 +32,8 @@ from sysid_ros.model.robots import Robot
 from sysid_ros.planning.errors import UnsupportedRobotError
 from sysid_ros.planning.interval import isum
 
-__all__ = ["SerialChain", "sphere_centres", "passivity_torque", "world_poses"]
+__all__ = ["SerialChain", "body_regressor", "sphere_centres", "passivity_torque", "world_poses",
+           "reference_torque"]
 
 _PRINCIPAL = {"JointModelRX": 0, "JointModelRY": 1, "JointModelRZ": 2}
 
@@ -241,17 +242,12 @@ def _cross_force(v: tuple, f: tuple) -> tuple:
     return _cross(om, fl), _add(_cross(om, fn), _cross(nu, fl))
 
 
-def passivity_torque(chain: SerialChain, cs: Sequence[tuple], dq: Sequence, dq_a: Sequence,
-                     ddq_a: Sequence, theta: Sequence[Sequence | None],
-                     with_gravity: bool = True) -> list:
-    """τ = H(q)q̈_a + C(q, q̇)q̇_a + g(q) per joint (module doc), rigid bodies only (no friction).
-
-    ``theta[i]`` is body i's 10 parameters (scalars of any supported type), or None to leave the
-    body out (e.g. only the end-effector body, to build its regressor with unit θ columns).
-    ``with_gravity=False`` drops g(q) (e.g. columns of the mass matrix with q̈_a = e_j).
-    """
+def _forward(chain: SerialChain, cs: Sequence[tuple], dq: Sequence, dq_a: Sequence,
+             ddq_a: Sequence, with_gravity: bool) -> tuple[list, list, list]:
+    """Body velocities v (from q̇), w (from q̇_a) and accelerations a, each (lin, ang) per body."""
     nb = chain.nb
     zero3 = (0.0, 0.0, 0.0)
+    same = dq_a is dq                # ordinary RNEA: w = v, no polarisation needed
     base = (tuple(-g for g in chain.gravity) if with_gravity else zero3, zero3)
     vel: list = [None] * nb
     wel: list = [None] * nb
@@ -259,45 +255,111 @@ def passivity_torque(chain: SerialChain, cs: Sequence[tuple], dq: Sequence, dq_a
     for i in range(nb):
         p = chain.parent[i]
         a = chain.axis[i]
-        v_p = (zero3, zero3) if p < 0 else vel[p]
-        w_p = (zero3, zero3) if p < 0 else wel[p]
-        a_p = base if p < 0 else acc[p]
-        v_l, v_a = _to_child(chain, i, cs[i], *v_p) if p >= 0 else (zero3, zero3)
-        w_l, w_a = _to_child(chain, i, cs[i], *w_p) if p >= 0 else (zero3, zero3)
-        a_l, a_a = _to_child(chain, i, cs[i], *a_p)
+        a_l, a_a = _to_child(chain, i, cs[i], *(base if p < 0 else acc[p]))
+        v_l, v_a = _to_child(chain, i, cs[i], *vel[p]) if p >= 0 else (zero3, zero3)
         v_a = _add(v_a, _scale(a, dq[i]))
-        w_a = _add(w_a, _scale(a, dq_a[i]))
-        # ½(v × S q̇_a + w × S q̇) with S = (0, axis): x × (0, a·s) = s·(x_lin × a, x_ang × a)
-        bil_l = _add(_scale(_cross(v_l, a), dq_a[i]), _scale(_cross(w_l, a), dq[i]))
-        bil_a = _add(_scale(_cross(v_a, a), dq_a[i]), _scale(_cross(w_a, a), dq[i]))
-        a_l = _add(a_l, _scale(bil_l, 0.5))
-        a_a = _add(_add(a_a, _scale(a, ddq_a[i])), _scale(bil_a, 0.5))
+        if same:
+            w_l, w_a = v_l, v_a
+            # v × S q̇ with S = (0, axis): x × (0, a·s) = s·(x_lin × a, x_ang × a)
+            bil_l = _scale(_cross(v_l, a), dq[i])
+            bil_a = _scale(_cross(v_a, a), dq[i])
+        else:
+            w_l, w_a = _to_child(chain, i, cs[i], *wel[p]) if p >= 0 else (zero3, zero3)
+            w_a = _add(w_a, _scale(a, dq_a[i]))
+            # ½(v × S q̇_a + w × S q̇)
+            bil_l = _scale(_add(_scale(_cross(v_l, a), dq_a[i]), _scale(_cross(w_l, a), dq[i])),
+                           0.5)
+            bil_a = _scale(_add(_scale(_cross(v_a, a), dq_a[i]), _scale(_cross(w_a, a), dq[i])),
+                           0.5)
+        a_l = _add(a_l, bil_l)
+        a_a = _add(_add(a_a, _scale(a, ddq_a[i])), bil_a)
         vel[i], wel[i], acc[i] = (v_l, v_a), (w_l, w_a), (a_l, a_a)
-    force: list = [None] * nb
-    for i in range(nb):
-        th = theta[i]
-        if th is None:
-            continue
-        ia = _inertia_times(th, *acc[i])
-        iw = _inertia_times(th, *wel[i])
-        iv = _inertia_times(th, *vel[i])
-        c1, c2 = _cross_force(vel[i], iw), _cross_force(wel[i], iv)
-        force[i] = (_add(ia[0], _scale(_add(c1[0], c2[0]), 0.5)),
-                    _add(ia[1], _scale(_add(c1[1], c2[1]), 0.5)))
-    tau: list = [None] * nb
+    return vel, wel, acc
+
+
+def _body_force(theta: Sequence, v: tuple, w: tuple, a: tuple, same: bool) -> tuple:
+    """I a + ½(v ×* I w + w ×* I v) (= I a + v ×* I v when w is v)."""
+    ia = _inertia_times(theta, *a)
+    if same:
+        c = _cross_force(v, _inertia_times(theta, *v))
+        return _add(ia[0], c[0]), _add(ia[1], c[1])
+    c1 = _cross_force(v, _inertia_times(theta, *w))
+    c2 = _cross_force(w, _inertia_times(theta, *v))
+    return (_add(ia[0], _scale(_add(c1[0], c2[0]), 0.5)),
+            _add(ia[1], _scale(_add(c1[1], c2[1]), 0.5)))
+
+
+def passivity_torque(chain: SerialChain, cs: Sequence[tuple], dq: Sequence, dq_a: Sequence,
+                     ddq_a: Sequence, theta: Sequence[Sequence | None],
+                     with_gravity: bool = True) -> list:
+    """τ = H(q)q̈_a + C(q, q̇)q̇_a + g(q) per joint (module doc), rigid bodies only (no friction).
+
+    ``theta[i]`` is body i's 10 parameters (scalars of any supported type), or None to leave the
+    body out. Pass the same object for ``dq_a`` and ``dq`` for ordinary inverse dynamics (cheaper).
+    ``with_gravity=False`` drops g(q) (e.g. columns of the mass matrix with q̈_a = e_j).
+    """
+    nb = chain.nb
+    same = dq_a is dq
+    vel, wel, acc = _forward(chain, cs, dq, dq_a, ddq_a, with_gravity)
+    force: list = [None if theta[i] is None else
+                   _body_force(theta[i], vel[i], wel[i], acc[i], same) for i in range(nb)]
+    tau: list = [0.0] * nb
     for i in range(nb - 1, -1, -1):
         if force[i] is None:
-            tau[i] = 0.0
             continue
         fl, fn = force[i]
-        a = chain.axis[i]
-        tau[i] = _dot_const(fn, a)
+        tau[i] = _dot_const(fn, chain.axis[i])
         p = chain.parent[i]
         if p >= 0:
             fp = _to_parent_force(chain, i, cs[i], fl, fn)
             force[p] = fp if force[p] is None else (_add(force[p][0], fp[0]),
                                                     _add(force[p][1], fp[1]))
     return tau
+
+
+def body_regressor(chain: SerialChain, cs: Sequence[tuple], dq: Sequence, ddq: Sequence,
+                   body: int) -> np.ndarray:
+    """Columns of the inverse-dynamics regressor Y(q, q̇, q̈) belonging to ``body``'s 10
+    parameters, shape (..., nb, 10), for float or complex arrays (not Intervals).
+
+    Only that body exerts a force, f = A(v, a)·θ_b (A from the unit-θ forces); joint j feels
+    S_jᵀ f with S_j expressed in the body's frame, so no backward pass over 10 columns is needed.
+    """
+    vel, _, acc = _forward(chain, cs, dq, dq, ddq, True)
+    unit = tuple(np.eye(10)[p] for p in range(10))
+    v = tuple(tuple(np.asarray(x)[..., None] for x in part) for part in vel[body])
+    a = tuple(tuple(np.asarray(x)[..., None] for x in part) for part in acc[body])
+    f_l, f_n = _body_force(unit, v, v, a, True)
+    force = np.stack([np.stack(np.broadcast_arrays(*f_l, *f_n), -2)], 0)[0]   # (..., 6, 10)
+    rots, poss = world_poses(chain, cs)
+    rb = _stack_matrix(rots[body])                                             # (..., 3, 3)
+    pb = np.stack(np.broadcast_arrays(*poss[body]), -1)
+    cols = []
+    for j in range(chain.nb):
+        if not _in_support(chain, j, body):
+            cols.append(np.zeros(force.shape[:-2] + (10,), dtype=force.dtype))
+            continue
+        z = np.einsum("...ij,j->...i", _stack_matrix(rots[j]), chain.axis[j])
+        pj = np.stack(np.broadcast_arrays(*poss[j]), -1)
+        lin_w = np.cross(pj, z)                       # world motion of joint j at the origin
+        ang_b = np.einsum("...ji,...j->...i", rb, z)
+        lin_b = np.einsum("...ji,...j->...i", rb, lin_w - np.cross(pb, z))
+        s_b = np.concatenate([lin_b, ang_b], -1)
+        cols.append(np.einsum("...k,...kp->...p", s_b, force))
+    return np.stack(cols, -2)
+
+
+def _stack_matrix(m: Sequence) -> np.ndarray:
+    rows = [np.stack(np.broadcast_arrays(*row), -1) for row in m]
+    return np.stack(np.broadcast_arrays(*rows), -2)
+
+
+def _in_support(chain: SerialChain, j: int, body: int) -> bool:
+    while body >= 0:
+        if body == j:
+            return True
+        body = chain.parent[body]
+    return False
 
 
 def reference_torque(robot: Robot, q: np.ndarray, dq: np.ndarray, dq_a: np.ndarray,

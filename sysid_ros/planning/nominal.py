@@ -24,14 +24,14 @@ import numpy as np
 from scipy.special import logsumexp
 
 from sysid_ros.model.robots import Robot
-from sysid_ros.planning.chain import SerialChain, passivity_torque, sphere_centres
+from sysid_ros.planning.chain import (SerialChain, body_regressor, passivity_torque,
+                                      sphere_centres)
 from sysid_ros.planning.obstacles import BoxObstacle, signed_distance
 from sysid_ros.planning.trajectory import QuinticTrajectory
 
 __all__ = ["NominalEvaluation", "NominalModel"]
 
 _H = 1e-30
-_UNIT = tuple(np.eye(10)[p] for p in range(10))
 
 
 @dataclass(frozen=True)
@@ -81,13 +81,9 @@ class NominalModel:
 
     def regressor_ee(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
         """Y_e (..., N, nj, 10): end-effector columns of Y(q, q̇, q̈) (complex inputs allowed)."""
-        cs = [(np.cos(q[..., j, None]), np.sin(q[..., j, None])) for j in range(self.nj)]
-        cols = lambda x: [x[..., j, None] for j in range(self.nj)]  # noqa: E731
-        theta = [None] * self.chain.nb
-        theta[self.ee] = _UNIT
-        tau = passivity_torque(self.chain, cs, cols(dq), cols(dq), cols(ddq), theta)
-        shape = q.shape + (10,)
-        return np.stack([np.broadcast_to(t, shape[:-2] + (10,)) for t in tau], axis=-2)
+        cs = [(np.cos(q[..., j]), np.sin(q[..., j])) for j in range(self.nj)]
+        cols = lambda x: [x[..., j] for j in range(self.nj)]  # noqa: E731
+        return body_regressor(self.chain, cs, cols(dq), cols(ddq), self.ee)
 
     def motor_torque(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray,
                      theta_e: np.ndarray) -> np.ndarray:
@@ -96,8 +92,9 @@ class NominalModel:
         cols = lambda x: [x[..., j] for j in range(self.nj)]  # noqa: E731
         theta = list(self.theta_r)
         theta[self.ee] = tuple(theta_e)
+        dq_cols = cols(dq)
         tau = np.stack(np.broadcast_arrays(
-            *passivity_torque(self.chain, cs, cols(dq), cols(dq), cols(ddq), theta)), -1)
+            *passivity_torque(self.chain, cs, dq_cols, dq_cols, cols(ddq), theta)), -1)
         f = self.fric
         return (tau + f[:, 0] * np.sign(dq.real) + f[:, 1] * dq + f[:, 2] * ddq + f[:, 3])
 
