@@ -1,0 +1,127 @@
+"""Planner NLP and verify-before-commit: gradients vs finite differences, certified plans are
+collision-free along the densely sampled trajectory, unsafe k are rejected, all-unsafe → no plan."""
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from sysid_ros.planning.errors import PlannerConfigError
+from sysid_ros.planning.nominal import NominalModel
+from sysid_ros.planning.obstacles import BoxObstacle, obstacles_from_config, signed_distance
+from sysid_ros.planning.planner import ExcitingPlanner, PlannerConfig
+from sysid_ros.planning.trajectory import QuinticTrajectory
+
+from .conftest import HOME
+
+
+def _fd(fun, k, h=1e-6):
+    return np.stack([(fun(k + h * e) - fun(k - h * e)) / (2 * h) for e in np.eye(k.size)], -1)
+
+
+def test_gradients_match_finite_differences(gen3, payload_box):
+    obstacles = obstacles_from_config(gen3.config["planner"]["obstacles"])
+    model = NominalModel(gen3, obstacles)
+    _, _, theta_e = payload_box
+    traj = QuinticTrajectory(HOME, np.full(7, 0.1), np.full(7, -0.1), 3.0)
+    rng = np.random.default_rng(0)
+    md, mt = np.zeros(len(gen3.spheres)), np.zeros(7)
+    for _ in range(3):
+        k = rng.uniform(-0.4, 0.4, 7)
+        f, grad, cond = model.objective(traj, k)
+        assert np.isclose(np.exp(f), cond)
+        fd = _fd(lambda x: np.array(model.objective(traj, x)[0]), k)
+        np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-6 * np.abs(fd).max())
+        g, jac, _, _ = model.constraints(traj, k, theta_e, md, mt)
+        fd = _fd(lambda x: model.constraints(traj, x, theta_e, md, mt)[0], k)
+        np.testing.assert_allclose(jac, fd, rtol=1e-4, atol=1e-6 * np.abs(fd).max())
+
+
+def test_true_condition_number_is_the_objective(gen3):
+    """No surrogate: exp(objective) is cond of the stacked Y_e columns from Pinocchio."""
+    from sysid_ros.model.regressors import Regressors
+    model = NominalModel(gen3, ())
+    reg = Regressors(gen3)
+    traj = QuinticTrajectory(HOME, np.zeros(7), np.zeros(7), 3.0)
+    k = np.linspace(-0.4, 0.4, 7)
+    t = np.linspace(0, 3.0, 128)
+    q, dq, ddq = traj.sample(t, k)
+    y = reg.split(reg.Y(q, dq, ddq))[0].reshape(-1, 10)
+    assert np.isclose(model.objective(traj, k)[2], np.linalg.cond(y), rtol=1e-8)
+
+
+@pytest.fixture(scope="module")
+def planner(gen3, gen3_controller):
+    cfg = PlannerConfig.from_robot(gen3, {"max_solve_time": 1.4})
+    return ExcitingPlanner(gen3, cfg, gen3_controller)
+
+
+def test_certified_plan_is_collision_free_and_reverified(gen3, planner, payload_box):
+    lo, hi, _ = payload_box
+    res = planner.plan(HOME, np.zeros(7), np.zeros(7), lo, hi)
+    assert res.verified, res.reasons
+    assert res.k is not None and res.verification.ok
+    # independent check: dense Pinocchio FK along the nominal trajectory, all spheres clear
+    data = gen3.model.createData()
+    t = np.linspace(0, 3.0, 600)
+    q, dq, _ = res.trajectory.sample(t, res.k)
+    for n in range(t.size):
+        pin.forwardKinematics(gen3.model, data, q[n])
+        c = np.array([data.oMi[s.joint_id].act(s.offset) for s in gen3.spheres])
+        r = np.array([s.radius for s in gen3.spheres])
+        for ob in planner.config.obstacles:
+            assert np.all(signed_distance(c, ob)[0] > r)
+    assert np.all(np.abs(dq) <= gen3.limits.dq_max)
+
+
+def test_verify_rejects_unsafe_k(gen3, planner, payload_box):
+    """A k whose path sweeps through a box is rejected with the collision as the reason."""
+    lo, hi, _ = payload_box
+    traj = QuinticTrajectory(HOME, np.zeros(7), np.zeros(7), 3.0)
+    k = np.array([0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    q_end = traj.state_at(3.0, k)[0]
+    data = gen3.model.createData()
+    pin.forwardKinematics(gen3.model, data, traj.state_at(1.5, k)[0])
+    ee = data.oMi[gen3.ee_joint_id].translation
+    blocker = BoxObstacle("blocker", ee, np.array([0.03, 0.03, 0.03]), np.eye(3))
+    from sysid_ros.planning.reachability import Reachability
+    reach = Reachability(gen3, planner.controller, (blocker,), 128)
+    ver = reach.verify(traj, k, lo, hi)
+    assert not ver.ok and any("collision" in r for r in ver.reasons)
+    free = Reachability(gen3, planner.controller, (), 128).verify(traj, k, lo, hi)
+    assert free.ok, free.reasons
+    del q_end
+    # a payload box far too heavy for the torque limits is rejected as well
+    heavy_lo, heavy_hi = lo.copy(), hi.copy()
+    heavy_lo[0], heavy_hi[0] = 20.0, 30.0
+    heavy = Reachability(gen3, planner.controller, (), 128).verify(traj, k, heavy_lo, heavy_hi)
+    assert not heavy.ok and any("torque" in r for r in heavy.reasons)
+
+
+def test_all_blocking_obstacle_gives_no_plan(gen3, gen3_controller, payload_box):
+    lo, hi, _ = payload_box
+    data = gen3.model.createData()
+    pin.forwardKinematics(gen3.model, data, HOME)
+    ee = data.oMi[gen3.ee_joint_id].translation
+    # a box around the gripper's current position: every trajectory starts in collision
+    cfg = PlannerConfig.from_robot(gen3, {"obstacles": [
+        {"name": "cage", "center": ee.tolist(), "half_extents": [0.1, 0.1, 0.1]}],
+        "max_solve_time": 0.8})
+    planner = ExcitingPlanner(gen3, cfg, gen3_controller)
+    res = planner.plan(HOME, np.zeros(7), np.zeros(7), lo, hi)
+    assert not res.verified and res.k is None
+    assert any("collision" in r for r in res.reasons)
+
+
+@pytest.mark.parametrize("bad, key", [
+    ({"obstacles": [{"center": [0, 0], "half_extents": [1, 1, 1]}]}, "center"),
+    ({"obstacles": [{"center": [0, 0, 0], "half_extents": [1, -1, 1]}]}, "half_extents"),
+    ({"obstacles": [{"center": [0, 0, 0], "half_extents": [1, 1, 1], "colour": 1}]}, "unknown"),
+    ({"t_p": 5.0}, "t_p"),
+    ({"max_solve_time": 2.0}, "max_solve_time"),
+    ({"k_range": -1.0}, "k_range"),
+    ({"bogus": 1}, "bogus"),
+])
+def test_bad_config_is_reported_by_name(gen3, bad, key):
+    with pytest.raises(PlannerConfigError, match=key):
+        PlannerConfig.from_robot(gen3, bad)
