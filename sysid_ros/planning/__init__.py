@@ -1,0 +1,14 @@
+"""Safe exciting-trajectory planning (DESIGN §6): degree-5 trajectories linear in k, sound
+reachable sets over time sub-intervals (interval / affine arithmetic), and a receding-horizon
+planner that only ever returns a k it has verified. No rclpy here."""
+from sysid_ros.planning.errors import (PlannerConfigError, PlanningError, TrajectoryError,
+                                       UnsupportedRobotError)
+from sysid_ros.planning.obstacles import BoxObstacle, obstacles_from_config
+from sysid_ros.planning.planner import ExcitingPlanner, PlannerConfig, PlanResult, controller_model
+from sysid_ros.planning.reachability import ControllerModel, Reachability, Verification
+from sysid_ros.planning.trajectory import QuinticTrajectory
+
+__all__ = ["BoxObstacle", "ControllerModel", "ExcitingPlanner", "PlanResult", "PlannerConfig",
+           "PlannerConfigError", "PlanningError", "QuinticTrajectory", "Reachability",
+           "TrajectoryError", "UnsupportedRobotError", "Verification", "controller_model",
+           "obstacles_from_config"]
