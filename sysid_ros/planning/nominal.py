@@ -114,10 +114,14 @@ class NominalModel:
         return float(np.log(s[0] / s[-1])), d_hi / s[0] - d_lo / s[-1], float(s[0] / s[-1])
 
     def constraints(self, traj: QuinticTrajectory, k: np.ndarray, theta_e: np.ndarray,
-                    margin_distance: np.ndarray, margin_torque: np.ndarray
+                    margin_distance: np.ndarray, margin_torque: np.ndarray,
+                    n_times: int | None = None
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(g (m,), jac (m, nj), clearance (N, ns, no), tau (N, nj)); feasible iff g ≥ 0."""
-        times = np.linspace(0.0, traj.t_f, self.n_constraint_samples)
+        """(g (m,), jac (m, nj), clearance (N, ns, no), tau (N, nj)); feasible iff g ≥ 0.
+
+        Sampled at ``n_times`` (default ``n_constraint_samples``) equally spaced times.
+        """
+        times = np.linspace(0.0, traj.t_f, n_times or self.n_constraint_samples)
         q, dq, ddq = self._perturbed(traj, k, times)
         gs, jacs = [], []
         clearance = np.zeros((times.size, self.chain.sphere_radius.size, 0))

@@ -41,7 +41,8 @@ class PlannerConfig:
     k_range: half-width of the box 𝒦 per joint (rad); t_f: trajectory duration; t_p: replanning
     period; n_samples: N_s samples of the objective; n_intervals: time sub-intervals of the sound
     check; max_solve_time: wall-time limit of one ``plan`` call (< t_p); max_iter: Ipopt
-    iterations per solve; margin_growth: factor on measured margins; obstacles: boxes.
+    iterations per solve; constraint_stride: the NLP's constraints are sampled at every
+    stride-th sub-interval edge; margin_growth: factor on measured margins; obstacles: boxes.
     """
 
     k_range: np.ndarray
@@ -50,12 +51,14 @@ class PlannerConfig:
     n_samples: int = 128
     n_intervals: int = 128
     max_solve_time: float = 1.0
-    max_iter: int = 15
+    max_iter: int = 8
+    constraint_stride: int = 2
     margin_growth: float = 1.25
     beta_distance: float = 300.0
     beta_torque: float = 10.0
     mass_blocks: int = 8
     obstacles: tuple[BoxObstacle, ...] = ()
+    fallback_scales: tuple[float, ...] = (0.5, 0.25)
     k_init: np.ndarray | None = None
 
     @classmethod
@@ -73,6 +76,8 @@ class PlannerConfig:
             raise PlannerConfigError("planner.k_range: expected positive radians per joint")
         obstacles = raw.pop("obstacles", None)
         obstacles = obstacles if isinstance(obstacles, tuple) else obstacles_from_config(obstacles)
+        if "fallback_scales" in raw:
+            raw["fallback_scales"] = tuple(float(x) for x in raw["fallback_scales"])
         k_init = raw.pop("k_init", None)
         if k_init is not None:
             k_init = np.broadcast_to(np.asarray(k_init, float), (robot.nj,)).copy()
@@ -87,6 +92,8 @@ class PlannerConfig:
                   (self.n_intervals >= 1, "n_intervals must be >= 1"),
                   (0 < self.max_solve_time < self.t_p, "max_solve_time must be in (0, t_p)"),
                   (self.max_iter >= 1, "max_iter must be >= 1"),
+                  (self.constraint_stride >= 1 and self.n_intervals % self.constraint_stride == 0,
+                   "constraint_stride must divide n_intervals"),
                   (self.margin_growth >= 1.0, "margin_growth must be >= 1")]
         for ok, why in checks:
             if not ok:
@@ -178,7 +185,8 @@ class ExcitingPlanner:
         cfg = self.config
         self.reach = Reachability(robot, self.controller, cfg.obstacles, cfg.n_intervals,
                                   cfg.mass_blocks)
-        self.model = NominalModel(robot, cfg.obstacles, cfg.n_samples, cfg.n_intervals + 1,
+        self.model = NominalModel(robot, cfg.obstacles, cfg.n_samples,
+                                  cfg.n_intervals // cfg.constraint_stride + 1,
                                   cfg.beta_distance, cfg.beta_torque)
         nj = robot.nj
         self.k_last = (cfg.k_init.copy() if cfg.k_init is not None
@@ -219,20 +227,24 @@ class ExcitingPlanner:
 
     def _measure_margins(self, traj: QuinticTrajectory, k: np.ndarray, theta_e: np.ndarray,
                          ver: Verification) -> None:
-        """Margins = gap between the sound enclosure and the nominal samples at k."""
+        """Margins = gap between the sound enclosure of each sub-interval and the nominal values
+        at the NLP's nearest sampled edges (every ``constraint_stride``-th), at this k."""
+        n = self.config.n_intervals
+        stride = self.config.constraint_stride
         _, _, clearance, tau = self.model.constraints(
-            traj, k, theta_e, np.zeros(self.reach.chain.sphere_radius.size), np.zeros(traj.nj))
+            traj, k, theta_e, np.zeros(self.reach.chain.sphere_radius.size), np.zeros(traj.nj),
+            n_times=n + 1)
+        left = (np.arange(n) // stride) * stride
+        right = np.minimum(left + stride, n)
         reach = ver.reach
         tau_abs = np.abs(tau)
-        nom_t = np.maximum(tau_abs[:-1], tau_abs[1:])
-        m_t = np.max(reach.torque_bound - nom_t, axis=0)
+        nom_t = np.maximum(tau_abs[left], tau_abs[right])
         growth = self.config.margin_growth
-        m_t = np.maximum(m_t, 0.0) * growth
+        m_t = np.maximum(np.max(reach.torque_bound - nom_t, axis=0), 0.0) * growth
         self.margin_t = m_t if self.margin_t is None else np.maximum(self.margin_t, m_t)
         if clearance.shape[-1]:
-            nom_c = np.minimum(clearance[:-1], clearance[1:])
-            m_d = np.max(nom_c - reach.clearance, axis=(0, 2))
-            m_d = np.maximum(m_d, 0.0) * growth
+            nom_c = np.minimum(clearance[left], clearance[right])
+            m_d = np.maximum(np.max(nom_c - reach.clearance, axis=(0, 2)), 0.0) * growth
         else:
             m_d = np.zeros(self.reach.chain.sphere_radius.size)
         self.margin_d = m_d if self.margin_d is None else np.maximum(self.margin_d, m_d)
@@ -277,21 +289,34 @@ class ExcitingPlanner:
                                   self.reach.verify(traj, x0, theta_e_lo, theta_e_hi))
         candidate = x0
         last_ver = None
+        per_check = 0.0
         while True:
             k, iters, status = self._solve(traj, candidate, lo, hi, theta_c, deadline)
             result.iterations += iters
             result.solves += 1
             result.status = status
+            t_check = time.monotonic()
             ver = self.reach.verify(traj, k, theta_e_lo, theta_e_hi, lo, hi)
+            per_check = time.monotonic() - t_check
             last_ver = ver
             if ver.ok:
                 result.verified, result.k = True, k
-                result.cond = self.model.objective(traj, k)[2]
                 break
             self._measure_margins(traj, k, theta_c, ver)
-            if time.monotonic() + 0.5 * (time.monotonic() - start) / result.solves > deadline:
+            # fall back to shorter moves along the same direction (slower, smaller excursions)
+            for scale in self.config.fallback_scales:
+                if time.monotonic() + per_check > deadline:
+                    break
+                ver_s = self.reach.verify(traj, scale * k, theta_e_lo, theta_e_hi, lo, hi)
+                if ver_s.ok:
+                    result.verified, result.k, last_ver = True, scale * k, ver_s
+                    result.status += f" (fallback: {scale} k)"
+                    break
+            if result.verified or time.monotonic() + 2.0 * per_check > deadline:
                 break
             candidate = k
+        if result.verified:
+            result.cond = self.model.objective(traj, result.k)[2]
         result.verification = last_ver
         if not result.verified:
             result.reasons = list(last_ver.reasons) if last_ver else ["no candidate"]
