@@ -111,7 +111,11 @@ def controller_model(robot: Robot, overrides: dict[str, Any] | None = None) -> C
     except KeyError as exc:
         raise PlannerConfigError(f"controller.{exc.args[0]} missing in {robot.config_path}") \
             from None
-    bound = tracking_error_bound(robot, kr, v_max)
+    try:
+        bound = tracking_error_bound(robot, kr, v_max)
+    except Exception as exc:        # control's errors: no sound tracking bound → no safe plan
+        raise PlannerConfigError(f"{robot.name}: the controller's tracking-error bound is not "
+                                 f"available, so no plan can be certified: {exc}") from exc
     kr = np.broadcast_to(np.asarray(kr, float), (robot.nj,)).copy()
     return ControllerModel(kr, alpha, v_max, bound.rho, bound.e_max, bound.de_max)
 
