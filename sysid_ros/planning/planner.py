@@ -25,7 +25,8 @@ import cyipopt
 import numpy as np
 
 from sysid_ros.model.robots import Robot
-from sysid_ros.planning.errors import PlannerConfigError, TrajectoryError
+from sysid_ros.planning.errors import (PlannerConfigError, TrajectoryError,
+                                       UnsupportedRobotError)
 from sysid_ros.planning.nominal import NominalModel
 from sysid_ros.planning.obstacles import BoxObstacle, obstacles_from_config
 from sysid_ros.planning.reachability import ControllerModel, Reachability, Verification
@@ -184,6 +185,9 @@ class ExcitingPlanner:
     def __init__(self, robot: Robot, config: PlannerConfig | None = None,
                  controller: ControllerModel | None = None) -> None:
         self.robot = robot
+        if robot.floating_base:
+            raise UnsupportedRobotError(
+                f"{robot.name}: the planner handles fixed-base arms only (floating base found)")
         self.config = config or PlannerConfig.from_robot(robot)
         self.controller = controller or controller_model(robot)
         cfg = self.config
