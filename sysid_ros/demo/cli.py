@@ -26,15 +26,21 @@ import numpy as np
 __all__ = ["main", "task_points"]
 
 
-def task_points(q_start: np.ndarray, waypoints: list[np.ndarray], segment: float):
-    """(times, positions) of a rest-to-rest minimum-jerk trajectory through ``waypoints``.
+def task_points(q_now: np.ndarray, start: np.ndarray, waypoints: list[np.ndarray],
+                return_duration: float, segment: float, pause: float = 0.5):
+    """(times, positions, task_start_offset) of the return-then-task trajectory.
 
-    Each segment is the degree-5 polynomial with zero velocity and acceleration at both ends,
-    i.e. q0 + (q1 − q0)(10s³ − 15s⁴ + 6s⁵): exactly what quintic interpolation of points with
-    zero velocities and accelerations reproduces.
+    Rest-to-rest everywhere: q_now → start over ``return_duration`` (slow, not part of the task),
+    hold ``pause``, then start → waypoints over ``segment`` each. Each segment is the degree-5
+    polynomial with zero end velocity and acceleration, q0 + (q1 − q0)(10s³ − 15s⁴ + 6s⁵): exactly
+    what quintic interpolation of points with zero velocities and accelerations reproduces.
     """
-    pts = [np.asarray(q_start, float)] + [np.asarray(w, float) for w in waypoints]
-    return np.arange(len(pts)) * segment, np.stack(pts)
+    pts = [np.asarray(q_now, float), np.asarray(start, float), np.asarray(start, float)]
+    times = [0.0, return_duration, return_duration + pause]
+    for k, w in enumerate(waypoints, start=1):
+        pts.append(np.asarray(w, float))
+        times.append(return_duration + pause + k * segment)
+    return np.asarray(times), np.stack(pts), return_duration + pause
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -45,9 +51,12 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--controller", default="robust",
                     choices=["robust", "wrong", "conservative", "pid"],
                     help="controller mode during the whole run (paper baselines)")
-    ap.add_argument("--segment", type=float, default=1.0, help="task segment duration, s")
+    ap.add_argument("--segment", type=float, default=None,
+                    help="task segment duration, s (default: config demo.segment, else 1.0)")
     ap.add_argument("--out", type=Path, default=None, help="output folder (default out/demo-<time>)")
     ap.add_argument("--timeout", type=float, default=280.0, help="wall-clock limit, s")
+    ap.add_argument("--sim-mode", default="lockstep", choices=["lockstep", "realtime"],
+                    help="lockstep: the simulator waits for each command (exact closed loop)")
     return ap.parse_args(argv)
 
 
@@ -78,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
         _log(f"config/{args.robot}.yaml has no demo.waypoints: the demo needs a task")
         return 2
     waypoints = [np.asarray(w, float) for w in demo_cfg["waypoints"]]
+    task_start = np.asarray(demo_cfg.get("start", robot.config["simulation"]["home"]), float)
+    return_duration = float(demo_cfg.get("return_duration", 3.0))
+    segment = args.segment if args.segment is not None else float(demo_cfg.get("segment", 1.0))
     obstacles = obstacles_from_config(robot.config.get("planner", {}).get("obstacles"))
     out = args.out or Path("out") / time.strftime("demo-%Y%m%d-%H%M%S")
     out = out.resolve()
@@ -90,6 +102,10 @@ def main(argv: list[str] | None = None) -> int:
         "robot": args.robot, "payload": str(args.payload), "record": "true",
         "output_dir": str(bag_root), "max_trajectories": str(args.trajectories),
         "controller_mode": args.controller,
+        "enable_planner": "true" if args.trajectories > 0 else "false",
+        "sim_mode": args.sim_mode,
+        # identifier, controller, recorder, this process (+ planner): all see the first step
+        "wait_subscribers": str(4 + (args.trajectories > 0)),
     }
     _log(f"output folder {out}")
     _log(f"starting graph launch/sim.launch.yaml {' '.join(f'{k}:={v}' for k, v in launch_args.items())}")
@@ -149,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
                          f" plans, {state['n_bounds']} bound updates, {mass}")
                 if task_window is None:
                     plans = state["plans"]
-                    done = len(plans) >= args.trajectories and t > plans[-1][1] + 0.5
+                    done = (len(plans) >= args.trajectories
+                            and t > (plans[-1][1] + 0.5 if plans else 2.0))
                     stalled = (state["t_js"] is not None and t > 20.0 + 3.0 * args.trajectories
                                and (not plans or t > plans[-1][1] + 3.0))
                     if (done or stalled) and state["q"] is not None:
@@ -158,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
                                               f"{args.trajectories} trajectories")
                             _log(reason_no_plan)
                         q0 = plans[-1][2] if plans else state["q"]
-                        times, pos = task_points(q0, waypoints, args.segment)
+                        times, pos, offset = task_points(q0, task_start, waypoints,
+                                                         return_duration, segment)
                         msg = JointTrajectory()
                         start = t + 0.3
                         msg.header.stamp.sec = int(start)
@@ -174,8 +192,9 @@ def main(argv: list[str] | None = None) -> int:
                             p.time_from_start.nanosec = int((tk - int(tk)) * 1e9)
                             msg.points.append(p)
                         task_pub.publish(msg)
-                        task_window = (start, start + times[-1] + 1.0)
-                        _log(f"identification done; move-and-place task from t_sim = {start:.2f} s")
+                        task_window = (start + offset, start + times[-1] + 1.0)
+                        _log(f"identification done at t_sim = {t:.2f} s; returning to the task "
+                             f"start, move-and-place from t_sim = {task_window[0]:.2f} s")
                 elif t > task_window[1] + 0.2:
                     break
             else:

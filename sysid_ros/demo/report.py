@@ -75,6 +75,8 @@ def _messages(bag: Path, topic: str):
     store = default_typestore()
     try:
         conns = [c for c in reader.connections if c.topic == topic]
+        if not conns:    # rosbags reads every topic when given no connections
+            return
         for conn, stamp, raw in reader.messages(connections=conns):
             yield stamp * 1e-9, store.deserialize_cdr(raw, conn.msgtype)
     finally:

@@ -22,6 +22,7 @@ import time
 from collections.abc import Sequence
 
 from rclpy.node import Node
+from rclpy.clock import Clock, ClockType
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from sysid_ros.bagio import STORAGES, BagError, BagWriter, default_typestore
@@ -70,14 +71,19 @@ class RecorderNode(Node):
         self._subs: dict[str, object] = {}
         self._skipped: set[str] = set()
         self.received = 0
+        self._last_log_time = 0
         self.get_logger().info(
             f"recording {'all topics' if self._all else sorted(self._wanted)} to {output} "
             f"({storage}, chunks of {chunk} s)"
         )
         self._discover()
-        self.create_timer(0.25, self._discover)
+        # Discovery and chunk flushing are wall-clock duties: with use_sim_time a ROS-time timer
+        # would stand still until /clock runs, and a simulator waiting for subscribers never
+        # starts it.
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self.create_timer(0.25, self._discover, clock=steady)
         # Closes chunks while no message arrives, so an idle recorder's data is still committed.
-        self.create_timer(min(chunk / 4.0, 0.25), self.writer.flush_if_due)
+        self.create_timer(min(chunk / 4.0, 0.25), self.writer.flush_if_due, clock=steady)
 
     def _qos_for(self, topic: str) -> QoSProfile:
         infos = self.get_publishers_info_by_topic(topic)
@@ -123,8 +129,11 @@ class RecorderNode(Node):
         writer = self.writer
 
         def callback(data: bytes) -> None:
-            # Receive time on the node clock: wall time, or /clock time under use_sim_time.
-            stamp = self.get_clock().now().nanoseconds or time.time_ns()
+            # Receive time on the node clock: wall time, or /clock time under use_sim_time
+            # (0 until the first /clock). Never mix in another clock, and keep log times
+            # monotone, so replay and readers see the order in which messages arrived.
+            stamp = max(self.get_clock().now().nanoseconds, self._last_log_time)
+            self._last_log_time = stamp
             writer.write_raw(topic, msgtype, data, stamp)
             self.received += 1
 

@@ -22,7 +22,8 @@ ROS parameters (config/sim.yaml): robot, robot_config, payload_mass (0 = none; o
 dumbbell of that mass, see ``Payload.dumbbell``), payload_com / payload_inertia (optional custom
 payload: CoM (3) and inertia about the CoM [ixx, ixy, ixz, iyy, iyz, izz] in the EE frame),
 rate_hz, physics_dt, integrator, mode, lockstep_wait, noise_tau, noise_dq, quantize,
-command_timeout, publish_clock, seed, initial_q, duration (sim seconds, 0 = run forever).
+command_timeout, publish_clock, seed, initial_q, duration (sim seconds, 0 = run forever),
+wait_subscribers (hold sim time at 0 until that many joint_states subscribers).
 """
 from __future__ import annotations
 
@@ -78,7 +79,7 @@ class SimNode(Node):
             "rate_hz": 1000.0, "physics_dt": 2.5e-4, "integrator": "Euler",
             "mode": "realtime", "lockstep_wait": 0.05, "noise_tau": 0.1, "noise_dq": 0.0,
             "quantize": True, "command_timeout": 0.1, "publish_clock": True, "seed": 0,
-            "duration": 0.0,
+            "duration": 0.0, "wait_subscribers": 0,
         }
         for name, default in p.items():
             self.declare_parameter(name, default)
@@ -209,8 +210,22 @@ class SimNode(Node):
              imu.linear_acceleration.z) = map(float, m.imu.linear_acceleration)
             self._imu_pub.publish(imu)
 
+    def _wait_for_subscribers(self) -> None:
+        """Hold sim time at its start until ``wait_subscribers`` nodes listen to joint_states,
+        so that a graph started together (recorder included) sees the run from its first step."""
+        want = int(self.get_parameter("wait_subscribers").value)
+        if want <= 0:
+            return
+        while not self._stop.is_set():
+            have = self._js_pub.get_subscription_count()
+            if have >= want:
+                self.get_logger().info(f"{have} joint_states subscribers: starting")
+                return
+            time.sleep(0.05)
+
     def _run(self) -> None:
         try:
+            self._wait_for_subscribers()
             self._publish()
             wall0 = time.monotonic()
             k = 0
