@@ -55,6 +55,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                     help="task segment duration, s (default: config demo.segment, else 1.0)")
     ap.add_argument("--out", type=Path, default=None, help="output folder (default out/demo-<time>)")
     ap.add_argument("--timeout", type=float, default=280.0, help="wall-clock limit, s")
+    ap.add_argument("--stall-timeout", type=float, default=15.0,
+                    help="sim seconds without a new certified plan before the task starts anyway")
     ap.add_argument("--sim-mode", default="lockstep", choices=["lockstep", "realtime"],
                     help="lockstep: the simulator waits for each command (exact closed loop)")
     return ap.parse_args(argv)
@@ -167,8 +169,8 @@ def main(argv: list[str] | None = None) -> int:
                     plans = state["plans"]
                     done = (len(plans) >= args.trajectories
                             and t > (plans[-1][1] + 0.5 if plans else 2.0))
-                    stalled = (state["t_js"] is not None and t > 20.0 + 3.0 * args.trajectories
-                               and (not plans or t > plans[-1][1] + 3.0))
+                    stalled = (state["t_js"] is not None
+                               and t > (plans[-1][1] if plans else 0.0) + args.stall_timeout)
                     if (done or stalled) and state["q"] is not None:
                         if stalled and not done:
                             reason_no_plan = (f"the planner published {len(plans)} of "
@@ -204,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
             rclpy.shutdown()
     log_file.close()
 
+    n_plans = len(state["plans"])
     bags = sorted(p for p in bag_root.glob("*") if p.is_dir()) if bag_root.exists() else []
     if not bags:
         _log("no bag was recorded; see graph.log")
@@ -215,9 +218,10 @@ def main(argv: list[str] | None = None) -> int:
     ev = evaluate(run, robot, obstacles, window, float(ctrl.get("Kr", 5.0)),
                   float(ctrl.get("V_max", 0.02)))
     if reason_no_plan:
-        ev.reasons.append(reason_no_plan)
+        ev.fail(f"identification: {reason_no_plan}")
     header = {"robot": args.robot, "payload": f"dumbbell {args.payload} kg",
-              "controller": args.controller, "exciting trajectories": args.trajectories,
+              "controller": args.controller,
+              "certified exciting trajectories": f"{n_plans} of {args.trajectories} requested",
               "bag": str(bags[-1]), "wall time": f"{time.monotonic() - wall0:.0f} s"}
     report = write_report(out, run, ev, robot, header)
     _log(f"result: {'success' if ev.success else 'failure'}"

@@ -11,7 +11,9 @@ Everything is recomputed from the bag, independently of what the nodes said abou
 - collisions: the robot's collision spheres along the measured joint trajectory (Pinocchio-model
   forward kinematics) against the obstacle boxes: minimum signed distance.
 
-The run succeeds when the task phase has no torque-limit hit, no collision and V ≤ V_max.
+The run succeeds when the final box contains the truth and the task phase has no torque-limit
+hit, no collision and V ≤ V_max (callers add their own conditions, e.g. the number of certified
+exciting trajectories, through ``Evaluation.fail``).
 """
 from __future__ import annotations
 
@@ -68,6 +70,11 @@ class Evaluation:
     success: bool
     reasons: list[str] = field(default_factory=list)
     series: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def fail(self, reason: str) -> None:
+        """Record a failure found outside ``evaluate`` (e.g. too few certified plans)."""
+        self.reasons.append(reason)
+        self.success = False
 
 
 def _messages(bag: Path, topic: str):
@@ -200,9 +207,11 @@ def evaluate(run: RunData, robot: Robot, obstacles: Sequence[BoxObstacle],
     collided = clearance < 0.0
     if collided:
         reasons.append(f"collision: a sphere penetrates an obstacle by {-clearance * 1000:.1f} mm")
-    success = not reasons and bool(in_task.any())
+    if contains is False:
+        reasons.append("identification: the final box excludes the true θ_e")
     if not in_task.any():
         reasons.append("no data in the task window")
+    success = not reasons
     return Evaluation(
         contains_truth=contains, final_bounds=final, truth=run.truth, task_window=task_window,
         max_abs_e=np.abs(e[in_task]).max(axis=0) if in_task.any() else np.full(robot.nj, np.nan),
