@@ -15,9 +15,17 @@ Friction is taken at the *measured* q̇ and the armature at q̈_a: then M ṙ + 
 exactly, and with V = ½ rᵀ M r and Ṁ − 2C skew, V̇ = rᵀ(τ_true − u). Both terms are linear in
 (θ, θ_f), so over the boxes the exact interval is τ_c ± |Y_p| rad θ + |F| rad θ_f.
 
-Command ``u = τ₀ + v`` with τ₀ = τ(θ₀, θ_f0) (θ₀: the identifier's nominal, θ_r and θ_f nominal),
-``bound_i = max(τ_sup,i − τ₀,i, τ₀,i − τ_inf,i)``, V_sup = sup over the boxes of ½ rᵀ M r, and
-``v = λ r/‖r‖``, ``λ = max(0, −α(V_max − V_sup)/‖r‖ + ‖bound‖)`` (v = 0 if ‖r‖ ≤ threshold).
+Command ``u = τ₀ + v`` with τ₀ = τ(θ₀, θ_f0) (θ_r and θ_f nominal = their box centres; θ_e's θ₀
+is the CENTRE of the θ_e box by default, ``nominal="centre"``, or the identifier's point estimate
+with ``nominal="estimate"``), ``bound_i = max(τ_sup,i − τ₀,i, τ₀,i − τ_inf,i)``, V_sup = sup
+over the boxes of ½ rᵀ M r, and ``v = λ r/‖r‖``,
+``λ = max(0, −α(V_max − V_sup)/‖r‖ + ‖bound‖)`` (v = 0 if ‖r‖ ≤ threshold).
+
+Why the centre by default: τ(θ) is linear in θ, so with θ₀ at the centre the bound is exactly
+|Y_p|·rad — the smallest possible over all choices of θ₀ — while a point estimate near a corner
+of the box makes it up to |Y_p|·(hi − lo), twice as large. The planner (``sysid_ros.planning``)
+certifies plans against this bound, so halving it is what lets it certify while the box is
+still wide; the guarantee below holds for either choice.
 
 Guarantee (continuous time, the assumptions): if the true θ_e lies in the box, θ_r and θ_f in
 theirs, the plant is the one above (rigid payload, friction of that form), and the command is
@@ -44,10 +52,11 @@ import pinocchio as pin
 from sysid_ros.control.errors import BoundsError, ControllerConfigError
 from sysid_ros.model.robots import Robot
 
-__all__ = ["MODES", "ControllerGains", "ControlOutput", "RobustController", "PidGains",
+__all__ = ["MODES", "NOMINALS", "ControllerGains", "ControlOutput", "RobustController", "PidGains",
            "ThetaBox", "TorqueInterval"]
 
 MODES = ("robust", "conservative", "wrong", "pid")
+NOMINALS = ("centre", "estimate")     # where θ_e's θ₀ sits in its box (module doc)
 
 
 @dataclass(frozen=True)
@@ -132,7 +141,7 @@ class RobustController:
 
     def __init__(self, robot: Robot, gains: ControllerGains, *, mode: str = "robust",
                  prior: ThetaBox, pid: PidGains | None = None,
-                 theta_r_uncertainty: bool = True) -> None:
+                 theta_r_uncertainty: bool = True, nominal: str = "centre") -> None:
         if robot.floating_base:
             raise ControllerConfigError(
                 f"{robot.name}: floating-base robots are not supported by the passivity "
@@ -146,6 +155,9 @@ class RobustController:
                 and 0 < gains.torque_limit_scale <= 1.0):
             raise ControllerConfigError("need alpha > 0, V_max > 0, r_threshold >= 0 and "
                                         f"0 < torque_limit_scale <= 1, got {gains}")
+        if nominal not in NOMINALS:
+            raise ControllerConfigError(f"nominal {nominal!r} not one of {NOMINALS}")
+        self.nominal = nominal
         if mode == "pid" and pid is None:
             raise ControllerConfigError("mode 'pid' needs PID gains")
         self.robot, self.mode, self.pid = robot, mode, pid
@@ -179,10 +191,11 @@ class RobustController:
         elif self.mode == "wrong":
             box = ThetaBox.point(self.robot.theta_e())
         self.box = box
-        th0 = self.theta_nominal.copy()
-        th0[self.ee] = box.nominal
         thc = self.theta_nominal.copy()
         thc[self.ee] = 0.5 * (box.lower + box.upper)
+        th0 = thc.copy()
+        if self.nominal == "estimate" or self.mode == "pid":     # PID has no interval bound
+            th0[self.ee] = box.nominal
         rad = self._rad_links.copy()
         rad[self.ee] = 0.5 * (box.upper - box.lower)
         if self.mode == "wrong":

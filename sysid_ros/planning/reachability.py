@@ -14,10 +14,16 @@ For a fixed plan parameter k, over each of n time sub-intervals [t_m, t_{m+1}] o
    - |v_i| ≤ ‖v‖ = λ = max(0, ‖bound‖ + α(V_sup − V_max)/‖r‖) with
        ‖bound‖ ≤ ‖ sup |Y_p(x)|·d_θ + |friction regressor|·d_f ‖₂  (interval RNEA with θ = ±d),
        α(V_sup − V_max)/‖r‖ ≤ ½·α·ρ·D_M  when V ≤ V_max,
-     because V_sup − V ≤ ½‖r‖²‖M(θ') − M(θ)‖₂ ≤ ½‖r‖²·D_M, D_M = ‖mag [M(q; ±d)]‖₂ bounding the
-     mass-matrix spread over the boxes (computed on coarser time blocks), and ‖r‖ ≤ ρ.
-   Here d_θ = 2·rad for θ_e (the controller's nominal may be anywhere in a box that only
-   shrinks while the plan runs) and rad for θ_r and friction (their nominal is the box centre).
+     because V_sup − V ≤ ½‖r‖²‖M(θ') − M(θ)‖₂ ≤ ½‖r‖²·D_M, D_M = ‖mag [M(q; ±w)]‖₂ bounding the
+     mass-matrix spread over the boxes (computed on coarser time blocks), and ‖r‖ ≤ ρ. θ' (the
+     sup) and θ (the truth) are two points of the same box, so w is the FULL width of every box:
+     hi − lo for θ_e, 2·rad for θ_r and I_a.
+   Here d_θ = rad for θ_e when the controller evaluates τ₀ at the centre of its box
+   (``ControllerModel.nominal_at_centre``, the controller's default): its bound is then exactly
+   |Y_p|·rad_ctrl, and rad_ctrl ≤ rad because the identifier's boxes only shrink (each new box
+   lies inside the previous one), so the bound at plan time covers every later box; the centre
+   of a later box lies in this box, so τ₀ stays inside [Y_p]·[θ]. With τ₀ at a point estimate
+   anywhere in the box d_θ = hi − lo = 2·rad. θ_r and friction: d = rad (nominal = box centre).
 
 ``verify`` passes iff, for every sub-interval, position and velocity limits hold for the widened
 ranges, every sphere's clearance is > 0 and |τ₀| + λ ≤ τ_max per joint.
@@ -25,7 +31,8 @@ ranges, every sphere's clearance is > 0 and |τ₀| + λ ≤ τ_max per joint.
 Assumptions behind "safe" (all must hold; tests show violations are caught):
 - the true θ_e is inside the bounds given, θ_r and friction inside their configured boxes;
 - the robust controller keeps V ≤ V_max, so |e| ≤ e_max, |ė| ≤ de_max (errors start inside),
-  uses a parameter box inside the one given here, a nominal inside that box, friction
+  uses a parameter box inside the one given here (nested: boxes only shrink), τ₀ at that box's
+  centre (or, with ``nominal_at_centre=False``, a nominal anywhere inside it), friction
   feed-forward τ_f(q̇ or q̇_a, q̈_a), and the gains K_r, α, V_max given here;
 - obstacles are static boxes known in the robot base frame; the links are inside their
   collision spheres; after t_f the robot holds q₀ + k at rest (the last sub-interval covers it);
@@ -52,7 +59,10 @@ class ControllerModel:
     """What the planner assumes about the robust controller (DESIGN §5).
 
     Kr (nj,) gains; alpha, V_max: robust-input gain and Lyapunov level; rho = bound on ‖r‖;
-    e_max, de_max (nj,): tracking-error bounds |e|, |ė| (``tracking_error_bound``).
+    e_max, de_max (nj,): tracking-error bounds |e|, |ė| (``tracking_error_bound``);
+    nominal_at_centre: the controller evaluates τ₀ with θ_e at the CENTRE of its box
+    (``RobustController(nominal="centre")``), so its interval bound is exactly |Y_p|·rad; if
+    False (τ₀ at a point estimate anywhere in the box) the bound can reach |Y_p|·(hi − lo).
     """
 
     Kr: np.ndarray
@@ -61,6 +71,12 @@ class ControllerModel:
     rho: float
     e_max: np.ndarray
     de_max: np.ndarray
+    nominal_at_centre: bool = True
+
+    @property
+    def theta_e_spread(self) -> float:
+        """Multiplier of the θ_e box radius in the controller's bound (module doc)."""
+        return 1.0 if self.nominal_at_centre else 2.0
 
 
 @dataclass(frozen=True)
@@ -122,8 +138,9 @@ class Reachability:
         """Per body, 10 parameters batched over (box, spread) on a leading axis of size 2.
 
         box: θ itself (θ_e as affine in its own symbols, θ_r as mid ± rad intervals);
-        spread: θ − θ₀ (θ_e: ±(hi − lo), the nominal may sit anywhere in a shrinking box;
-        θ_r: ±rad around the nominal centre). See the module doc for why both are needed.
+        spread: the radius the controller's interval bound uses, θ − θ₀ for θ₀ its nominal
+        (θ_e: ±rad when the controller's θ₀ is the box centre, ±(hi − lo) when it may sit
+        anywhere in the box; θ_r: ±rad around the nominal centre). See the module doc.
         """
         out = []
         for i in range(self.chain.nb):
@@ -135,7 +152,7 @@ class Reachability:
                 for p in range(10):
                     g = np.zeros((2, 1, n_symbols))
                     g[0, 0, first_symbol + p] = rad[p]
-                    g[1, 0, first_symbol + p] = 2.0 * rad[p]
+                    g[1, 0, first_symbol + p] = self.ctrl.theta_e_spread * rad[p]
                     body.append(Affine(np.array([[mid[p]], [0.0]]), g, np.zeros((2, 1))))
                 out.append(tuple(body))
             else:
@@ -201,10 +218,13 @@ class Reachability:
         cs = [affine_cos_sin(Affine.from_interval(
             Interval(np.broadcast_to(qb.mid[:, j], (nj, nb)), np.broadcast_to(qb.rad[:, j], (nj, nb))),
             np.full((nj, nb), j), n_sym)) for j in range(nj)]
-        spread = [tuple(x[1] for x in body) if i != self.ee else
+        # V_sup (sup over the boxes) − V (true θ) compares two points of the same box, so every
+        # parameter enters with its FULL width: hi − lo for θ_e, 2·rad for θ_r (and for I_a below)
+        spread = [tuple(Interval(0.0, 2.0 * self.theta_r_rad[10 * i + p]) for p in range(10))
+                  if i != self.ee else
                   tuple(Affine(0.0, np.eye(n_sym)[nj + p] * (theta_e_hi[p] - theta_e_lo[p]), 0.0)
                         for p in range(10))
-                  for i, body in enumerate(self._theta(theta_e_lo, theta_e_hi, 0, 10))]
+                  for i in range(self.chain.nb)]
         eye = np.eye(nj)
         zero = np.zeros((nj, nb))
         cols = passivity_torque(self.chain, cs, [zero] * nj, [zero] * nj,
