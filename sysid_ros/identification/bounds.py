@@ -6,6 +6,17 @@ coordinate), solved with HiGHS on one model whose objective alone changes, so ea
 starts from the previous basis. With ``lmi=True`` the pseudo-inertia constraint J(θ_e) ⪰ 0
 (true for every rigid body, S3-31) is added and the 20 problems are SDPs (cvxpy + Clarabel).
 
+With ``psd_cuts`` (method ``lp-cuts``) J(θ) ⪰ 0 enters the LP as cutting planes instead:
+for any vector v ∈ ℝ⁴, vᵀJ(θ)v ≥ 0 is a *linear* inequality in θ (J is linear in θ) that every
+rigid body satisfies, so adding it never removes the truth. Whenever an LP optimum θ* has
+λ_min(J(θ*)) < 0, its negative eigenvectors give cuts that θ* violates (Kelley's method); the
+LP is re-solved warm from its basis. v = e_i with e_i ⊥ h gives the triangle inequalities
+(Σ_ii ≥ 0 ⇔ I_jj + I_kk ≥ I_ii), v = e_i − a·e_4 the tangent planes of Σ_ii ≥ h_i²/m, and so on.
+Each LP with any subset of these cuts is a relaxation of Θ ∩ {J ⪰ 0}, so its optimum is a sound
+bound however few rounds run (``cut_rounds`` caps the work); with enough rounds it approaches
+the SDP's box. Cuts do not depend on the data, so a pool is returned and can seed the next
+(online) update.
+
 Soundness of the numbers: HiGHS/Clarabel stop within tolerances, so the reported box is widened
 by ``pad`` = 1e-6 (LP) / 1e-5 (SDP) of the prior width per side and clipped to B₀ — far above
 the solvers' tolerances on the row-normalised problem. An infeasible Θ means the data contradict
@@ -20,7 +31,7 @@ import numpy as np
 
 from sysid_ros.model.parameters import pseudo_inertia
 
-__all__ = ["BoxResult", "polytope_box", "chebyshev_center", "normalise_rows"]
+__all__ = ["BoxResult", "polytope_box", "chebyshev_center", "normalise_rows", "psd_cuts_at"]
 
 OK, INCONSISTENT, INSUFFICIENT = "ok", "inconsistent", "insufficient_data"
 
@@ -32,6 +43,7 @@ class BoxResult:
     status: str
     lower: np.ndarray | None
     upper: np.ndarray | None
+    cuts: np.ndarray | None = None     # (k, 10) pseudo-inertia cuts a·θ ≥ 0 (lp-cuts only)
 
 
 def normalise_rows(Y: np.ndarray, U: np.ndarray, r: np.ndarray):
@@ -62,26 +74,59 @@ def _highs(Y: np.ndarray, lo: np.ndarray, hi: np.ndarray, x_lo: np.ndarray,
     return h
 
 
-def _lp_box(Y, lo, hi, x_lo, x_hi, pad):
+_J_BASIS = pseudo_inertia(np.eye(10))          # J(θ) = Σ_k θ_k·_J_BASIS[k]
+
+
+def psd_cuts_at(theta: np.ndarray, tol: float = 1e-9) -> np.ndarray:
+    """Cuts a·θ ≥ 0 (rows of unit norm) from the eigenvectors v of J(θ) with negative
+    eigenvalue: a_k = vᵀJ(e_k)v. Every physically consistent θ satisfies them; ``theta``
+    violates each by −λ/‖a‖. Empty (0, 10) when J(θ) ⪰ −tol·scale."""
+    w, v = np.linalg.eigh(pseudo_inertia(theta))
+    neg = w < -tol * max(1.0, float(np.abs(w).max()))
+    vs = v[:, neg].T                                              # (k, 4)
+    a = np.einsum("ci,kij,cj->ck", vs, _J_BASIS, vs)
+    return a / np.linalg.norm(a, axis=1, keepdims=True)
+
+
+def _lp_box(Y, lo, hi, x_lo, x_hi, pad, cuts=None, cut_rounds=0, max_cuts=200):
     h = _highs(Y, lo, hi, x_lo, x_hi)
     n = Y.shape[1]
+    pool = [] if cuts is None else list(np.asarray(cuts, float).reshape(-1, n))
+    idx = np.arange(n, dtype=np.int32)
+    for a in pool:
+        h.addRow(0.0, highspy.kHighsInf, n, idx, a)
     out = np.empty((2, n))
+    added = 0
     for i in range(n):
         for side, sense in ((0, highspy.ObjSense.kMinimize), (1, highspy.ObjSense.kMaximize)):
             cost = np.zeros(n)
             cost[i] = 1.0
-            h.changeColsCost(n, np.arange(n, dtype=np.int32), cost)
+            h.changeColsCost(n, idx, cost)
             h.changeObjectiveSense(sense)
-            h.run()
-            status = h.getModelStatus()
-            if status == highspy.HighsModelStatus.kInfeasible:
-                return None
+            for rnd in range(cut_rounds + 1):
+                h.run()
+                status = h.getModelStatus()
+                if status == highspy.HighsModelStatus.kInfeasible:
+                    return None
+                if status != highspy.HighsModelStatus.kOptimal:
+                    break
+                x = np.asarray(h.getSolution().col_value)
+                new = psd_cuts_at(x) if rnd < cut_rounds and added < max_cuts else ()
+                for a in new:
+                    h.addRow(0.0, highspy.kHighsInf, n, idx, a)
+                    pool.append(a)
+                added += len(new)
+                if not len(new):
+                    break
             if status != highspy.HighsModelStatus.kOptimal:
                 # Fall back to the prior side: still sound, just not tight.
                 out[side, i] = x_lo[i] if side == 0 else x_hi[i]
                 continue
-            out[side, i] = h.getSolution().col_value[i]
-    return np.maximum(out[0] - pad, x_lo), np.minimum(out[1] + pad, x_hi)
+            # Any LP optimum of a relaxation bounds the coordinate, converged or not.
+            out[side, i] = x[i]
+    box = (np.maximum(out[0] - pad, x_lo), np.minimum(out[1] + pad, x_hi))
+    # The newest cuts are the ones near the current box: keep those (FIFO) for the next call.
+    return box, np.array(pool[-max_cuts:]).reshape(-1, n)
 
 
 def _lmi_box(Y, lo, hi, x_lo, x_hi, pad):
@@ -115,12 +160,19 @@ def _lmi_box(Y, lo, hi, x_lo, x_hi, pad):
 
 
 def polytope_box(Y: np.ndarray, U: np.ndarray, r: np.ndarray, prior_lower: np.ndarray,
-                 prior_upper: np.ndarray, lmi: bool = False) -> BoxResult:
-    """Tightest box around Θ (and, with ``lmi``, around Θ ∩ {J(θ) ⪰ 0}).
+                 prior_upper: np.ndarray, lmi: bool = False, psd_cuts: bool = False,
+                 cuts: np.ndarray | None = None, cut_rounds: int = 8,
+                 max_cuts: int = 200) -> BoxResult:
+    """Tightest box around Θ (and, with ``lmi``, around Θ ∩ {J(θ) ⪰ 0}; with ``psd_cuts``,
+    around Θ ∩ {vᵀJ(θ)v ≥ 0 for the generated cuts} — between the two).
 
     Args:
         Y, U, r: rows (n, 10), (n,), (n,) from :class:`~.windows.MomentumWindows`.
         prior_lower, prior_upper: B₀ (or the previous sound box, online).
+        cuts: (k, 10) pseudo-inertia cuts to start from (a previous result's ``cuts``).
+        cut_rounds: at most this many cut-and-resolve rounds per coordinate bound.
+        max_cuts: cap on the cuts added per call and on the returned pool (bounds the LP size;
+            fewer cuts only loosen the box, never make it unsound).
     """
     prior_lower = np.asarray(prior_lower, float)
     prior_upper = np.asarray(prior_upper, float)
@@ -130,15 +182,22 @@ def polytope_box(Y: np.ndarray, U: np.ndarray, r: np.ndarray, prior_lower: np.nd
     if violated:
         return BoxResult(INCONSISTENT, None, None)
     width = prior_upper - prior_lower
-    box = _lp_box(Yn, Un - rn, Un + rn, prior_lower, prior_upper, 1e-6 * width)
-    if box is None:
+    pool = None
+    if psd_cuts:
+        # pad as for the SDP: cut rows add HiGHS feasibility-tolerance slack on unscaled θ
+        res = _lp_box(Yn, Un - rn, Un + rn, prior_lower, prior_upper, 1e-5 * width,
+                      cuts, cut_rounds, max_cuts)
+    else:
+        res = _lp_box(Yn, Un - rn, Un + rn, prior_lower, prior_upper, 1e-6 * width)
+    if res is None:
         return BoxResult(INCONSISTENT, None, None)
+    box, pool = res
     if lmi:
         tight = _lmi_box(Yn, Un - rn, Un + rn, box[0], box[1], 1e-5 * width)
         if tight is None:
             return BoxResult(INCONSISTENT, None, None)
         box = (np.maximum(tight[0], box[0]), np.minimum(tight[1], box[1]))
-    return BoxResult(OK, box[0], box[1])
+    return BoxResult(OK, box[0], box[1], pool if psd_cuts else None)
 
 
 def chebyshev_center(Y: np.ndarray, U: np.ndarray, r: np.ndarray, lower: np.ndarray,

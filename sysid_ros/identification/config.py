@@ -18,6 +18,9 @@ then overridden by CLI flags / node parameters. Keys (all optional except ``prio
 - ``quadrature_safety``: factor on the trapezoid-vs-Simpson difference added to every row
   radius (0 switches the allowance off; the trapezoid rule is then trusted).
 - ``prior``: ``lower`` / ``upper`` (10 values each, Pinocchio order) — the prior box B₀ of θ_e.
+- ``cut_rounds`` / ``max_cuts`` (method ``lp-cuts``): cut-and-resolve rounds per coordinate
+  bound and the cap on pseudo-inertia cuts kept (see :mod:`bounds`); they trade CPU for width,
+  never soundness.
 - ``online_max_rows``: the online identifier keeps only this many most recent rows (its previous
   box is the prior), so an update costs the same after an hour as after a minute.
 """
@@ -54,6 +57,8 @@ class IdentificationConfig:
     stride: int = 100
     quadrature_safety: float = 5.0
     online_max_rows: int = 1400
+    cut_rounds: int = 8
+    max_cuts: int = 200
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -114,6 +119,8 @@ def _check(c: IdentificationConfig) -> None:
                     "at least 2, and divide window")
     if c.quadrature_safety < 0:
         raise _fail("quadrature_safety", "must be >= 0")
+    if c.cut_rounds < 0 or c.max_cuts < 0:
+        raise _fail("cut_rounds", f"cut_rounds={c.cut_rounds}, max_cuts={c.max_cuts}: must be >= 0")
     if c.online_max_rows < 10:
         raise _fail("online_max_rows", "must be >= 10")
     lo, hi = c.prior_lower, c.prior_upper
@@ -161,6 +168,8 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
             stride=int(sec.get("stride", 100)),
             quadrature_safety=float(sec.get("quadrature_safety", 5.0)),
             online_max_rows=int(sec.get("online_max_rows", 1400)),
+            cut_rounds=int(sec.get("cut_rounds", 8)),
+            max_cuts=int(sec.get("max_cuts", 200)),
         )
     except (TypeError, ValueError) as exc:
         if isinstance(exc, IdentificationConfigError):

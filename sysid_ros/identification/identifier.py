@@ -1,6 +1,10 @@
 """Offline (whole recording) and online (streaming) payload identification.
 
-Guarantee ("the box contains the true θ_e"), for methods ``lp`` and ``lp-lmi``, holds when all
+Methods: ``lp`` (box of the polytope Θ), ``lp-cuts`` (Θ plus cutting planes vᵀJ(θ)v ≥ 0 of the
+pseudo-inertia constraint: LP cost, tightens the inertia entries — see :mod:`bounds`),
+``lp-lmi`` (Θ ∩ {J ⪰ 0} exactly, 20 SDPs: slow), ``sensitivity`` (comparison only).
+
+Guarantee ("the box contains the true θ_e"), for methods ``lp``, ``lp-cuts`` and ``lp-lmi``, holds when all
 of these hold (they are repeated in every result's ``assumptions``):
 
 1. every torque sample's error is within the configured bound |τ̂ − τ| ≤ abs + rel·|τ|;
@@ -34,7 +38,8 @@ from sysid_ros.model.robots import Robot
 
 __all__ = ["IdentificationResult", "METHODS", "identify", "OnlineIdentifier"]
 
-METHODS = ("lp", "lp-lmi", "sensitivity")
+METHODS = ("lp", "lp-cuts", "lp-lmi", "sensitivity")
+ONLINE_METHODS = ("lp", "lp-cuts", "lp-lmi")
 
 
 @dataclass(frozen=True)
@@ -97,7 +102,8 @@ def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.nd
         box = sensitivity_box(rows, config.prior_lower, config.prior_upper, robot.theta_e())
     else:
         box = polytope_box(rows.Y, rows.U, rows.r, config.prior_lower, config.prior_upper,
-                           lmi=(method == "lp-lmi"))
+                           lmi=(method == "lp-lmi"), psd_cuts=(method == "lp-cuts"),
+                           cut_rounds=config.cut_rounds, max_cuts=config.max_cuts)
     t_box = time.perf_counter() - clock
     clock = time.perf_counter()
     nominal = None
@@ -121,12 +127,17 @@ class OnlineIdentifier:
     polytope of the most recent ``config.online_max_rows`` rows: the truth is in the previous
     box and satisfies every row, so it stays in the new box, and the LP size is bounded. An empty
     intersection sets status ``inconsistent`` and keeps the last sound box until :meth:`reset`.
+
+    With ``lp-cuts`` the pseudo-inertia cut pool is carried from update to update (cuts hold
+    for every rigid body whatever the data), so after the first updates few new cuts are needed
+    and an update costs about one LP box over ``online_max_rows`` + ``max_cuts`` rows.
     """
 
     def __init__(self, robot: Robot, config: IdentificationConfig, method: str = "lp",
                  point_estimate: bool = True) -> None:
-        if method not in ("lp", "lp-lmi"):
-            raise IdentificationConfigError(f"online method {method!r}: use lp or lp-lmi")
+        if method not in ONLINE_METHODS:
+            raise IdentificationConfigError(f"online method {method!r}: use one of "
+                                            f"{ONLINE_METHODS}")
         self.robot, self.config, self.method = robot, config, method
         self.point_estimate = point_estimate
         self.windows = MomentumWindows(robot, config, Regressors(robot))
@@ -140,6 +151,7 @@ class OnlineIdentifier:
         self.nominal = np.clip(self.robot.theta_e(), self.lower, self.upper)
         self.status = INSUFFICIENT
         self._rows: list[WindowRows] = []
+        self._cuts: np.ndarray | None = None
         self._new_rows = 0
         self.windows_used = 0
 
@@ -166,11 +178,15 @@ class OnlineIdentifier:
         rows = WindowRows.concat(self._rows)
         self._new_rows = 0
         box: BoxResult = polytope_box(rows.Y, rows.U, rows.r, self.lower, self.upper,
-                                      lmi=self.method == "lp-lmi")
+                                      lmi=self.method == "lp-lmi",
+                                      psd_cuts=self.method == "lp-cuts", cuts=self._cuts,
+                                      cut_rounds=self.config.cut_rounds,
+                                      max_cuts=self.config.max_cuts)
         if box.status == INCONSISTENT:
             self.status = INCONSISTENT
             return self.status
         self.lower, self.upper = box.lower, box.upper
+        self._cuts = box.cuts
         self.status = OK
         if self.point_estimate:
             self.nominal = _point_estimate(rows, self.lower, self.upper, self.nominal

@@ -167,3 +167,56 @@ def simulate(robot: Robot, rng: np.random.Generator, *, theta_e: np.ndarray, dur
     sign = rng.choice([-1.0, 1.0], nj)
     noise = noise_scale * bound * rng.uniform(-1.0, 1.0, tau.shape) + noise_bias * bound * sign
     return SimulatedRun(t, q, dq, tau, tau + noise, np.asarray(theta_e, float).copy())
+
+
+def random_payload(rng: np.random.Generator, mass_max: float = 4.0, **kw):
+    """A random rigid box :class:`~sysid_ros.simulation.Payload` (same law as
+    :func:`random_payload_theta`; mass ≥ 0.05 kg because the simulator needs a body)."""
+    from sysid_ros.simulation import Payload
+
+    th = random_payload_theta(rng, mass_max, **kw)
+    th[:] = th if th[0] >= 0.05 else random_payload_theta(rng, mass_max, **kw)
+    inertia = pin.Inertia.FromDynamicParameters(th)
+    return Payload(max(float(inertia.mass), 0.05), inertia.lever.copy(), inertia.inertia.copy())
+
+
+def simulate_mujoco(robot: Robot, rng: np.random.Generator, payload, *, duration: float,
+                    noise_tau: float = 0.1, control_every: int = 4, reference=None,
+                    bandwidth: float = 10.0):
+    """Data from the built-in MuJoCo simulator (:class:`~sysid_ros.simulation.Simulator`): the
+    robot with ``payload`` tracks a sum-of-sines reference (:func:`exciting_reference`) with a
+    PD + nominal-gravity + nominal-viscous feed-forward law evaluated every ``control_every``
+    physics steps (zero-order hold), sampled every physics step (4 kHz at the default 0.25 ms).
+
+    The simulator's robot is the nominal one (θ_r and friction exact), positions are not
+    quantised (the identifier assumes exact q), the torque sensor reports the applied motor
+    torque + uniform noise in ±``noise_tau``. Returns a :class:`SimulatedRun` whose ``tau`` is
+    the noise-free applied torque and ``theta_e`` the simulator's truth.
+    """
+    from sysid_ros.simulation import SimConfig, Simulator
+
+    sim = Simulator(robot, payload, SimConfig(noise_tau=noise_tau, quantize=False),
+                    seed=int(rng.integers(2**31)))
+    ref = reference or exciting_reference(robot, rng)
+    q0, dq0 = ref(0.0)
+    sim.reset(q0, dq0)
+    nominal, ndata = robot.model, robot.model.createData()
+    m_diag = np.diag(pin.crba(nominal, ndata, q0)) + robot.friction.nominal[:, 2]
+    kp, kd = bandwidth**2 * m_diag, 2.0 * bandwidth * m_diag
+    fv = robot.friction.nominal[:, 1]
+    steps = int(np.ceil(duration / sim.physics_dt))
+    nj = robot.nj
+    t, q, dq, tau, tau_meas = (np.empty(steps) if k == 0 else np.empty((steps, nj))
+                               for k in range(5))
+    cmd = np.zeros(nj)
+    for i in range(steps):
+        if i % control_every == 0:
+            x, v = sim.q, sim.dq
+            q_d, dq_d = ref(sim.time)
+            cmd = (pin.computeGeneralizedGravity(nominal, ndata, x) + fv * dq_d
+                   + kp * (q_d - x) + kd * (dq_d - v))
+        sim.step(cmd)
+        meas = sim.measure()
+        t[i], q[i], dq[i], tau_meas[i] = meas.t, meas.q, meas.dq, meas.tau_measured
+        tau[i] = sim._tau_applied
+    return SimulatedRun(t, q, dq, tau, tau_meas, sim.true_theta_e())

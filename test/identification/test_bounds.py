@@ -79,3 +79,46 @@ def test_lmi_box_is_inside_lp_box_and_keeps_a_consistent_truth(gen3):
     assert np.all(lmi.lower >= lp.lower) and np.all(lmi.upper <= lp.upper)
     assert np.all(truth >= lmi.lower) and np.all(truth <= lmi.upper)
     assert np.sum(lmi.upper - lmi.lower) < np.sum(lp.upper - lp.lower)   # it does tighten
+
+
+def test_psd_cuts_cut_off_the_point_and_keep_every_rigid_body():
+    from sysid_ros.identification.bounds import psd_cuts_at
+    from sysid_ros.model.parameters import log_cholesky
+
+    rng = np.random.default_rng(3)
+    bodies = log_cholesky(rng.normal(scale=1.5, size=(2000, 10)))      # consistent by construction
+    assert np.all(is_physically_consistent(bodies))
+    n_cuts = 0
+    for _ in range(200):
+        x = rng.normal(size=10)
+        cuts = psd_cuts_at(x)
+        if not is_physically_consistent(x):
+            assert len(cuts) >= 1 and np.all(cuts @ x < 0)   # x is separated
+        n_cuts += len(cuts)
+        if len(cuts):
+            assert np.all(bodies @ cuts.T >= -1e-12)           # no rigid body is
+    assert n_cuts > 100
+    assert psd_cuts_at(bodies[0]).shape == (0, 10)
+
+
+def test_lp_cuts_box_between_lmi_and_lp(gen3):
+    """The cut LP is a relaxation of the SDP and a restriction of the LP."""
+    rng = np.random.default_rng(2)
+    truth = gen3.theta_e()
+    Y = rng.normal(size=(30, 10))
+    Y[:, 4:] *= 0.01
+    r = rng.uniform(0.05, 0.2, 30)
+    U = Y @ truth + rng.uniform(-1, 1, 30) * r
+    lo = truth - np.r_[1.0, 0.3, 0.3, 0.3, 0.2, 0.05, 0.2, 0.05, 0.05, 0.2]
+    hi = truth + np.r_[1.0, 0.3, 0.3, 0.3, 0.2, 0.05, 0.2, 0.05, 0.05, 0.2]
+    lp = polytope_box(Y, U, r, lo, hi)
+    cut = polytope_box(Y, U, r, lo, hi, psd_cuts=True, cut_rounds=30)
+    lmi = polytope_box(Y, U, r, lo, hi, lmi=True)
+    assert cut.status == "ok" and np.all(truth >= cut.lower) and np.all(truth <= cut.upper)
+    tol = 2e-5 * (hi - lo)          # the solution pads (1e-6 LP, 1e-5 cut LP/SDP of the width)
+    assert np.all(cut.lower >= lp.lower - tol) and np.all(cut.upper <= lp.upper + tol)
+    assert np.all(cut.lower <= lmi.lower + tol) and np.all(cut.upper >= lmi.upper - tol)
+    assert np.sum(cut.upper - cut.lower) < np.sum(lp.upper - lp.lower)
+    # A warm pool gives the same box with zero new rounds.
+    again = polytope_box(Y, U, r, lo, hi, psd_cuts=True, cuts=cut.cuts, cut_rounds=0)
+    assert np.all(again.upper - again.lower <= (cut.upper - cut.lower) * 1.05 + tol)
