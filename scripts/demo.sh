@@ -4,7 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
-export ROS_DOMAIN_ID=${ROS_DOMAIN_ID:-$(( ($$ % 80) + 20 ))}
-export RMW_IMPLEMENTATION=rmw_fastrtps_cpp
+source scripts/ros_env.sh
 exec .venv/bin/sysid-demo "$@"

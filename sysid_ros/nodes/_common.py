@@ -36,6 +36,7 @@ __all__ = [
     "import_msg_type",
     "run_node",
     "declare_string_list",
+    "sleep_until",
 ]
 
 #: joint_states, imu: best effort, keep last 5 (rclpy's sensor-data profile).
@@ -173,3 +174,17 @@ def run_node(
     if getattr(node, "exit_code", 0):
         code = code or int(getattr(node, "exit_code"))
     return code
+
+
+def sleep_until(target: float, stop: threading.Event) -> None:
+    """Sleep until ``time.monotonic() >= target`` or ``stop`` is set (worker threads pacing
+    to the wall clock). Event.wait wakes late by up to ~1 ms, so short waits finish with
+    sleep(0) spins."""
+    while not stop.is_set():
+        remaining = target - time.monotonic()
+        if remaining <= 0:
+            return
+        if remaining > 0.002:
+            stop.wait(remaining - 0.001)
+        else:
+            time.sleep(0)

@@ -33,6 +33,7 @@ from sysid_ros.nodes._common import (
     ns_to_stamp_fields,
     qos_for_topic,
     run_node,
+    sleep_until,
 )
 
 __all__ = ["ReplayNode", "main", "parse_args"]
@@ -162,17 +163,6 @@ class ReplayNode(Node):
                 self.get_logger().info(f"replay done: {self.published} messages")
             self.finished.set()
 
-    def _sleep_until(self, target: float) -> None:
-        while not self._stop.is_set():
-            remaining = target - time.monotonic()
-            if remaining <= 0:
-                return
-            # Event.wait wakes late by up to ~1 ms; finish short waits with sleep(0) spins.
-            if remaining > 0.002:
-                self._stop.wait(remaining - 0.001)
-            else:
-                time.sleep(0)
-
     def _play_once(self) -> None:
         reader = open_bag(self.bag)
         try:
@@ -183,7 +173,7 @@ class ReplayNode(Node):
                 if self._stop.is_set():
                     return
                 if not self.fast:
-                    self._sleep_until(wall0 + (ts - start_ns) * 1e-9 / self.rate)
+                    sleep_until(wall0 + (ts - start_ns) * 1e-9 / self.rate, self._stop)
                 if self._clock_pub is not None and (
                     last_clock is None or ts - last_clock >= self.clock_period_ns or ts < last_clock
                 ):

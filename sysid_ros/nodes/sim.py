@@ -43,6 +43,7 @@ from std_srvs.srv import Trigger
 from sysid_ros.model.robots import load_robot
 from sysid_ros.nodes._common import (
     CLOCK_QOS, COMMAND_QOS, LATCHED_QOS, SENSOR_QOS, ns_to_stamp_fields, run_node,
+    sleep_until,
 )
 from sysid_ros.nodes.messages import inertia_from_theta
 from sysid_ros.simulation import (
@@ -245,7 +246,7 @@ class SimNode(Node):
                     if lag > 0.1:   # fell far behind (e.g. machine busy): do not burst
                         wall0 += lag
                     else:
-                        self._sleep_until(target)
+                        sleep_until(target, self._stop)
         except SimulationError as err:
             self.get_logger().error(f"simulation failed: {err}")
             self.exit_code = 1
@@ -266,16 +267,6 @@ class SimNode(Node):
             return
         self._cmd_event.wait(self.lockstep_wait)
         self._cmd_event.clear()
-
-    def _sleep_until(self, target: float) -> None:
-        while not self._stop.is_set():
-            remaining = target - time.monotonic()
-            if remaining <= 0:
-                return
-            if remaining > 0.002:
-                self._stop.wait(remaining - 0.001)
-            else:
-                time.sleep(0)
 
     def on_shutdown(self) -> None:
         self._stop.set()
