@@ -60,7 +60,7 @@ def per_sample_costs(name: str, n: int, rng: np.random.Generator) -> dict[str, f
     return out
 
 
-def main(argv: list[str] | None = None) -> dict:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", type=str, default=None, help="write figures to this JSON file")
     ap.add_argument("--samples", type=int, default=30_000)
@@ -97,8 +97,8 @@ def main(argv: list[str] | None = None) -> dict:
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(results, fh, indent=2)
-    return results
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
