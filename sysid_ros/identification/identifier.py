@@ -22,6 +22,7 @@ it is there for comparison.
 """
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -129,31 +130,40 @@ class OnlineIdentifier:
     intersection sets status ``inconsistent`` and keeps the last sound box until :meth:`reset`.
 
     With ``lp-cuts`` the pseudo-inertia cut pool is carried from update to update (cuts hold
-    for every rigid body whatever the data), so after the first updates few new cuts are needed
-    and an update costs about one LP box over ``online_max_rows`` + ``max_cuts`` rows.
+    for every rigid body whatever the data). With ``background_cuts=True`` :meth:`update` only
+    re-uses the pool (one LP box over ``online_max_rows`` + ``max_cuts`` rows) and the
+    cut-generating rounds run in :meth:`tighten`, which another thread may call at its own,
+    slower cadence: it solves on a snapshot without holding the lock and then intersects its
+    box with the current one — both contain the truth, so the intersection does too (an empty
+    intersection means the assumptions failed: ``inconsistent``).
     """
 
     def __init__(self, robot: Robot, config: IdentificationConfig, method: str = "lp",
-                 point_estimate: bool = True) -> None:
+                 point_estimate: bool = True, background_cuts: bool = False) -> None:
         if method not in ONLINE_METHODS:
             raise IdentificationConfigError(f"online method {method!r}: use one of "
                                             f"{ONLINE_METHODS}")
         self.robot, self.config, self.method = robot, config, method
         self.point_estimate = point_estimate
+        self.background_cuts = background_cuts and method == "lp-cuts"
         self.windows = MomentumWindows(robot, config, Regressors(robot))
+        self._lock = threading.Lock()     # guards box/rows/cuts against tighten()'s thread
+        self._epoch = 0
         self.reset()
 
     def reset(self) -> None:
         """New payload: back to the prior box, all samples forgotten."""
-        self.windows.reset()
-        self.lower = self.config.prior_lower.copy()
-        self.upper = self.config.prior_upper.copy()
-        self.nominal = np.clip(self.robot.theta_e(), self.lower, self.upper)
-        self.status = INSUFFICIENT
-        self._rows: list[WindowRows] = []
-        self._cuts: np.ndarray | None = None
-        self._new_rows = 0
-        self.windows_used = 0
+        with self._lock:
+            self._epoch += 1              # a tighten() started before this is discarded
+            self.windows.reset()
+            self.lower = self.config.prior_lower.copy()
+            self.upper = self.config.prior_upper.copy()
+            self.nominal = np.clip(self.robot.theta_e(), self.lower, self.upper)
+            self.status = INSUFFICIENT
+            self._rows: list[WindowRows] = []
+            self._cuts: np.ndarray | None = None
+            self._new_rows = 0
+            self.windows_used = 0
 
     @property
     def samples(self) -> int:
@@ -162,6 +172,10 @@ class OnlineIdentifier:
     def add_samples(self, t, q, dq, tau) -> int:
         """Append samples (raises SampleError, state unchanged); returns new rows formed."""
         rows = self.windows.extend(t, q, dq, tau)
+        with self._lock:
+            return self._append(rows)
+
+    def _append(self, rows: WindowRows) -> int:
         if len(rows):
             keep = self.config.online_max_rows
             both = WindowRows.concat(self._rows + [rows])
@@ -175,26 +189,61 @@ class OnlineIdentifier:
         """Recompute the box from the recent rows; returns the status."""
         if self.status == INCONSISTENT or self._new_rows == 0:
             return self.status
-        rows = WindowRows.concat(self._rows)
-        self._new_rows = 0
-        box: BoxResult = polytope_box(rows.Y, rows.U, rows.r, self.lower, self.upper,
+        with self._lock:
+            rows = WindowRows.concat(self._rows)
+            self._new_rows = 0
+            prior, cuts, epoch = (self.lower, self.upper), self._cuts, self._epoch
+        rounds = 0 if self.background_cuts else self.config.cut_rounds
+        box: BoxResult = polytope_box(rows.Y, rows.U, rows.r, *prior,
                                       lmi=self.method == "lp-lmi",
-                                      psd_cuts=self.method == "lp-cuts", cuts=self._cuts,
-                                      cut_rounds=self.config.cut_rounds,
-                                      max_cuts=self.config.max_cuts)
-        if box.status == INCONSISTENT:
-            self.status = INCONSISTENT
-            return self.status
-        self.lower, self.upper = box.lower, box.upper
-        self._cuts = box.cuts
-        self.status = OK
+                                      psd_cuts=self.method == "lp-cuts", cuts=cuts,
+                                      cut_rounds=rounds, max_cuts=self.config.max_cuts)
+        self._merge(box, epoch, keep_cuts=not self.background_cuts)
+        if self.status == OK:
+            self._update_nominal(rows)
+        return self.status
+
+    def tighten(self) -> bool:
+        """Pseudo-inertia cut rounds on the current rows and box (``lp-cuts`` only; safe to
+        call from a second thread). Returns True when the box was intersected with the result."""
+        if self.method != "lp-cuts":
+            return False
+        with self._lock:
+            if self.status != OK:
+                return False
+            rows = WindowRows.concat(self._rows)
+            prior, cuts, epoch = (self.lower.copy(), self.upper.copy()), self._cuts, self._epoch
+        box = polytope_box(rows.Y, rows.U, rows.r, *prior, psd_cuts=True, cuts=cuts,
+                           cut_rounds=self.config.cut_rounds, max_cuts=self.config.max_cuts)
+        return self._merge(box, epoch, keep_cuts=True)
+
+    def _merge(self, box: BoxResult, epoch: int, keep_cuts: bool) -> bool:
+        with self._lock:
+            if epoch != self._epoch or self.status == INCONSISTENT:
+                return False
+            if box.status == INCONSISTENT:
+                self.status = INCONSISTENT
+                return False
+            lower, upper = np.maximum(self.lower, box.lower), np.minimum(self.upper, box.upper)
+            if np.any(lower > upper):      # two sound boxes that miss each other
+                self.status = INCONSISTENT
+                return False
+            self.lower, self.upper = lower, upper
+            if keep_cuts and box.cuts is not None:
+                self._cuts = box.cuts
+            self.status = OK
+            return True
+
+    def _update_nominal(self, rows: WindowRows) -> None:
+        lower, upper = self.lower.copy(), self.upper.copy()
         if self.point_estimate:
-            self.nominal = _point_estimate(rows, self.lower, self.upper, self.nominal
+            self.nominal = _point_estimate(rows, lower, upper, self.nominal
                                            if np.all(np.isfinite(self.nominal)) else
                                            self.robot.theta_e(), [])
         else:
-            self.nominal = 0.5 * (self.lower + self.upper)
-        return self.status
+            self.nominal = 0.5 * (lower + upper)
+        # tighten() may have shrunk the box meanwhile: keep the nominal inside it
+        self.nominal = np.clip(self.nominal, self.lower, self.upper)
 
     def summary(self) -> dict[str, Any]:
         return {"status": self.status, "samples": self.samples, "windows": self.windows_used,

@@ -9,6 +9,12 @@ update latency, rejected messages by reason). ``~/reset`` (std_srvs/Trigger) sta
 new payload. A JointState that cannot be used is counted and reported, never fatal; a stamp at
 or before the previous one (a bag replayed in a loop, ROS time jumping back) resets the buffers
 instead of forming windows across the jump.
+
+Method ``lp-cuts`` (default in config/identifier.yaml) with ``tighten_period`` > 0: the 0.5 s
+updates re-use the pseudo-inertia cut pool (LP cost only) and a second thread runs the
+cut-generating rounds every ``tighten_period`` seconds on a snapshot, intersecting its box with
+the current one and publishing it (:meth:`OnlineIdentifier.tighten`): the slow tightening never
+delays an LP update. ``tighten_period`` 0 runs the rounds inline in every update instead.
 """
 from __future__ import annotations
 
@@ -58,8 +64,13 @@ class IdentifierNode(Node):
         self.config = load_identification_config(self.robot, **overrides)
         method = p("method", "lp").value
         self.period = float(p("update_period", 0.5).value)
+        self.tighten_period = float(p("tighten_period", 2.0).value)
+        background = method == "lp-cuts" and self.tighten_period > 0
         self.ident = OnlineIdentifier(self.robot, self.config, method=method,
-                                      point_estimate=bool(p("point_estimate", True).value))
+                                      point_estimate=bool(p("point_estimate", True).value),
+                                      background_cuts=background)
+        self.tighten_latency = float("nan")
+        self._publish_lock = threading.Lock()
         self.frame = self.robot.ee_joint
         self._lock = threading.Lock()
         self._buffer: list[tuple[float, np.ndarray, np.ndarray, np.ndarray]] = []
@@ -79,6 +90,11 @@ class IdentifierNode(Node):
         self._stop = threading.Event()
         self._worker = threading.Thread(target=self._work, name="identifier-worker", daemon=True)
         self._worker.start()
+        self._tightener = None
+        if background:
+            self._tightener = threading.Thread(target=self._tighten_loop,
+                                               name="identifier-tighten", daemon=True)
+            self._tightener.start()
 
     # -- callbacks: cheap, never block on the solver -------------------------------------------
     def _on_joint_state(self, msg: JointState) -> None:
@@ -121,6 +137,16 @@ class IdentifierNode(Node):
             except Exception as err:   # keep the node alive; report instead
                 self._reject(f"internal error: {type(err).__name__}: {err}")
 
+    def _tighten_loop(self) -> None:
+        while not self._stop.wait(self.tighten_period):
+            try:
+                start = time.perf_counter()
+                if self.ident.tighten():
+                    self.tighten_latency = time.perf_counter() - start
+                    self._publish_bounds()
+            except Exception as err:   # keep the node alive; report instead
+                self._reject(f"internal error (tighten): {type(err).__name__}: {err}")
+
     def _update_once(self) -> None:
         with self._lock:
             batch, self._buffer = self._buffer, []
@@ -148,13 +174,17 @@ class IdentifierNode(Node):
         self._publish_diagnostics()
 
     def _publish_bounds(self) -> None:
-        b = ParameterBounds(self.ident.lower, self.ident.nominal, self.ident.upper)
-        self.bounds_pub.publish(bounds_to_msg(b))
-        msg = InertiaStamped()
-        msg.header.stamp = self.get_clock().now().to_msg()
-        msg.header.frame_id = self.frame
-        msg.inertia = inertia_from_theta(self.ident.nominal)
-        self.inertia_pub.publish(msg)
+        with self._publish_lock:        # worker and tightener both publish
+            lower, upper = self.ident.lower, self.ident.upper
+            nominal = np.clip(self.ident.nominal, lower, upper)
+            if self.ident.status != "ok":
+                return
+            self.bounds_pub.publish(bounds_to_msg(ParameterBounds(lower, nominal, upper)))
+            msg = InertiaStamped()
+            msg.header.stamp = self.get_clock().now().to_msg()
+            msg.header.frame_id = self.frame
+            msg.inertia = inertia_from_theta(nominal)
+            self.inertia_pub.publish(msg)
 
     def _publish_diagnostics(self) -> None:
         st = DiagnosticStatus()
@@ -170,6 +200,8 @@ class IdentifierNode(Node):
         values = {"status": status, "samples": self.ident.samples,
                   "windows": self.ident.windows_used, "received": self.received,
                   "resets": self.resets, "last_update_latency_s": f"{self.latency:.6f}",
+                  "method": self.ident.method,
+                  "last_tighten_latency_s": f"{self.tighten_latency:.6f}",
                   "rejected_total": sum(rejected.values())}
         values.update({f"rejected: {k}": v for k, v in rejected.items()})
         st.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
@@ -181,6 +213,8 @@ class IdentifierNode(Node):
     def on_shutdown(self) -> None:
         self._stop.set()
         self._worker.join(timeout=5.0)
+        if self._tightener is not None:
+            self._tightener.join(timeout=5.0)
 
 
 def main(args: Sequence[str] | None = None) -> int:
