@@ -6,6 +6,14 @@ Hessian at η*. The mean-value form evaluated at the nominal point gives
 θ ∈ θ* ± |∂θ*/∂U|·r, treating each row's uncertainty (radius r from :mod:`windows`) as an
 independent perturbation of U. It linearises at one point, so it can miss the truth; the
 benchmark reports how often.
+
+Simplification against S3 (documented, not fixed): the paper differentiates with respect to the
+primitive uncertain quantities m = (τ samples, θ_r) and bounds |∂θ*/∂m|·rad(m). Here each row's
+radius r_w is treated as its own independent perturbation of U_w, i.e. |∂θ*/∂U|·r. Overlapping
+windows share torque samples and every row shares θ_r, so shared sources are counted once per
+row instead of once (larger radius where the row sensitivities have the same sign, while
+sign-cancellations the chain rule through m would expose are lost). Either way it is a
+first-order (mean-value at one point) estimate without the sound guarantee of ``lp``/``lp-cuts``.
 """
 from __future__ import annotations
 
