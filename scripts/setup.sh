@@ -31,6 +31,10 @@ fi
 stamp_src=$(cat requirements.txt constraints.txt setup.py setup.cfg package.xml | sha256sum | cut -d' ' -f1)
 if [ "$(cat .venv/.setup-stamp 2>/dev/null)" != "$stamp_src" ]; then
   echo "[setup] installing pinned Python dependencies" >&2
+  # A pinned modern pip first: the one venv bundles (23.x) installs an ament_python package
+  # editable through legacy `setup.py develop`, which puts console scripts where setup.cfg tells
+  # colcon to (lib/sysid_ros), not in .venv/bin.
+  .venv/bin/python -m pip install -q --disable-pip-version-check "pip==26.3"
   .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt -c constraints.txt
   .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
   echo "$stamp_src" > .venv/.setup-stamp
