@@ -181,8 +181,11 @@ class RobustControllerNode(LifecycleNode):
             pid = PidGains(*(np.full(nj, float(p(n)))
                              for n in ("pid_kp", "pid_ki", "pid_kd", "pid_i_clamp")))
             self.prior = prior_box(robot)
+            # τ₀'s θ_e nominal (box centre by default): shared with the planner through the
+            # robot file, because the planner's certificate assumes the same choice
             self.ctl = RobustController(robot, gains, mode=mode, prior=self.prior, pid=pid,
-                                        theta_r_uncertainty=bool(p("theta_r_uncertainty")))
+                                        theta_r_uncertainty=bool(p("theta_r_uncertainty")),
+                                        nominal=str(defaults.get("nominal", "centre")))
             self.bound = tracking_error_bound(robot, gains.Kr, gains.V_max)
         except (ModelError, ControlError, KeyError, ValueError) as exc:
             self._status = (_ERROR, f"configure failed: {exc}")

@@ -117,8 +117,12 @@ def controller_model(robot: Robot, overrides: dict[str, Any] | None = None) -> C
     except Exception as exc:        # control's errors: no sound tracking bound → no safe plan
         raise PlannerConfigError(f"{robot.name}: the controller's tracking-error bound is not "
                                  f"available, so no plan can be certified: {exc}") from exc
+    nominal = str(sec.get("nominal", "centre"))
+    if nominal not in ("centre", "estimate"):
+        raise PlannerConfigError(f"controller.nominal must be centre or estimate, got {nominal!r}")
     kr = np.broadcast_to(np.asarray(kr, float), (robot.nj,)).copy()
-    return ControllerModel(kr, alpha, v_max, bound.rho, bound.e_max, bound.de_max)
+    return ControllerModel(kr, alpha, v_max, bound.rho, bound.e_max, bound.de_max,
+                           nominal_at_centre=(nominal == "centre"))
 
 
 @dataclass
