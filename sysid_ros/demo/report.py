@@ -8,11 +8,11 @@ Everything is recomputed from the bag, independently of what the nodes said abou
   TRUE θ_e (r = ė + K_r e) against V_max; V ≤ V_max is the controller's guarantee under bounds
   that contain the truth;
 - torques: peak |command| per joint against the limits (a command at the limit was clipped);
-- collisions: the robot's collision spheres along the measured joint trajectory (Pinocchio-model
-  forward kinematics) against the obstacle boxes: minimum signed distance.
+- collisions: the robot's collision spheres along the whole measured joint trajectory
+  (Pinocchio-model forward kinematics) against the obstacle boxes: minimum signed distance.
 
-The run succeeds when the final box contains the truth and the task phase has no torque-limit
-hit, no collision and V ≤ V_max (callers add their own conditions, e.g. the number of certified
+The run succeeds when the final box contains the truth, no collision sphere ever entered an
+obstacle and the task phase has no torque-limit hit and V ≤ V_max (callers add their own conditions, e.g. the number of certified
 exciting trajectories, through ``Evaluation.fail``).
 """
 from __future__ import annotations
@@ -196,8 +196,10 @@ def evaluate(run: RunData, robot: Robot, obstacles: Sequence[BoxObstacle],
     if hits:
         reasons.append(f"torque limit reached on {', '.join(hits)}")
 
+    # collisions count over the whole run (identification and return included), not only
+    # the task: a sphere in an obstacle at any time is a failure
     kin = BatchKinematics(robot.model)
-    fk = kin.forward(run.q[idx][in_task[idx]] if in_task.any() else run.q[idx])
+    fk = kin.forward(run.q[idx])
     clearance = np.inf
     for s in robot.spheres:
         centres = fk.pos[:, s.joint_id - 1] + fk.rot[:, s.joint_id - 1] @ s.offset
@@ -315,7 +317,7 @@ def write_report(out: Path, run: RunData, ev: Evaluation, robot: Robot,
               f"- max V (true θ) = {ev.max_V:.5f} J, V_max = {ev.V_max} J",
               f"- peak |command| per joint [N·m]: {_fmt(ev.peak_cmd)}",
               f"- torque limits [N·m]: {_fmt(ev.tau_max)}",
-              f"- minimum clearance of the collision spheres to the obstacles: "
+              f"- minimum clearance of the collision spheres to the obstacles (whole run): "
               f"{ev.min_clearance * 1000:.1f} mm", ""]
     lines += [f"![{f}]({f})" for f in files]
     lines += ["", f"Result: {'success' if ev.success else 'failure'}"]
