@@ -52,7 +52,7 @@ from sysid_ros.planning import (BoxObstacle, ExcitingPlanner, PlannerConfig, Qui
 from sysid_ros.simulation import SimConfig, Simulator, dumbbell_for
 
 __all__ = ["METHODS", "EpisodeConfig", "Episode", "EpisodeResult", "simulate_episode",
-           "evaluate_episode", "run_episode", "identification_cond"]
+           "evaluate_episode", "run_episode", "identification_cond", "node_params"]
 
 #: method → (controller mode, identification excitation or None)
 METHODS: dict[str, tuple[str, str | None]] = {
@@ -64,7 +64,7 @@ METHODS: dict[str, tuple[str, str | None]] = {
 }
 
 
-def _node_params(node: str) -> dict[str, Any]:
+def node_params(node: str) -> dict[str, Any]:
     """The ``/**: ros__parameters`` of config/<node>.yaml: the nodes' defaults, so an episode
     uses the same noise, rates and gains as the ROS graph of ``sysid-demo``."""
     data = yaml.safe_load((package_share() / "config" / f"{node}.yaml").read_text()) or {}
@@ -156,7 +156,7 @@ class EpisodeResult:
 
 
 def _resolve(robot: Robot, cfg: EpisodeConfig) -> dict[str, Any]:
-    sim, ident = _node_params("sim"), _node_params("identifier")
+    sim, ident = node_params("sim"), node_params("identifier")
     demo = robot.config.get("demo") or {}
     pick = lambda v, d: d if v is None else v  # noqa: E731
     return {
@@ -173,7 +173,7 @@ def _controller(robot: Robot, mode: str) -> RobustController:
     sec = robot.config.get("controller") or {}
     gains = ControllerGains(sec["Kr"], float(sec["alpha"]), float(sec["V_max"]),
                             float(sec.get("r_norm_threshold", 1e-10)))
-    p = _node_params("robust_controller")
+    p = node_params("robust_controller")
     pid = PidGains(*(np.full(robot.nj, float(p.get(n, d))) for n, d in
                      (("pid_kp", 100.0), ("pid_ki", 20.0), ("pid_kd", 20.0),
                       ("pid_i_clamp", 0.2))))
@@ -392,17 +392,31 @@ def identification_cond(robot: Robot, episode: Episode, rate_hz: float = 100.0,
     return float(np.linalg.cond(y_e.reshape(-1, 10)))
 
 
+def _truncated(run: RunData, t_end: float) -> RunData:
+    """The part of ``run`` up to ``t_end`` (s)."""
+    n, nc, nb = (int(np.searchsorted(x, t_end, side="right"))
+                 for x in (run.t, run.cmd_t, run.bounds_t))
+    return RunData(run.t[:n], run.q[:n], run.dq[:n], run.tau_measured[:n], run.cmd_t[:nc],
+                   run.cmd[:nc], run.bounds_t[:nb], run.bounds[:nb], run.truth,
+                   [tr for tr in run.trajectories if tr.start_time <= t_end])
+
+
 def evaluate_episode(robot: Robot, episode: Episode, obstacles: Sequence[BoxObstacle],
                      reg: Regressors | None = None) -> EpisodeResult:
-    """Verdict with ``sysid_ros.demo.report.evaluate``: the identification phase (torque limit,
-    collision, V ≤ V_max with the true θ_e) then the task (the same, plus the final box must
-    contain the truth, plus — for ``ours`` — all requested trajectories certified)."""
+    """Verdict with ``sysid_ros.demo.report.evaluate``: first the identification phase (the run
+    up to the end of the exciting motion: torque limit, collision, V ≤ V_max with the true θ_e),
+    then the whole run with the task window (torque limit and V in the task, a collision at any
+    time, the final box must contain the truth, and — for ``ours`` — every requested trajectory
+    certified). ``phase`` names the first phase that failed."""
     sec = robot.config.get("controller") or {}
     kr, v_max = float(np.mean(sec["Kr"])), float(sec["V_max"])
     run = episode.run
     phase, reasons = None, []
     if episode.ident_window is not None:
-        ev_id = evaluate(run, robot, obstacles, episode.ident_window, kr, v_max)
+        # the run cut at the end of the exciting motion: evaluate() checks collisions over the
+        # whole run it is given, so this attributes them to the identification phase
+        ev_id = evaluate(_truncated(run, episode.ident_window[1]), robot, obstacles,
+                         episode.ident_window, kr, v_max)
         bad = [r for r in ev_id.reasons if not r.startswith("identification:")]
         if bad:
             phase, reasons = "identification", bad

@@ -1,0 +1,297 @@
+"""The seed paper's experiments in simulation (issue 6): S3 Table III and Table V, one command.
+
+Gen3 + the five dumbbells of S3 (1.81 … 3.63 kg), in-process lock-step closed loop
+(``sysid_ros.demo.pipeline``: MuJoCo at 4 kHz, robust controller at 1 kHz, online identifier
+every 0.5 s, planner every t_p, then the ``sysid-demo`` move-and-place task) and the same verdict
+as ``sysid-demo`` (``sysid_ros.demo.report.evaluate``: no torque-limit hit, no collision sphere in
+an obstacle, V ≤ V_max with the true θ_e, final box contains the truth).
+
+Experiments: (b) = the obstacle layout of ``planner.obstacles`` in config/gen3.yaml (platform
+0.50 m in front of the robot, one high obstacle); (a) = the same task without obstacles (our
+definition; S3's layout (a) is not reproduced). The planner sees the experiment's obstacles and
+the verdict checks them. Methods whose motion does not depend on the obstacles (``random``: k is
+drawn in 𝒦 ∩ joint limits; ``wrong``, ``conservative``, ``grav-pid``: no planner) are simulated
+once per dumbbell and evaluated against each experiment's obstacles — the same runs, so the two
+experiments differ for them only by what counts as a collision.
+
+Table III: success, or fail with the phase (identification / task) and the reason.
+Table V: cond(Y_e) of the identification data (end-effector columns of the inverse-dynamics
+regressor along the executed exciting motion at 100 Hz, the planner's objective), ours vs random.
+
+Ratios printed against baselines measured in the same run: cond ours / random per dumbbell, and
+each episode's real-time factor (sim seconds per wall second).
+
+Usage:
+  python -m bench.paper_tables [--json PATH] [--dumbbells 1.81,3.63] [--methods ours,random]
+                               [--experiments a,b] [--random-seeds N] [--quick]
+                               [--markdown docs/paper_results.md]
+The markdown's generated block (between the BEGIN/END markers) is replaced; the hand-written
+discussion around it is kept.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sysid_ros.demo.pipeline import (METHODS, EpisodeConfig, EpisodeResult, evaluate_episode,
+                                     node_params, simulate_episode)
+from sysid_ros.model.regressors import Regressors
+from sysid_ros.model.robots import load_robot
+from sysid_ros.planning import obstacles_from_config
+from sysid_ros.simulation import DUMBBELLS_KG
+
+BEGIN = "<!-- BEGIN GENERATED: python -m bench.paper_tables -->"
+END = "<!-- END GENERATED -->"
+EXPERIMENTS = {"a": "no obstacles", "b": "platform + high obstacle (planner.obstacles)"}
+OBSTACLE_DEPENDENT = {"ours"}          # methods whose motion depends on the obstacles
+
+
+def _tag(reason: str) -> str:
+    """Short failure cause for the table."""
+    for key, tag in (("torque limit", "torque limit"), ("collision", "collision"),
+                     ("tracking bound", "tracking bound (V > V_max)"),
+                     ("excludes the true", "box misses truth"),
+                     ("no certified plan", "no certified plan"),
+                     ("certified in", "too few certified plans"),
+                     ("no data", "no task data")):
+        if key in reason:
+            return tag
+    return reason
+
+
+def _cell(results: list[EpisodeResult]) -> str:
+    ok = sum(r.success for r in results)
+    if ok == len(results):
+        return "✓" if len(results) == 1 else f"✓ {ok}/{len(results)}"
+    fails = [r for r in results if not r.success]
+    tags = sorted({_tag(x) for r in fails for x in r.reasons})
+    phase = "ident: " if all(r.phase == "identification" for r in fails) else ""
+    prefix = "✗" if ok == 0 else f"{ok}/{len(results)} ✓, ✗"
+    return f"{prefix} {phase}{', '.join(tags)}"
+
+
+def _record(r: EpisodeResult) -> dict[str, Any]:
+    return {"success": r.success, "phase": r.phase, "reasons": r.reasons,
+            "tags": sorted({_tag(x) for x in r.reasons}),
+            "contains_truth": r.contains_truth,
+            "mass_interval_kg": list(r.mass_interval) if r.mass_interval else None,
+            "cond": r.cond, "plans_executed": r.plans_executed, "plan_cycles": r.plan_cycles,
+            "random_would_verify": r.random_would_verify,
+            "max_V_task_J": r.max_V_task, "peak_torque_ratio": r.peak_torque_ratio,
+            "worst_torque_ratio": r.worst_torque_ratio,
+            "min_clearance_mm": r.min_clearance_mm,
+            "plan_seconds": r.plan_seconds, "wall_seconds": r.wall_seconds}
+
+
+def _fmt_interval(iv) -> str:
+    return f"[{iv[0]:.2f}, {iv[1]:.2f}]" if iv else "—"
+
+
+def _markdown(args, data: dict[str, Any], robot) -> str:
+    masses, methods, exps = data["dumbbells"], data["methods"], data["experiments"]
+    v_max = robot.config["controller"]["V_max"]
+    out = [BEGIN, "",
+           f"Generated {time.strftime('%Y-%m-%d %H:%M')} by `python -m bench.paper_tables "
+           f"{' '.join(args.argv)}`".rstrip() + f" in {data['wall_seconds']:.0f} s wall "
+           f"({data['episodes']} simulated episodes, seed {args.seed}).", "",
+           f"Settings: V_max = {v_max} J, Kr = {robot.config['controller']['Kr']}, controller "
+           f"nominal = {robot.config['controller'].get('nominal', 'centre')}, "
+           f"{data['config']['n_trajectories']} exciting trajectories (t_f = "
+           f"{data['config']['t_f']} s, t_p = {data['config']['t_p']} s), start pose "
+           f"`simulation.home` = {robot.config['simulation']['home']}, torque-sensor noise "
+           f"±{data['config']['noise_tau']} N·m.", ""]
+    for exp in exps:
+        out += [f"### Table III ({exp}): {EXPERIMENTS[exp]}", "",
+                "| method | " + " | ".join(f"{m:.2f} kg" for m in masses) + " |",
+                "|---|" + "---|" * len(masses)]
+        for meth in methods:
+            row = data["table_iii"][exp][meth]
+            cells = [_cell([_Result(x) for x in row[str(m)]]) for m in masses]
+            out.append(f"| {meth} | " + " | ".join(cells) + " |")
+        out.append("")
+    if "ours" in methods or "random" in methods:
+        out += ["### Table V: cond(Y_e) of the identification data", "",
+                "| dumbbell | " + " | ".join(f"ours ({e})" for e in exps if "ours" in methods)
+                + (" | random | ours/random" if "random" in methods else "") + " |"]
+        ncol = sum(1 for e in exps if "ours" in methods) + (2 if "random" in methods else 0)
+        out.append("|---|" + "---|" * ncol)
+        for m in masses:
+            tv = data["table_v"][str(m)]
+            cells = [f"{tv['ours'][e]:.0f}" if tv["ours"].get(e) else "—"
+                     for e in exps if "ours" in methods]
+            if "random" in methods:
+                cells.append(f"{tv['random']:.0f}" if tv.get("random") else "—")
+                ratio = tv.get("ours_over_random")
+                cells.append(f"{ratio:.2f}" if ratio else "—")
+            out.append(f"| {m:.2f} kg | " + " | ".join(cells) + " |")
+        out.append("")
+    out += ["### Episode details", "",
+            "max V / V_max and torque ratios over the task; worst = max (|τ₀| + ‖bound‖)/τ_max, "
+            "what the controller's guarantee may demand (> 1: the box is too wide to certify "
+            "the task); plans = executed / planning cycles.", "",
+            "| exp | method | kg | verdict | m box [kg] | truth in box | plans | "
+            "max V/V_max | peak τ/τ_max | worst τ/τ_max | clearance [mm] |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for exp in exps:
+        for meth in methods:
+            for m in masses:
+                for x in data["table_iii"][exp][meth][str(m)]:
+                    verdict = "success" if x["success"] else \
+                        f"fail ({x['phase']}): {', '.join(x['tags'])}"
+                    plans = f"{x['plans_executed']}/{x['plan_cycles']}" if x["plan_cycles"] \
+                        else "—"
+                    if x["random_would_verify"] is not None:
+                        plans += f" ({x['random_would_verify']} would verify)"
+                    out.append(
+                        f"| {exp} | {meth} | {m:.2f} | {verdict} | "
+                        f"{_fmt_interval(x['mass_interval_kg'])} | "
+                        f"{'—' if x['contains_truth'] is None else x['contains_truth']} | "
+                        f"{plans} | {x['max_V_task_J'] / v_max:.2f} | "
+                        f"{x['peak_torque_ratio']:.2f} | {x['worst_torque_ratio']:.2f} | "
+                        f"{x['min_clearance_mm']:.0f} |")
+    out += ["", END]
+    return "\n".join(out)
+
+
+class _Result:
+    """Adapter: a JSON record looks like an EpisodeResult to ``_cell``."""
+
+    def __init__(self, rec: dict[str, Any]) -> None:
+        self.success, self.phase, self.reasons = rec["success"], rec["phase"], rec["reasons"]
+
+
+def _write_markdown(path: Path, block: str) -> None:
+    text = path.read_text() if path.exists() else \
+        "# Seed paper experiments in simulation\n\n" + BEGIN + "\n" + END + "\n"
+    pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.S)
+    text = pattern.sub(lambda _m: block, text) if pattern.search(text) else \
+        text.rstrip() + "\n\n" + block + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="python -m bench.paper_tables",
+                                 description=__doc__.splitlines()[0])
+    ap.add_argument("--json", type=Path, help="write the figures here (stable keys)")
+    ap.add_argument("--dumbbells", help="comma-separated kg (default: S3's five)")
+    ap.add_argument("--methods", help=f"comma-separated, of {', '.join(METHODS)} (default all)")
+    ap.add_argument("--experiments", default="a,b", help="comma-separated of a, b")
+    ap.add_argument("--random-seeds", type=int, default=1,
+                    help="random-excitation episodes per dumbbell (different draws)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--quick", action="store_true",
+                    help="lightest and heaviest dumbbell only (~3 min)")
+    ap.add_argument("--markdown", type=Path, default=Path("docs/paper_results.md"),
+                    help="markdown file whose generated block is replaced ('-': none)")
+    args = ap.parse_args(argv)
+    args.argv = list(argv if argv is not None else sys.argv[1:])
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    robot = load_robot("gen3")
+    masses = ([float(x) for x in args.dumbbells.split(",")] if args.dumbbells
+              else [DUMBBELLS_KG[0], DUMBBELLS_KG[-1]] if args.quick else list(DUMBBELLS_KG))
+    methods = args.methods.split(",") if args.methods else list(METHODS)
+    exps = args.experiments.split(",")
+    bad = [m for m in methods if m not in METHODS] + [e for e in exps if e not in EXPERIMENTS]
+    if bad or not masses or args.random_seeds < 1:
+        print(f"unknown method/experiment {bad}; methods: {', '.join(METHODS)}; experiments: "
+              "a, b; need at least one dumbbell and --random-seeds >= 1", file=sys.stderr)
+        return 2
+    obstacles = {"a": (), "b": obstacles_from_config(robot.config["planner"]["obstacles"])}
+    cfg = EpisodeConfig()
+    reg = Regressors(robot)
+    wall0 = time.perf_counter()
+    table: dict[str, dict[str, dict[str, list]]] = {e: {m: {} for m in methods} for e in exps}
+    conds: dict[str, dict[str, Any]] = {str(m): {"ours": {}, "random": None, "random_all": []}
+                                        for m in masses}
+    rtf: list[float] = []
+    episodes = 0
+
+    def log(msg: str) -> None:
+        print(msg, flush=True)
+
+    for mass in masses:
+        for meth in methods:
+            seeds = [args.seed + i for i in range(args.random_seeds)] if meth == "random" \
+                else [args.seed]
+            runs = exps if meth in OBSTACLE_DEPENDENT else [None]
+            for exp_run in runs:
+                for seed in seeds:
+                    label = f"{meth} {mass:.2f} kg" + (f" exp ({exp_run})" if exp_run else "") \
+                        + (f" seed {seed}" if len(seeds) > 1 else "")
+                    log(f"[{time.perf_counter() - wall0:6.0f} s] {label}")
+                    ep = simulate_episode(robot, mass, meth, obstacles[exp_run or "b"]
+                                          if exp_run else (), seed, cfg)
+                    episodes += 1
+                    sim_s = float(ep.run.t[-1]) if ep.run.t.size else 0.0
+                    rtf.append(sim_s / max(ep.wall_seconds, 1e-9))
+                    for exp in ([exp_run] if exp_run else exps):
+                        res = evaluate_episode(robot, ep, obstacles[exp], reg)
+                        table[exp][meth].setdefault(str(mass), []).append(_record(res))
+                        log(f"         ({exp}) {res.summary()}"
+                            + (f"  cond {res.cond:.0f}" if res.cond else "")
+                            + f"  [{ep.wall_seconds:.0f} s wall, {sim_s:.1f} s sim]")
+                        if meth == "ours":
+                            conds[str(mass)]["ours"][exp] = res.cond
+                        elif meth == "random" and exp == (exps[0]):
+                            conds[str(mass)]["random_all"].append(res.cond)
+    for m in masses:
+        tv = conds[str(m)]
+        if tv["random_all"]:
+            tv["random"] = float(np.median(tv["random_all"]))   # median over --random-seeds
+        ours = [c for c in tv["ours"].values() if c]
+        tv["ours_over_random"] = (float(np.mean(ours)) / tv["random"]
+                                  if ours and tv["random"] else None)
+    pcfg = robot.config["planner"]
+    data = {
+        "dumbbells": masses, "methods": methods, "experiments": exps,
+        "config": {"n_trajectories": cfg.n_trajectories, "t_f": pcfg["t_f"], "t_p": pcfg["t_p"],
+                   "noise_tau": node_params("sim").get("noise_tau"), "seed": args.seed,
+                   "random_seeds": args.random_seeds,
+                   "V_max": robot.config["controller"]["V_max"]},
+        "table_iii": table, "table_v": conds, "episodes": episodes,
+        "wall_seconds": time.perf_counter() - wall0,
+        "real_time_factor_median": float(np.median(rtf)) if rtf else None,
+    }
+
+    print(f"\nTable III (✓ success; ✗ failure: cause), {episodes} episodes in "
+          f"{data['wall_seconds']:.0f} s wall, median real-time factor "
+          f"{data['real_time_factor_median']:.2f} x (sim s / wall s)")
+    for exp in exps:
+        print(f"\n({exp}) {EXPERIMENTS[exp]}")
+        print(f"{'method':14s}" + "".join(f"{m:>28.2f}" for m in masses))
+        for meth in methods:
+            print(f"{meth:14s}" + "".join(
+                f"{_cell([_Result(x) for x in table[exp][meth][str(m)]]):>28s}" for m in masses))
+    if "ours" in methods and "random" in methods:
+        print("\nTable V: cond(Y_e); ratio = ours / random (baseline: random, same run)")
+        print(f"{'dumbbell':10s}" + "".join(f"{'ours (' + e + ')':>12s}" for e in exps)
+              + f"{'random':>12s}{'ratio':>8s}")
+        for m in masses:
+            tv = conds[str(m)]
+            print(f"{m:<10.2f}" + "".join(f"{tv['ours'].get(e) or float('nan'):12.1f}"
+                                          for e in exps)
+                  + f"{tv['random'] or float('nan'):12.1f}"
+                  + f"{tv['ours_over_random'] or float('nan'):8.2f}")
+    if args.json:
+        args.json.write_text(json.dumps(data, indent=2, default=float))
+        print(f"wrote {args.json}")
+    if str(args.markdown) != "-":
+        _write_markdown(args.markdown, _markdown(args, data, robot))
+        print(f"wrote {args.markdown}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
