@@ -4,7 +4,8 @@ Every ``t_p`` it plans the most exciting degree-5 trajectory it can CERTIFY safe
 the current bounds (``sysid_ros.planning.ExcitingPlanner``) and publishes it; an unverified plan
 is never published, so the robot keeps following the current trajectory, which ends at rest.
 
-Receding horizon: the first plan starts from the measured joint state (stamped when published);
+Receding horizon: the first plan starts at rest from the measured joint state, one solve budget
+(``max_solve_time``) after the cycle began;
 each next plan starts at ``start + t_p`` of the current one, from the current desired state at
 that instant (continuity), and is published ahead of time with ``header.stamp`` = its start.
 If planning overran that instant, the plan is discarded (reason ``missed start``).
@@ -24,6 +25,8 @@ t_f/t_p/max_solve_time (≤ 0 = robot file), max_trajectories, shrink_tolerance,
 joint_states_topic, bounds_topic, trajectory_topic.
 """
 from __future__ import annotations
+
+import time
 
 import threading
 from collections.abc import Sequence
@@ -153,13 +156,15 @@ class ExcitingPlannerNode(Node):
 
     def _initial_state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, int] | None:
         cfg = self.planner.config
+        lead = int(cfg.max_solve_time * 1e9)
         if self.current is None:
             if self._state is None:
                 return None
-            q, dq = self._state
-            return q, dq, np.zeros_like(q), -1            # -1: stamp when published
+            # The controller holds its start pose (zero desired velocity): start from rest at the
+            # measured pose, one solve budget ahead, like every later plan.
+            q, _ = self._state
+            return q, np.zeros_like(q), np.zeros_like(q), self._now_ns() + lead
         start, traj, k = self.current
-        lead = int(cfg.max_solve_time * 1e9)
         t_next = max(start + int(cfg.t_p * 1e9), self._now_ns() + lead)
         q, dq, ddq = traj.state_at((t_next - start) * 1e-9, k)
         return q, dq, ddq, t_next
@@ -174,6 +179,10 @@ class ExcitingPlannerNode(Node):
         q0, dq0, ddq0, start = init
         lo, hi = self.bounds
         self.cycles += 1
+        # This callback blocks the executor, so ROS time (under use_sim_time, fed by /clock
+        # callbacks) stands still while Ipopt runs: lateness is judged on the wall clock, which
+        # sim time does not outrun in real-time mode and lags in lock-step.
+        wall0, now0 = time.monotonic(), self._now_ns()
         try:
             res = self.planner.plan(q0, dq0, ddq0, lo, hi)
         except PlanningError as exc:
@@ -188,10 +197,8 @@ class ExcitingPlannerNode(Node):
             self._report(_WARN, "no certified plan: following the current trajectory to rest",
                          values)
             return
-        now = self._now_ns()
-        if start < 0:
-            start = now
-        elif now >= start:
+        now = max(self._now_ns(), now0 + int((time.monotonic() - wall0) * 1e9))
+        if now >= start:
             values["reason"] = "missed start: plan certified after its start time"
             self._report(_WARN, "plan discarded (late): current trajectory continues", values)
             return
