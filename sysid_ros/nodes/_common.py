@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import rclpy
-from rclpy.executors import SingleThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import (
     DurabilityPolicy,
@@ -115,6 +115,7 @@ def run_node(
     argv: Sequence[str] | None = None,
     *,
     drain_seconds: float = 0.2,
+    threads: int = 1,
 ) -> int:
     """Run one node until SIGINT/SIGTERM (or until the node sets ``node.finished``).
 
@@ -126,6 +127,8 @@ def run_node(
     Args:
         factory: builds the node from the command-line arguments left after ``--ros-args``.
         argv: full argument vector (default ``sys.argv``).
+        threads: executor threads; > 1 lets callbacks in other callback groups (e.g. the /clock
+            time source) run while a long callback (a planning cycle) is busy.
 
     Returns:
         the process exit code (0, or 1 if the node raised).
@@ -143,7 +146,8 @@ def run_node(
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     node: Node | None = None
     code = 0
-    executor = SingleThreadedExecutor()
+    executor = MultiThreadedExecutor(num_threads=threads) if threads > 1 \
+        else SingleThreadedExecutor()
     try:
         node = factory(remove_ros_args(argv)[1:])
         executor.add_node(node)

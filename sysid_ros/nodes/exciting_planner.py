@@ -26,7 +26,6 @@ joint_states_topic, bounds_topic, trajectory_topic.
 """
 from __future__ import annotations
 
-import time
 
 import threading
 from collections.abc import Sequence
@@ -36,6 +35,7 @@ import numpy as np
 import yaml
 from builtin_interfaces.msg import Duration
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -127,7 +127,11 @@ class ExcitingPlannerNode(Node):
                                  SENSOR_QOS)
         self.create_subscription(Float64MultiArray, p("bounds_topic"), self._on_bounds,
                                  LATCHED_QOS)
-        self.timer = self.create_timer(cfg.t_p, self._cycle)
+        # Planning blocks its callback for up to max_solve_time: it gets a group of its own so
+        # that joint_states, bounds and the /clock time source keep being served meanwhile
+        # (main() runs a two-thread executor) and ROS time is current when the plan is stamped.
+        self.timer = self.create_timer(cfg.t_p, self._cycle,
+                                       callback_group=MutuallyExclusiveCallbackGroup())
         self.get_logger().info(
             f"planning for {self.robot.name}: t_f={cfg.t_f} s, t_p={cfg.t_p} s, "
             f"{len(cfg.obstacles)} obstacles, {cfg.n_intervals} sub-intervals")
@@ -179,10 +183,6 @@ class ExcitingPlannerNode(Node):
         q0, dq0, ddq0, start = init
         lo, hi = self.bounds
         self.cycles += 1
-        # This callback blocks the executor, so ROS time (under use_sim_time, fed by /clock
-        # callbacks) stands still while Ipopt runs: lateness is judged on the wall clock, which
-        # sim time does not outrun in real-time mode and lags in lock-step.
-        wall0, now0 = time.monotonic(), self._now_ns()
         try:
             res = self.planner.plan(q0, dq0, ddq0, lo, hi)
         except PlanningError as exc:
@@ -197,8 +197,7 @@ class ExcitingPlannerNode(Node):
             self._report(_WARN, "no certified plan: following the current trajectory to rest",
                          values)
             return
-        now = max(self._now_ns(), now0 + int((time.monotonic() - wall0) * 1e9))
-        if now >= start:
+        if self._now_ns() >= start:
             values["reason"] = "missed start: plan certified after its start time"
             self._report(_WARN, "plan discarded (late): current trajectory continues", values)
             return
@@ -237,7 +236,7 @@ class ExcitingPlannerNode(Node):
 
 
 def main(args: Sequence[str] | None = None) -> int:
-    return run_node(lambda argv: ExcitingPlannerNode(argv), args)
+    return run_node(lambda argv: ExcitingPlannerNode(argv), args, threads=2)
 
 
 if __name__ == "__main__":
