@@ -123,6 +123,7 @@ class Episode:
     identifier_seconds: list[float]
     wall_seconds: float
     n_requested: int
+    max_solve_time: float
     notes: list[str] = field(default_factory=list)
 
 
@@ -133,7 +134,7 @@ class EpisodeResult:
     method: str
     payload_kg: float
     success: bool
-    phase: str | None                  # where it failed: "identification", "task" or None
+    phase: str | None                  # first failing phase: identification, return, task, None
     reasons: list[str]
     contains_truth: bool | None
     mass_interval: tuple[float, float] | None
@@ -146,6 +147,7 @@ class EpisodeResult:
     worst_torque_ratio: float           # max over the task of (|τ₀| + ‖bound‖) / τ_max
     min_clearance_mm: float
     plan_seconds: list[float]
+    late_plans: int                     # cycles whose wall time exceeded max_solve_time
     wall_seconds: float
     evaluation: Evaluation | None = field(default=None, repr=False)
 
@@ -372,7 +374,8 @@ def simulate_episode(robot: Robot, payload_kg: float, method: str,
     control = {"tau0": np.asarray(log_tau0).reshape(-1, nj), "bound_norm": np.asarray(log_bound)}
     return Episode(method, payload_kg, seed, run, ident_window, task_window, plans, executed,
                    reference, control, ident_seconds, time.perf_counter() - wall0,
-                   config.n_trajectories, notes)
+                   config.n_trajectories, planner.config.max_solve_time if planner else 0.0,
+                   notes)
 
 
 def identification_cond(robot: Robot, episode: Episode, rate_hz: float = 100.0,
@@ -407,11 +410,20 @@ def evaluate_episode(robot: Robot, episode: Episode, obstacles: Sequence[BoxObst
     up to the end of the exciting motion: torque limit, collision, V ≤ V_max with the true θ_e),
     then the whole run with the task window (torque limit and V in the task, a collision at any
     time, the final box must contain the truth, and — for ``ours`` — every requested trajectory
-    certified). ``phase`` names the first phase that failed."""
+    certified). A collision during the slow return to ``demo.start`` between the two (a joint-
+    space move nobody certifies) is reported as phase ``return``. ``phase`` names the first
+    phase that failed; ``reasons`` are that phase's."""
     sec = robot.config.get("controller") or {}
     kr, v_max = float(np.mean(sec["Kr"])), float(sec["V_max"])
     run = episode.run
     phase, reasons = None, []
+    _, excitation = METHODS[episode.method]
+    n_plans = len(episode.executed)
+    if excitation == "planned" and n_plans < episode.n_requested:
+        phase = "identification"
+        reasons.append(f"no certified plan in {len(episode.plans)} planning cycles" if n_plans == 0
+                       else f"only {n_plans} of {episode.n_requested} exciting trajectories "
+                       f"certified in {len(episode.plans)} planning cycles")
     if episode.ident_window is not None:
         # the run cut at the end of the exciting motion: evaluate() checks collisions over the
         # whole run it is given, so this attributes them to the identification phase
@@ -419,15 +431,17 @@ def evaluate_episode(robot: Robot, episode: Episode, obstacles: Sequence[BoxObst
                          episode.ident_window, kr, v_max)
         bad = [r for r in ev_id.reasons if not r.startswith("identification:")]
         if bad:
-            phase, reasons = "identification", bad
+            phase, reasons = "identification", reasons + bad
+    if phase is None:
+        # the slow return to demo.start (not planned, not part of the task): collisions only,
+        # as in the demo's verdict
+        start = episode.ident_window[1] if episode.ident_window else 0.0
+        ev_ret = evaluate(_truncated(run, episode.task_window[0]), robot, obstacles,
+                          (start, episode.task_window[0]), kr, v_max)
+        bad = [r for r in ev_ret.reasons if r.startswith("collision")]
+        if bad:
+            phase, reasons = "return", bad
     ev = evaluate(run, robot, obstacles, episode.task_window, kr, v_max)
-    _, excitation = METHODS[episode.method]
-    n_plans = len(episode.executed)
-    if excitation == "planned" and n_plans == 0:
-        ev.fail(f"no certified plan in {len(episode.plans)} planning cycles")
-    elif excitation == "planned" and n_plans < episode.n_requested:
-        ev.fail(f"only {n_plans} of {episode.n_requested} exciting trajectories certified "
-                f"in {len(episode.plans)} planning cycles")
     if phase is None and not ev.success:
         phase, reasons = "task", list(ev.reasons)
     final = ev.final_bounds
@@ -449,6 +463,8 @@ def evaluate_episode(robot: Robot, episode: Episode, obstacles: Sequence[BoxObst
         peak_torque_ratio=peak_ratio, worst_torque_ratio=worst_ratio,
         min_clearance_mm=ev.min_clearance * 1000.0,
         plan_seconds=[p["seconds"] for p in episode.plans],
+        late_plans=(sum(p["seconds"] > episode.max_solve_time for p in episode.plans)
+                    if excitation == "planned" else 0),
         wall_seconds=episode.wall_seconds, evaluation=ev)
 
 
