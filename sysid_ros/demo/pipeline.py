@@ -123,7 +123,7 @@ class Episode:
     identifier_seconds: list[float]
     wall_seconds: float
     n_requested: int
-    max_solve_time: float
+    max_solve_time: float                         # the robot file's planner budget (s)
     notes: list[str] = field(default_factory=list)
 
 
@@ -148,6 +148,7 @@ class EpisodeResult:
     min_clearance_mm: float
     plan_seconds: list[float]
     late_plans: int                     # cycles whose wall time exceeded max_solve_time
+    plan_failures: list[str]            # first reason of each uncertified cycle
     wall_seconds: float
     evaluation: Evaluation | None = field(default=None, repr=False)
 
@@ -374,7 +375,9 @@ def simulate_episode(robot: Robot, payload_kg: float, method: str,
     control = {"tau0": np.asarray(log_tau0).reshape(-1, nj), "bound_norm": np.asarray(log_bound)}
     return Episode(method, payload_kg, seed, run, ident_window, task_window, plans, executed,
                    reference, control, ident_seconds, time.perf_counter() - wall0,
-                   config.n_trajectories, planner.config.max_solve_time if planner else 0.0,
+                   # lateness is judged against the robot file's budget, not an override
+                   config.n_trajectories, float((robot.config.get("planner") or {}).get(
+                       "max_solve_time", planner.config.max_solve_time)) if planner else 0.0,
                    notes)
 
 
@@ -463,6 +466,8 @@ def evaluate_episode(robot: Robot, episode: Episode, obstacles: Sequence[BoxObst
         peak_torque_ratio=peak_ratio, worst_torque_ratio=worst_ratio,
         min_clearance_mm=ev.min_clearance * 1000.0,
         plan_seconds=[p["seconds"] for p in episode.plans],
+        plan_failures=[(p["reasons"] or [p["status"]])[0] for p in episode.plans
+                       if not p["verified"] and excitation == "planned"],
         late_plans=(sum(p["seconds"] > episode.max_solve_time for p in episode.plans)
                     if excitation == "planned" else 0),
         wall_seconds=episode.wall_seconds, evaluation=ev)
