@@ -17,6 +17,9 @@ then overridden by CLI flags / node parameters. Keys (all optional except ``prio
   coarse (every-other-sample) trapezoid used for the quadrature check is available.
 - ``quadrature_safety``: factor on the trapezoid-vs-Simpson difference added to every row
   radius (0 switches the allowance off; the trapezoid rule is then trusted).
+- ``max_sample_gap`` (s, default 0.005): consecutive samples further apart than this split the
+  integration — no window spans the gap — because one trapezoid across missing samples (a
+  dropped best-effort message, a stalled driver) is bounded by nothing the identifier states.
 - ``prior``: ``lower`` / ``upper`` (10 values each, Pinocchio order) — the prior box B₀ of θ_e.
 - ``cut_rounds`` / ``max_cuts`` (method ``lp-cuts``): cut-and-resolve rounds per coordinate
   bound and the cap on pseudo-inertia cuts kept (see :mod:`bounds`); they trade CPU for width,
@@ -56,6 +59,7 @@ class IdentificationConfig:
     window: int = 400
     stride: int = 100
     quadrature_safety: float = 5.0
+    max_sample_gap: float = 0.005
     online_max_rows: int = 1400
     cut_rounds: int = 8
     max_cuts: int = 200
@@ -93,6 +97,8 @@ class IdentificationConfig:
             "window": self.window,
             "stride": self.stride,
             "quadrature_safety": self.quadrature_safety,
+            "max_sample_gap_s": self.max_sample_gap,
+            "sampling": "windows only over runs of samples at most max_sample_gap apart",
             "positions_velocities": "exact (no noise on q, dq)",
             "velocity_sign": "dq changes sign at most once between consecutive samples",
             "rigid_grasp": "payload rigidly attached and unchanged during the data",
@@ -119,6 +125,8 @@ def _check(c: IdentificationConfig) -> None:
                     "at least 2, and divide window")
     if c.quadrature_safety < 0:
         raise _fail("quadrature_safety", "must be >= 0")
+    if not c.max_sample_gap > 0:
+        raise _fail("max_sample_gap", "must be > 0 (seconds)")
     if c.cut_rounds < 0 or c.max_cuts < 0:
         raise _fail("cut_rounds", f"cut_rounds={c.cut_rounds}, max_cuts={c.max_cuts}: must be >= 0")
     if c.online_max_rows < 10:
@@ -167,6 +175,7 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
             window=int(sec.get("window", 400)),
             stride=int(sec.get("stride", 100)),
             quadrature_safety=float(sec.get("quadrature_safety", 5.0)),
+            max_sample_gap=float(sec.get("max_sample_gap", 0.005)),
             online_max_rows=int(sec.get("online_max_rows", 1400)),
             cut_rounds=int(sec.get("cut_rounds", 8)),
             max_cuts=int(sec.get("max_cuts", 200)),

@@ -247,4 +247,4 @@ class OnlineIdentifier:
 
     def summary(self) -> dict[str, Any]:
         return {"status": self.status, "samples": self.samples, "windows": self.windows_used,
-                "rows": sum(len(r) for r in self._rows)}
+                "rows": sum(len(r) for r in self._rows), "gaps": self.windows.n_gaps}

@@ -128,6 +128,11 @@ class MomentumWindows:
         """Forget every sample (new payload, or time jumped backwards)."""
         self.n_samples = 0
         self.n_windows = 0
+        self.n_gaps = 0
+        self._break()
+
+    def _break(self) -> None:
+        """End the current run of samples: later windows start after this point."""
         self._last: tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         self._last_even: tuple[float, np.ndarray, np.ndarray] | None = None
         self._fine_last: np.ndarray | None = None
@@ -156,8 +161,26 @@ class MomentumWindows:
     def extend(self, t, q, dq, tau) -> WindowRows:
         """Add samples (t (N,) s; q, q̇, τ̂ (N, nj) in ``robot.joint_names`` order) and return
         the rows of every window completed by them. Raises SampleError on bad input (state is
-        unchanged then)."""
+        unchanged then). A gap longer than ``max_sample_gap`` (also before the first new
+        sample) ends the current run: no window integrates across it (``n_gaps`` counts them).
+        """
         t, q, dq, tau = self._validate(t, q, dq, tau)
+        prev = [] if self._last is None else [self._last[0]]
+        steps = np.diff(np.concatenate([prev, t]))
+        cuts = np.flatnonzero(steps > self.config.max_sample_gap) + 1 - len(prev)
+        if cuts.size == 0:
+            return self._extend_run(t, q, dq, tau)
+        parts = []
+        bounds = [0, *[int(c) for c in cuts if c > 0], t.size]
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            if a > 0 or cuts[0] <= 0:
+                self._break()
+                self.n_gaps += 1
+            if b > a:
+                parts.append(self._extend_run(t[a:b], q[a:b], dq[a:b], tau[a:b]))
+        return WindowRows.concat(parts)
+
+    def _extend_run(self, t, q, dq, tau) -> WindowRows:
         n = t.size
         if n == 0:
             return WindowRows.empty()

@@ -199,6 +199,7 @@ class IdentifierNode(Node):
             rejected = dict(self.rejected)
         values = {"status": status, "samples": self.ident.samples,
                   "windows": self.ident.windows_used, "received": self.received,
+                  "gaps": self.ident.windows.n_gaps,
                   "resets": self.resets, "last_update_latency_s": f"{self.latency:.6f}",
                   "method": self.ident.method,
                   "last_tighten_latency_s": f"{self.tighten_latency:.6f}",
