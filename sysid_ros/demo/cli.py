@@ -6,9 +6,10 @@ the runner from ``launch/sim.launch.yaml`` — the same file ``ros2 launch`` rea
 
 1. identification: the planner publishes ``--trajectories`` certified exciting trajectories
    (receding horizon), the identifier updates the bounds after each;
-2. move-and-place: this process publishes a precomputed minimum-jerk trajectory (two degree-5
-   rest-to-rest segments of ``--segment`` seconds, as in the paper) on the same topic, tracked by
-   the robust controller with the identified bounds;
+2. move-and-place: this process checks the precomputed minimum-jerk task (two degree-5
+   rest-to-rest segments of ``--segment`` seconds, as in the paper) with the planner's sound
+   reachability for every θ_e in the controller's box (identified bounds; the prior box for
+   ``conservative``), then publishes it on the same topic; it is tracked by the controller;
 3. report: the recorded bag is evaluated (``sysid_ros.demo.report``) into ``report.md`` and PNGs.
 
 Progress goes to stderr; the last line on stdout is the path of ``report.md``.
@@ -41,6 +42,45 @@ def task_points(q_now: np.ndarray, start: np.ndarray, waypoints: list[np.ndarray
         pts.append(np.asarray(w, float))
         times.append(return_duration + pause + k * segment)
     return np.asarray(times), np.stack(pts), return_duration + pause
+
+
+def certify_task(robot, theta_lo: np.ndarray, theta_hi: np.ndarray, start: np.ndarray,
+                 waypoints: list[np.ndarray], segment: float) -> list[str]:
+    """Sound check of the task before it runs: every rest-to-rest segment against joint,
+    velocity and torque limits and the obstacles, for every θ_e in [theta_lo, theta_hi] (the box
+    the controller is using) and every tracking error the controller allows — the planner's
+    verify-before-commit applied to the precomputed task. Returns the failure reasons (empty:
+    certified). The paper's method executes only certified motions."""
+    from sysid_ros.planning import controller_model
+    from sysid_ros.planning.obstacles import obstacles_from_config
+    from sysid_ros.planning.reachability import Reachability
+    from sysid_ros.planning.trajectory import QuinticTrajectory
+
+    cfg = robot.config.get("planner", {})
+    reach = Reachability(robot, controller_model(robot), obstacles_from_config(cfg.get("obstacles")),
+                         int(cfg.get("n_intervals", 128)))
+    reasons = []
+    pts = [np.asarray(start, float)] + [np.asarray(w, float) for w in waypoints]
+    zero = np.zeros(robot.nj)
+    for i, (a, b) in enumerate(zip(pts[:-1], pts[1:]), start=1):
+        check = reach.verify(QuinticTrajectory(a, zero, zero, segment), b - a, theta_lo, theta_hi)
+        reasons += [f"segment {i}: {why}" for why in check.reasons]
+    return reasons
+
+
+def _controller_box(robot, mode: str, bounds) -> tuple[np.ndarray, np.ndarray] | None:
+    """The θ_e box the controller tracks the task with (None: PID has no box)."""
+    from sysid_ros.control.prior import prior_box
+
+    if mode == "robust" and bounds is not None:
+        return bounds.lower, bounds.upper
+    if mode in ("conservative", "robust"):
+        box = prior_box(robot)
+        return box.lower, box.upper
+    if mode == "wrong":
+        theta = robot.theta_e()          # the unloaded model, taken as exact
+        return theta, theta
+    return None
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -149,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     wall0 = time.monotonic()
     task_window: tuple[float, float] | None = None
     reason_no_plan = ""
+    certification: list[str] = []
     last_status = 0.0
     with launch_graph("sim", launch_args, output=lambda line: log_file.write(line + "\n")) as graph:
         try:
@@ -193,6 +234,14 @@ def main(argv: list[str] | None = None) -> int:
                             p.time_from_start.sec = int(tk)
                             p.time_from_start.nanosec = int((tk - int(tk)) * 1e9)
                             msg.points.append(p)
+                        box = _controller_box(robot, args.controller, state["bounds"])
+                        certification = (["the PID baseline has no model box"] if box is None
+                                         else certify_task(robot, *box, task_start, waypoints,
+                                                           segment))
+                        _log("task certified for every θ_e in the controller's box"
+                             if not certification else
+                             f"task NOT certifiable ({'; '.join(certification[:2])}); "
+                             "executing it anyway to show what happens")
                         task_pub.publish(msg)
                         task_window = (start + offset, start + times[-1] + 1.0)
                         _log(f"identification done at t_sim = {t:.2f} s; returning to the task "
@@ -219,9 +268,14 @@ def main(argv: list[str] | None = None) -> int:
                   float(ctrl.get("V_max", 0.02)))
     if reason_no_plan:
         ev.fail(f"identification: {reason_no_plan}")
+    if certification:
+        ev.fail("task not certifiable for every θ_e in the controller's box: "
+                + "; ".join(certification[:3]))
     header = {"robot": args.robot, "payload": f"dumbbell {args.payload} kg",
               "controller": args.controller,
               "certified exciting trajectories": f"{n_plans} of {args.trajectories} requested",
+              "task certified before execution": "yes" if task_window and not certification
+              else ("no" if task_window else "not reached"),
               "bag": str(bags[-1]), "wall time": f"{time.monotonic() - wall0:.0f} s"}
     report = write_report(out, run, ev, robot, header)
     _log(f"result: {'success' if ev.success else 'failure'}"
