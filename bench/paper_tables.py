@@ -287,10 +287,10 @@ def main(argv: list[str] | None = None) -> int:
           f"{data['real_time_factor_median']:.2f} x (sim s / wall s)")
     for exp in exps:
         print(f"\n({exp}) {EXPERIMENTS[exp]}")
-        print(f"{'method':14s}" + "".join(f"{m:>30.2f}" for m in masses))
+        print(f"{'method':14s}" + "".join(f" {m:>38.2f}" for m in masses))
         for meth in methods:
             print(f"{meth:14s}" + "".join(
-                f"{_cell([_Result(x) for x in table[exp][meth][str(m)]]):>30s}" for m in masses))
+                f" {_cell([_Result(x) for x in table[exp][meth][str(m)]]):>38s}" for m in masses))
     if "ours" in methods and "random" in methods:
         print("\nTable V: cond(Y_e); ratio = ours / random (baseline: random, same run)")
         print(f"{'dumbbell':10s}" + "".join(f"{'ours (' + e + ')':>12s}" for e in exps)
