@@ -24,17 +24,16 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["main", "task_points"]
+__all__ = ["main", "certify_task", "task_points"]
 
 
 def task_points(q_now: np.ndarray, start: np.ndarray, waypoints: list[np.ndarray],
                 return_duration: float, segment: float, pause: float = 0.5):
-    """(times, positions, task_start_offset) of the return-then-task trajectory.
+    """(times, positions, task_start_offset) of the return-then-task path (in-process pipeline).
 
     Rest-to-rest everywhere: q_now → start over ``return_duration`` (slow, not part of the task),
-    hold ``pause``, then start → waypoints over ``segment`` each. Each segment is the degree-5
-    polynomial with zero end velocity and acceleration, q0 + (q1 − q0)(10s³ − 15s⁴ + 6s⁵): exactly
-    what quintic interpolation of points with zero velocities and accelerations reproduces.
+    hold ``pause``, then start → waypoints over ``segment`` each. The node demo sends the same
+    path as two messages (return, then the task once it is certified).
     """
     pts = [np.asarray(q_now, float), np.asarray(start, float), np.asarray(start, float)]
     times = [0.0, return_duration, return_duration + pause]
@@ -42,6 +41,31 @@ def task_points(q_now: np.ndarray, start: np.ndarray, waypoints: list[np.ndarray
         pts.append(np.asarray(w, float))
         times.append(return_duration + pause + k * segment)
     return np.asarray(times), np.stack(pts), return_duration + pause
+
+
+def _trajectory(robot, start: float, times, positions):
+    """A rest-to-rest JointTrajectory through ``positions`` at ``times``, starting at ``start``.
+
+    Every point has zero velocity and acceleration, so each segment is the degree-5 polynomial
+    q0 + (q1 − q0)(10s³ − 15s⁴ + 6s⁵) (minimum jerk): exactly what quintic interpolation of
+    such points reproduces. The frame_id marks it as the demo's, not the planner's.
+    """
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    msg = JointTrajectory()
+    msg.header.stamp.sec = int(start)
+    msg.header.stamp.nanosec = int(round((start - int(start)) * 1e9))
+    msg.header.frame_id = "sysid_demo_task"
+    msg.joint_names = list(robot.joint_names)
+    for tk, pk in zip(times, positions):
+        p = JointTrajectoryPoint()
+        p.positions = np.asarray(pk, float).tolist()
+        p.velocities = [0.0] * robot.nj
+        p.accelerations = [0.0] * robot.nj
+        p.time_from_start.sec = int(tk)
+        p.time_from_start.nanosec = int(round((tk - int(tk)) * 1e9))
+        msg.points.append(p)
+    return msg
 
 
 def certify_task(robot, theta_lo: np.ndarray, theta_hi: np.ndarray, start: np.ndarray,
@@ -114,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     from rclpy.parameter import Parameter
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
-    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    from trajectory_msgs.msg import JointTrajectory
 
     from sysid_ros.demo.report import evaluate, load_run, write_report
     from sysid_ros.launcher import launch_graph
@@ -190,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     task_window: tuple[float, float] | None = None
     reason_no_plan = ""
     certification: list[str] = []
+    return_end: float | None = None
     last_status = 0.0
     with launch_graph("sim", launch_args, output=lambda line: log_file.write(line + "\n")) as graph:
         try:
@@ -206,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
                     phase = "task" if task_window else "identification"
                     _log(f"t_sim = {t:6.2f} s  {phase}: {len(state['plans'])}/{args.trajectories}"
                          f" plans, {state['n_bounds']} bound updates, {mass}")
-                if task_window is None:
+                if return_end is None:
                     plans = state["plans"]
                     done = (len(plans) >= args.trajectories
                             and t > (plans[-1][1] + 0.5 if plans else 2.0))
@@ -218,35 +243,29 @@ def main(argv: list[str] | None = None) -> int:
                                               f"{args.trajectories} trajectories")
                             _log(reason_no_plan)
                         q0 = plans[-1][2] if plans else state["q"]
-                        times, pos, offset = task_points(q0, task_start, waypoints,
-                                                         return_duration, segment)
-                        msg = JointTrajectory()
                         start = t + 0.3
-                        msg.header.stamp.sec = int(start)
-                        msg.header.stamp.nanosec = int((start - int(start)) * 1e9)
-                        msg.header.frame_id = "sysid_demo_task"
-                        msg.joint_names = list(robot.joint_names)
-                        for tk, pk in zip(times, pos):
-                            p = JointTrajectoryPoint()
-                            p.positions = pk.tolist()
-                            p.velocities = [0.0] * robot.nj
-                            p.accelerations = [0.0] * robot.nj
-                            p.time_from_start.sec = int(tk)
-                            p.time_from_start.nanosec = int((tk - int(tk)) * 1e9)
-                            msg.points.append(p)
-                        box = _controller_box(robot, args.controller, state["bounds"])
-                        certification = (["the PID baseline has no model box"] if box is None
-                                         else certify_task(robot, *box, task_start, waypoints,
-                                                           segment))
-                        _log("task certified for every θ_e in the controller's box"
-                             if not certification else
-                             f"task NOT certifiable ({'; '.join(certification[:2])}); "
-                             "executing it anyway to show what happens")
-                        task_pub.publish(msg)
-                        task_window = (start + offset, start + times[-1] + 1.0)
+                        task_pub.publish(_trajectory(robot, start, [0.0, return_duration],
+                                                     [q0, task_start]))
+                        return_end = start + return_duration + 0.5
                         _log(f"identification done at t_sim = {t:.2f} s; returning to the task "
-                             f"start, move-and-place from t_sim = {task_window[0]:.2f} s")
-                elif t > task_window[1] + 0.2:
+                             "start pose")
+                elif task_window is None and t > return_end:
+                    # certify with the box the controller holds now (it kept shrinking during
+                    # the return), then run the task from rest at the start pose
+                    box = _controller_box(robot, args.controller, state["bounds"])
+                    certification = (["the PID baseline has no model box"] if box is None
+                                     else certify_task(robot, *box, task_start, waypoints,
+                                                       segment))
+                    _log("task certified for every θ_e in the controller's box"
+                         if not certification else
+                         f"task NOT certifiable ({'; '.join(certification[:2])}); "
+                         "executing it anyway to show what happens")
+                    start = t + 0.3
+                    times = segment * np.arange(len(waypoints) + 1)
+                    task_pub.publish(_trajectory(robot, start, times, [task_start, *waypoints]))
+                    task_window = (start, start + times[-1] + 1.0)
+                    _log(f"move-and-place from t_sim = {start:.2f} s")
+                elif task_window is not None and t > task_window[1] + 0.2:
                     break
             else:
                 _log(f"wall-clock limit of {args.timeout:.0f} s reached")
