@@ -3,14 +3,12 @@ with an obstacle that blocks every k it publishes nothing and says why on /diagn
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from .processes import spin_until, start_node, stop
 import yaml
 
 pytestmark = pytest.mark.ros
@@ -20,26 +18,8 @@ HOME = [0.0, 0.26, 3.14, -2.27, 0.0, 0.96, 1.57]
 NAMES = [f"joint_{i}" for i in range(1, 8)]
 
 
-def _start(*params: str) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    args = [sys.executable, "-m", "sysid_ros.nodes.exciting_planner", "--ros-args",
-            "--params-file", str(ROOT / "config" / "exciting_planner.yaml")]
-    for p in params:
-        args += ["-p", p]
-    return subprocess.Popen(args, env=env, cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
 
-def _stop(proc: subprocess.Popen) -> str:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGINT)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    return proc.stdout.read() if proc.stdout else ""
 
 
 @pytest.fixture
@@ -86,13 +66,6 @@ def graph():
     rclpy.try_shutdown()
 
 
-def _spin_until(ex, cond, timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        ex.spin_once(timeout_sec=0.02)
-        if cond():
-            return True
-    return cond()
 
 
 def _values(status) -> dict[str, str]:
@@ -101,11 +74,11 @@ def _values(status) -> dict[str, str]:
 
 def test_publishes_certified_plan_from_joint_states(graph):
     node, ex, got = graph
-    proc = _start("t_p:=1.3", "max_solve_time:=1.1", "max_trajectories:=2")
+    proc = start_node("exciting_planner", "t_p:=1.3", "max_solve_time:=1.1", "max_trajectories:=2")
     try:
-        ok = _spin_until(ex, lambda: len(got["traj"]) >= 2, 90.0)
+        ok = spin_until(ex, lambda: len(got["traj"]) >= 2, 90.0)
     finally:
-        out = _stop(proc)
+        out = stop(proc)
     assert ok, f"no trajectories; diagnostics={[s.message for s in got['diag']]}\n{out}"
     first, second = got["traj"][:2]
     assert list(first.joint_names) == NAMES and len(first.points) == 2
@@ -136,13 +109,13 @@ def test_all_blocking_obstacle_publishes_nothing_and_says_why(graph, tmp_path):
     cage = tmp_path / "cage.yaml"
     cage.write_text(yaml.safe_dump({"obstacles": [
         {"name": "cage", "center": [0.5, 0.0, 0.45], "half_extents": [0.15, 0.15, 0.15]}]}))
-    proc = _start("t_p:=1.2", "max_solve_time:=1.0", f"obstacles:={cage}")
+    proc = start_node("exciting_planner", "t_p:=1.2", "max_solve_time:=1.0", f"obstacles:={cage}")
     try:
         failed = lambda: [s for s in got["diag"] if _values(s).get("verified") == "false"  # noqa
                           and "collision" in _values(s).get("reason", "")]
-        ok = _spin_until(ex, lambda: len(failed()) >= 2, 90.0)
+        ok = spin_until(ex, lambda: len(failed()) >= 2, 90.0)
     finally:
-        out = _stop(proc)
+        out = stop(proc)
     assert ok, f"diagnostics={[(s.message, _values(s)) for s in got['diag']]}\n{out}"
     assert got["traj"] == []
     assert "cage" in _values(failed()[0])["reason"]

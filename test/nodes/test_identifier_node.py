@@ -3,14 +3,13 @@ by a separate subscriber over DDS (loopback, per-process domain id from conftest
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from .processes import start, stop
 
 from sysid_ros.bagio import BagWriter, default_typestore
 from sysid_ros.identification.synthetic import random_payload_theta, simulate
@@ -47,22 +46,8 @@ def _write_bag(path: Path, run, names) -> Path:
     return path
 
 
-def _start(module: str, *args: str) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.Popen([sys.executable, "-m", module, *args], env=env, cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
 
 
-def _stop(proc: subprocess.Popen) -> str:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGINT)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-    return proc.stdout.read() if proc.stdout else ""
 
 
 def test_identifier_node_publishes_sound_bounds_and_reports_bad_messages(tmp_path):
@@ -82,7 +67,7 @@ def test_identifier_node_publishes_sound_bounds_and_reports_bad_messages(tmp_pat
     run = simulate(robot, rng, theta_e=theta, duration=1.0, noise_rel=0.025)
     bag = _write_bag(tmp_path / "js_bag", run, robot.joint_names)
 
-    ident = _start("sysid_ros.nodes.identifier", "--ros-args", "--params-file",
+    ident = start("sysid_ros.nodes.identifier", "--ros-args", "--params-file",
                    str(ROOT / "config" / "identifier.yaml"), "-p", "update_period:=0.3",
                    "-p", "torque_noise_abs:=0.0001", "-p", "torque_noise_rel:=0.025")
     replay = None
@@ -112,8 +97,8 @@ def test_identifier_node_publishes_sound_bounds_and_reports_bad_messages(tmp_pat
 
     try:
         spin(15, lambda: bool(got["diag"]))          # the identifier is up
-        assert got["diag"], _stop(ident)
-        replay = _start("sysid_ros.nodes.replay", str(bag), "--loop", "--wait-subscribers", "1")
+        assert got["diag"], stop(ident)
+        replay = start("sysid_ros.nodes.replay", str(bag), "--loop", "--wait-subscribers", "1")
         def seen_all():
             keys = " ".join(diag_values()[1])
             return (len(got["bounds"]) >= 2 and "time jumped backwards" in keys
@@ -121,7 +106,7 @@ def test_identifier_node_publishes_sound_bounds_and_reports_bad_messages(tmp_pat
 
         # Sensor QoS is best effort: a bad message may be dropped in one loop, not in all.
         spin(60, seen_all)
-        assert got["bounds"], _stop(ident) + _stop(replay)
+        assert got["bounds"], stop(ident) + stop(replay)
         for msg in got["bounds"]:
             b = bounds_from_msg(msg)
             assert b.contains(theta), (b, theta)          # sound while the assumptions hold
@@ -142,8 +127,8 @@ def test_identifier_node_publishes_sound_bounds_and_reports_bad_messages(tmp_pat
         assert fut.result().success
         assert ident.poll() is None
     finally:
-        out = _stop(replay) if replay else ""
-        out += _stop(ident)
+        out = stop(replay) if replay else ""
+        out += stop(ident)
         node.destroy_node()
         ex.shutdown()
         rclpy.try_shutdown()

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from .processes import spin_until, start
 import yaml
 
 from sysid_ros.bagio import read_joint_states
@@ -27,11 +27,6 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _start(module: str, *args: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", module, *args], env=_env(), cwd=ROOT,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-    )
 
 
 @pytest.fixture
@@ -49,13 +44,6 @@ def ros_node():
     rclpy.try_shutdown()
 
 
-def _spin_until(ex, cond, timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        ex.spin_once(timeout_sec=0.01)
-        if cond():
-            return True
-    return cond()
 
 
 def _joint_state(pub_node, k: int, rng):
@@ -71,7 +59,7 @@ def _joint_state(pub_node, k: int, rng):
 
 
 def _wait_subscribed(node, ex, pub, timeout=10.0):
-    assert _spin_until(ex, lambda: pub.get_subscription_count() > 0, timeout), "recorder never subscribed"
+    assert spin_until(ex, lambda: pub.get_subscription_count() > 0, timeout), "recorder never subscribed"
     time.sleep(0.3)  # let the recorder's reader be fully matched
 
 
@@ -81,7 +69,7 @@ def test_recorder_records_published_joint_states(tmp_path, ros_node):
     node, ex = ros_node
     pub = node.create_publisher(JointState, "/joint_states", 10)  # reliable → nothing lost
     bag = tmp_path / "rec"
-    proc = _start("sysid_ros.nodes.recorder", "-o", str(bag), "--topics", "/joint_states",
+    proc = start("sysid_ros.nodes.recorder", "-o", str(bag), "--topics", "/joint_states",
                   "--chunk-seconds", "0.3")
     try:
         _wait_subscribed(node, ex, pub)
@@ -110,7 +98,7 @@ def test_sigkilled_recorder_leaves_readable_chunks(tmp_path, ros_node):
     node, ex = ros_node
     pub = node.create_publisher(JointState, "/joint_states", 10)
     bag = tmp_path / "rec"
-    proc = _start("sysid_ros.nodes.recorder", "-o", str(bag), "--topics", "/joint_states",
+    proc = start("sysid_ros.nodes.recorder", "-o", str(bag), "--topics", "/joint_states",
                   "--chunk-seconds", "0.2")
     try:
         _wait_subscribed(node, ex, pub)
@@ -164,9 +152,9 @@ def test_replay_timing_matches_original(tmp_path, ros_node):
     got: list[tuple[float, int]] = []
     node.create_subscription(JointState, "/joint_states",
                              lambda m: got.append((time.monotonic(), m.header.stamp.nanosec)), 200)
-    proc = _start("sysid_ros.nodes.replay", str(bag), "--rate", "1.0", "--wait-subscribers", "1")
+    proc = start("sysid_ros.nodes.replay", str(bag), "--rate", "1.0", "--wait-subscribers", "1")
     try:
-        assert _spin_until(ex, lambda: len(got) >= 100, 15.0), f"got {len(got)} messages"
+        assert spin_until(ex, lambda: len(got) >= 100, 15.0), f"got {len(got)} messages"
     finally:
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=10)

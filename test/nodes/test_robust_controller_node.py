@@ -3,9 +3,6 @@ the MuJoCo simulator library, stale joint states, malformed trajectories."""
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -13,30 +10,16 @@ import mujoco
 import numpy as np
 import pytest
 
+from .processes import start_node, stop
+
 pytestmark = pytest.mark.ros
 
 ROOT = Path(__file__).resolve().parents[2]
 PARAMS = ROOT / "config" / "robust_controller.yaml"
 
 
-def _start(*params: str) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    args = [sys.executable, "-m", "sysid_ros.nodes.robust_controller", "--ros-args",
-            "--params-file", str(PARAMS)]
-    for p in params:
-        args += ["-p", p]
-    return subprocess.Popen(args, env=env, cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
 
-def _stop(proc: subprocess.Popen) -> str:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGINT)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-    return proc.stdout.read() if proc.stdout else ""
 
 
 class Harness:
@@ -160,7 +143,7 @@ def test_lifecycle_and_closed_loop_over_dds(harness):
     q0 = np.array(robot.config["simulation"]["home"])
     sim.reset(q0)
     names = robot.joint_names
-    proc = _start("stale_timeout:=2.0", "debug_decimation:=1")
+    proc = start_node("robust_controller", "stale_timeout:=2.0", "debug_decimation:=1")
     try:
         assert harness.change_state(Transition.TRANSITION_CONFIGURE)
         harness.bounds_pub.publish(bounds_to_msg(ParameterBounds(truth - rad, truth, truth + rad)))
@@ -206,7 +189,7 @@ def test_lifecycle_and_closed_loop_over_dds(harness):
         assert len(harness.commands) == count
         assert harness.change_state(Transition.TRANSITION_CLEANUP)
     finally:
-        out = _stop(proc)
+        out = stop(proc)
     assert "Traceback" not in out, out
 
 
@@ -217,7 +200,7 @@ def test_stale_states_stop_commands_and_bad_trajectories_are_rejected(harness):
     names = list(robot.joint_names)
     q = np.array(robot.config["simulation"]["home"])
     target = q + 0.05
-    proc = _start("autostart:=true", "stale_timeout:=0.02", "debug_decimation:=1")
+    proc = start_node("robust_controller", "autostart:=true", "stale_timeout:=0.02", "debug_decimation:=1")
     try:
         def pump(seconds: float) -> None:
             end = time.monotonic() + seconds
@@ -258,10 +241,10 @@ def test_stale_states_stop_commands_and_bad_trajectories_are_rejected(harness):
         t_stop = time.monotonic()
         assert harness.spin_until(
             lambda: any(t > t_stop and lvl == 2 and "stale" in m for t, lvl, m in harness.diags),
-            5.0), ([d for d in harness.diags if d[0] > t_stop - 0.5], _stop(proc)[-3000:])
+            5.0), ([d for d in harness.diags if d[0] > t_stop - 0.5], stop(proc)[-3000:])
         harness.spin_until(lambda: False, 0.1)
         late = [c for c in harness.commands if c[0] > t_stop + 0.1]
         assert not late
     finally:
-        out = _stop(proc)
+        out = stop(proc)
     assert "Traceback" not in out, out

@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from .processes import spin_until, start_node, stop
 
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import dumbbell_for, true_theta_e
@@ -19,25 +18,8 @@ pytestmark = pytest.mark.ros
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _start_sim(*params: str) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    args = [sys.executable, "-m", "sysid_ros.nodes.sim", "--ros-args",
-            "--params-file", str(ROOT / "config" / "sim.yaml")]
-    for p in params:
-        args += ["-p", p]
-    return subprocess.Popen(args, env=env, cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
 
-def _stop(proc: subprocess.Popen) -> str:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGINT)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-    return proc.stdout.read() if proc.stdout else ""
 
 
 @pytest.fixture
@@ -55,12 +37,6 @@ def probe():
     rclpy.try_shutdown()
 
 
-def _spin(ex, seconds: float, until=None) -> None:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        ex.spin_once(timeout_sec=0.01)
-        if until is not None and until():
-            return
 
 
 def _stamp(msg) -> float:
@@ -95,10 +71,10 @@ def test_gen3_realtime_publishes_holds_and_follows_commands(probe):
     got: dict = {}
     _subscribe(node, got)
     cmd_pub = node.create_publisher(Float64MultiArray, "/effort_controller/commands", COMMAND_QOS)
-    proc = _start_sim("payload_mass:=2.27", "noise_tau:=0.1", "rate_hz:=1000.0")
+    proc = start_node("sim", "payload_mass:=2.27", "noise_tau:=0.1", "rate_hz:=1000.0")
     try:
         _spin(ex, 20.0, until=lambda: len(got["js"]) > 200 and got["truth"])
-        assert got["js"], _stop(proc)
+        assert got["js"], stop(proc)
         got["js"].clear()
         _spin(ex, 1.5)
         js = list(got["js"])
@@ -134,7 +110,7 @@ def test_gen3_realtime_publishes_holds_and_follows_commands(probe):
         _, _, tau = joint_state_arrays(got["js"][-1], robot.joint_names)
         assert np.abs(tau - cmd).max() > 1.0
     finally:
-        out = _stop(proc)
+        out = stop(proc)
     assert proc.returncode == 0, out
 
 
@@ -157,15 +133,15 @@ def test_lockstep_waits_for_the_controller(probe):
         cmd_pub.publish(Float64MultiArray(data=[t, 0, 0, 0, 0, 0, 0]))
 
     node.create_subscription(JointState, "joint_states", reply, SENSOR_QOS)
-    proc = _start_sim("mode:=lockstep", "noise_tau:=0.0", "lockstep_wait:=0.5",
+    proc = start_node("sim", "mode:=lockstep", "noise_tau:=0.0", "lockstep_wait:=0.5",
                       "rate_hz:=1000.0")
     try:
         _spin(ex, 20.0, until=lambda: len(seen) > 50)
-        assert seen, _stop(proc)
+        assert seen, stop(proc)
         seen.clear()
         _spin(ex, 2.0)
     finally:
-        out = _stop(proc)
+        out = stop(proc)
     assert proc.returncode == 0, out
     stamps = np.array([s[0] for s in seen])
     effort0 = np.array([s[1][0] for s in seen])
@@ -182,12 +158,12 @@ def test_b1_z1_stands_and_publishes_imu(probe):
     robot = load_robot("b1_z1")
     got: dict = {}
     _subscribe(node, got, imu=True)
-    proc = _start_sim("robot:=b1_z1", "mode:=lockstep", "duration:=2.5")
+    proc = start_node("sim", "robot:=b1_z1", "mode:=lockstep", "duration:=2.5")
     try:
         _spin(ex, 30.0, until=lambda: proc.poll() is not None)
         _spin(ex, 0.3)
     finally:
-        out = _stop(proc)
+        out = stop(proc)
     assert proc.returncode == 0, out
     assert got["js"] and got["imu"], out
     assert _stamp(got["js"][-1]) == pytest.approx(2.5, abs=1e-6)
@@ -198,3 +174,7 @@ def test_b1_z1_stands_and_publishes_imu(probe):
         o = imu.orientation
         assert abs(o.w) > 0.99                        # level within ~16°
         assert imu.linear_acceleration.z == pytest.approx(9.81, abs=1.0)
+
+
+def _spin(ex, seconds: float, until=None) -> None:
+    spin_until(ex, until, seconds)

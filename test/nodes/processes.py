@@ -1,0 +1,57 @@
+"""Starting and stopping node processes in node tests (one copy for every test module).
+
+Each node runs as ``python -m <module>`` in its own session (so SIGINT reaches its whole process
+group, like the runner does), with the source tree on PYTHONPATH and unbuffered output that
+``stop`` returns for assertion messages.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def start(module: str, *args: str) -> subprocess.Popen:
+    """``python -m module args…`` (args may include ``--ros-args …``)."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.Popen([sys.executable, "-m", module, *args], env=env, cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+
+
+def start_node(node: str, *params: str, params_file: str | None = None) -> subprocess.Popen:
+    """A ``sysid_ros.nodes.<node>`` process with ``config/<node>.yaml`` and ``-p`` overrides."""
+    args = ["--ros-args", "--params-file",
+            params_file or str(ROOT / "config" / f"{node}.yaml")]
+    for p in params:
+        args += ["-p", p]
+    return start(f"sysid_ros.nodes.{node}", *args)
+
+
+def stop(proc: subprocess.Popen, timeout: float = 10.0) -> str:
+    """SIGINT the process group, SIGKILL after ``timeout``; returns the process output."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return proc.stdout.read() if proc.stdout else ""
+
+
+def spin_until(executor, cond: Callable[[], bool] | None, timeout: float) -> bool:
+    """Spin ``executor`` until ``cond()`` holds (True) or ``timeout`` seconds pass (False)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        executor.spin_once(timeout_sec=0.01)
+        if cond is not None and cond():
+            return True
+    return cond is None
