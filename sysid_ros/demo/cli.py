@@ -19,12 +19,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["main", "certify_task", "task_points"]
+__all__ = ["main", "TaskCertifier", "task_points"]
+
+LEAD = 0.5   # s of sim time between publishing a trajectory and its start
 
 
 def task_points(q_now: np.ndarray, start: np.ndarray, waypoints: list[np.ndarray],
@@ -68,28 +71,36 @@ def _trajectory(robot, start: float, times, positions):
     return msg
 
 
-def certify_task(robot, theta_lo: np.ndarray, theta_hi: np.ndarray, start: np.ndarray,
-                 waypoints: list[np.ndarray], segment: float) -> list[str]:
+class TaskCertifier:
     """Sound check of the task before it runs: every rest-to-rest segment against joint,
-    velocity and torque limits and the obstacles, for every θ_e in [theta_lo, theta_hi] (the box
-    the controller is using) and every tracking error the controller allows — the planner's
-    verify-before-commit applied to the precomputed task. Returns the failure reasons (empty:
-    certified). The paper's method executes only certified motions."""
-    from sysid_ros.planning import controller_model
-    from sysid_ros.planning.obstacles import obstacles_from_config
-    from sysid_ros.planning.reachability import Reachability
-    from sysid_ros.planning.trajectory import QuinticTrajectory
+    velocity and torque limits and the obstacles, for every θ_e in the box the controller is
+    using and every tracking error the controller allows — the planner's verify-before-commit
+    applied to the precomputed task (the paper's method executes only certified motions).
+    Built once, before the run: constructing it imports the planning stack (seconds)."""
 
-    cfg = robot.config.get("planner", {})
-    reach = Reachability(robot, controller_model(robot), obstacles_from_config(cfg.get("obstacles")),
-                         int(cfg.get("n_intervals", 128)))
-    reasons = []
-    pts = [np.asarray(start, float)] + [np.asarray(w, float) for w in waypoints]
-    zero = np.zeros(robot.nj)
-    for i, (a, b) in enumerate(zip(pts[:-1], pts[1:]), start=1):
-        check = reach.verify(QuinticTrajectory(a, zero, zero, segment), b - a, theta_lo, theta_hi)
-        reasons += [f"segment {i}: {why}" for why in check.reasons]
-    return reasons
+    def __init__(self, robot, start: np.ndarray, waypoints: list[np.ndarray],
+                 segment: float) -> None:
+        from sysid_ros.planning import controller_model
+        from sysid_ros.planning.obstacles import obstacles_from_config
+        from sysid_ros.planning.reachability import Reachability
+        from sysid_ros.planning.trajectory import QuinticTrajectory
+
+        cfg = robot.config.get("planner", {})
+        self.reach = Reachability(robot, controller_model(robot),
+                                  obstacles_from_config(cfg.get("obstacles")),
+                                  int(cfg.get("n_intervals", 128)))
+        pts = [np.asarray(start, float)] + [np.asarray(w, float) for w in waypoints]
+        zero = np.zeros(robot.nj)
+        self.segments = [(QuinticTrajectory(a, zero, zero, segment), b - a)
+                         for a, b in zip(pts[:-1], pts[1:])]
+
+    def __call__(self, theta_lo: np.ndarray, theta_hi: np.ndarray) -> list[str]:
+        """Failure reasons (empty: certified for every θ_e in [theta_lo, theta_hi])."""
+        reasons = []
+        for i, (traj, k) in enumerate(self.segments, start=1):
+            check = self.reach.verify(traj, k, theta_lo, theta_hi)
+            reasons += [f"segment {i}: {why}" for why in check.reasons]
+        return reasons
 
 
 def _controller_box(robot, mode: str, bounds) -> tuple[np.ndarray, np.ndarray] | None:
@@ -134,6 +145,7 @@ def _log(msg: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     import rclpy
+    from rclpy.executors import SingleThreadedExecutor
     from rclpy.node import Node
     from rclpy.parameter import Parameter
     from sensor_msgs.msg import JointState
@@ -156,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     task_start = np.asarray(demo_cfg.get("start", robot.config["simulation"]["home"]), float)
     return_duration = float(demo_cfg.get("return_duration", 3.0))
     segment = args.segment if args.segment is not None else float(demo_cfg.get("segment", 1.0))
+    certify = TaskCertifier(robot, task_start, waypoints, segment)
     obstacles = obstacles_from_config(robot.config.get("planner", {}).get("obstacles"))
     out = args.out or Path("out") / time.strftime("demo-%Y%m%d-%H%M%S")
     out = out.resolve()
@@ -208,7 +221,16 @@ def main(argv: list[str] | None = None) -> int:
                                      qos_for_topic("/sysid/desired_trajectory"))
 
     def now() -> float:
-        return node.get_clock().now().nanoseconds * 1e-9
+        # the newest of the node clock and the last joint-state stamp: both come from the sim
+        return max(node.get_clock().now().nanoseconds * 1e-9, state["t_js"] or 0.0)
+
+    # Callbacks (1 kHz /clock and joint_states) run on their own thread, so this process's view
+    # of sim time does not fall behind while the loop below works; a trajectory stamped from a
+    # lagging clock would start in the past and make the controller's reference jump.
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
 
     wall0 = time.monotonic()
     task_window: tuple[float, float] | None = None
@@ -219,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     with launch_graph("sim", launch_args, output=lambda line: log_file.write(line + "\n")) as graph:
         try:
             while time.monotonic() - wall0 < args.timeout:
-                rclpy.spin_once(node, timeout_sec=0.02)
+                time.sleep(0.02)
                 if not graph.running:
                     _log("a required node exited; see graph.log")
                     break
@@ -243,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
                                               f"{args.trajectories} trajectories")
                             _log(reason_no_plan)
                         q0 = plans[-1][2] if plans else state["q"]
-                        start = t + 0.3
+                        start = t + LEAD
                         task_pub.publish(_trajectory(robot, start, [0.0, return_duration],
                                                      [q0, task_start]))
                         return_end = start + return_duration + 0.5
@@ -254,13 +276,12 @@ def main(argv: list[str] | None = None) -> int:
                     # the return), then run the task from rest at the start pose
                     box = _controller_box(robot, args.controller, state["bounds"])
                     certification = (["the PID baseline has no model box"] if box is None
-                                     else certify_task(robot, *box, task_start, waypoints,
-                                                       segment))
+                                     else certify(*box))
                     _log("task certified for every θ_e in the controller's box"
                          if not certification else
                          f"task NOT certifiable ({'; '.join(certification[:2])}); "
                          "executing it anyway to show what happens")
-                    start = t + 0.3
+                    start = now() + LEAD      # fresh: sim time moved on while certifying
                     times = segment * np.arange(len(waypoints) + 1)
                     task_pub.publish(_trajectory(robot, start, times, [task_start, *waypoints]))
                     task_window = (start, start + times[-1] + 1.0)
@@ -270,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 _log(f"wall-clock limit of {args.timeout:.0f} s reached")
         finally:
+            executor.shutdown()
             node.destroy_node()
             rclpy.shutdown()
     log_file.close()
