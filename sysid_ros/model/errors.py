@@ -1,7 +1,7 @@
 """Errors of the model package."""
 from __future__ import annotations
 
-__all__ = ["ModelError", "RobotConfigError", "UnknownRobotError"]
+__all__ = ["ModelError", "RobotConfigError", "UnknownRobotError", "UnsupportedJointError"]
 
 
 class ModelError(Exception):
@@ -14,3 +14,8 @@ class UnknownRobotError(ModelError):
 
 class RobotConfigError(ModelError):
     """A robot config that is missing, malformed, or has a field of the wrong length or unit."""
+
+
+class UnsupportedJointError(ModelError):
+    """A joint type the batched kinematics does not implement (1-DoF revolute and a free-flyer
+    root are supported: Gen3, Z1, B1 + Z1)."""

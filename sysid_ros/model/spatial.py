@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
+from sysid_ros.model.errors import UnsupportedJointError
+
 __all__ = ["BatchKinematics", "KinematicsResult", "bilinear_matrix", "bilinear_regressor",
            "cross_matrix", "cross_motion", "inverse_action", "inverse_action_matrix",
            "rotation_about"]
@@ -146,11 +148,11 @@ class BatchKinematics:
                 self.axis.append(np.asarray(joint.extract().axis, float).copy())
             elif name == "JointModelFreeFlyer":
                 if model.parents[i] != 0:
-                    raise NotImplementedError("a free-flyer joint is supported only at the root")
+                    raise UnsupportedJointError("a free-flyer joint is supported only at the root")
                 self.kind.append("F")
                 self.axis.append(None)
             else:
-                raise NotImplementedError(f"joint type {name} of {model.names[i]} is not supported")
+                raise UnsupportedJointError(f"joint type {name} of {model.names[i]} is not supported")
         self.place_rot = np.array([model.jointPlacements[i].rotation for i in range(1, model.njoints)])
         self.place_pos = np.array([model.jointPlacements[i].translation
                                    for i in range(1, model.njoints)])
