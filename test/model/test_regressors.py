@@ -141,3 +141,14 @@ def test_bad_shapes_are_rejected():
         reg.W_m(np.zeros((3, 6)), np.zeros((3, 7)))
     with pytest.raises(ValueError, match="same number of samples"):
         reg.momentum_pair(np.zeros((3, 7)), np.zeros((2, 7)))
+
+
+def test_unsupported_joint_types_are_named():
+    from sysid_ros.model.errors import UnsupportedJointError
+    from sysid_ros.model.spatial import BatchKinematics
+
+    model = pin.Model()
+    jid = model.addJoint(0, pin.JointModelPX(), pin.SE3.Identity(), "slider")
+    model.appendBodyToJoint(jid, pin.Inertia.Random(), pin.SE3.Identity())
+    with pytest.raises(UnsupportedJointError, match="JointModelPX of slider"):
+        BatchKinematics(model)
