@@ -85,6 +85,25 @@ class _Checkpoint:
     used: bool = False     # already closed a window as its end point
 
 
+def _trapezoid_at(t: np.ndarray, f: np.ndarray, base: np.ndarray,
+                  positions: np.ndarray) -> np.ndarray:
+    """base + ∫ f dt (trapezoid on the samples t) from t[0] to t[p], for sorted ``positions``.
+
+    Equal to ``base + cumsum(½·Δt·(f[:-1] + f[1:]))`` read at ``positions``, but summed one
+    segment at a time with two matrix-vector products, so no (N, D) array is written.
+    """
+    out = np.empty((len(positions), f.shape[1]))
+    acc, prev = base.astype(float).copy(), 0
+    for o, p in enumerate(positions):
+        p = int(p)
+        if p > prev:
+            dt = np.diff(t[prev:p + 1])
+            acc = acc + 0.5 * (dt @ f[prev:p] + dt @ f[prev + 1:p + 1])
+        out[o] = acc
+        prev = p
+    return out
+
+
 class MomentumWindows:
     """Streams samples in, yields the rows of each window as soon as it is complete.
 
@@ -193,50 +212,54 @@ class MomentumWindows:
         f = self._integrand(w_c, tau, dq)
         g = self.n_samples + np.arange(n)
 
-        # Fine trapezoid, continuing from the last sample of the previous batch.
+        stride = self.config.stride
+        ks = np.flatnonzero(g % stride == 0)           # checkpoints in this batch
+        even = np.flatnonzero(g % 2 == 0)
+
+        # Fine trapezoid, continuing from the last sample of the previous batch. Only its values
+        # at checkpoints (and the batch's last sample) are ever used, so it is summed segment by
+        # segment between those points instead of as an (N, D) cumulative sum.
         if self._last is None:
-            t_ext, f_ext, base = t, f, np.zeros(f.shape[1])
+            t_ext, f_ext, base, off = t, f, np.zeros(f.shape[1]), 0
             s_ext, srad_base = np.sign(dq), np.zeros(self.nj)
         else:
             t_ext = np.concatenate([[self._last[0]], t])
             f_ext = np.concatenate([self._last[1][None], f])
             s_ext = np.concatenate([np.sign(self._last[4])[None], np.sign(dq)])
-            base, srad_base = self._fine_last, self._sign_rad_last
+            base, srad_base, off = self._fine_last, self._sign_rad_last, 1
+        fine_pos = np.unique(np.concatenate([ks, [n - 1]])) + off
+        fine_at = dict(zip((fine_pos - off).tolist(), _trapezoid_at(t_ext, f_ext, base, fine_pos)))
         dt = np.diff(t_ext)
-        inc = 0.5 * dt[:, None] * (f_ext[:-1] + f_ext[1:])
-        fine = np.concatenate([base[None], base + np.cumsum(inc, axis=0)])
         half = 0.5 * (s_ext[:-1] + s_ext[1:])
         srad = np.concatenate([srad_base[None], srad_base + np.cumsum(
             dt[:, None] * (1.0 - np.abs(half)), axis=0)])
         if self._last is not None:
-            fine, srad = fine[1:], srad[1:]
+            srad = srad[1:]
 
-        # Coarse trapezoid over even global indices (pairs of steps).
-        even = np.flatnonzero(g % 2 == 0)
-        if self._last_even is None:
-            te, fe, cbase = t[even], f[even], np.zeros(f.shape[1])
-            coarse_even = np.concatenate([cbase[None], cbase + np.cumsum(
-                0.5 * np.diff(te)[:, None] * (fe[:-1] + fe[1:]), axis=0)]) if even.size else \
-                np.zeros((0, f.shape[1]))
-        else:
-            te = np.concatenate([[self._last_even[0]], t[even]])
-            fe = np.concatenate([self._last_even[1][None], f[even]])
-            cbase = self._last_even[2]
-            coarse_even = (cbase + np.cumsum(0.5 * np.diff(te)[:, None] * (fe[:-1] + fe[1:]),
-                                             axis=0)) if even.size else np.zeros((0, f.shape[1]))
+        # Coarse trapezoid over even global indices (pairs of steps), same treatment.
+        coarse_at: dict[int, np.ndarray] = {}
+        if even.size:
+            want = np.flatnonzero(g[even] % stride == 0)
+            js = np.unique(np.concatenate([want, [even.size - 1]]))
+            if self._last_even is None:
+                te, fe, cbase, coff = t[even], f[even], np.zeros(f.shape[1]), 0
+            else:
+                te = np.concatenate([[self._last_even[0]], t[even]])
+                fe = np.concatenate([self._last_even[1][None], f[even]])
+                cbase, coff = self._last_even[2], 1
+            coarse_at = dict(zip(js.tolist(), _trapezoid_at(te, fe, cbase, js + coff)))
 
-        stride = self.config.stride
-        coarse_at = dict(zip(g[even].tolist(), range(even.size)))
-        for k in np.flatnonzero(g % stride == 0):
+        coarse_index = {int(gi): j for j, gi in enumerate(g[even])}
+        for k in ks:
             gi = int(g[k])
             self._checkpoints[gi] = _Checkpoint(
-                t[k], q[k].copy(), dq[k].copy(), w_m[k][self.vi].copy(), fine[k].copy(),
-                coarse_even[coarse_at[gi]].copy(), srad[k].copy())
+                t[k], q[k].copy(), dq[k].copy(), w_m[k][self.vi].copy(), fine_at[int(k)].copy(),
+                coarse_at[coarse_index[gi]].copy(), srad[k].copy())
 
         self._last = (t[-1], f[-1].copy(), None, q[-1].copy(), dq[-1].copy())
-        self._fine_last, self._sign_rad_last = fine[-1].copy(), srad[-1].copy()
+        self._fine_last, self._sign_rad_last = fine_at[n - 1].copy(), srad[-1].copy()
         if even.size:
-            self._last_even = (t[even[-1]], f[even[-1]].copy(), coarse_even[-1].copy())
+            self._last_even = (t[even[-1]], f[even[-1]].copy(), coarse_at[even.size - 1].copy())
         self.n_samples += n
         return self._emit()
 
