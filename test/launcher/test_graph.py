@@ -130,3 +130,47 @@ def test_cli_forwards_sigint_and_escalates(tmp_path):
     assert proc.returncode == 0
     assert "SIGKILL" in rest
     assert child is not None and not _alive(child)
+
+
+def test_runner_starts_sim_and_identifier_for_real():
+    """The shipped simulation graph (sim + identifier; planner, controller, recorder off) started
+    by the runner: a separate subscriber receives joint states and payload bounds, and nothing
+    is left running afterwards."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    from sysid_ros.nodes._common import qos_for_topic
+
+    got: dict[str, list] = {"js": [], "bounds": []}
+    rclpy.init()
+    node = rclpy.create_node(f"runner_probe_{os.getpid()}")
+    node.create_subscription(JointState, "/joint_states", got["js"].append,
+                             qos_for_topic("/joint_states"))
+    node.create_subscription(Float64MultiArray, "/sysid/payload_bounds", got["bounds"].append,
+                             qos_for_topic("/sysid/payload_bounds"))
+    ex = SingleThreadedExecutor()
+    ex.add_node(node)
+    args = {"enable_planner": "false", "enable_controller": "false", "record": "false",
+            "payload": "2.27", "wait_subscribers": "2"}
+    try:
+        with launch_graph("sim", args, output=lambda line: None) as graph:
+            pids = list(graph.pids.values())
+            end = time.monotonic() + 60.0
+            while time.monotonic() < end and not (got["bounds"] and len(got["js"]) > 100):
+                ex.spin_once(timeout_sec=0.05)
+            assert graph.running, "a required node died"
+    finally:
+        ex.shutdown()
+        node.destroy_node()
+        rclpy.shutdown()
+    assert len(got["js"]) > 100, "no joint states from the sim node"
+    assert got["bounds"], "no payload bounds from the identifier node"
+    names = [d.label for d in got["bounds"][-1].layout.dim]
+    assert names[1].startswith("parameter:m,mcx")
+    assert len(pids) == 2
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.1)
+    assert not any(_alive(p) for p in pids), "the runner left a node process behind"
