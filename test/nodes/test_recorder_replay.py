@@ -27,25 +27,6 @@ def _env() -> dict[str, str]:
     return env
 
 
-
-
-@pytest.fixture
-def ros_node():
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-
-    rclpy.init()
-    node = rclpy.create_node(f"test_{os.getpid()}")
-    ex = SingleThreadedExecutor()
-    ex.add_node(node)
-    yield node, ex
-    node.destroy_node()
-    ex.shutdown()
-    rclpy.try_shutdown()
-
-
-
-
 def _joint_state(pub_node, k: int, rng):
     from sensor_msgs.msg import JointState
 

@@ -1,7 +1,6 @@
 """The real `sim` node over DDS (loopback, own domain id from conftest) seen by a real subscriber."""
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
@@ -16,27 +15,6 @@ from sysid_ros.simulation import dumbbell_for, true_theta_e
 pytestmark = pytest.mark.ros
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-
-
-
-
-@pytest.fixture
-def probe():
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-
-    rclpy.init()
-    node = rclpy.create_node(f"sim_probe_{os.getpid()}")
-    ex = SingleThreadedExecutor()
-    ex.add_node(node)
-    yield node, ex
-    node.destroy_node()
-    ex.shutdown()
-    rclpy.try_shutdown()
-
-
 
 
 def _stamp(msg) -> float:
@@ -60,13 +38,13 @@ def _subscribe(node, store: dict, imu: bool = False) -> None:
         node.create_subscription(Imu, "imu", store["imu"].append, SENSOR_QOS)
 
 
-def test_gen3_realtime_publishes_holds_and_follows_commands(probe):
+def test_gen3_realtime_publishes_holds_and_follows_commands(ros_node):
     from std_msgs.msg import Float64MultiArray
 
     from sysid_ros.nodes._common import COMMAND_QOS
     from sysid_ros.nodes.messages import joint_state_arrays, theta_from_inertia
 
-    node, ex = probe
+    node, ex = ros_node
     robot = load_robot("gen3")
     got: dict = {}
     _subscribe(node, got)
@@ -114,7 +92,7 @@ def test_gen3_realtime_publishes_holds_and_follows_commands(probe):
     assert proc.returncode == 0, out
 
 
-def test_lockstep_waits_for_the_controller(probe):
+def test_lockstep_waits_for_the_controller(ros_node):
     """Lock-step: every period's command is applied (efforts equal each reply ± noise) and the
     simulation does not run ahead of a controller that replies to each joint_states."""
     from sensor_msgs.msg import JointState
@@ -122,7 +100,7 @@ def test_lockstep_waits_for_the_controller(probe):
 
     from sysid_ros.nodes._common import COMMAND_QOS, SENSOR_QOS
 
-    node, ex = probe
+    node, ex = ros_node
     cmd_pub = node.create_publisher(Float64MultiArray, "/effort_controller/commands", COMMAND_QOS)
     seen: list = []
 
@@ -151,10 +129,10 @@ def test_lockstep_waits_for_the_controller(probe):
     np.testing.assert_allclose(np.diff(stamps), 1e-3, atol=1e-9)
 
 
-def test_b1_z1_stands_and_publishes_imu(probe):
+def test_b1_z1_stands_and_publishes_imu(ros_node):
     from sysid_ros.nodes.messages import joint_state_arrays
 
-    node, ex = probe
+    node, ex = ros_node
     robot = load_robot("b1_z1")
     got: dict = {}
     _subscribe(node, got, imu=True)
