@@ -163,6 +163,34 @@ def _raw_messages(
         index += 1
 
 
+def iter_messages(bag_path: str | os.PathLike[str], topic: str,
+                  msgtype: str) -> Iterator[tuple[int, Any]]:
+    """Yield (log time ns, deserialised message) of one topic of any type, in bag order.
+
+    Raises TopicNotFoundError / TopicTypeError / BagCorruptError like the typed readers (and
+    never falls into rosbags' "no connections means every topic" behaviour).
+    """
+    bag = Path(bag_path)
+    reader = open_bag(bag)
+    try:
+        conns, _ = _connections(reader, bag, _norm_topic(topic), msgtype)
+        typestore = default_typestore()
+        it = reader.messages(connections=conns)
+        index = 0
+        while True:
+            try:
+                _, stamp, data = next(it)
+            except StopIteration:
+                return
+            except Exception as err:
+                raise BagCorruptError(f"bag {bag} is corrupt after message {index} of {topic}: "
+                                      f"{type(err).__name__}: {err}") from None
+            yield stamp, typestore.deserialize_cdr(data, msgtype)
+            index += 1
+    finally:
+        reader.close()
+
+
 # -- JointState CDR decoding -----------------------------------------------------------------
 _U32 = struct.Struct("<I")
 _STAMP = struct.Struct("<iI")

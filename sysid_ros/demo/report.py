@@ -23,9 +23,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from sysid_ros.bagio import default_typestore, open_bag, read_joint_states
+from sysid_ros.bagio import TopicNotFoundError, iter_messages, read_joint_states
 from sysid_ros.control.trajectory import JointTrajectoryArrays, TrajectoryQueue
-from sysid_ros.model.parameters import PARAM_NAMES
+from sysid_ros.model.parameters import PARAM_NAMES, theta_from_com_inertia
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
 from sysid_ros.model.spatial import BatchKinematics
@@ -77,17 +77,13 @@ class Evaluation:
         self.success = False
 
 
-def _messages(bag: Path, topic: str):
-    reader = open_bag(bag)
-    store = default_typestore()
+def _messages(bag: Path, topic: str, msgtype: str):
+    """(log time s, message) of a topic; a topic the run did not record yields nothing."""
     try:
-        conns = [c for c in reader.connections if c.topic == topic]
-        if not conns:    # rosbags reads every topic when given no connections
-            return
-        for conn, stamp, raw in reader.messages(connections=conns):
-            yield stamp * 1e-9, store.deserialize_cdr(raw, conn.msgtype)
-    finally:
-        reader.close()
+        for stamp, msg in iter_messages(bag, topic, msgtype):
+            yield stamp * 1e-9, msg
+    except TopicNotFoundError:
+        return
 
 
 def _stamp(header: Any) -> float:
@@ -95,33 +91,30 @@ def _stamp(header: Any) -> float:
 
 
 def _theta_from_inertia(inertia: Any) -> np.ndarray:
-    m = inertia.m
-    c = np.array([inertia.com.x, inertia.com.y, inertia.com.z])
     i_c = np.array([[inertia.ixx, inertia.ixy, inertia.ixz], [inertia.ixy, inertia.iyy, inertia.iyz],
                     [inertia.ixz, inertia.iyz, inertia.izz]])
-    i_o = i_c + m * (c @ c * np.eye(3) - np.outer(c, c))
-    return np.array([m, *(m * c), i_o[0, 0], i_o[0, 1], i_o[1, 1], i_o[0, 2], i_o[1, 2], i_o[2, 2]])
+    return theta_from_com_inertia(inertia.m, [inertia.com.x, inertia.com.y, inertia.com.z], i_c)
 
 
 def load_run(bag: Path, robot: Robot) -> RunData:
     """Read the topics of a demo run. Message times use header stamps where there is one."""
     js = read_joint_states(bag, "/joint_states", list(robot.joint_names))
     cmd_t, cmd = [], []
-    for t, msg in _messages(bag, "/effort_controller/commands"):
+    for t, msg in _messages(bag, "/effort_controller/commands", "std_msgs/msg/Float64MultiArray"):
         if len(msg.data) == robot.nj:
             cmd_t.append(t)
             cmd.append(np.asarray(msg.data, float))
     b_t, b = [], []
-    for t, msg in _messages(bag, "/sysid/payload_bounds"):
+    for t, msg in _messages(bag, "/sysid/payload_bounds", "std_msgs/msg/Float64MultiArray"):
         data = np.asarray(msg.data, float)
         if data.size >= 30:
             b_t.append(t)
             b.append(data[:30].reshape(3, 10))
     truth = None
-    for _, msg in _messages(bag, "/sim/payload_truth"):
+    for _, msg in _messages(bag, "/sim/payload_truth", "geometry_msgs/msg/InertiaStamped"):
         truth = _theta_from_inertia(msg.inertia)
     trajs = []
-    for _, msg in _messages(bag, "/sysid/desired_trajectory"):
+    for _, msg in _messages(bag, "/sysid/desired_trajectory", "trajectory_msgs/msg/JointTrajectory"):
         pts = msg.points
         trajs.append(JointTrajectoryArrays.from_arrays(
             [p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in pts],
@@ -138,7 +131,7 @@ def load_run(bag: Path, robot: Robot) -> RunData:
 
 def _bag_to_stamp_offset(bag: Path, stamps: np.ndarray) -> float:
     """Median (header stamp − bag receive time) of joint_states: shifts other topics' times."""
-    recv = np.array([t for t, _ in _messages(bag, "/joint_states")])
+    recv = np.array([t for t, _ in _messages(bag, "/joint_states", "sensor_msgs/msg/JointState")])
     n = min(recv.size, stamps.size)
     return float(np.median(stamps[:n] - recv[:n])) if n else 0.0
 

@@ -30,6 +30,8 @@ __all__ = [
     "log_cholesky",
     "log_cholesky_jacobian",
     "log_cholesky_inverse",
+    "theta_from_com_inertia",
+    "com_inertia_from_theta",
 ]
 
 PARAM_NAMES: tuple[str, ...] = ("m", "mcx", "mcy", "mcz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
@@ -150,3 +152,22 @@ def log_cholesky_inverse(theta: np.ndarray) -> np.ndarray:
     return np.stack([alpha, np.log(un[..., 0, 0]), np.log(un[..., 1, 1]), np.log(un[..., 2, 2]),
                      un[..., 0, 1], un[..., 1, 2], un[..., 0, 2],
                      un[..., 0, 3], un[..., 1, 3], un[..., 2, 3]], -1)
+
+
+def theta_from_com_inertia(mass: float, com: np.ndarray, inertia_com: np.ndarray) -> np.ndarray:
+    """θ (Pinocchio order, inertia about the frame origin) from mass, centre of mass and the
+    3×3 inertia about the centre of mass (the ROS/URDF convention): parallel-axis theorem."""
+    c = np.asarray(com, float)
+    i_o = np.asarray(inertia_com, float) + mass * (c @ c * np.eye(3) - np.outer(c, c))
+    return np.array([mass, *(mass * c), i_o[0, 0], i_o[0, 1], i_o[1, 1], i_o[0, 2], i_o[1, 2],
+                     i_o[2, 2]])
+
+
+def com_inertia_from_theta(theta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """(mass, centre of mass, 3×3 inertia about the centre of mass) from θ; the inverse of
+    ``theta_from_com_inertia`` (centre of mass 0 for a massless θ)."""
+    theta = np.asarray(theta, float)
+    m = float(theta[0])
+    c = theta[1:4] / m if m > 0 else np.zeros(3)
+    return m, c, _rot_inertia(theta) - m * (c @ c * np.eye(3) - np.outer(c, c))
+

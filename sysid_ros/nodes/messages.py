@@ -18,7 +18,7 @@ from geometry_msgs.msg import Inertia, InertiaStamped
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
-from sysid_ros.model.parameters import PARAM_NAMES
+from sysid_ros.model.parameters import PARAM_NAMES, com_inertia_from_theta, theta_from_com_inertia
 
 __all__ = [
     "BOUND_LABELS",
@@ -88,13 +88,7 @@ def bounds_from_msg(msg: Float64MultiArray) -> ParameterBounds:
 
 def inertia_from_theta(theta: np.ndarray) -> Inertia:
     """θ (inertia about the frame origin) → geometry_msgs/Inertia (inertia about the COM)."""
-    theta = np.asarray(theta, float)
-    m = float(theta[0])
-    c = theta[1:4] / m if m > 0 else np.zeros(3)
-    i_o = np.array([[theta[4], theta[5], theta[7]],
-                    [theta[5], theta[6], theta[8]],
-                    [theta[7], theta[8], theta[9]]])
-    i_c = i_o - m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
+    m, c, i_c = com_inertia_from_theta(theta)
     out = Inertia()
     out.m = m
     out.com.x, out.com.y, out.com.z = (float(x) for x in c)
@@ -104,15 +98,14 @@ def inertia_from_theta(theta: np.ndarray) -> Inertia:
 
 
 def theta_from_inertia(msg: Inertia | InertiaStamped) -> np.ndarray:
-    """geometry_msgs/Inertia(Stamped) → θ in Pinocchio order (inertia about the frame origin)."""
-    inertia = msg.inertia if isinstance(msg, InertiaStamped) else msg
-    m = inertia.m
-    c = np.array([inertia.com.x, inertia.com.y, inertia.com.z])
+    """geometry_msgs/Inertia(Stamped) → θ in Pinocchio order (inertia about the frame origin).
+
+    Duck-typed, so it also reads ``rosbags``-deserialised messages."""
+    inertia = msg.inertia if hasattr(msg, "inertia") else msg
     i_c = np.array([[inertia.ixx, inertia.ixy, inertia.ixz],
                     [inertia.ixy, inertia.iyy, inertia.iyz],
                     [inertia.ixz, inertia.iyz, inertia.izz]])
-    i_o = i_c + m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
-    return np.array([m, *(m * c), i_o[0, 0], i_o[0, 1], i_o[1, 1], i_o[0, 2], i_o[1, 2], i_o[2, 2]])
+    return theta_from_com_inertia(inertia.m, [inertia.com.x, inertia.com.y, inertia.com.z], i_c)
 
 
 class JointStateError(ValueError):

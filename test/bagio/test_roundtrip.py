@@ -117,3 +117,17 @@ def test_same_length_different_split_not_confused(tmp_path):
     from sysid_ros.bagio import ArrayLengthError
     with pytest.raises(ArrayLengthError, match="message 1: velocity has 0 values"):
         read_joint_states(tmp_path / "b", require=())
+
+
+def test_iter_messages_reads_one_topic_of_any_type(tmp_path):
+    from sysid_ros.bagio import TopicNotFoundError, TopicTypeError, iter_messages
+
+    stamps, q, dq, tau = sample_arrays(50)
+    bag = write_joint_states(tmp_path / "bag", stamps, q, dq, tau)
+    got = list(iter_messages(bag, "joint_states", "sensor_msgs/msg/JointState"))
+    assert [t for t, _ in got] == sorted(t for t, _ in got) and len(got) == 50
+    np.testing.assert_array_equal([m.position for _, m in got], q)
+    with pytest.raises(TopicNotFoundError, match="/imu"):
+        list(iter_messages(bag, "/imu", "sensor_msgs/msg/Imu"))
+    with pytest.raises(TopicTypeError):
+        list(iter_messages(bag, "/joint_states", "sensor_msgs/msg/Imu"))

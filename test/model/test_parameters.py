@@ -84,3 +84,14 @@ def test_log_cholesky_inverse_round_trips():
         bad = theta.copy()
         bad[0] = -1.0
         log_cholesky_inverse(bad)
+
+
+def test_com_inertia_conversion_matches_pinocchio():
+    for _ in range(10):
+        inertia = pin.Inertia.Random()
+        theta = inertia.toDynamicParameters()
+        from sysid_ros.model.parameters import com_inertia_from_theta, theta_from_com_inertia
+        m, c, i_c = com_inertia_from_theta(theta)
+        np.testing.assert_allclose(c, inertia.lever, atol=1e-12)
+        np.testing.assert_allclose(i_c, inertia.inertia, atol=1e-12)
+        np.testing.assert_allclose(theta_from_com_inertia(m, c, i_c), theta, atol=1e-12)
