@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 
 import mujoco
-import numpy as np
 
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import SimConfig, Simulator

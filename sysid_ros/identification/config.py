@@ -35,7 +35,6 @@ from typing import Any
 import numpy as np
 
 from sysid_ros.identification.errors import IdentificationConfigError
-from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.robots import Robot
 
 __all__ = ["IdentificationConfig", "load_identification_config", "payload_prior_box",

@@ -29,8 +29,7 @@ import pinocchio as pin
 
 from sysid_ros.model.robots import Robot
 from sysid_ros.model.spatial import (BatchKinematics, bilinear_matrix, bilinear_regressor,
-                                     cross_matrix, cross_motion, inverse_action,
-                                     inverse_action_matrix)
+                                     cross_motion, inverse_action, inverse_action_matrix)
 
 __all__ = ["Regressors"]
 

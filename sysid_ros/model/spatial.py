@@ -20,7 +20,7 @@ import pinocchio as pin
 from sysid_ros.model.errors import UnsupportedJointError
 
 __all__ = ["BatchKinematics", "KinematicsResult", "bilinear_matrix", "bilinear_regressor",
-           "cross_matrix", "cross_motion", "inverse_action", "inverse_action_matrix",
+           "cross_motion", "inverse_action", "inverse_action_matrix",
            "rotation_about"]
 
 _AXES = {"JointModelRX": (1.0, 0.0, 0.0), "JointModelRY": (0.0, 1.0, 0.0),
@@ -89,15 +89,6 @@ def bilinear_matrix(v: np.ndarray) -> np.ndarray:
     out[..., 9, 5] = az
     return out
 
-
-def cross_matrix(v: np.ndarray) -> np.ndarray:
-    """[v×] (..., 6, 6): the motion cross product v × w as a matrix acting on w."""
-    out = np.zeros(v.shape[:-1] + (6, 6))
-    wa = _skew(v[..., 3:])
-    out[..., :3, :3] = wa
-    out[..., :3, 3:] = _skew(v[..., :3])
-    out[..., 3:, 3:] = wa
-    return out
 
 
 def inverse_action_matrix(rot: np.ndarray, pos: np.ndarray) -> np.ndarray:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import os
-import time
 from collections.abc import Sequence
 
 from rclpy.node import Node

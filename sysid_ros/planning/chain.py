@@ -30,7 +30,6 @@ import pinocchio as pin
 
 from sysid_ros.model.robots import Robot
 from sysid_ros.planning.errors import UnsupportedRobotError
-from sysid_ros.planning.interval import isum
 
 __all__ = ["SerialChain", "body_regressor", "sphere_centres", "passivity_torque", "world_poses",
            "reference_torque"]

@@ -18,7 +18,7 @@ joint, so they become a per-joint box on k (sampled densely; the verification is
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import cyipopt

@@ -32,7 +32,7 @@ they feed the package's regressors directly.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Sequence
 
 import mujoco

@@ -1,7 +1,6 @@
 """Shared simulated data for the identifier tests (Pinocchio ABA + RK4, not the regressors)."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from sysid_ros.model.robots import load_robot

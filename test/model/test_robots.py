@@ -1,7 +1,6 @@
 """Robot registry: models, Gen3 URDF against the shared facts, and config validation errors."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import numpy as np
