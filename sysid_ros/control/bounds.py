@@ -1,4 +1,5 @@
-"""Tracking-error bound the robust controller guarantees, for the planner (DESIGN §5, §6).
+"""Tracking-error bound the robust controller guarantees, for the planner (docs/design.md §5.3,
+§6.4).
 
 Vocabulary (ARMOUR / S3): with e = q_d − q, ė = q̇_d − q̇ and a diagonal gain K_r, the
 *composite error* is r = ė + K_r·e. The controller keeps the Lyapunov function
@@ -29,9 +30,10 @@ Eigenvalue bounds of M(q) over the workspace (what ``mass_matrix_eigen_bounds`` 
   ``margin`` (default 2 %) widens the result (λ_min·(1−margin), λ_max·(1+margin)) to cover the
   optimiser's miss, and the tests check no denser random sample beats it.
 
-Compared with ../shared/robots/kinova_gen3.yaml (8.29938 / 15.79635774, ARMOUR's numbers for the
-nominal model): the nominal-model extremes computed here are in the test/report; the defaults
-returned here are lower/higher because of the 5 % I_a box, the θ_r box and the margin.
+Compared with ARMOUR's numbers for the nominal Gen3 model (8.29938 / 15.79635774,
+``robust_controller_defaults`` in urdf/kinova_gen3_facts.yaml): the nominal-model extremes computed
+here are in the test/report; the defaults returned here are lower/higher because of the 5 % I_a
+box, the θ_r box and the margin.
 """
 from __future__ import annotations
 

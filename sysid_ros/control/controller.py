@@ -1,12 +1,12 @@
 """ARMOUR-style robust passivity controller with interval parameter bounds, and its baselines.
 
-Vocabulary (DESIGN §5, S3): e = q_d − q, ė = q̇_d − q̇, K_r a diagonal gain,
+Vocabulary (docs/design.md §5, S3): e = q_d − q, ė = q̇_d − q̇, K_r a diagonal gain,
 q̇_a = q̇_d + K_r e, q̈_a = q̈_d + K_r ė, and the composite error r = ė + K_r e = q̇_a − q̇.
 θ stacks every body's 10 inertial parameters (θ_e: end-effector body incl. payload; θ_r: the
 others) and θ_f the per-joint friction [Fc, Fv, I_a, β].
 
-Plant assumed (the shared convention): M(q) q̈ + C(q,q̇) q̇ + g(q) + Fv q̇ + Fc sign(q̇) + β = u,
-with M = H + diag(I_a). Define
+Plant assumed (the friction law of docs/design.md §3.3):
+M(q) q̈ + C(q,q̇) q̇ + g(q) + Fv q̇ + Fc sign(q̇) + β = u, with M = H + diag(I_a). Define
 
     τ(θ, θ_f) = M q̈_a + C(q,q̇) q̇_a + g + Fv q̇ + Fc sign(q̇) + β
               = Y_p(q, q̇, q̇_a, q̈_a) θ + F(q̇, q̈_a) θ_f.
@@ -209,7 +209,8 @@ class RobustController:
 
     # -- pieces -------------------------------------------------------------------------
     def passivity_regressor(self, q, dq, dq_a, ddq_a) -> np.ndarray:
-        """Y_p (nv, nθ): Y_p θ = H q̈_a + C(q, q̇) q̇_a + g (polarisation, DESIGN §5)."""
+        """Y_p (nv, nθ): Y_p θ = H q̈_a + C(q, q̇) q̇_a + g (polarisation of RNEA's velocity term,
+        docs/design.md §5.2)."""
         m, d, m0, d0 = self.model, self.data, self.model0, self.data0
         zero = np.zeros_like(dq)
         y = pin.computeJointTorqueRegressor(m, d, q, zero, ddq_a).copy()

@@ -1,5 +1,5 @@
-"""Helpers shared by the node modules: QoS per DESIGN §7, stamps, message-type import, and
-:func:`run_node`, the ``main()`` wrapper that stops nodes cleanly on SIGINT/SIGTERM."""
+"""Helpers shared by the node modules: QoS per docs/design.md §7.1, stamps, message-type import,
+and :func:`run_node`, the ``main()`` wrapper that stops nodes cleanly on SIGINT/SIGTERM."""
 from __future__ import annotations
 
 import importlib
@@ -70,7 +70,8 @@ _BY_BASENAME: dict[str, QoSProfile] = {
 
 
 def qos_for_topic(topic: str, default: QoSProfile | None = None) -> QoSProfile:
-    """The DESIGN §7 QoS of a topic, by its last name segment (remapped names keep working)."""
+    """The docs/design.md §7.1 QoS of a topic, by its last name segment (remapped names keep
+    working)."""
     return _BY_BASENAME.get(topic.rstrip("/").rsplit("/", 1)[-1], default or QoSProfile(depth=10))
 
 

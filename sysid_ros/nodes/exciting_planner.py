@@ -1,4 +1,5 @@
-"""``exciting_planner``: receding-horizon safe exciting-trajectory planner node (DESIGN §6).
+"""``exciting_planner``: receding-horizon safe exciting-trajectory planner node (docs/design.md
+§6, §6.5).
 
 Every ``t_p`` it plans the most exciting degree-5 trajectory it can CERTIFY safe for every θ_e in
 the current bounds (``sysid_ros.planning.ExcitingPlanner``) and publishes it; an unverified plan
@@ -10,10 +11,11 @@ each next plan starts at ``start + t_p`` of the current one, from the current de
 that instant (continuity), and is published ahead of time with ``header.stamp`` = its start.
 If planning overran that instant, the plan is discarded (reason ``missed start``).
 
-Topics (DESIGN §7): sub ``joint_states`` (sensor QoS), ``/sysid/payload_bounds`` (latched; the
-robot's ``identification.prior`` box until the first message); pub ``/sysid/desired_trajectory``
-(two points: t = 0 with q₀, q̇₀, q̈₀ and t = t_f with q₀ + k, 0, 0) and ``/diagnostics`` (one
-status per cycle: solve_time, iterations, verified, objective (cond), status, reason).
+Topics (docs/design.md §7): sub ``joint_states`` (sensor QoS), ``/sysid/payload_bounds``
+(latched; the robot's ``identification.prior`` box until the first message); pub
+``/sysid/desired_trajectory`` (two points: t = 0 with q₀, q̇₀, q̈₀ and t = t_f with q₀ + k, 0, 0)
+and ``/diagnostics`` (one status per cycle: solve_time, iterations, verified, objective (cond),
+status, reason).
 
 Stops (``finished``; the process exits) after ``max_trajectories`` published plans (0 = no
 limit) or when the bounds' total relative width shrank by less than ``shrink_tolerance`` over

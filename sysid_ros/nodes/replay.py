@@ -9,7 +9,7 @@ exits once the bag is done.
 
 Publishing runs in a worker thread with its own sleep schedule (rclpy timers are too coarse for
 kHz data); the main thread only spins the node. Publisher QoS is reliable (it matches both
-reliable and best-effort subscribers) with the durability of DESIGN §7 per topic.
+reliable and best-effort subscribers) with the durability of docs/design.md §7.1 per topic.
 
 ROS parameters (CLI options override them): ``bag``, ``rate``, ``loop``, ``start_offset``,
 ``clock``, ``fast``, ``topics``, ``clock_hz``, ``delay``, ``wait_subscribers``.

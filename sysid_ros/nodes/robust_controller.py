@@ -10,7 +10,7 @@ interface's own watchdog takes over); cleanup releases everything. ``autostart:=
 configures and activates at start-up (simulation), default false (hardware: an operator
 activates explicitly).
 
-Topics (DESIGN §7; names are parameters and remappable):
+Topics (docs/design.md §7; names are parameters and remappable):
 - sub ``joint_states`` (sensor_msgs/JointState, sensor QoS), ``/sysid/payload_bounds``
   (Float64MultiArray, latched; before the first message the configured prior box is used, i.e.
   conservative), ``/sysid/desired_trajectory`` (trajectory_msgs/JointTrajectory; validated, a

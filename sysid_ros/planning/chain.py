@@ -8,15 +8,16 @@ are used, so the same code is analytic for complex step and sound for intervals.
 enter only through (cos q, sin q) pairs, which the caller computes with ``np.cos``/``np.sin`` or
 ``interval.cos_sin``.
 
-Dynamics (DESIGN §5): with joint velocities q̇ (→ body velocities v) and the controller's
-reference q̇_a (→ w), the passivity form τ = H(q)q̈_a + C(q, q̇)q̇_a + g(q) is RNEA with the
-bilinear (Christoffel) terms polarised:
+Dynamics (docs/design.md §5.2): with joint velocities q̇ (→ body velocities v) and the
+controller's reference q̇_a (→ w), the passivity form τ = H(q)q̈_a + C(q, q̇)q̇_a + g(q) is RNEA
+with the bilinear (Christoffel) terms polarised:
 
     a_i = X_i a_p + S_i q̈_a,i + ½(v_i × S_i q̇_a,i + w_i × S_i q̇_i),   a_0 = −gravity
     f_i = I_i a_i + ½(v_i ×* I_i w_i + w_i ×* I_i v_i),   τ_i = S_iᵀ f_i,   f_p += X_iᵀ f_i,
 
-which equals ``Regressors.Y_p`` (the polarisation ½[Q(a+b) − Q(a) − Q(b)] of RNEA's velocity
-term) and reduces to ordinary RNEA when q̇_a = q̇. Spatial vectors are [linear; angular] in each
+i.e. the polarisation ½[Q(a+b) − Q(a) − Q(b)] of RNEA's velocity term; on these fixed-base
+chains it equals ``Regressors.Y_p`` (body-level factorisation) and it reduces to ordinary RNEA
+when q̇_a = q̇. Spatial vectors are [linear; angular] in each
 body's joint frame; θ per body is Pinocchio's [m, h, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] (h = m·c,
 inertia about the joint-frame origin).
 """

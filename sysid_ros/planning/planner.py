@@ -1,4 +1,5 @@
-"""Receding-horizon safe exciting-trajectory planner (DESIGN §6): configuration, NLP, verify.
+"""Receding-horizon safe exciting-trajectory planner (docs/design.md §6): configuration, NLP,
+verify.
 
 Each cycle: from the initial state (q₀, q̇₀, q̈₀) pick k ∈ 𝒦 minimising cond(Y_e) (``nominal``),
 subject to smooth sampled constraints with margins, solved by Ipopt (cyipopt) under a wall-time

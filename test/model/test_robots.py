@@ -1,6 +1,8 @@
-"""Robot registry: models, Gen3 URDF against the shared facts, and config validation errors."""
+"""Robot registry: models, the Gen3 URDF and robot file against the Kinova facts in the repository
+(urdf/kinova_gen3_facts.yaml, docs/design.md §2), and config validation errors."""
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -12,13 +14,14 @@ from sysid_ros.model.errors import RobotConfigError, UnknownRobotError
 from sysid_ros.model.robots import available_robots, load_robot
 from sysid_ros.paths import package_share
 
-FACTS_PATH = package_share().parent / "shared" / "robots" / "kinova_gen3.yaml"
+SOURCE_ROOT = Path(__file__).resolve().parents[2]
+FACTS_PATH = SOURCE_ROOT / "urdf" / "kinova_gen3_facts.yaml"
 
 
 @pytest.fixture(scope="module")
 def facts() -> dict:
     if not FACTS_PATH.is_file():
-        pytest.fail(f"shared robot facts not found at {FACTS_PATH}")
+        pytest.fail(f"Kinova Gen3 facts file missing from the repository: {FACTS_PATH}")
     return yaml.safe_load(FACTS_PATH.read_text())
 
 
@@ -46,7 +49,7 @@ def test_gen3_end_effector_is_lumped_gripper(facts):
     assert robot.theta_e()[0] == pytest.approx(1.28486, abs=1e-5)
 
 
-def test_gen3_urdf_matches_shared_facts(facts):
+def test_gen3_urdf_matches_the_facts(facts):
     model = load_robot("gen3").model
     links = {l["name"]: l for l in facts["links"]}
     joints = {j["name"]: j for j in facts["joints"]}
@@ -78,6 +81,32 @@ def test_gen3_operational_limits_come_from_the_facts_in_si(facts):
     np.testing.assert_allclose(limits.tau_max, lim["torque_warning_Nm"])
     np.testing.assert_allclose(load_robot("gen3").friction.nominal[:, 1],
                                facts["friction_identified_without_payload"]["Fv"])
+
+
+def test_gen3_urdf_is_generated_from_the_facts(facts):
+    """The committed URDF is exactly what scripts/make_gen3_urdf.py writes from the facts file."""
+    spec = importlib.util.spec_from_file_location("make_gen3_urdf",
+                                                  SOURCE_ROOT / "scripts" / "make_gen3_urdf.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.FACTS == FACTS_PATH
+    committed = (SOURCE_ROOT / "urdf" / "kinova_gen3.urdf").read_text()
+    assert script.build_urdf(facts) == committed, \
+        "urdf/kinova_gen3.urdf is stale: run python scripts/make_gen3_urdf.py"
+
+
+def test_gen3_robot_file_copies_the_facts(facts):
+    robot = load_robot("gen3")
+    friction = facts["friction_identified_without_payload"]
+    for col, key in enumerate(("Fc", "Fv", "Ia", "beta")):
+        np.testing.assert_array_equal(robot.friction.nominal[:, col], friction[key])
+    spheres = {}
+    for s in robot.spheres:
+        spheres.setdefault(s.joint, []).append([s.offset.tolist(), s.radius])
+    assert spheres == facts["collision_spheres"]
+    assert robot.links_rel_uncertainty == facts["model_uncertainty_ratios_default"]["links_1_to_6"]
+    ctrl, ref = robot.config["controller"], facts["robust_controller_defaults"]
+    assert (ctrl["Kr"], ctrl["alpha"]) == (ref["Kr"], ref["alpha"])
 
 
 def test_unknown_robot_names_the_known_ones():
