@@ -30,9 +30,10 @@ FORBIDDEN = (
     "DESIGN" + ".md",
 )
 
-# Being migrated by their owners (replace "DESIGN §n" by "docs/design.md §n"); remove each entry
-# once its file is clean -- the set should end up empty. "path#section" covers only one top-level
-# section of a YAML file (comment lines directly above a key belong to that key's section).
+# Being migrated by their owners (section references into the external notes become
+# "docs/design.md §n", same numbers); remove each entry once its file is clean -- the set should
+# end up empty. "path#section" covers only one top-level section of a YAML file (comment lines
+# directly above a key belong to that key's section).
 PENDING = {
     "sysid_ros/identification/bounds.py",
     "sysid_ros/identification/windows.py",
