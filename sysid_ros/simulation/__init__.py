@@ -1,14 +1,26 @@
 """Built-in MuJoCo simulator (no ROS import): models from the robot registry's URDFs, joint
 friction/armature from the robot facts, torque limits, sensors with bounded noise, and a payload
-whose truth is known to evaluation only. The ROS node is ``sysid_ros.nodes.sim``."""
+whose truth is known to evaluation only. ``hardware_like`` records data that look like a real
+robot's logs (a perturbed truth, MuJoCo dry friction, sensor offsets, imperfect publication).
+The ROS node is ``sysid_ros.nodes.sim``."""
 from sysid_ros.simulation.errors import CommandError, PayloadError, SimConfigError, SimulationError
+from sysid_ros.simulation.hardware_like import (
+    VELOCITY_MODES, ExactSamples, HardwareProfile, HardwareRecording, HardwareSensor,
+    PublishedSamples, hardware_simulator, record_hardware_like, write_joint_states_bag,
+)
 from sysid_ros.simulation.mjmodel import MujocoRobot, build_mujoco_model
 from sysid_ros.simulation.payload import DUMBBELLS_KG, Payload, dumbbell_for, true_theta_e
+from sysid_ros.simulation.reference import SumOfSines, exciting_reference
 from sysid_ros.simulation.simulator import ImuReading, Measurement, SimConfig, SimState, Simulator
+from sysid_ros.simulation.truth import HardwareTruth, hardware_truth_settings, random_hardware_truth
 
 __all__ = [
     "CommandError", "PayloadError", "SimConfigError", "SimulationError",
     "MujocoRobot", "build_mujoco_model",
     "DUMBBELLS_KG", "Payload", "dumbbell_for", "true_theta_e",
     "ImuReading", "Measurement", "SimConfig", "SimState", "Simulator",
+    "SumOfSines", "exciting_reference",
+    "HardwareTruth", "hardware_truth_settings", "random_hardware_truth",
+    "VELOCITY_MODES", "ExactSamples", "HardwareProfile", "HardwareRecording", "HardwareSensor",
+    "PublishedSamples", "hardware_simulator", "record_hardware_like", "write_joint_states_bag",
 ]

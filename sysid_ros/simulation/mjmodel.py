@@ -11,12 +11,20 @@ Why these choices:
   gripper into the ``joint_7`` body exactly as Pinocchio does.
 - Locked joints (``model.locked_joints``) are deleted and their body welded at the locked
   position, matching ``pin.buildReducedModel``.
-- Joint friction/armature from ``robot.friction.nominal``: ``armature`` = Ia, ``damping`` = Fv
-  (MuJoCo's Euler integrator treats it implicitly), ``frictionloss`` = 0. Coulomb friction and
-  the offset β are applied by the simulator as a generalized force each physics step rather than
-  with MuJoCo's ``frictionloss`` (a soft constraint whose regularisation lets joints creep and
-  whose force while sliding depends on solver settings): while sliding it is exactly the
-  package's Fc·sign(q̇) (DESIGN §3), so Pinocchio agreement stays testable step by step.
+- Joint friction/armature from ``robot.friction.nominal`` (or a :class:`HardwareTruth`):
+  ``armature`` = Ia, ``damping`` = Fv (MuJoCo's Euler integrator treats it implicitly).
+  ``coulomb="exact"`` (default): ``frictionloss`` = 0 and the simulator applies Coulomb friction
+  and the offset β as a generalized force each physics step rather than with MuJoCo's
+  ``frictionloss`` (a soft constraint whose regularisation lets joints creep and whose force
+  while sliding depends on solver settings): while sliding it is exactly the package's
+  Fc·sign(q̇) (DESIGN §3), so Pinocchio agreement stays testable step by step.
+  ``coulomb="mujoco"`` (hardware-like data): ``frictionloss`` = Fc, i.e. exactly that soft
+  constraint, deliberately not the identifier's sign law.
+- With a truth, body inertias are written into the compiled model afterwards
+  (:func:`set_body_theta`): every body whose θ differs from the robot's nominal one (θ_r) and
+  the end-effector body (θ_e, payload included). Bodies the truth leaves nominal keep MuJoCo's
+  compiled inertia (equal up to rounding), so a truth equal to the nominal model changes
+  nothing.
 - Floating base: a free joint on the URDF root body plus a ground plane; an IMU site on the
   ``simulation.imu_body`` with framequat / gyro / accelerometer sensors.
 - The payload is a welded child body of the EE body with explicit inertial (fused at compile).
@@ -29,18 +37,23 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from sysid_ros.model.parameters import com_inertia_from_theta, is_physically_consistent
 from sysid_ros.model.robots import Robot
 from sysid_ros.paths import example_robot_data_dir, package_share
 from sysid_ros.simulation.errors import SimConfigError
-from sysid_ros.simulation.payload import Payload
+from sysid_ros.simulation.payload import Payload, true_theta_e
+from sysid_ros.simulation.truth import HardwareTruth
 
-__all__ = ["MujocoRobot", "build_mujoco_model", "IMU_SENSORS", "INTEGRATORS"]
+__all__ = ["MujocoRobot", "build_mujoco_model", "set_body_theta", "refresh_constants",
+           "IMU_SENSORS", "INTEGRATORS", "COULOMB_MODES"]
 
 _ERD_PREFIX = "example-robot-data:"
 IMU_SENSORS = ("imu_quat", "imu_gyro", "imu_acc")
 INTEGRATORS = {"Euler": mujoco.mjtIntegrator.mjINT_EULER,
                "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST,
                "implicit": mujoco.mjtIntegrator.mjINT_IMPLICIT}
+#: Coulomb friction models: the simulator's exact set-valued law, or MuJoCo's frictionloss.
+COULOMB_MODES = ("exact", "mujoco")
 
 
 @dataclass(frozen=True)
@@ -55,6 +68,7 @@ class MujocoRobot:
     free_dof: int | None
     imu_body: int | None
     contact_geoms: np.ndarray
+    body_of: np.ndarray    # (n_bodies,) MuJoCo body id of each Pinocchio joint body (1..njoints-1)
 
 
 def _urdf_path(robot: Robot):
@@ -119,11 +133,48 @@ def _repair_placeholder_inertias(spec: mujoco.MjSpec) -> None:
             body.fullinertia = [f[0], f[1], f[2], 0.0, 0.0, 0.0]
 
 
+def set_body_theta(model: mujoco.MjModel, body: int, theta: np.ndarray) -> None:
+    """Write θ (10, Pinocchio order, inertia about the body frame origin) into a compiled
+    model's body: mass, CoM, principal inertia and its frame. Call :func:`refresh_constants`
+    afterwards (the constraint solver's weights depend on the inertias)."""
+    theta = np.asarray(theta, dtype=float)
+    if theta.shape != (10,) or not is_physically_consistent(theta):
+        raise SimConfigError(f"body {model.body(body).name!r}: θ {theta} is not a physically "
+                             "consistent body (pseudo-inertia must be positive definite)")
+    mass, com, inertia = com_inertia_from_theta(theta)
+    moments, axes = np.linalg.eigh(0.5 * (inertia + inertia.T))
+    if np.linalg.det(axes) < 0:  # MuJoCo needs a rotation, not a reflection
+        axes[:, 0] = -axes[:, 0]
+    quat = np.empty(4)
+    mujoco.mju_mat2Quat(quat, axes.reshape(-1))
+    model.body_mass[body] = mass
+    model.body_ipos[body] = com
+    model.body_iquat[body] = quat
+    model.body_inertia[body] = moments
+
+
+def refresh_constants(model: mujoco.MjModel) -> None:
+    """Recompute the model constants derived from inertias (subtree masses, the constraint
+    solver's inverse weights) after :func:`set_body_theta`; uses scratch data."""
+    mujoco.mj_setConst(model, mujoco.MjData(model))
+
+
 def build_mujoco_model(robot: Robot, payload: Payload | None = None, physics_dt: float = 2.5e-4,
-                       integrator: str = "Euler") -> MujocoRobot:
-    """Compile the MuJoCo model of ``robot`` (+ ``payload`` welded to the EE body)."""
+                       integrator: str = "Euler", *, truth: HardwareTruth | None = None,
+                       coulomb: str = "exact") -> MujocoRobot:
+    """Compile the MuJoCo model of ``robot`` (+ ``payload`` welded to the EE body).
+
+    ``truth``: joint armature/damping/dry friction and body inertias from it instead of the
+    robot facts file; its θ_e replaces EE link + payload (pass ``truth.with_payload(robot,
+    payload)``). ``coulomb``: ``"exact"`` (``frictionloss`` 0; the simulator applies the law)
+    or ``"mujoco"`` (``frictionloss`` = Fc, MuJoCo's soft dry friction).
+    """
     if integrator not in INTEGRATORS:
         raise SimConfigError(f"integrator {integrator!r} unknown; use one of {sorted(INTEGRATORS)}")
+    if coulomb not in COULOMB_MODES:
+        raise SimConfigError(f"coulomb {coulomb!r} unknown; use one of {list(COULOMB_MODES)}")
+    if truth is not None:
+        truth.check(robot)
     if not (np.isfinite(physics_dt) and 0.0 < physics_dt <= 1e-3):
         raise SimConfigError(f"physics_dt must be in (0, 1e-3] s, got {physics_dt!r}")
     section = robot.config.get("simulation", {}) or {}
@@ -167,14 +218,14 @@ def build_mujoco_model(robot: Robot, payload: Payload | None = None, physics_dt:
         i = payload.inertia_com
         holder.fullinertia = [i[0, 0], i[1, 1], i[2, 2], i[0, 1], i[0, 2], i[1, 2]]
 
-    nom = robot.friction.nominal
+    friction = robot.friction.nominal if truth is None else truth.friction
     for k, name in enumerate(robot.joint_names):
         joint = spec.joint(name)
         if joint is None:
             raise SimConfigError(f"joint {name!r} not found in the MuJoCo model")
-        joint.armature = float(nom[k, 2])
-        joint.damping = [float(nom[k, 1]), 0.0, 0.0]  # MuJoCo 4: polynomial coefficients
-        joint.frictionloss = 0.0
+        joint.armature = float(friction[k, 2])
+        joint.damping = [float(friction[k, 1]), 0.0, 0.0]  # MuJoCo 4: polynomial coefficients
+        joint.frictionloss = float(friction[k, 0]) if coulomb == "mujoco" else 0.0
 
     model = spec.compile()
     jids = [model.joint(n).id for n in robot.joint_names]
@@ -185,6 +236,13 @@ def build_mujoco_model(robot: Robot, payload: Payload | None = None, physics_dt:
     free = model.joint("root_free").id if robot.floating_base else None
     contact = np.array([g for g in range(model.ngeom)
                         if model.geom_type[g] != mujoco.mjtGeom.mjGEOM_PLANE], dtype=int)
+    # Pinocchio joint j's body is the MuJoCo body of the joint of the same name (the free
+    # flyer's is the root body): both lump fixed children into it.
+    body_of = np.array([model.body(root.name).id if (robot.floating_base and j == 1)
+                        else int(model.jnt_bodyid[model.joint(robot.model.names[j]).id])
+                        for j in range(1, robot.model.njoints)], dtype=int)
+    if truth is not None:
+        _apply_truth_inertias(robot, model, body_of, truth, payload)
     return MujocoRobot(
         model=model,
         qpos_adr=model.jnt_qposadr[jids].copy(),
@@ -194,4 +252,21 @@ def build_mujoco_model(robot: Robot, payload: Payload | None = None, physics_dt:
         free_dof=None if free is None else int(model.jnt_dofadr[free]),
         imu_body=None if free is None else int(model.site("imu_site").bodyid[0]),
         contact_geoms=contact,
+        body_of=body_of,
     )
+
+
+def _apply_truth_inertias(robot: Robot, model: mujoco.MjModel, body_of: np.ndarray,
+                          truth: HardwareTruth, payload: Payload | None) -> None:
+    nominal = robot.theta().reshape(-1, 10)
+    theta = truth.theta(robot).reshape(-1, 10)
+    ee = robot.ee_joint_id - 1
+    changed = False
+    for b in range(theta.shape[0]):
+        same = (np.array_equal(theta[b], true_theta_e(robot, payload)) if b == ee
+                else np.array_equal(theta[b], nominal[b]))
+        if not same:
+            set_body_theta(model, int(body_of[b]), theta[b])
+            changed = True
+    if changed:
+        refresh_constants(model)

@@ -8,6 +8,12 @@ with H, C, g from the same URDF as Pinocchio (+ the payload on the EE body), Ia 
 armature, Fv = MuJoCo damping (implicit in the Euler integrator), Fc·sign(q̇) + β applied as a
 generalized force from the velocity at the start of each physics step (see ``mjmodel``).
 
+Hardware-like physics (``truth=`` a :class:`~sysid_ros.simulation.truth.HardwareTruth`,
+usually with ``SimConfig(coulomb="mujoco")``): friction, armature and body inertias come from
+the truth instead of the robot facts file, Coulomb friction is MuJoCo's soft ``frictionloss``
+(not a sign law), and β is a torque-*sensor* offset: the arm feels τ_motor, the sensor reports
+τ_motor + β (+ noise), as with a real joint-torque sensor or current-based estimate.
+
 Per physics step (``mj_step1`` → control → ``mj_step2``) the motor torque is
 
 - commanded joints: the last command given to :meth:`Simulator.step`, or, when the command is
@@ -21,7 +27,7 @@ then clipped to ``robot.limits.tau_max`` (the ``clipped`` flag reports it). Gain
 config's ``simulation.hold_kp`` / ``hold_kd``.
 
 Sensors (:meth:`Simulator.measure`): the torque sensor reports the applied motor torque of the
-last physics step (after clipping) + uniform noise in ±noise_tau; positions are quantised to the
+last physics step (after clipping) (+ β with a truth) + uniform noise in ±noise_tau; positions are quantised to the
 encoder resolution (round to nearest count); velocities are MuJoCo's (+ optional uniform noise
 ±noise_dq); the floating base has an IMU (orientation, body-frame angular velocity, specific
 force — +g upward at rest, like a real accelerometer).
@@ -40,9 +46,14 @@ import numpy as np
 from scipy.linalg.lapack import dposv as _dposv
 
 from sysid_ros.model.robots import Robot
+from sysid_ros.simulation._util import encoder_resolution, per_joint, quantize
 from sysid_ros.simulation.errors import CommandError, SimConfigError, SimulationError
-from sysid_ros.simulation.mjmodel import INTEGRATORS, MujocoRobot, build_mujoco_model
-from sysid_ros.simulation.payload import Payload, true_theta_e
+from sysid_ros.simulation.mjmodel import (
+    COULOMB_MODES, INTEGRATORS, MujocoRobot, build_mujoco_model, refresh_constants,
+    set_body_theta,
+)
+from sysid_ros.simulation.payload import Payload
+from sysid_ros.simulation.truth import HardwareTruth
 
 __all__ = ["SimConfig", "Simulator", "Measurement", "ImuReading", "SimState"]
 
@@ -59,6 +70,8 @@ class SimConfig:
     noise_dq: velocity noise bound (rad/s): uniform in ±noise_dq.
     quantize: round positions to the encoder resolution (robot ``simulation.encoder_resolution_deg``).
     hold_kp/hold_kd: override the robot's ``simulation.hold_kp``/``hold_kd``.
+    coulomb: ``exact`` (the simulator's set-valued Fc·sign(q̇) law, default) or ``mujoco``
+        (MuJoCo's soft ``frictionloss`` constraint; hardware-like data).
     """
 
     physics_dt: float = 2.5e-4
@@ -68,6 +81,7 @@ class SimConfig:
     quantize: bool = True
     hold_kp: Sequence[float] | None = None
     hold_kd: Sequence[float] | None = None
+    coulomb: str = "exact"
 
 
 @dataclass(frozen=True)
@@ -101,46 +115,47 @@ class SimState:
     v: np.ndarray
 
 
-def _per_joint(value, n: int, name: str) -> np.ndarray:
-    arr = np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy() \
-        if np.ndim(value) == 0 else np.asarray(value, dtype=float)
-    if arr.shape != (n,) or not np.all(np.isfinite(arr)) or np.any(arr < 0):
-        raise SimConfigError(f"{name} must be a non-negative number or {n} of them, got {value!r}")
-    return arr
-
-
 class Simulator:
     """MuJoCo simulation of ``robot`` carrying ``payload`` (or nothing).
+
+    ``truth``: simulate this robot instead of the facts file's nominal one (its θ_e is replaced
+    by nominal EE link + ``payload``; the result is :attr:`truth`); β becomes a sensor offset.
 
     Not thread-safe: one thread steps and measures (the node serialises access).
     """
 
     def __init__(self, robot: Robot, payload: Payload | None = None,
-                 config: SimConfig = SimConfig(), seed: int | None = None) -> None:
+                 config: SimConfig = SimConfig(), seed: int | None = None,
+                 truth: HardwareTruth | None = None) -> None:
         self.robot, self.payload, self.config = robot, payload, config
         section = robot.config.get("simulation", {}) or {}
         nj = robot.nj
         if config.integrator not in INTEGRATORS:
             raise SimConfigError(f"integrator {config.integrator!r} unknown; "
                                  f"use one of {sorted(INTEGRATORS)}")
+        if config.coulomb not in COULOMB_MODES:
+            raise SimConfigError(f"coulomb {config.coulomb!r} unknown; "
+                                 f"use one of {list(COULOMB_MODES)}")
+        #: the simulated robot (None: the facts file's nominal model, β acting on the arm)
+        self.truth = None if truth is None else truth.with_payload(robot, payload)
+        self._theta_e = (HardwareTruth.nominal(robot, payload) if truth is None
+                         else self.truth).theta_e.copy()
         self.mj: MujocoRobot = build_mujoco_model(robot, payload, config.physics_dt,
-                                                  config.integrator)
+                                                  config.integrator, truth=self.truth,
+                                                  coulomb=config.coulomb)
         self.model = self.mj.model
         self.data = mujoco.MjData(self.model)
         self._rng = np.random.default_rng(seed)
-        self._noise_tau = _per_joint(config.noise_tau, nj, "noise_tau")
-        self._noise_dq = _per_joint(config.noise_dq, nj, "noise_dq")
-        res_deg = section.get("encoder_resolution_deg")
-        self._resolution = (_per_joint(np.deg2rad(np.asarray(res_deg, float)), nj,
-                                       "simulation.encoder_resolution_deg")
-                            if res_deg is not None else np.zeros(nj))
+        self._noise_tau = per_joint(config.noise_tau, nj, "noise_tau")
+        self._noise_dq = per_joint(config.noise_dq, nj, "noise_dq")
+        self._resolution = encoder_resolution(robot)
         kp = config.hold_kp if config.hold_kp is not None else section.get("hold_kp")
         kd = config.hold_kd if config.hold_kd is not None else section.get("hold_kd")
         if kp is None or kd is None:
             raise SimConfigError(f"{robot.config_path}: section 'simulation' needs hold_kp and "
                                  "hold_kd (or pass SimConfig.hold_kp/hold_kd)")
-        self.hold_kp = _per_joint(kp, nj, "hold_kp")
-        self.hold_kd = _per_joint(kd, nj, "hold_kd")
+        self.hold_kp = per_joint(kp, nj, "hold_kp")
+        self.hold_kd = per_joint(kd, nj, "hold_kd")
 
         arm = robot.config.get("arm_joints")
         names = list(robot.joint_names)
@@ -163,8 +178,14 @@ class Simulator:
         if self.home.shape != (nj,):
             raise SimConfigError(f"simulation.home needs {nj} angles")
 
-        nom = robot.friction.nominal
-        self._fc, self._fv, self._beta = nom[:, 0].copy(), nom[:, 1].copy(), nom[:, 3].copy()
+        fr = robot.friction.nominal if self.truth is None else self.truth.friction
+        self._fc, self._fv = fr[:, 0].copy(), fr[:, 1].copy()
+        if config.coulomb == "mujoco":   # MuJoCo's frictionloss does it; the law below is off
+            self._fc[:] = 0.0
+        # β: a torque on the arm in the nominal simulator, a sensor offset with a truth
+        self._beta = fr[:, 3].copy() if self.truth is None else np.zeros(nj)
+        self._beta_sensor = np.zeros(nj) if self.truth is None else fr[:, 3].copy()
+        self._coulomb_force = np.zeros(nj)
         self._fc_idx = np.flatnonzero(self._fc > 0)
         self._has_fc = self._fc_idx.size > 0
         self._dense_m = np.zeros((self.model.nv, self.model.nv))
@@ -172,6 +193,7 @@ class Simulator:
         self._rhs[self.mj.dof_adr[self._fc_idx], 1 + np.arange(self._fc_idx.size)] = 1.0
         self._tau_max = robot.limits.tau_max.copy()
         self._qa, self._da = self.mj.qpos_adr, self.mj.dof_adr
+        self._q_index, self._v_index = robot.q_index, robot.v_index   # (properties rebuild them)
         self._tau_applied = np.zeros(nj)
         self._clipped = np.zeros(nj, dtype=bool)
         self._cmd_full = np.zeros(nj)
@@ -206,16 +228,48 @@ class Simulator:
     def hold_target(self) -> np.ndarray:
         return self._hold_q.copy()
 
+    @property
+    def tau_applied(self) -> np.ndarray:
+        """Motor torque applied during the last physics step (after clipping), N·m."""
+        return self._tau_applied.copy()
+
+    def dry_friction(self) -> np.ndarray:
+        """Dry-friction torque of the last physics step per actuated joint (N·m), signed as in
+        the identifier's law (the share of the motor torque it takes: +Fc·sign(q̇) while a
+        joint slides). From MuJoCo's frictionloss constraint forces with
+        ``coulomb="mujoco"``, else the simulator's own Coulomb force."""
+        if self.config.coulomb != "mujoco":
+            return -self._coulomb_force.copy()
+        d = self.data
+        n = d.nefc
+        rows = np.flatnonzero(d.efc_type[:n] == mujoco.mjtConstraint.mjCNSTR_FRICTION_DOF)
+        force = np.zeros(self.model.nv)
+        # a dof-friction row's Jacobian is the unit vector of its dof: force = efc_force
+        np.add.at(force, d.efc_id[rows], d.efc_force[rows])
+        return -force[self._da]
+
     def true_theta_e(self) -> np.ndarray:
-        """Ground-truth θ_e (EE body + payload), for evaluation only."""
-        return true_theta_e(self.robot, self.payload)
+        """Ground-truth θ_e (EE body + payload, as simulated now), for evaluation only."""
+        return self._theta_e.copy()
+
+    def set_payload(self, payload: Payload | None) -> None:
+        """Swap the payload mid-run (the EE body changes by new − old payload; the state is
+        kept). θ is additive per body, so this is exact for any EE link."""
+        old = np.zeros(10) if self.payload is None else self.payload.theta()
+        new = np.zeros(10) if payload is None else payload.theta()
+        theta_e = self._theta_e - old + new
+        set_body_theta(self.model, self.mj.ee_body, theta_e)
+        refresh_constants(self.model)
+        self.payload, self._theta_e = payload, theta_e
+        if self.truth is not None:
+            self.truth = HardwareTruth(self.truth.friction, self.truth.theta_r, theta_e)
 
     def state(self) -> SimState:
         """Exact state in Pinocchio's convention."""
         q = np.zeros(self.robot.nq)
         v = np.zeros(self.robot.nv)
-        q[self.robot.q_index] = self.data.qpos[self._qa]
-        v[self.robot.v_index] = self.data.qvel[self._da]
+        q[self._q_index] = self.data.qpos[self._qa]
+        v[self._v_index] = self.data.qvel[self._da]
         if self.mj.free_qpos is not None:
             a, d = self.mj.free_qpos, self.mj.free_dof
             wxyz = self.data.qpos[a + 3:a + 7]
@@ -311,7 +365,8 @@ class Simulator:
             clipped = np.clip(tau, -self._tau_max, self._tau_max)
             self._clipped |= clipped != tau
             self._tau_applied = clipped
-            d.qfrc_applied[self._da] = clipped - self._beta + self._coulomb(dq, clipped)
+            self._coulomb_force = self._coulomb(dq, clipped)
+            d.qfrc_applied[self._da] = clipped - self._beta + self._coulomb_force
             mujoco.mj_step2(m, d)
 
     def _coulomb(self, dq: np.ndarray, tau: np.ndarray) -> np.ndarray:
@@ -373,10 +428,10 @@ class Simulator:
         nj = self.robot.nj
         q = self.data.qpos[self._qa].copy()
         if self.config.quantize:
-            res = self._resolution
-            q = np.where(res > 0, np.round(q / np.where(res > 0, res, 1.0)) * res, q)
+            q = quantize(q, self._resolution)
         dq = self.data.qvel[self._da] + self._rng.uniform(-1.0, 1.0, nj) * self._noise_dq
-        tau = self._tau_applied + self._rng.uniform(-1.0, 1.0, nj) * self._noise_tau
+        tau = (self._tau_applied + self._beta_sensor
+               + self._rng.uniform(-1.0, 1.0, nj) * self._noise_tau)
         return Measurement(self.time, q, dq, tau, self._clipped.copy(), self._imu())
 
     def _imu(self) -> ImuReading | None:

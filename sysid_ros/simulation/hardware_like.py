@@ -1,0 +1,496 @@
+"""Hardware-like simulated data: logs that look like a real Gen3 / Z1, not like the model.
+
+What differs from the package's idealised simulation (``identification.synthetic``) and why:
+
+- **The robot is not the facts file.** A :class:`~sysid_ros.simulation.truth.HardwareTruth`
+  (friction, armature, link inertias, sensor offsets) drawn around the config's values
+  (:func:`random_hardware_truth`) is what MuJoCo simulates; the identifier only knows the
+  nominal model.
+- **Dry friction is MuJoCo's** ``frictionloss`` (a soft constraint: Fc while sliding, less at
+  very low speed, creeping instead of sticking), not the identifier's exact Fc·sign(q̇).
+- **The sensor reports the motor side**: τ̂ = τ_motor + β + noise, where τ_motor is what the
+  controller applied (friction and armature included, as Z1/B1 current estimates and a Gen3
+  driver's effort are) and β a constant offset per joint. Noise is uniform in
+  ±(torque_noise + torque_noise_rel·|τ_motor + β|).
+- **The robot runs its own loop**: a 1 kHz PD + nominal-gravity controller (zero-order hold)
+  tracks an exciting reference (:func:`~sysid_ros.simulation.reference.exciting_reference`),
+  physics at ``physics_dt``, whatever the publication rate.
+- **Publication is imperfect** (:class:`HardwareSensor`): samples at ``rate_hz`` on the robot's
+  clock (the physics step nearest k/rate_hz), stamps delayed by up to ``jitter``·period (the
+  driver stamps on receipt), i.i.d. drops, optional periodic stalls, quantised encoders and a
+  velocity field that is exact, noisy, a backward difference of the published positions, or
+  missing.
+
+Timing convention of a sample (the same in the sim node): the state (q, q̇) at the sample
+instant and the motor torque applied during the physics step that *ended* there (what a sensor
+read at that instant holds). :class:`ExactSamples` has that step's start state, acceleration
+and dry friction, so the law can be checked exactly.
+"""
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+from sysid_ros.model.robots import Robot
+from sysid_ros.simulation._util import encoder_resolution, per_joint, quantize
+from sysid_ros.simulation.errors import SimConfigError
+from sysid_ros.simulation.payload import Payload
+from sysid_ros.simulation.reference import SumOfSines, exciting_reference
+from sysid_ros.simulation.simulator import SimConfig, Simulator
+from sysid_ros.simulation.truth import (
+    HardwareTruth, hardware_truth_settings, random_hardware_truth,
+)
+
+__all__ = [
+    "VELOCITY_MODES", "HardwareProfile", "HardwareTruth", "random_hardware_truth",
+    "hardware_truth_settings", "HardwareSensor", "PublishedSamples", "ExactSamples",
+    "HardwareRecording", "hardware_simulator", "record_hardware_like", "write_joint_states_bag",
+]
+
+#: What the published velocity field holds (see :class:`HardwareProfile`).
+VELOCITY_MODES = ("exact", "noisy", "finite_difference", "missing")
+
+
+def _number(value: object, name: str, lo: float, hi: float, *, lo_open: bool = False,
+            hi_open: bool = False) -> float:
+    try:
+        x = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise SimConfigError(f"HardwareProfile.{name} must be a number, got {value!r}") from None
+    ok = (math.isfinite(x) and (x > lo if lo_open else x >= lo) and (x < hi if hi_open else x <= hi))
+    if not ok:
+        rng = f"{'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
+        raise SimConfigError(f"HardwareProfile.{name} must be in {rng}, got {value!r}")
+    return x
+
+
+def _bound(value: object, name: str) -> float | tuple[float, ...]:
+    """A non-negative scalar or per-joint tuple (length checked against the robot later)."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        arr = np.asarray(value, dtype=float).reshape(-1)
+        if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < 0):
+            raise SimConfigError(f"HardwareProfile.{name} must be >= 0 (scalar or one value per "
+                                 f"joint), got {value!r}")
+        return tuple(float(v) for v in arr)
+    return _number(value, name, 0.0, math.inf, hi_open=True)
+
+
+@dataclass(frozen=True)
+class HardwareProfile:
+    """How a robot's driver publishes joint states (all times in seconds).
+
+    Attributes:
+        rate_hz: publication rate (Hz), 100–4000.
+        jitter: stamp delay bound as a fraction of the period, [0, 0.5): each stamp is the
+            true sample instant + U(0, jitter)·period (a driver stamps on receipt), so stamps
+            stay strictly increasing.
+        drop_prob: probability that a sample is not published (i.i.d.), [0, 1).
+        gap_every_s, gap_s: optional stalls: no sample is published while
+            ``t mod gap_every_s ≥ gap_every_s − gap_s`` (the first stall ends at gap_every_s);
+            the robot keeps moving. None / 0 = no stalls.
+        torque_noise: uniform torque noise bound (N·m), scalar or one per joint.
+        torque_noise_rel: additional noise bound as a fraction of |τ| (current-based
+            estimates), [0, 1).
+        velocity: ``exact`` (the simulator's q̇), ``noisy`` (q̇ + U(±velocity_noise)),
+            ``finite_difference`` (backward difference of the published, quantised positions
+            over the published stamps; 0 for the first sample) or ``missing`` (no velocity).
+        velocity_noise: bound (rad/s) of ``noisy`` velocities, scalar or one per joint.
+        quantize: round published positions to the robot's
+            ``simulation.encoder_resolution_deg``.
+        physics_dt: physics step (s); default: the largest control_dt/n (n whole) that is
+            ≤ min(1 ms, period/2). True sample instants are the physics steps nearest k/rate_hz.
+        control_dt: period of the robot's internal controller (s); a whole number of physics
+            steps (the robot's 1 kHz loop runs whatever the publication rate).
+    """
+
+    rate_hz: float = 1000.0
+    jitter: float = 0.0
+    drop_prob: float = 0.0
+    gap_every_s: float | None = None
+    gap_s: float = 0.0
+    torque_noise: float | tuple[float, ...] = 0.0
+    torque_noise_rel: float = 0.0
+    velocity: str = "exact"
+    velocity_noise: float | tuple[float, ...] = 0.0
+    quantize: bool = True
+    physics_dt: float | None = None
+    control_dt: float = 1e-3
+
+    def __post_init__(self) -> None:
+        put = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
+        put("rate_hz", _number(self.rate_hz, "rate_hz", 100.0, 4000.0))
+        put("jitter", _number(self.jitter, "jitter", 0.0, 0.5, hi_open=True))
+        put("drop_prob", _number(self.drop_prob, "drop_prob", 0.0, 1.0, hi_open=True))
+        put("gap_s", _number(self.gap_s, "gap_s", 0.0, math.inf, hi_open=True))
+        if self.gap_every_s is not None:
+            every = _number(self.gap_every_s, "gap_every_s", 0.0, math.inf, lo_open=True,
+                            hi_open=True)
+            put("gap_every_s", every)
+            if not 0.0 < self.gap_s < every:
+                raise SimConfigError(f"HardwareProfile.gap_s must be in (0, gap_every_s = "
+                                     f"{every:g}) when gap_every_s is set, got {self.gap_s!r}")
+        elif self.gap_s > 0.0:
+            raise SimConfigError("HardwareProfile.gap_s > 0 needs gap_every_s (stall period)")
+        put("torque_noise", _bound(self.torque_noise, "torque_noise"))
+        put("torque_noise_rel", _number(self.torque_noise_rel, "torque_noise_rel", 0.0, 1.0,
+                                        hi_open=True))
+        if self.velocity not in VELOCITY_MODES:
+            raise SimConfigError(f"HardwareProfile.velocity must be one of {list(VELOCITY_MODES)}, "
+                                 f"got {self.velocity!r}")
+        put("velocity_noise", _bound(self.velocity_noise, "velocity_noise"))
+        if not isinstance(self.quantize, (bool, np.bool_)):
+            raise SimConfigError(f"HardwareProfile.quantize must be true or false, "
+                                 f"got {self.quantize!r}")
+        control = _number(self.control_dt, "control_dt", 0.0, 0.01, lo_open=True)
+        put("control_dt", control)
+        if self.physics_dt is None:
+            # largest step that divides the control period and is ≤ min(1 ms, period/2)
+            put("physics_dt", control / math.ceil(control / min(1e-3, 0.5 / self.rate_hz) - 1e-9))
+        else:
+            put("physics_dt", _number(self.physics_dt, "physics_dt", 0.0, min(1e-3, self.period),
+                                      lo_open=True))
+        ratio = control / self.physics_dt
+        if abs(ratio - round(ratio)) > 1e-6:
+            raise SimConfigError(f"HardwareProfile.control_dt = {control:g} s must be a whole "
+                                 f"number of physics_dt = {self.physics_dt:g} s steps")
+
+    @property
+    def period(self) -> float:
+        """Nominal publication period 1/rate_hz (s)."""
+        return 1.0 / self.rate_hz
+
+    @property
+    def steps_per_control(self) -> int:
+        return int(round(self.control_dt / self.physics_dt))
+
+    def sample_step(self, k: int | np.ndarray) -> np.ndarray:
+        """Physics step index of the k-th sample instant (the step nearest k/rate_hz)."""
+        return np.rint(np.asarray(k, dtype=float) * (self.period / self.physics_dt)).astype(np.int64)
+
+    def in_gap(self, t: np.ndarray) -> np.ndarray:
+        """True where a sample instant t (s) falls into a stall."""
+        t = np.asarray(t, dtype=float)
+        if self.gap_every_s is None:
+            return np.zeros(t.shape, dtype=bool)
+        return np.mod(t, self.gap_every_s) >= self.gap_every_s - self.gap_s
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, object], where: str = "hardware profile",
+                     **overrides: object) -> "HardwareProfile":
+        """Build from a YAML mapping (unknown keys are an error naming ``where``)."""
+        if not isinstance(values, Mapping):
+            raise SimConfigError(f"{where} must be a mapping, got {type(values).__name__}")
+        known = {f.name for f in fields(cls)}
+        merged = {**values, **overrides}
+        unknown = sorted(set(merged) - known)
+        if unknown:
+            raise SimConfigError(f"{where}: unknown keys {unknown}; known: {sorted(known)}")
+        try:
+            return cls(**merged)  # type: ignore[arg-type]
+        except SimConfigError as err:
+            raise SimConfigError(f"{where}: {err}") from None
+
+    @classmethod
+    def from_robot(cls, robot: Robot, **overrides: object) -> "HardwareProfile":
+        """The robot file's ``simulation.hardware_like.profile`` (+ keyword overrides)."""
+        section = ((robot.config.get("simulation", {}) or {}).get("hardware_like", {}) or {})
+        return cls.from_mapping(section.get("profile", {}) or {},
+                                f"{robot.config_path}: simulation.hardware_like.profile",
+                                **overrides)
+
+
+@dataclass(frozen=True, eq=False)
+class PublishedSamples:
+    """Samples as a driver publishes them: ``index`` (M,) rows of the input that were
+    published, ``t`` (M,) stamps (s, whole nanoseconds), ``q`` (M, nj) rad, ``dq`` (M, nj)
+    rad/s or None (velocity missing), ``tau_meas`` (M, nj) N·m."""
+
+    index: np.ndarray
+    t: np.ndarray
+    q: np.ndarray
+    dq: np.ndarray | None
+    tau_meas: np.ndarray
+
+
+class HardwareSensor:
+    """The publication model of a :class:`HardwareProfile`: which sample instants are published
+    and what they report. Works on batches (a whole recording) and on single samples (the sim
+    node), keeping the last published sample for finite-difference velocities.
+    """
+
+    def __init__(self, robot: Robot, profile: HardwareProfile, truth: HardwareTruth,
+                 rng: np.random.Generator) -> None:
+        truth.check(robot)
+        nj = robot.nj
+        self.profile = profile
+        self._rng = rng
+        self._beta = truth.friction[:, 3].copy()
+        self._noise = per_joint(profile.torque_noise, nj, "HardwareProfile.torque_noise")
+        self._vnoise = per_joint(profile.velocity_noise, nj, "HardwareProfile.velocity_noise")
+        self._resolution = encoder_resolution(robot) if profile.quantize else np.zeros(nj)
+        self._prev: tuple[float, np.ndarray] | None = None   # last published (stamp, q)
+
+    def reset(self) -> None:
+        """Forget the last published sample (the next finite difference starts at 0)."""
+        self._prev = None
+
+    def read(self, t: np.ndarray, q: np.ndarray, dq: np.ndarray,
+             tau_motor: np.ndarray) -> PublishedSamples:
+        """Publish the exact samples at true instants ``t`` (N,) (increasing, after any
+        earlier call's): state ``q``, ``dq`` and applied motor torque ``tau_motor`` (N, nj)."""
+        p, rng = self.profile, self._rng
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        q, dq, tau = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (q, dq, tau_motor))
+        keep = ~p.in_gap(t) & (rng.random(t.shape[0]) >= p.drop_prob)
+        idx = np.flatnonzero(keep)
+        m = idx.size
+        stamps_ns = np.rint((t[idx] + p.jitter * p.period * rng.random(m)) * 1e9)
+        stamps = stamps_ns * 1e-9
+        q_pub = quantize(q[idx], self._resolution)
+        tau_true = tau[idx] + self._beta
+        bound = self._noise + p.torque_noise_rel * np.abs(tau_true)
+        tau_meas = tau_true + bound * rng.uniform(-1.0, 1.0, tau_true.shape)
+        dq_pub: np.ndarray | None
+        if p.velocity == "exact":
+            dq_pub = dq[idx].copy()
+        elif p.velocity == "noisy":
+            dq_pub = dq[idx] + self._vnoise * rng.uniform(-1.0, 1.0, (m, q.shape[1]))
+        elif p.velocity == "finite_difference":
+            dq_pub = self._finite_difference(stamps, q_pub)
+        else:
+            dq_pub = None
+        if m:
+            self._prev = (float(stamps[-1]), q_pub[-1].copy())
+        return PublishedSamples(idx, stamps, q_pub, dq_pub, tau_meas)
+
+    def _finite_difference(self, stamps: np.ndarray, q_pub: np.ndarray) -> np.ndarray:
+        """Backward difference over published samples (the previous call's last one first)."""
+        out = np.zeros_like(q_pub)
+        if q_pub.shape[0] == 0:
+            return out
+        if self._prev is not None:
+            t_all = np.concatenate([[self._prev[0]], stamps])
+            q_all = np.vstack([self._prev[1], q_pub])
+            out[:] = np.diff(q_all, axis=0) / np.diff(t_all)[:, None]
+        else:
+            out[1:] = np.diff(q_pub, axis=0) / np.diff(stamps)[:, None]
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class ExactSamples:
+    """Exact simulator data at the published samples (evaluation only; rows = published rows).
+
+    ``q``, ``dq``: (N, nj) exact state at the true sample instants. The reported torque is the
+    one applied during the physics step that ended there; ``step_q``, ``step_dq`` are that
+    step's start state, ``step_ddq`` = (dq − step_dq)/physics_dt its acceleration and
+    ``dry_friction`` its dry-friction torque (identifier's sign: +Fc·sign(q̇) while sliding).
+    For a fixed-base robot, to rounding (MuJoCo's Euler step takes damping at the end velocity)::
+
+        tau_motor = RNEA_truth(step_q, step_dq, step_ddq) + Ia·step_ddq + Fv·dq + dry_friction
+    """
+
+    q: np.ndarray
+    dq: np.ndarray
+    step_q: np.ndarray
+    step_dq: np.ndarray
+    step_ddq: np.ndarray
+    dry_friction: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class HardwareRecording:
+    """A hardware-like joint-state log (published samples only) and its truth.
+
+    Attributes:
+        t: (N,) published stamps (s, whole nanoseconds), strictly increasing.
+        q: (N, nj) published (quantised) positions, rad, ``joint_names`` order.
+        dq: (N, nj) published velocities (rad/s) or None when the profile's velocity is missing.
+        tau_meas: (N, nj) measured torque τ̂ = τ_motor + β + noise (N·m).
+        tau_motor: (N, nj) noise-free applied motor torque (N·m, without β).
+        truth: the simulated robot (θ_e with the initial payload).
+        profile: the publication profile.
+        joint_names: column names.
+        t_true: (N,) true sample instants on the physics clock (s); t − t_true is the stamp delay.
+        exact: :class:`ExactSamples` of the published rows.
+        swap_time: when the payload was swapped (s), or None; ``theta_e_after_swap`` (10,) the
+            EE body after the swap.
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    dq: np.ndarray | None
+    tau_meas: np.ndarray
+    tau_motor: np.ndarray
+    truth: HardwareTruth
+    profile: HardwareProfile
+    joint_names: tuple[str, ...]
+    t_true: np.ndarray
+    exact: ExactSamples
+    swap_time: float | None = None
+    theta_e_after_swap: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return int(self.t.shape[0])
+
+
+def hardware_simulator(robot: Robot, payload: Payload | None, profile: HardwareProfile,
+                       truth: HardwareTruth, seed: int | None = None,
+                       integrator: str = "Euler") -> Simulator:
+    """The MuJoCo simulator of ``truth`` (+ payload) with MuJoCo dry friction at the profile's
+    physics step; noise-free and unquantised (the :class:`HardwareSensor` does that)."""
+    config = SimConfig(physics_dt=profile.physics_dt, integrator=integrator, noise_tau=0.0,
+                       noise_dq=0.0, quantize=False, coulomb="mujoco")
+    return Simulator(robot, payload, config, seed=seed, truth=truth)
+
+
+class _TrackingController:
+    """The robot's own loop (fixed base): PD around the reference + the *nominal* model's
+    gravity (no payload: the controller does not know it) + nominal viscous feed-forward.
+
+    Gains: critically damped at ``bandwidth`` (rad/s) for the diagonal of H(q₀) + Ia of the
+    nominal model, but at least the robot's ``simulation.hold_kp``/``hold_kd`` (a light wrist
+    with little armature, like the Z1's, would otherwise get a PD too weak to break its dry
+    friction)."""
+
+    def __init__(self, robot: Robot, bandwidth: float, q0: np.ndarray,
+                 hold_kp: np.ndarray, hold_kd: np.ndarray) -> None:
+        self.model = robot.model
+        self.data = robot.model.createData()
+        nominal = robot.friction.nominal
+        m_diag = np.diag(pin.crba(self.model, self.data, q0)) + nominal[:, 2]
+        self.kp = np.maximum(bandwidth**2 * m_diag, hold_kp)
+        self.kd = np.maximum(2.0 * bandwidth * m_diag, hold_kd)
+        self.fv = nominal[:, 1]
+
+    def __call__(self, q: np.ndarray, dq: np.ndarray, q_d: np.ndarray,
+                 dq_d: np.ndarray) -> np.ndarray:
+        g = pin.computeGeneralizedGravity(self.model, self.data, q)
+        return g + self.fv * dq_d + self.kp * (q_d - q) + self.kd * (dq_d - dq)
+
+
+def record_hardware_like(robot: Robot, rng: np.random.Generator, payload: Payload | None,
+                         duration: float, profile: HardwareProfile,
+                         truth: HardwareTruth | None = None, reference: SumOfSines | None = None,
+                         start: np.ndarray | None = None, *, swap_payload: Payload | None = None,
+                         swap_time: float | None = None,
+                         bandwidth: float = 10.0) -> HardwareRecording:
+    """Record ``duration`` s of hardware-like joint states (module docstring).
+
+    Args:
+        robot: a fixed-base robot (its facts file = the identifier's nominal model).
+        rng: all randomness (truth if drawn, reference if drawn, drops, stamps, noise).
+        payload: carried from the start (None: calibration run without payload).
+        duration: seconds of robot time.
+        profile: publication profile, e.g. ``HardwareProfile.from_robot(robot)``.
+        truth: the simulated robot; default :func:`random_hardware_truth` with the robot file's
+            ``simulation.hardware_like.truth`` settings. Its θ_e is replaced by EE link + payload.
+        reference: joint reference to track; default :func:`exciting_reference` from ``start``.
+        start: initial joint angles (default: the reference's start); the robot starts at rest.
+        swap_payload, swap_time: the payload becomes ``swap_payload`` at ``swap_time`` s (a
+            changed grasp: violates the identifier's rigid-payload assumption on purpose).
+        bandwidth: the tracking controller's bandwidth (rad/s).
+    """
+    if robot.floating_base:
+        raise SimConfigError(f"record_hardware_like simulates fixed-base arms; {robot.name} has a "
+                             "floating base (run the sim node with hardware_like:=true instead)")
+    if not (math.isfinite(duration) and duration > 0.0):
+        raise SimConfigError(f"duration must be a positive number of seconds, got {duration!r}")
+    if (swap_payload is None) != (swap_time is None):
+        raise SimConfigError("swap_payload and swap_time go together")
+    if swap_time is not None and not 0.0 < swap_time < duration:
+        raise SimConfigError(f"swap_time must be in (0, duration = {duration}), got {swap_time}")
+    if truth is None:
+        truth = random_hardware_truth(robot, rng, **hardware_truth_settings(robot),
+                                      payload=payload)
+    if reference is None:
+        reference = exciting_reference(robot, rng, start=start)
+    q_start = reference(0.0)[0] if start is None else np.asarray(start, dtype=float)
+    sim = hardware_simulator(robot, payload, profile, truth)
+    sim.reset(q_start)
+    initial_truth = sim.truth
+    assert initial_truth is not None
+    control = _TrackingController(robot, bandwidth, sim.q, sim.hold_kp, sim.hold_kd)
+
+    h = profile.physics_dt
+    total = int(round(duration / h))
+    per_control = profile.steps_per_control
+    # the reference at every control tick at once (one vectorised evaluation)
+    ref_q, ref_dq = reference(np.arange(0, total, per_control) * h)
+    n_samples = int(np.floor(total * h * profile.rate_hz + 1e-9))
+    steps = profile.sample_step(np.arange(1, n_samples + 1))
+    steps = steps[steps <= total]
+    n = steps.size
+    nj = robot.nj
+    q, dq, step_q, step_dq, tau, dry = (np.empty((n, nj)) for _ in range(6))
+    swap_step = -1 if swap_time is None else int(math.ceil(swap_time / h - 1e-9))
+    cmd = np.zeros(nj)
+    i = k = 0
+    next_control = 0
+    # Event loop over physics steps: control ticks, the swap, and the last step before each
+    # sample instant (whose start state and torque are recorded); plain steps in between are
+    # advanced in one call.
+    while i < total:
+        if i == swap_step:
+            sim.set_payload(swap_payload)
+        if i == next_control:
+            tick = i // per_control
+            cmd = control(sim.q, sim.dq, ref_q[tick], ref_dq[tick])
+            next_control += per_control
+        if k < n and i == steps[k] - 1:
+            step_q[k], step_dq[k] = sim.q, sim.dq
+            sim.step(cmd)
+            q[k], dq[k] = sim.q, sim.dq
+            tau[k], dry[k] = sim.tau_applied, sim.dry_friction()
+            k += 1
+            i += 1
+            continue
+        stop = min(total, next_control, steps[k] - 1 if k < n else total,
+                   swap_step if swap_step > i else total)
+        sim.step(cmd, stop - i)
+        i = stop
+    t_true = steps * h
+    pub = HardwareSensor(robot, profile, initial_truth, rng).read(t_true, q, dq, tau)
+    r = pub.index
+    exact = ExactSamples(q[r], dq[r], step_q[r], step_dq[r], (dq[r] - step_dq[r]) / h, dry[r])
+    return HardwareRecording(
+        t=pub.t, q=pub.q, dq=pub.dq, tau_meas=pub.tau_meas, tau_motor=tau[r],
+        truth=initial_truth, profile=profile, joint_names=tuple(robot.joint_names),
+        t_true=t_true[r], exact=exact, swap_time=swap_time,
+        theta_e_after_swap=None if swap_time is None else sim.true_theta_e())
+
+
+def write_joint_states_bag(path: str | os.PathLike[str], recording: HardwareRecording,
+                           robot: Robot, topic: str = "/joint_states",
+                           storage: str = "mcap") -> Path:
+    """Write a recording as ``sensor_msgs/JointState`` messages (names = robot.joint_names,
+    header stamp = sample stamp = bag receive time; an empty velocity array when velocities are
+    missing) into a new rosbag2 directory ``path``; returns it. Read back with
+    ``bagio.read_joint_states(path, require=("position", "effort"))`` when velocity is missing."""
+    from sysid_ros.bagio import BagWriter, default_typestore
+
+    names = list(robot.joint_names)
+    if recording.q.shape[1] != len(names) or tuple(names) != recording.joint_names:
+        raise SimConfigError(f"recording joints {recording.joint_names} do not match robot "
+                             f"{robot.name}'s {tuple(names)}")
+    store = default_typestore()
+    joint_state = store.types["sensor_msgs/msg/JointState"]
+    header, time = store.types["std_msgs/msg/Header"], store.types["builtin_interfaces/msg/Time"]
+    stamps = np.rint(recording.t * 1e9).astype(np.int64)
+    empty = np.empty(0)
+    with BagWriter(path, storage=storage, chunk_seconds=None) as writer:
+        for i, ns in enumerate(stamps.tolist()):
+            msg = joint_state(
+                header=header(stamp=time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000),
+                              frame_id=""),
+                name=names, position=recording.q[i],
+                velocity=empty if recording.dq is None else recording.dq[i],
+                effort=recording.tau_meas[i])
+            writer.write(topic, msg, ns)
+    return Path(path)

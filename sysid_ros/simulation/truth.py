@@ -1,0 +1,203 @@
+"""The simulated robot's truth for hardware-like data: what the physics uses, in the identifier's
+convention, so evaluation can compare estimates against it (no ROS import).
+
+Convention (DESIGN §3, the identifier's): per actuated joint the *measured* torque is
+
+    τ̂ = H(q) q̈ + C(q, q̇) q̇ + g(q) + Ia q̈ + Fv q̇ + Fc·sign(q̇) + β + noise
+
+with H, C, g from every body's 10 inertial parameters (θ_r for the bodies that are not the
+end effector, θ_e for the end-effector body including its payload). :class:`HardwareTruth`
+holds exactly these numbers as simulated; the MuJoCo model is built from them (armature = Ia,
+damping = Fv, dry friction = Fc, body inertias = θ_r and θ_e), and β is a torque-*sensor*
+offset: it never acts on the arm, it only shifts the measurement.
+
+Only the sign law of the convention is an idealisation of the simulation: with
+``SimConfig(coulomb="mujoco")`` the dry friction is MuJoCo's soft ``frictionloss`` constraint,
+equal to Fc while a joint slides but smaller at very low speeds (the joint creeps instead of
+sticking), as real joints do not follow a sign law either.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+from sysid_ros.model.parameters import is_physically_consistent
+from sysid_ros.model.robots import Robot
+from sysid_ros.simulation._util import per_joint
+from sysid_ros.simulation.errors import SimConfigError
+from sysid_ros.simulation.payload import Payload
+
+__all__ = ["HardwareTruth", "random_hardware_truth", "hardware_truth_settings"]
+
+#: Keys of ``simulation.hardware_like.truth`` in a robot facts file (keyword arguments of
+#: :func:`random_hardware_truth`).
+TRUTH_KEYS = ("friction_rel", "fc_max", "offset_max", "link_rel")
+# Draws per body before giving up on a physically consistent scaled θ (then: nominal kept).
+_CONSISTENCY_TRIES = 200
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, dtype=float)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class HardwareTruth:
+    """Ground truth of a simulated robot, in the identifier's convention (module docstring).
+
+    Attributes:
+        friction: (nj, 4) per actuated joint (config order) ``[Fc, Fv, Ia, beta]``: Coulomb
+            friction level Fc (N·m, ≥ 0; MuJoCo's dry-friction bound), viscous friction Fv
+            (N·m·s/rad, ≥ 0; MuJoCo damping), armature Ia (kg·m², ≥ 0; reflected rotor
+            inertia, MuJoCo armature) and the torque-sensor offset beta (N·m; added to the
+            measurement only).
+        theta_r: (10·(n_bodies − 1),) inertial parameters of every body except the end
+            effector's, Pinocchio order per body ``[m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz,
+            Izz]`` (inertia about the joint-frame origin), bodies in Pinocchio joint order: θ with
+            the θ_e columns (``robot.ee_columns``) removed.
+        theta_e: (10,) the end-effector body as simulated: EE link (gripper lumped in) plus
+            payload, the identifier's target. :meth:`with_payload` sets it for a payload.
+
+    Arrays are read-only copies.
+    """
+
+    friction: np.ndarray
+    theta_r: np.ndarray
+    theta_e: np.ndarray
+
+    def __post_init__(self) -> None:
+        friction = np.asarray(self.friction, dtype=float)
+        theta_r = np.asarray(self.theta_r, dtype=float).reshape(-1)
+        theta_e = np.asarray(self.theta_e, dtype=float).reshape(-1)
+        if friction.ndim != 2 or friction.shape[1] != 4 or not np.all(np.isfinite(friction)):
+            raise SimConfigError("HardwareTruth.friction must be a finite (nj, 4) array "
+                                 "[Fc, Fv, Ia, beta]")
+        if np.any(friction[:, :3] < 0):
+            raise SimConfigError("HardwareTruth.friction: Fc, Fv and Ia must be >= 0 "
+                                 f"(got min {friction[:, :3].min(axis=0)})")
+        if theta_r.size % 10 or not np.all(np.isfinite(theta_r)):
+            raise SimConfigError("HardwareTruth.theta_r must be 10 finite numbers per body")
+        if theta_e.shape != (10,) or not np.all(np.isfinite(theta_e)):
+            raise SimConfigError("HardwareTruth.theta_e must be 10 finite numbers")
+        object.__setattr__(self, "friction", _readonly(friction))
+        object.__setattr__(self, "theta_r", _readonly(theta_r))
+        object.__setattr__(self, "theta_e", _readonly(theta_e))
+
+    # -- constructors --------------------------------------------------------------------------
+    @classmethod
+    def nominal(cls, robot: Robot, payload: Payload | None = None) -> "HardwareTruth":
+        """The robot facts file's model (config friction, nominal bodies) + ``payload``: what
+        the identifier assumes, i.e. what hardware-like data must *not* look like exactly."""
+        theta = robot.theta()
+        return cls(robot.friction.nominal, np.delete(theta, _ee_range(robot)),
+                   _theta_e(robot, payload))
+
+    def with_payload(self, robot: Robot, payload: Payload | None) -> "HardwareTruth":
+        """The same robot carrying ``payload``: θ_e = nominal EE link + payload."""
+        return HardwareTruth(self.friction, self.theta_r, _theta_e(robot, payload))
+
+    # -- views ---------------------------------------------------------------------------------
+    def check(self, robot: Robot) -> None:
+        """Raise SimConfigError unless the shapes fit ``robot``."""
+        if self.friction.shape != (robot.nj, 4):
+            raise SimConfigError(f"HardwareTruth.friction has shape {self.friction.shape}, "
+                                 f"robot {robot.name} needs ({robot.nj}, 4)")
+        if self.theta_r.size != 10 * (robot.n_bodies - 1):
+            raise SimConfigError(f"HardwareTruth.theta_r has {self.theta_r.size} values, robot "
+                                 f"{robot.name} needs {10 * (robot.n_bodies - 1)}")
+
+    def theta(self, robot: Robot) -> np.ndarray:
+        """θ of all bodies (10·n_bodies,), Pinocchio regressor order, θ_e in its columns."""
+        self.check(robot)
+        start = robot.ee_columns.start
+        return np.concatenate([self.theta_r[:start], self.theta_e, self.theta_r[start:]])
+
+    def pinocchio_model(self, robot: Robot) -> pin.Model:
+        """A Pinocchio model with the true inertias and ``armature`` = Ia (for evaluation)."""
+        theta = self.theta(robot).reshape(-1, 10)
+        model = robot.model.copy()
+        for j in range(1, model.njoints):
+            model.inertias[j] = pin.Inertia.FromDynamicParameters(theta[j - 1])
+        armature = np.zeros(model.nv)
+        armature[robot.v_index] = self.friction[:, 2]
+        model.armature = armature
+        return model
+
+
+def _ee_range(robot: Robot) -> np.ndarray:
+    return np.arange(robot.ee_columns.start, robot.ee_columns.stop)
+
+
+def _theta_e(robot: Robot, payload: Payload | None) -> np.ndarray:
+    theta = robot.theta_e().copy()
+    return theta if payload is None else theta + payload.theta()
+
+
+def hardware_truth_settings(robot: Robot) -> dict[str, Any]:
+    """The robot file's ``simulation.hardware_like.truth`` section as keyword arguments of
+    :func:`random_hardware_truth` (missing keys are left to its defaults)."""
+    section = ((robot.config.get("simulation", {}) or {}).get("hardware_like", {}) or {})
+    truth = section.get("truth", {}) or {}
+    where = f"{robot.config_path}: simulation.hardware_like.truth"
+    if not isinstance(truth, Mapping):
+        raise SimConfigError(f"{where} must be a mapping")
+    unknown = sorted(set(truth) - set(TRUTH_KEYS))
+    if unknown:
+        raise SimConfigError(f"{where}: unknown keys {unknown}; known: {list(TRUTH_KEYS)}")
+    return dict(truth)
+
+
+def random_hardware_truth(robot: Robot, rng: np.random.Generator, friction_rel: float = 0.5,
+                          fc_max: float | Sequence[float] | None = None,
+                          offset_max: float | Sequence[float] | None = None,
+                          link_rel: float = 0.0, payload: Payload | None = None) -> HardwareTruth:
+    """Draw a robot that differs from its facts file the way a real one does.
+
+    Per joint: Fv and Ia uniform in nominal·[1 − friction_rel, 1 + friction_rel] (clipped at
+    0); Fc uniform in [0, fc_max]; the sensor offset β uniform in ±offset_max. Every body but
+    the end effector: its 10 parameters scaled by independent factors in [1 − link_rel,
+    1 + link_rel], redrawn until the body is physically consistent (pseudo-inertia positive
+    definite; after 200 failed draws the body keeps its nominal values). θ_e = nominal EE link
+    + ``payload``.
+
+    ``fc_max`` / ``offset_max`` (N·m, scalar or per joint) default to the robot file's
+    ``simulation.hardware_like.truth`` values, else to the config's nominal Fc and 0.
+    """
+    nj = robot.nj
+    if not (np.isfinite(friction_rel) and 0.0 <= friction_rel <= 1.0):
+        raise SimConfigError(f"friction_rel must be in [0, 1], got {friction_rel!r}")
+    if not (np.isfinite(link_rel) and 0.0 <= link_rel < 1.0):
+        raise SimConfigError(f"link_rel must be in [0, 1), got {link_rel!r}")
+    settings = hardware_truth_settings(robot)
+    nominal = robot.friction.nominal
+    if fc_max is None:
+        fc_max = settings.get("fc_max", nominal[:, 0])
+    if offset_max is None:
+        offset_max = settings.get("offset_max", 0.0)
+    fc_hi = per_joint(fc_max, nj, "fc_max")
+    beta_hi = per_joint(offset_max, nj, "offset_max")
+
+    friction = np.empty((nj, 4))
+    friction[:, 0] = rng.uniform(0.0, 1.0, nj) * fc_hi
+    scale = 1.0 + friction_rel * rng.uniform(-1.0, 1.0, (nj, 2))
+    friction[:, 1:3] = np.maximum(nominal[:, 1:3] * scale, 0.0)
+    friction[:, 3] = beta_hi * rng.uniform(-1.0, 1.0, nj)
+
+    bodies = robot.theta().reshape(-1, 10)
+    ee = robot.ee_joint_id - 1
+    if link_rel > 0.0:
+        for b in range(bodies.shape[0]):
+            if b == ee:
+                continue
+            # all candidates at once: one batched eigenvalue test instead of a Python retry loop
+            tries = bodies[b] * (1.0 + link_rel * rng.uniform(-1.0, 1.0, (_CONSISTENCY_TRIES, 10)))
+            ok = np.flatnonzero(is_physically_consistent(tries))
+            if ok.size:
+                bodies[b] = tries[ok[0]]
+    theta_r = np.delete(bodies, ee, axis=0).reshape(-1)
+    return HardwareTruth(friction, theta_r, _theta_e(robot, payload))
