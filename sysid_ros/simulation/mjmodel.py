@@ -17,7 +17,7 @@ Why these choices:
   and the offset β as a generalized force each physics step rather than with MuJoCo's
   ``frictionloss`` (a soft constraint whose regularisation lets joints creep and whose force
   while sliding depends on solver settings): while sliding it is exactly the package's
-  Fc·sign(q̇) (DESIGN §3), so Pinocchio agreement stays testable step by step.
+  Fc·sign(q̇) (docs/design.md §3.3), so Pinocchio agreement stays testable step by step.
   ``coulomb="mujoco"`` (hardware-like data): ``frictionloss`` = Fc, i.e. exactly that soft
   constraint, deliberately not the identifier's sign law.
 - With a truth, body inertias are written into the compiled model afterwards

@@ -2,9 +2,9 @@
 
 A :class:`Payload` is expressed in the end-effector (EE) body frame, which is the frame of the
 robot's ``end_effector_joint`` (Gen3: ``joint_7``; Z1 / B1+Z1: ``joint6``) — the frame θ_e is
-written in. θ_e (DESIGN §3) is the whole EE body: nominal link + gripper + payload, 10 parameters
-``[m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` (Pinocchio order, inertia about the frame
-origin). The simulator uses :func:`true_theta_e` as its truth; the identifier never sees it.
+written in. θ_e (docs/design.md §3.2) is the whole EE body: nominal link + gripper + payload,
+10 parameters ``[m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` (Pinocchio order, inertia
+about the frame origin). The simulator uses :func:`true_theta_e` as its truth; the identifier never sees it.
 
 The seed paper's (S3) payloads are hex dumbbells of 1.81, 2.27, 2.72, 3.18, 3.63 kg (4-8 lb).
 :meth:`Payload.dumbbell` models one as three solid steel cylinders (a handle and two heads,
