@@ -23,7 +23,19 @@ dumbbell of that mass, see ``Payload.dumbbell``), payload_com / payload_inertia 
 payload: CoM (3) and inertia about the CoM [ixx, ixy, ixz, iyy, iyz, izz] in the EE frame),
 rate_hz, physics_dt, integrator, mode, lockstep_wait, noise_tau, noise_dq, quantize,
 command_timeout, publish_clock, seed, initial_q, duration (sim seconds, 0 = run forever),
-wait_subscribers (hold sim time at 0 until that many joint_states subscribers).
+wait_subscribers (hold sim time at 0 until that many joint_states subscribers), and:
+
+- ``hardware_like`` (bool, default false): simulate a robot that looks like hardware
+  (``sysid_ros.simulation.hardware_like``) with the robot file's ``simulation.hardware_like``
+  section: a truth drawn around the facts file (friction, armature, link inertias, torque-sensor
+  offsets), MuJoCo's dry friction, and joint_states published as its ``profile`` says
+  (rate, stamp jitter, drops, stalls, torque noise, quantisation, velocity exact / noisy /
+  finite_difference / missing = empty velocity array). The profile's ``rate_hz`` and
+  ``physics_dt`` replace the parameters ``rate_hz``/``physics_dt``; ``noise_tau``,
+  ``noise_dq`` and ``quantize`` are not used. ``/clock`` and ``imu`` keep every period (only
+  joint_states are dropped). The controller's commands act as before (zero-order hold).
+- ``hardware_seed`` (int ≥ 0, default 0): seed of the truth draw and of the publication
+  model's randomness (drops, stamps, noise); the same seed gives the same robot.
 """
 from __future__ import annotations
 
@@ -47,7 +59,8 @@ from sysid_ros.nodes._common import (
 )
 from sysid_ros.nodes.messages import inertia_from_theta
 from sysid_ros.simulation import (
-    Payload, SimConfig, SimConfigError, SimulationError, Simulator, dumbbell_for,
+    HardwareProfile, HardwareSensor, Payload, SimConfig, SimConfigError, SimulationError,
+    Simulator, dumbbell_for, hardware_simulator, hardware_truth_settings, random_hardware_truth,
 )
 
 __all__ = ["SimNode", "main", "payload_from_params"]
@@ -80,7 +93,7 @@ class SimNode(Node):
             "rate_hz": 1000.0, "physics_dt": 2.5e-4, "integrator": "Euler",
             "mode": "realtime", "lockstep_wait": 0.05, "noise_tau": 0.1, "noise_dq": 0.0,
             "quantize": True, "command_timeout": 0.1, "publish_clock": True, "seed": 0,
-            "duration": 0.0, "wait_subscribers": 0,
+            "duration": 0.0, "wait_subscribers": 0, "hardware_like": False, "hardware_seed": 0,
         }
         for name, default in p.items():
             self.declare_parameter(name, default)
@@ -95,12 +108,14 @@ class SimNode(Node):
                 return []
 
         self.robot = load_robot(g("robot"), g("robot_config") or None)
-        rate = float(g("rate_hz"))
-        dt = float(g("physics_dt"))
+        self.hardware_like = bool(g("hardware_like"))
+        self.profile = HardwareProfile.from_robot(self.robot) if self.hardware_like else None
+        rate = self.profile.rate_hz if self.profile else float(g("rate_hz"))
+        dt = self.profile.physics_dt if self.profile else float(g("physics_dt"))
         if not 0.0 < rate <= 10000.0:
             raise SimConfigError(f"rate_hz must be in (0, 10000], got {rate}")
         steps = 1.0 / (rate * dt)
-        if abs(steps - round(steps)) > 1e-6 or round(steps) < 1:
+        if self.profile is None and (abs(steps - round(steps)) > 1e-6 or round(steps) < 1):
             raise SimConfigError(f"1/rate_hz = {1 / rate} s must be a whole number of "
                                  f"physics_dt = {dt} s steps")
         self.steps_per_pub = int(round(steps))
@@ -113,10 +128,22 @@ class SimNode(Node):
         self.duration = float(g("duration"))
         payload = payload_from_params(self.robot, float(g("payload_mass")), arr("payload_com"),
                                       arr("payload_inertia"))
-        cfg = SimConfig(physics_dt=dt, integrator=str(g("integrator")),
-                        noise_tau=float(g("noise_tau")), noise_dq=float(g("noise_dq")),
-                        quantize=bool(g("quantize")))
-        self.sim = Simulator(self.robot, payload, cfg, seed=int(g("seed")))
+        self._sensor: HardwareSensor | None = None
+        if self.profile is not None:
+            hw_seed = int(g("hardware_seed"))
+            if hw_seed < 0:
+                raise SimConfigError(f"hardware_seed must be >= 0, got {hw_seed}")
+            truth = random_hardware_truth(self.robot, np.random.default_rng([hw_seed, 0]),
+                                          **hardware_truth_settings(self.robot), payload=payload)
+            self.sim = hardware_simulator(self.robot, payload, self.profile, truth,
+                                          seed=int(g("seed")), integrator=str(g("integrator")))
+            self._sensor = HardwareSensor(self.robot, self.profile, truth,
+                                          np.random.default_rng([hw_seed, 1]))
+        else:
+            cfg = SimConfig(physics_dt=dt, integrator=str(g("integrator")),
+                            noise_tau=float(g("noise_tau")), noise_dq=float(g("noise_dq")),
+                            quantize=bool(g("quantize")))
+            self.sim = Simulator(self.robot, payload, cfg, seed=int(g("seed")))
         q0 = arr("initial_q")
         self.q0 = np.asarray(q0, float) if q0 else self.sim.home.copy()
         self.sim.reset(self.q0)
@@ -155,6 +182,11 @@ class SimNode(Node):
         self.get_logger().info(
             f"simulating {self.robot.name} ({'payload %.3f kg' % payload.mass if payload else 'no payload'}"
             f"), {self.mode}, joint_states at {rate:g} Hz, physics dt {dt:g} s")
+        if self.sim.truth is not None and self.profile is not None:
+            fc, fv, ia, beta = np.round(self.sim.truth.friction.T, 3)
+            self.get_logger().info(
+                f"hardware-like: {self.profile}; truth Fc {fc.tolist()}, Fv {fv.tolist()}, "
+                f"Ia {ia.tolist()}, sensor offsets {beta.tolist()}")
         self._thread = threading.Thread(target=self._run, name="sim", daemon=True)
         self._thread.start()
 
@@ -190,6 +222,13 @@ class SimNode(Node):
             fresh = self._cmd is not None and self.sim.time - self._cmd_time <= self.command_timeout
             return self._cmd if fresh else None
 
+    def _steps_to_next(self, k: int) -> int:
+        """Physics steps from the k-th publication instant to the next (the profile's sample
+        instants are the steps nearest k/rate_hz)."""
+        if self.profile is None:
+            return self.steps_per_pub
+        return int(self.profile.sample_step(k + 1) - self.profile.sample_step(k))
+
     def _publish(self) -> None:
         m = self.sim.measure()
         sec, nsec = ns_to_stamp_fields(int(round(m.t * 1e9)))
@@ -198,9 +237,20 @@ class SimNode(Node):
             clock.clock.sec, clock.clock.nanosec = sec, nsec
             self._clock_pub.publish(clock)
         js = self._js
-        js.header.stamp.sec, js.header.stamp.nanosec = sec, nsec
-        js.position, js.velocity, js.effort = m.q.tolist(), m.dq.tolist(), m.tau_measured.tolist()
-        self._js_pub.publish(js)
+        if self._sensor is None:
+            js.header.stamp.sec, js.header.stamp.nanosec = sec, nsec
+            js.position, js.velocity = m.q.tolist(), m.dq.tolist()
+            js.effort = m.tau_measured.tolist()
+            self._js_pub.publish(js)
+        else:
+            # the same publication model as recorded data: drops, stalls, late stamps, noise
+            out = self._sensor.read(m.t, self.sim.q, self.sim.dq, self.sim.tau_applied)
+            if out.index.size:
+                js.header.stamp.sec, js.header.stamp.nanosec = ns_to_stamp_fields(
+                    int(round(out.t[0] * 1e9)))
+                js.position, js.effort = out.q[0].tolist(), out.tau_meas[0].tolist()
+                js.velocity = [] if out.dq is None else out.dq[0].tolist()
+                self._js_pub.publish(js)
         if self._imu_pub is not None and m.imu is not None:
             imu = Imu()
             imu.header.stamp.sec, imu.header.stamp.nanosec = sec, nsec
@@ -239,7 +289,7 @@ class SimNode(Node):
                     self._wait_for_command()
                 cmd = self._command()
                 with self._lock:
-                    self.sim.step(cmd, self.steps_per_pub)
+                    self.sim.step(cmd, self._steps_to_next(k))
                 # only a reply to this publication may release the next lock-step wait
                 self._cmd_event.clear()
                 self._publish()
