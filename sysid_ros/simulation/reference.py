@@ -1,8 +1,9 @@
 """Exciting joint references for simulated data (no ROS import): random sums of sines.
 
 ``q_d(t) = q_start + e(t) · Σ_h a_h (sin(ω_h t + φ_h) − sin φ_h)`` per joint, with a smooth
-ramp-in envelope e (C¹ smoothstep from 0 to 1 over ``ramp`` seconds) so the reference starts at
-``q_start`` at rest, as a real identification run starts from a standing robot. Amplitudes are
+ramp-in envelope e (C² smootherstep 10x³ − 15x⁴ + 6x⁵, x = t/ramp, from 0 to 1 over ``ramp``
+seconds) so the reference starts at ``q_start`` at rest, as a real identification run starts
+from a standing robot, and its acceleration stays continuous. Amplitudes are
 scaled per joint so that the peak speed stays below ``speed``·dq_max (a bound that counts the
 ramp's contribution) and the motion stays inside the joint limits with a margin.
 """
@@ -40,8 +41,8 @@ class SumOfSines:
         s = np.sum(self.amp * (np.sin(arg) - np.sin(self.phase)), axis=-2)
         ds = np.sum(self.amp * self.omega * np.cos(arg), axis=-2)
         x = np.clip(t / self.ramp, 0.0, 1.0)[..., None]
-        env = x * x * (3.0 - 2.0 * x)
-        denv = 6.0 * x * (1.0 - x) / self.ramp
+        env = x**3 * (10.0 - 15.0 * x + 6.0 * x * x)
+        denv = 30.0 * (x * (1.0 - x)) ** 2 / self.ramp
         return self.start + env * s, denv * s + env * ds
 
 
@@ -75,8 +76,8 @@ def exciting_reference(robot: Robot, rng: np.random.Generator, start: np.ndarray
     omega = rng.uniform(*omega_range, (n_harmonics, nj))
     phase = rng.uniform(0.0, 2.0 * np.pi, (n_harmonics, nj))
     amp = rng.uniform(0.5, 1.0, (n_harmonics, nj))
-    # |s| ≤ 2Σa and |ṡ| ≤ Σaω, so |q̇_d| ≤ max(e')·2Σa + Σaω with max(e') = 1.5/ramp
-    v_bound = 3.0 * np.sum(amp, axis=0) / ramp + np.sum(amp * omega, axis=0)
+    # |s| ≤ 2Σa and |ṡ| ≤ Σaω, so |q̇_d| ≤ max(e')·2Σa + Σaω with max(e') = 1.875/ramp
+    v_bound = 3.75 * np.sum(amp, axis=0) / ramp + np.sum(amp * omega, axis=0)
     room = np.minimum(0.3 * (hi - lo), 0.9 * np.minimum(start - lo, hi - start))
     scale = np.minimum(speed * robot.limits.dq_max / v_bound, room / (2.0 * np.sum(amp, axis=0)))
     return SumOfSines(start, amp * scale, omega, phase, float(ramp))
