@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -63,7 +63,8 @@ def _number(value: object, name: str, lo: float, hi: float, *, lo_open: bool = F
         x = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         raise SimConfigError(f"HardwareProfile.{name} must be a number, got {value!r}") from None
-    ok = (math.isfinite(x) and (x > lo if lo_open else x >= lo) and (x < hi if hi_open else x <= hi))
+    ok = (math.isfinite(x) and (x > lo if lo_open else x >= lo)
+          and (x < hi if hi_open else x <= hi))
     if not ok:
         rng = f"{'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
         raise SimConfigError(f"HardwareProfile.{name} must be in {rng}, got {value!r}")
@@ -105,6 +106,8 @@ class HardwareProfile:
             ``simulation.encoder_resolution_deg``.
         physics_dt: physics step (s); default: the largest control_dt/n (n whole) that is
             ≤ min(1 ms, period/2). True sample instants are the physics steps nearest k/rate_hz.
+            The default is resolved at construction: ``dataclasses.replace(p, rate_hz=…)``
+            keeps it unless ``physics_dt=None`` is passed too.
         control_dt: period of the robot's internal controller (s); a whole number of physics
             steps (the robot's 1 kHz loop runs whatever the publication rate).
     """
@@ -171,7 +174,8 @@ class HardwareProfile:
 
     def sample_step(self, k: int | np.ndarray) -> np.ndarray:
         """Physics step index of the k-th sample instant (the step nearest k/rate_hz)."""
-        return np.rint(np.asarray(k, dtype=float) * (self.period / self.physics_dt)).astype(np.int64)
+        steps = np.asarray(k, dtype=float) * (self.period / self.physics_dt)
+        return np.rint(steps).astype(np.int64)
 
     def in_gap(self, t: np.ndarray) -> np.ndarray:
         """True where a sample instant t (s) falls into a stall."""

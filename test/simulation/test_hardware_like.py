@@ -97,7 +97,8 @@ def test_random_truth_stays_in_its_ranges(gen3):
                                   link_rel=0.2, payload=payload)
         fc, fv, ia, beta = t.friction.T
         assert np.all((fc >= 0) & (fc <= fc_max))
-        assert np.all(np.abs(fv / nom[:, 1] - 1) <= 0.5) and np.all(np.abs(ia / nom[:, 2] - 1) <= 0.5)
+        assert np.all(np.abs(fv / nom[:, 1] - 1) <= 0.5)
+        assert np.all(np.abs(ia / nom[:, 2] - 1) <= 0.5)
         assert np.all(np.abs(beta) <= 1.0)
         bodies = t.theta_r.reshape(-1, 10)
         nominal = HardwareTruth.nominal(gen3).theta_r.reshape(-1, 10)
