@@ -27,10 +27,10 @@ then clipped to ``robot.limits.tau_max`` (the ``clipped`` flag reports it). Gain
 config's ``simulation.hold_kp`` / ``hold_kd``.
 
 Sensors (:meth:`Simulator.measure`): the torque sensor reports the applied motor torque of the
-last physics step (after clipping) (+ β with a truth) + uniform noise in ±noise_tau; positions are quantised to the
-encoder resolution (round to nearest count); velocities are MuJoCo's (+ optional uniform noise
-±noise_dq); the floating base has an IMU (orientation, body-frame angular velocity, specific
-force — +g upward at rest, like a real accelerometer).
+last physics step (after clipping) (+ β with a truth) + uniform noise in ±noise_tau; positions
+are quantised to the encoder resolution (round to nearest count); velocities are MuJoCo's
+(+ optional uniform noise ±noise_dq); the floating base has an IMU (orientation, body-frame
+angular velocity, specific force — +g upward at rest, like a real accelerometer).
 
 Configurations/velocities in :meth:`Simulator.state` follow Pinocchio's convention
 (free-flyer q = [x, y, z, qx, qy, qz, qw], v = [base-frame linear, base-frame angular]), so
