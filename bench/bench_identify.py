@@ -56,7 +56,7 @@ def main(argv=None) -> int:
     ap.add_argument("--json")
     a = ap.parse_args(argv)
     robot = load_robot("gen3")
-    cfg = load_identification_config(robot, torque_noise_abs=0.0, torque_noise_rel=0.025,
+    cfg = load_identification_config(robot, friction="config", torque_noise_abs=0.0, torque_noise_rel=0.025,
                                      robot_uncertainty_rel=0.05)
     prior_w = cfg.prior_upper - cfg.prior_lower
     methods = ("lp", "lp-cuts", "lp-lmi", "sensitivity")

@@ -236,7 +236,7 @@ def simulate_episode(robot: Robot, payload_kg: float, method: str,
                                                **config.planner_overrides})
         planner = ExcitingPlanner(robot, pcfg, controller_model(robot))
         uses_estimate = ctl.nominal == "estimate"
-        ident = OnlineIdentifier(robot, load_identification_config(robot),
+        ident = OnlineIdentifier(robot, load_identification_config(robot, friction="config"),
                                  point_estimate=uses_estimate and config.point_estimate == "every")
     t_p = planner.config.t_p if planner else 0.0
 

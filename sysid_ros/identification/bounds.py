@@ -1,8 +1,8 @@
 """The feasible set Θ of θ_e and the boxes around it (DESIGN §4).
 
-Θ = {θ_e ∈ B₀ : U^c − r ≤ Y·θ_e ≤ U^c + r} contains the true θ_e whenever every row's radius
-bound holds (see :mod:`windows`). Its tightest enclosing box is 2×10 LPs (min/max of each
-coordinate), solved with HiGHS on one model whose objective alone changes, so each solve warm
+Θ = {x = [θ_e | φ] ∈ B₀ × Φ : c − r ≤ A·x ≤ c + r} contains the true θ_e (and friction
+unknowns φ) whenever every row's radius bound holds (see :mod:`problem`). Its tightest box in
+θ_e is 2×10 LPs (min/max of each θ_e coordinate over all unknowns), solved with HiGHS on one model whose objective alone changes, so each solve warm
 starts from the previous basis. With ``lmi=True`` the pseudo-inertia constraint J(θ_e) ⪰ 0
 (true for every rigid body, S3-31) is added and the 20 problems are SDPs (cvxpy + Clarabel).
 
@@ -88,16 +88,19 @@ def psd_cuts_at(theta: np.ndarray, tol: float = 1e-9) -> np.ndarray:
     return a / np.linalg.norm(a, axis=1, keepdims=True)
 
 
-def _lp_box(Y, lo, hi, x_lo, x_hi, pad, cuts=None, cut_rounds=0, max_cuts=200):
+def _lp_box(Y, lo, hi, x_lo, x_hi, pad, n_box, cuts=None, cut_rounds=0, max_cuts=200):
+    """Box of the first ``n_box`` coordinates (θ_e) over the polytope in all columns; cuts act
+    on θ_e = x[:10] and are padded with zeros for the other unknowns."""
     h = _highs(Y, lo, hi, x_lo, x_hi)
     n = Y.shape[1]
-    pool = [] if cuts is None else list(np.asarray(cuts, float).reshape(-1, n))
+    pool = [] if cuts is None else list(np.asarray(cuts, float).reshape(-1, 10))
     idx = np.arange(n, dtype=np.int32)
+    idx10 = np.arange(10, dtype=np.int32)
     for a in pool:
-        h.addRow(0.0, highspy.kHighsInf, n, idx, a)
-    out = np.empty((2, n))
+        h.addRow(0.0, highspy.kHighsInf, 10, idx10, a)
+    out = np.empty((2, n_box))
     added = 0
-    for i in range(n):
+    for i in range(n_box):
         for side, sense in ((0, highspy.ObjSense.kMinimize), (1, highspy.ObjSense.kMaximize)):
             cost = np.zeros(n)
             cost[i] = 1.0
@@ -111,9 +114,9 @@ def _lp_box(Y, lo, hi, x_lo, x_hi, pad, cuts=None, cut_rounds=0, max_cuts=200):
                 if status != highspy.HighsModelStatus.kOptimal:
                     break
                 x = np.asarray(h.getSolution().col_value)
-                new = psd_cuts_at(x) if rnd < cut_rounds and added < max_cuts else ()
+                new = psd_cuts_at(x[:10]) if rnd < cut_rounds and added < max_cuts else ()
                 for a in new:
-                    h.addRow(0.0, highspy.kHighsInf, n, idx, a)
+                    h.addRow(0.0, highspy.kHighsInf, 10, idx10, a)
                     pool.append(a)
                 added += len(new)
                 if not len(new):
@@ -124,23 +127,23 @@ def _lp_box(Y, lo, hi, x_lo, x_hi, pad, cuts=None, cut_rounds=0, max_cuts=200):
                 continue
             # Any LP optimum of a relaxation bounds the coordinate, converged or not.
             out[side, i] = x[i]
-    box = (np.maximum(out[0] - pad, x_lo), np.minimum(out[1] + pad, x_hi))
+    box = (np.maximum(out[0] - pad, x_lo[:n_box]), np.minimum(out[1] + pad, x_hi[:n_box]))
     # The newest cuts are the ones near the current box: keep those (FIFO) for the next call.
-    return box, np.array(pool[-max_cuts:]).reshape(-1, n)
+    return box, np.array(pool[-max_cuts:]).reshape(-1, 10)
 
 
-def _lmi_box(Y, lo, hi, x_lo, x_hi, pad):
+def _lmi_box(Y, lo, hi, x_lo, x_hi, pad, n_box):
     import cvxpy as cp
 
     n = Y.shape[1]
-    theta = cp.Variable(n)
+    x = cp.Variable(n)
     c = cp.Parameter(n)
-    basis = pseudo_inertia(np.eye(n))            # J is linear in θ: J(θ) = Σ θ_k J(e_k)
-    J = sum(theta[k] * basis[k] for k in range(n))
-    cons = [Y @ theta >= lo, Y @ theta <= hi, theta >= x_lo, theta <= x_hi, J >> 0]
-    prob = cp.Problem(cp.Minimize(c @ theta), cons)
-    out = np.empty((2, n))
-    for i in range(n):
+    basis = pseudo_inertia(np.eye(10))           # J is linear in θ: J(θ) = Σ θ_k J(e_k)
+    J = sum(x[k] * basis[k] for k in range(10))
+    cons = [Y @ x >= lo, Y @ x <= hi, x >= x_lo, x <= x_hi, J >> 0]
+    prob = cp.Problem(cp.Minimize(c @ x), cons)
+    out = np.empty((2, n_box))
+    for i in range(n_box):
         for side, sgn in ((0, 1.0), (1, -1.0)):
             vec = np.zeros(n)
             vec[i] = sgn
@@ -155,45 +158,49 @@ def _lmi_box(Y, lo, hi, x_lo, x_hi, pad):
             if prob.status != cp.OPTIMAL:
                 out[side, i] = x_lo[i] if side == 0 else x_hi[i]
                 continue
-            out[side, i] = theta.value[i]
-    return np.maximum(out[0] - pad, x_lo), np.minimum(out[1] + pad, x_hi)
+            out[side, i] = x.value[i]
+    return np.maximum(out[0] - pad, x_lo[:n_box]), np.minimum(out[1] + pad, x_hi[:n_box])
 
 
-def polytope_box(Y: np.ndarray, U: np.ndarray, r: np.ndarray, prior_lower: np.ndarray,
-                 prior_upper: np.ndarray, lmi: bool = False, psd_cuts: bool = False,
+def polytope_box(A: np.ndarray, c: np.ndarray, r: np.ndarray, lower: np.ndarray,
+                 upper: np.ndarray, lmi: bool = False, psd_cuts: bool = False,
                  cuts: np.ndarray | None = None, cut_rounds: int = 8,
-                 max_cuts: int = 200) -> BoxResult:
-    """Tightest box around Θ (and, with ``lmi``, around Θ ∩ {J(θ) ⪰ 0}; with ``psd_cuts``,
-    around Θ ∩ {vᵀJ(θ)v ≥ 0 for the generated cuts} — between the two).
+                 max_cuts: int = 200, n_box: int = 10) -> BoxResult:
+    """Tightest box of the first ``n_box`` coordinates (θ_e) around
+    Θ = {x ∈ [lower, upper] : |A·x − c| ≤ r} (and, with ``lmi``, around Θ ∩ {J(θ_e) ⪰ 0}; with
+    ``psd_cuts``, around Θ ∩ {vᵀJ(θ_e)v ≥ 0 for the generated cuts} — between the two).
 
     Args:
-        Y, U, r: rows (n, 10), (n,), (n,) from :class:`~.windows.MomentumWindows`.
-        prior_lower, prior_upper: B₀ (or the previous sound box, online).
+        A, c, r: rows (n, n_x), (n,), (n,) — θ_e in the first 10 columns, other unknowns (the
+            friction coefficients of :mod:`.problem`) after them.
+        lower, upper: the prior box of x (θ_e part: B₀ or the previous sound box, online).
         cuts: (k, 10) pseudo-inertia cuts to start from (a previous result's ``cuts``).
         cut_rounds: at most this many cut-and-resolve rounds per coordinate bound.
         max_cuts: cap on the cuts added per call and on the returned pool (bounds the LP size;
             fewer cuts only loosen the box, never make it unsound).
     """
-    prior_lower = np.asarray(prior_lower, float)
-    prior_upper = np.asarray(prior_upper, float)
-    if len(U) == 0:
-        return BoxResult(INSUFFICIENT, prior_lower.copy(), prior_upper.copy())
-    Yn, Un, rn, violated = normalise_rows(Y, U, r)
+    lower = np.asarray(lower, float)
+    upper = np.asarray(upper, float)
+    if len(c) == 0:
+        return BoxResult(INSUFFICIENT, lower[:n_box].copy(), upper[:n_box].copy())
+    An, cn, rn, violated = normalise_rows(A, c, r)
     if violated:
         return BoxResult(INCONSISTENT, None, None)
-    width = prior_upper - prior_lower
+    width = upper[:n_box] - lower[:n_box]
     pool = None
     if psd_cuts:
         # pad as for the SDP: cut rows add HiGHS feasibility-tolerance slack on unscaled θ
-        res = _lp_box(Yn, Un - rn, Un + rn, prior_lower, prior_upper, 1e-5 * width,
+        res = _lp_box(An, cn - rn, cn + rn, lower, upper, 1e-5 * width, n_box,
                       cuts, cut_rounds, max_cuts)
     else:
-        res = _lp_box(Yn, Un - rn, Un + rn, prior_lower, prior_upper, 1e-6 * width)
+        res = _lp_box(An, cn - rn, cn + rn, lower, upper, 1e-6 * width, n_box)
     if res is None:
         return BoxResult(INCONSISTENT, None, None)
     box, pool = res
     if lmi:
-        tight = _lmi_box(Yn, Un - rn, Un + rn, box[0], box[1], 1e-5 * width)
+        lo_x, hi_x = lower.copy(), upper.copy()
+        lo_x[:n_box], hi_x[:n_box] = box
+        tight = _lmi_box(An, cn - rn, cn + rn, lo_x, hi_x, 1e-5 * width, n_box)
         if tight is None:
             return BoxResult(INCONSISTENT, None, None)
         box = (np.maximum(tight[0], box[0]), np.minimum(tight[1], box[1]))
@@ -202,7 +209,8 @@ def polytope_box(Y: np.ndarray, U: np.ndarray, r: np.ndarray, prior_lower: np.nd
 
 def chebyshev_center(Y: np.ndarray, U: np.ndarray, r: np.ndarray, lower: np.ndarray,
                      upper: np.ndarray) -> np.ndarray | None:
-    """Centre of the largest ball (in box-width-scaled coordinates) inside Θ ∩ [lower, upper]."""
+    """Centre of the largest ball (in box-width-scaled coordinates) inside Θ ∩ [lower, upper]
+    (all columns of ``Y``; callers take θ_e = the first 10)."""
     Yn, Un, rn, violated = normalise_rows(Y, U, r)
     if violated:
         return None

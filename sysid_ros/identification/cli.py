@@ -1,9 +1,17 @@
 """``sysid-identify``: a rosbag2 JointState recording → sound box on θ_e as JSON.
 
-Exit codes: 0 ok (also ``insufficient_data``, which returns the prior box), 3 inconsistent
-(the data contradict the stated bounds; no box is written), 2 bad input with a one-line reason
-on stderr (missing topic, wrong joints, NaN, non-monotonic stamps, empty bag, corrupt file, bad
-option).
+The first line on stderr summarises the data (samples, joints, span, rate, gaps); the last line
+is the verdict. Exit codes:
+
+- 0 ``ok`` (a box is written; warnings, if any, are in the last line and the JSON);
+- 2 bad input, with a one-line reason (missing topic, wrong joints, NaN, non-monotonic stamps,
+  no velocities, empty bag, corrupt file, bad option or config, unreadable calibration);
+- 3 ``inconsistent``: the data contradict the stated bounds; no box, and the diagnosis (the
+  noise scale the data need, per joint, and the worst time spans) in the last line and JSON;
+- 4 ``insufficient_data``: no momentum window could be formed, with the reason (e.g. "every
+  step is 10.0 ms apart > max_sample_gap 5.0 ms"); the JSON carries the prior box, marked so;
+- 5 ``ok`` with warnings when ``--fail-on-warning`` is given (a box pinned to the prior's face,
+  a least-squares estimate outside the box).
 """
 from __future__ import annotations
 
@@ -16,33 +24,51 @@ from pathlib import Path
 
 import numpy as np
 
-from sysid_ros.identification.config import load_identification_config
+from sysid_ros.identification.config import FRICTION_MODES, load_identification_config
+from sysid_ros.identification.diagnostics import summarize
 from sysid_ros.identification.errors import IdentificationError
 from sysid_ros.identification.identifier import METHODS, identify
 from sysid_ros.model.errors import RobotConfigError, UnknownRobotError
 from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.robots import load_robot
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "EXIT_CODES"]
+
+EXIT_CODES = {"ok": 0, "bad_input": 2, "inconsistent": 3, "insufficient_data": 4,
+              "ok_with_warnings": 5}
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="sysid-identify",
-                                description="Sound interval bounds on the payload's inertial "
-                                            "parameters from a rosbag2 JointState recording.")
+    p = argparse.ArgumentParser(
+        prog="sysid-identify",
+        description="Sound interval bounds on the payload's inertial parameters from a rosbag2 "
+                    "JointState recording.",
+        epilog="exit codes: 0 ok, 2 bad input, 3 inconsistent, 4 insufficient_data, "
+               "5 ok with warnings (--fail-on-warning only)")
     p.add_argument("--robot", default="gen3", help="robot registry name (default gen3)")
     p.add_argument("--bag", required=True, help="rosbag2 directory or .mcap/.db3 file")
     p.add_argument("--out", required=True, help="result JSON path")
     p.add_argument("--topic", default="/joint_states")
     p.add_argument("--method", choices=METHODS, default="lp")
-    noise = p.add_mutually_exclusive_group()
-    noise.add_argument("--torque-noise-abs", type=float, help="N·m per joint")
-    noise.add_argument("--torque-noise-rel", type=float, help="fraction of |tau|")
+    p.add_argument("--calibration", help="sysid-calibrate result (calib.yaml) to rest on")
+    p.add_argument("--prior", help="prior box B0: a name from the robot file's priors "
+                   "(gen3: 2f85, none) or a YAML file with lower/upper")
+    p.add_argument("--torque-noise-abs", help="N*m: one number or one per joint (comma list)")
+    p.add_argument("--torque-noise-rel", type=float, help="fraction of |tau|")
     p.add_argument("--robot-uncertainty-rel", type=float, help="theta_r box (fraction)")
-    p.add_argument("--window", type=int)
-    p.add_argument("--stride", type=int)
-    p.add_argument("--friction", choices=("config", "none"))
+    p.add_argument("--friction", choices=FRICTION_MODES,
+                   help="friction box: wide (uncalibrated), config (robot file / calibration), "
+                        "none (link-side torques)")
+    p.add_argument("--window-s", type=float, help="momentum window length (s)")
+    p.add_argument("--stride-s", type=float, help="time between window starts (s)")
+    p.add_argument("--window", type=int, help="window in samples (overrides --window-s)")
+    p.add_argument("--stride", type=int, help="stride in samples (with --window)")
+    p.add_argument("--max-sample-gap", type=float,
+                   help="s; samples further apart split the windows (0 = 2.5 x median step)")
+    p.add_argument("--coulomb-band", type=float, help="rad/s of set-valued Coulomb friction")
     p.add_argument("--config", help="robot facts file to use instead of the registry's")
+    p.add_argument("--fail-on-warning", action="store_true",
+                   help="exit 5 when the box is ok but carries warnings")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     return p
 
@@ -72,27 +98,41 @@ def _fail(msg: str) -> int:
     return 2
 
 
+def _listed(x):
+    return None if x is None else np.asarray(x, float).tolist()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from sysid_ros.bagio import BagError, read_joint_states
 
     args = build_parser().parse_args(argv)
     clock = time.perf_counter()
     try:
-        robot = load_robot(args.robot, args.config)
+        robot = load_robot(args.robot, args.config, args.calibration)
         overrides = dict(torque_noise_abs=args.torque_noise_abs,
                          torque_noise_rel=args.torque_noise_rel,
                          robot_uncertainty_rel=args.robot_uncertainty_rel, window=args.window,
-                         stride=args.stride, friction=args.friction)
-        # One noise flag replaces the whole noise model, not just its own half.
-        if args.torque_noise_abs is not None:
+                         stride=args.stride, friction=args.friction, window_s=args.window_s,
+                         stride_s=args.stride_s, max_sample_gap=args.max_sample_gap,
+                         coulomb_band=args.coulomb_band, prior=args.prior)
+        # A noise flag given alone replaces the whole noise model, not just its own half.
+        if args.torque_noise_abs is not None and args.torque_noise_rel is None:
             overrides["torque_noise_rel"] = 0.0
-        if args.torque_noise_rel is not None:
+        if args.torque_noise_rel is not None and args.torque_noise_abs is None:
             overrides["torque_noise_abs"] = 0.0
         config = load_identification_config(robot, **overrides)
         bar = _Progress("reading", not args.no_progress)
         series = read_joint_states(args.bag, args.topic, robot.joint_names, progress=bar)
         bar.close()
+        if series.velocity is None:
+            return _fail(f"{args.bag}: {args.topic} has no joint velocities; the identifier "
+                         "never assumes them zero — estimate them first (sysid-calibrate "
+                         "--state-estimate writes a bag with estimated velocities)")
         t_read = time.perf_counter() - clock
+        if series.t.size >= 2 and np.all(np.diff(series.t) > 0):
+            plan = config.sampling_plan(float(np.median(np.diff(series.t))))
+            print("sysid-identify: data: "
+                  + summarize(series.t, robot.joint_names, plan).describe(), file=sys.stderr)
         bar = _Progress("identifying", not args.no_progress)
         result = identify(robot, config, series.t, series.position, series.velocity,
                           series.effort, args.method, progress=bar)
@@ -102,19 +142,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (IdentificationError, UnknownRobotError, RobotConfigError) as err:
         return _fail(str(err))
     seconds = {"read": t_read, **result.seconds, "total": time.perf_counter() - clock}
-
-    def listed(x):
-        return None if x is None else np.asarray(x, float).tolist()
-
+    t0 = float(series.t[0])
     doc = {
         "robot": robot.name,
         "body": robot.ee_joint,
         "method": result.method,
         "parameter_names": list(PARAM_NAMES),
-        "lower": listed(result.lower),
-        "nominal": listed(result.nominal),
-        "upper": listed(result.upper),
         "status": result.status,
+        "lower": _listed(result.lower),
+        "nominal": _listed(result.nominal),
+        "upper": _listed(result.upper),
+        "box_is_prior": result.status == "insufficient_data",
+        "reason": result.reason,
+        "warnings": result.warnings,
+        "prior": config.prior_name,
+        "data": None if result.summary is None else result.summary.as_dict(),
+        "consistency": None if result.consistency is None else
+        result.consistency.as_dict(robot.joint_names, t0),
         "samples_used": result.samples_used,
         "windows_used": result.windows_used,
         "assumptions": config.assumptions(),
@@ -122,16 +166,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         "seconds": seconds,
         "bag": str(args.bag),
         "topic": args.topic,
+        "calibration": args.calibration,
     }
     try:
         Path(args.out).write_text(json.dumps(doc, indent=2) + "\n")
     except OSError as err:
         return _fail(f"cannot write {args.out}: {err}")
+    return _verdict(result, args.fail_on_warning)
+
+
+def _verdict(result, fail_on_warning: bool) -> int:
+    """Print the last line and return the exit code."""
     if result.status == "inconsistent":
-        print("sysid-identify: data inconsistent with the stated noise/model bounds "
-              "(see assumptions in the result)", file=sys.stderr)
-        return 3
-    return 0
+        print(f"sysid-identify: inconsistent: {result.reason}", file=sys.stderr)
+        return EXIT_CODES["inconsistent"]
+    if result.status == "insufficient_data":
+        print(f"sysid-identify: insufficient_data: {result.reason}", file=sys.stderr)
+        return EXIT_CODES["insufficient_data"]
+    lo, hi = result.lower, result.upper
+    head = f"ok: m in [{lo[0]:.3f}, {hi[0]:.3f}] kg"
+    if result.consistency is not None and np.isfinite(result.consistency.noise_scale):
+        head += f", consistency margin {result.consistency.margin:.2f}"
+    if result.warnings:
+        print(f"sysid-identify: {head}, WARNINGS ({len(result.warnings)}): "
+              + " | ".join(result.warnings), file=sys.stderr)
+        return EXIT_CODES["ok_with_warnings"] if fail_on_warning else EXIT_CODES["ok"]
+    print(f"sysid-identify: {head}", file=sys.stderr)
+    return EXIT_CODES["ok"]
 
 
 if __name__ == "__main__":

@@ -1,26 +1,45 @@
-"""Noise and uncertainty model of the identifier: what "the bounds hold" assumes.
+"""Noise, uncertainty and sampling model of the identifier: what "the bounds hold" assumes.
 
-Read from the ``identification:`` section of the robot facts file (``config/<robot>.yaml``),
-then overridden by CLI flags / node parameters. Keys (all optional except ``prior``):
+Read from the ``identification:`` section of the robot facts file (``config/<robot>.yaml``,
+with a calibration overlay when one is loaded), then overridden by CLI flags / node parameters.
+Keys (all optional except the prior):
 
 - ``torque_noise_abs`` (N·m, scalar or one per joint) and ``torque_noise_rel`` (fraction of the
-  true |τ|): the measured torque τ̂ satisfies |τ̂ − τ| ≤ a + r·|τ| at every sample. Because only
+  true |τ|): the measured torque τ̂ satisfies |τ̂ − τ| ≤ a_j + r·|τ| at every sample. Because only
   τ̂ is known, the bound is turned into one on measured quantities: |τ| ≤ |τ̂| + |τ̂ − τ| gives
-  |τ̂ − τ| ≤ (a + r·|τ̂|)/(1 − r), which is what the per-row radius uses (requires r < 1).
+  |τ̂ − τ| ≤ (a_j + r·|τ̂|)/(1 − r), which is what the per-row radius uses (requires r < 1).
 - ``robot_uncertainty_rel``: θ_r box, radius = rel·|nominal| per parameter of every non-end-effector
-  body (scalar, or one value per such body in model order). Default: the robot's
-  ``model_uncertainty.links_rel``.
-- friction: nominal and box from the robot's ``friction`` section; ``friction: none`` (CLI
-  ``--friction none``) declares the torques link-side, so no friction/armature term enters.
-- ``window`` h (samples, default 400) and ``stride`` s (default 100): windows [k·s, k·s + h].
-  s must be even and divide h, so every window boundary is an even sample index where the
-  coarse (every-other-sample) trapezoid used for the quadrature check is available.
+  body (scalar, or one value per such body in model order). Default: the robot's link box
+  (``model_uncertainty.links_rel``, or the calibrated link box).
+- ``friction``: which box the per-joint coefficients [Fc, Fv, Ia, β] of
+  τ_f = Fc·σ(q̇) + Fv·q̇ + Ia·q̈ + β lie in:
+  ``config`` — the robot's ``friction`` section (catalogue values and their box, or the
+  calibrated box when a calibration is loaded: the right choice for the built-in simulator,
+  whose physics uses exactly these values, and for a calibrated robot);
+  ``wide`` — ``friction_wide`` (radius = abs + rel·|nominal| around the catalogue values, with
+  Fc, Fv, Ia ≥ 0): for a robot nobody has calibrated, whose friction and torque offsets may be
+  far from the catalogue (the default in the robot files);
+  ``none`` — the torques are link-side: no friction/armature term at all.
+  With ``friction_unknowns`` (default) every coefficient whose box has width is an unknown of
+  the linear program, shared by all windows of its joint (a constant torque offset β, a
+  viscous Fv… are the same in every window), jointly with θ_e; otherwise they enter each row's
+  radius independently (looser; kept for comparison and for the sensitivity method).
+- ``coulomb_band`` (rad/s): below this speed the Coulomb term is anywhere in [−Fc, Fc] (soft,
+  Stribeck-like or stuck dry friction), above it Fc·sign(q̇).
+- ``window_s`` / ``stride_s`` (s, default 0.1 / 0.025): windows [k·s, k·s + h], turned into
+  sample counts from the stream's median step (the stride an even number ≥ 2 of samples, the
+  window a multiple of it), so the defaults work from 100 Hz to 4 kHz. ``window`` / ``stride``
+  (samples) fix the counts instead (0 = from seconds).
+- ``max_sample_gap`` (s; 0 = ``gap_factor`` × the median step, default factor 2.5): consecutive
+  samples further apart split the integration — no window spans the gap — because one trapezoid
+  across many missing samples (a stalled driver) is bounded by nothing the identifier states.
+  2.5 carries a window across one dropped sample and splits it at two.
 - ``quadrature_safety``: factor on the trapezoid-vs-Simpson difference added to every row
   radius (0 switches the allowance off; the trapezoid rule is then trusted).
-- ``max_sample_gap`` (s, default 0.005): consecutive samples further apart than this split the
-  integration — no window spans the gap — because one trapezoid across missing samples (a
-  dropped best-effort message, a stalled driver) is bounded by nothing the identifier states.
-- ``prior``: ``lower`` / ``upper`` (10 values each, Pinocchio order) — the prior box B₀ of θ_e.
+- ``prior`` (the name of an entry of ``priors:``, or a mapping ``lower``/``upper``): the prior box
+  B₀ of θ_e. ``priors: {name: {lower, upper, description}}`` lists one box per tool (the Gen3's
+  ``2f85`` assumes the Robotiq gripper, so m ≥ 1.0 kg; ``none`` a bare flange); the result
+  names the prior used.
 - ``cut_rounds`` / ``max_cuts`` (method ``lp-cuts``): cut-and-resolve rounds per coordinate
   bound and the cap on pseudo-inertia cuts kept (see :mod:`bounds`); they trade CPU for width,
   never soundness.
@@ -30,45 +49,106 @@ then overridden by CLI flags / node parameters. Keys (all optional except ``prio
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 
 from sysid_ros.identification.errors import IdentificationConfigError
-from sysid_ros.model.robots import Robot
+from sysid_ros.model.robots import FRICTION_NAMES, Robot
 
-__all__ = ["IdentificationConfig", "load_identification_config", "payload_prior_box",
-           "FRICTION_MODES"]
+__all__ = ["IdentificationConfig", "SamplingPlan", "load_identification_config",
+           "payload_prior_box", "FRICTION_MODES", "load_prior"]
 
-FRICTION_MODES = ("config", "none")
+FRICTION_MODES = ("config", "wide", "none")
+
+
+@dataclass(frozen=True)
+class SamplingPlan:
+    """Windows of one stream in samples, from its median step ``dt`` (s)."""
+
+    dt: float
+    window: int
+    stride: int
+    max_sample_gap: float
+
+    def describe(self) -> str:
+        return (f"window {self.window} samples ({self.window * self.dt * 1e3:.0f} ms), stride "
+                f"{self.stride} ({self.stride * self.dt * 1e3:.1f} ms), max_sample_gap "
+                f"{self.max_sample_gap * 1e3:.1f} ms")
 
 
 @dataclass(frozen=True)
 class IdentificationConfig:
-    """Every bound the identifier relies on (see module docstring). Arrays are per joint."""
+    """Every bound the identifier relies on (see module docstring). Arrays are per joint;
+    friction arrays are (nj, 4) in [Fc, Fv, Ia, β] order."""
 
     torque_noise_abs: np.ndarray
     torque_noise_rel: float
-    robot_uncertainty_rel: np.ndarray          # one per non-EE body
-    friction: str                              # "config" | "none"
-    friction_nominal: np.ndarray               # (nj, 4) [Fc, Fv, Ia, β]
-    friction_radius: np.ndarray                # (nj, 4)
+    theta_r_nominal: np.ndarray                # (10·(n_bodies − 1),) other bodies, model order
+    robot_uncertainty_rel: np.ndarray          # one per non-EE body (the box when not calibrated)
+    friction: str                              # "config" | "wide" | "none"
+    friction_lower: np.ndarray                 # (nj, 4)
+    friction_upper: np.ndarray                 # (nj, 4)
     prior_lower: np.ndarray
     prior_upper: np.ndarray
-    window: int = 400
-    stride: int = 100
+    prior_name: str = "custom"
+    theta_r_lower: np.ndarray | None = None    # explicit (calibrated) θ_r box; else rel box
+    theta_r_upper: np.ndarray | None = None
+    friction_unknowns: bool = True
+    coulomb_band: float = 0.02
+    window_s: float = 0.1
+    stride_s: float = 0.025
+    window: int = 0
+    stride: int = 0
+    max_sample_gap: float = 0.0
+    gap_factor: float = 2.5
     quadrature_safety: float = 5.0
-    max_sample_gap: float = 0.005
     online_max_rows: int = 1400
     cut_rounds: int = 8
     max_cuts: int = 200
+    sources: tuple[str, ...] = ()              # where the values came from (robot file, calibration)
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         _check(self)
 
+    @property
+    def friction_nominal(self) -> np.ndarray:
+        """Centre of the friction box (nj, 4)."""
+        return 0.5 * (self.friction_lower + self.friction_upper)
+
+    @property
+    def friction_radius(self) -> np.ndarray:
+        return 0.5 * (self.friction_upper - self.friction_lower)
+
+    @property
+    def theta_r_box(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lower, upper) of the other bodies' parameters."""
+        if self.theta_r_lower is not None and self.theta_r_upper is not None:
+            return self.theta_r_lower, self.theta_r_upper
+        rad = np.repeat(self.robot_uncertainty_rel, 10) * np.abs(self.theta_r_nominal)
+        return self.theta_r_nominal - rad, self.theta_r_nominal + rad
+
+    def sampling_plan(self, dt: float) -> SamplingPlan:
+        """Window/stride/gap in samples for a stream whose median step is ``dt`` seconds."""
+        if not (np.isfinite(dt) and dt > 0):
+            raise IdentificationConfigError(f"sampling: median step {dt!r} s is not positive")
+        if self.window > 0:
+            window, stride = self.window, self.stride
+        else:
+            stride = max(2, 2 * int(round(self.stride_s / dt / 2.0)))
+            window = stride * max(2, int(round(self.window_s / (stride * dt))))
+        gap = self.max_sample_gap if self.max_sample_gap > 0 else self.gap_factor * dt
+        return SamplingPlan(float(dt), int(window), int(stride), float(gap))
+
     def with_overrides(self, **kw: Any) -> "IdentificationConfig":
-        """A copy with some fields replaced (scalars broadcast to per-joint arrays)."""
+        """A copy with some fields replaced (scalars broadcast to per-joint arrays).
+
+        ``friction_nominal``/``friction_radius`` set the friction box as centre ± radius;
+        ``robot_uncertainty_rel`` replaces an explicit (calibrated) θ_r box by the relative one.
+        """
         if "torque_noise_abs" in kw:
             kw["torque_noise_abs"] = np.broadcast_to(
                 np.asarray(kw["torque_noise_abs"], float), self.torque_noise_abs.shape).copy()
@@ -76,31 +156,52 @@ class IdentificationConfig:
             kw["robot_uncertainty_rel"] = np.broadcast_to(
                 np.asarray(kw["robot_uncertainty_rel"], float),
                 self.robot_uncertainty_rel.shape).copy()
+            kw.setdefault("theta_r_lower", None)
+            kw.setdefault("theta_r_upper", None)
+        if "friction_nominal" in kw or "friction_radius" in kw:
+            c = np.asarray(kw.pop("friction_nominal", self.friction_nominal), float)
+            r = np.broadcast_to(np.asarray(kw.pop("friction_radius", self.friction_radius),
+                                           float), c.shape)
+            kw["friction_lower"], kw["friction_upper"] = c - r, c + r
         if kw.get("friction") == "none":
-            kw["friction_nominal"] = np.zeros_like(self.friction_nominal)
-            kw["friction_radius"] = np.zeros_like(self.friction_radius)
+            kw["friction_lower"] = np.zeros_like(self.friction_lower)
+            kw["friction_upper"] = np.zeros_like(self.friction_upper)
         return replace(self, **kw)
 
     def assumptions(self) -> dict[str, Any]:
         """Every bound used, JSON-ready (for result files and diagnostics)."""
+        lo, hi = self.theta_r_box
         return {
             "torque_noise_abs_Nm": self.torque_noise_abs.tolist(),
             "torque_noise_rel": self.torque_noise_rel,
-            "torque_noise_model": "|tau_meas - tau| <= abs + rel*|tau| per sample and joint",
-            "robot_uncertainty_rel": self.robot_uncertainty_rel.tolist(),
+            "torque_noise_model": "|tau_meas - tau| <= abs_j + rel*|tau| per sample and joint",
+            "theta_r_box": ("explicit (calibrated) box" if self.theta_r_lower is not None
+                            else f"relative {self.robot_uncertainty_rel.tolist()}"),
+            "theta_r_lower": lo.tolist(),
+            "theta_r_upper": hi.tolist(),
             "friction": self.friction,
-            "friction_nominal_Fc_Fv_Ia_beta": self.friction_nominal.tolist(),
-            "friction_radius_Fc_Fv_Ia_beta": self.friction_radius.tolist(),
+            "friction_law": "tau_f = Fc*sigma(dq) + Fv*dq + Ia*ddq + beta; sigma = sign(dq) "
+                            "for |dq| > coulomb_band, any value in [-1, 1] inside it",
+            "friction_lower_Fc_Fv_Ia_beta": self.friction_lower.tolist(),
+            "friction_upper_Fc_Fv_Ia_beta": self.friction_upper.tolist(),
+            "friction_unknowns": ("LP unknowns shared by all windows" if self.friction_unknowns
+                                  else "per-row radius"),
+            "coulomb_band_rad_s": self.coulomb_band,
+            "prior": self.prior_name,
             "prior_lower": self.prior_lower.tolist(),
             "prior_upper": self.prior_upper.tolist(),
-            "window": self.window,
-            "stride": self.stride,
+            "window_s": self.window_s, "stride_s": self.stride_s,
+            "window_samples": self.window or "from window_s and the median step",
+            "stride_samples": self.stride or "from stride_s and the median step",
+            "max_sample_gap_s": self.max_sample_gap or f"{self.gap_factor} x median step",
             "quadrature_safety": self.quadrature_safety,
-            "max_sample_gap_s": self.max_sample_gap,
-            "sampling": "windows only over runs of samples at most max_sample_gap apart",
+            "sampling": "windows only over runs of samples at most max_sample_gap apart; "
+                        "trapezoid error within quadrature_safety x |Simpson - trapezoid|",
             "positions_velocities": "exact (no noise on q, dq)",
-            "velocity_sign": "dq changes sign at most once between consecutive samples",
+            "velocity_sign": "dq stays on one side of the Coulomb band between two samples "
+                             "that are both outside it on that side",
             "rigid_grasp": "payload rigidly attached and unchanged during the data",
+            "sources": list(self.sources),
         }
 
 
@@ -109,6 +210,7 @@ def _fail(key: str, why: str) -> IdentificationConfigError:
 
 
 def _check(c: IdentificationConfig) -> None:
+    nj = c.torque_noise_abs.shape[0]
     if np.any(~np.isfinite(c.torque_noise_abs)) or np.any(c.torque_noise_abs < 0):
         raise _fail("torque_noise_abs", "must be finite and >= 0")
     if not 0.0 <= c.torque_noise_rel < 1.0:
@@ -119,13 +221,33 @@ def _check(c: IdentificationConfig) -> None:
         raise _fail("robot_uncertainty_rel", "must be finite and >= 0")
     if c.friction not in FRICTION_MODES:
         raise _fail("friction", f"{c.friction!r} is not one of {FRICTION_MODES}")
-    if c.window < 4 or c.stride < 2 or c.stride % 2 or c.window % c.stride:
-        raise _fail("window", f"window={c.window}, stride={c.stride}: stride must be even, "
-                    "at least 2, and divide window")
+    for name, a in (("friction_lower", c.friction_lower), ("friction_upper", c.friction_upper)):
+        if a.shape != (nj, 4) or not np.all(np.isfinite(a)):
+            raise _fail(name, f"expected {nj}x4 finite values [Fc, Fv, Ia, beta]")
+    if np.any(c.friction_lower > c.friction_upper):
+        raise _fail("friction", "a friction box has lower > upper")
+    if np.any(c.friction_lower[:, 0] < 0):
+        raise _fail("friction", "Coulomb friction Fc cannot be negative (its box starts < 0)")
+    if c.theta_r_lower is not None:
+        if c.theta_r_upper is None or c.theta_r_lower.shape != c.theta_r_nominal.shape \
+                or c.theta_r_upper.shape != c.theta_r_nominal.shape \
+                or np.any(c.theta_r_lower > c.theta_r_upper):
+            raise _fail("theta_r", "explicit theta_r box malformed (shape or lower > upper)")
+    if c.coulomb_band < 0:
+        raise _fail("coulomb_band", "must be >= 0 (rad/s)")
+    if c.window or c.stride:
+        if c.window < 4 or c.stride < 2 or c.stride % 2 or c.window % c.stride:
+            raise _fail("window", f"window={c.window}, stride={c.stride}: stride must be even, "
+                        "at least 2, and divide window")
+    if not (c.window_s > 0 and 0 < c.stride_s <= c.window_s):
+        raise _fail("window_s", f"window_s={c.window_s}, stride_s={c.stride_s}: need "
+                    "0 < stride_s <= window_s")
     if c.quadrature_safety < 0:
         raise _fail("quadrature_safety", "must be >= 0")
-    if not c.max_sample_gap > 0:
-        raise _fail("max_sample_gap", "must be > 0 (seconds)")
+    if c.max_sample_gap < 0:
+        raise _fail("max_sample_gap", "must be >= 0 seconds (0 = gap_factor x median step)")
+    if not c.gap_factor > 1.0:
+        raise _fail("gap_factor", "must be > 1 (a multiple of the median step)")
     if c.cut_rounds < 0 or c.max_cuts < 0:
         raise _fail("cut_rounds", f"cut_rounds={c.cut_rounds}, max_cuts={c.max_cuts}: must be >= 0")
     if c.online_max_rows < 10:
@@ -137,6 +259,9 @@ def _check(c: IdentificationConfig) -> None:
 
 
 def _per_joint(raw: Any, n: int, key: str) -> np.ndarray:
+    if isinstance(raw, str):
+        raw = [float(x) for x in raw.replace(",", " ").split()]
+        raw = raw[0] if len(raw) == 1 else raw
     arr = np.asarray(raw, float)
     if arr.ndim == 0:
         return np.full(n, float(arr))
@@ -145,47 +270,112 @@ def _per_joint(raw: Any, n: int, key: str) -> np.ndarray:
     return arr
 
 
+def _friction_box(robot: Robot, sec: dict[str, Any], mode: str) -> tuple[np.ndarray, np.ndarray]:
+    fr = robot.friction
+    if mode == "none":
+        return np.zeros_like(fr.nominal), np.zeros_like(fr.nominal)
+    if mode == "config":
+        # Coulomb friction is never negative: a catalogue box "0 ± a" means [0, a].
+        lower = fr.lower.copy()
+        lower[:, 0] = np.maximum(lower[:, 0], 0.0)
+        return lower, fr.upper
+    wide = sec.get("friction_wide")
+    if not isinstance(wide, dict):
+        raise _fail("friction_wide", "mode 'wide' needs friction_wide: {rel: {...}, abs: {...}} "
+                    "in the robot's identification section")
+    rel = np.array([float((wide.get("rel") or {}).get(k, 0.0)) for k in FRICTION_NAMES])
+    absr = np.array([float((wide.get("abs") or {}).get(k, 0.0)) for k in FRICTION_NAMES])
+    if np.any(rel < 0) or np.any(absr < 0):
+        raise _fail("friction_wide", "radii must be >= 0")
+    rad = absr + rel * np.abs(fr.nominal)
+    lower, upper = fr.nominal - rad, fr.nominal + rad
+    lower[:, :3] = np.maximum(lower[:, :3], 0.0)          # Fc, Fv, Ia are non-negative
+    return np.minimum(lower, fr.lower), np.maximum(upper, fr.upper)
+
+
+def load_prior(spec: str, priors: dict[str, Any] | None = None) -> tuple[str, np.ndarray, np.ndarray]:
+    """(name, lower, upper) of a prior: the name of an entry of ``priors`` or a YAML file with
+    ``lower``/``upper`` (10 values each, Pinocchio order, end-effector joint frame)."""
+    priors = priors or {}
+    if spec in priors:
+        entry, name = priors[spec], spec
+    else:
+        path = Path(spec)
+        if not path.is_file():
+            raise _fail("prior", f"{spec!r} is neither a prior of this robot "
+                        f"({sorted(priors) or 'none defined'}) nor a file")
+        try:
+            entry = yaml.safe_load(path.read_text())
+        except yaml.YAMLError as exc:
+            raise _fail("prior", f"{path}: not YAML ({exc})") from exc
+        entry = entry.get("prior", entry) if isinstance(entry, dict) else entry
+        name = str(path)
+    if not isinstance(entry, dict) or "lower" not in entry or "upper" not in entry:
+        raise _fail("prior", f"{name}: expected a mapping with 'lower' and 'upper' "
+                    "(10 values each)")
+    return name, np.asarray(entry["lower"], float), np.asarray(entry["upper"], float)
+
+
+_INT_KEYS = ("window", "stride", "online_max_rows", "cut_rounds", "max_cuts")
+_FLOAT_KEYS = ("coulomb_band", "window_s", "stride_s", "max_sample_gap", "gap_factor",
+               "quadrature_safety")
+
+
 def load_identification_config(robot: Robot, **overrides: Any) -> IdentificationConfig:
     """The robot's ``identification:`` section with ``overrides`` (None values ignored).
 
-    Raises IdentificationConfigError naming the key for anything missing or malformed.
+    ``prior`` may be overridden by a prior name or a YAML file path. Raises
+    IdentificationConfigError naming the key for anything missing or malformed.
     """
     sec = robot.config.get("identification")
     if not isinstance(sec, dict):
         raise IdentificationConfigError(
             f"{robot.config_path}: no 'identification:' section (prior box, noise bounds)")
-    prior = sec.get("prior")
-    if not isinstance(prior, dict) or "lower" not in prior or "upper" not in prior:
-        raise _fail("prior", "expected a mapping with 'lower' and 'upper' (10 values each)")
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    priors = sec.get("priors") or {}
+    prior_spec = overrides.pop("prior", None) or sec.get("prior")
+    if isinstance(prior_spec, dict):
+        prior_name, lo, hi = load_prior("inline", {"inline": prior_spec})
+        prior_name = "robot file"
+    elif isinstance(prior_spec, str):
+        prior_name, lo, hi = load_prior(prior_spec, priors)
+    else:
+        raise _fail("prior", "expected the name of an entry of 'priors:' or a mapping with "
+                    "'lower' and 'upper'")
+    mode = str(overrides.pop("friction", None) or sec.get("friction", "config"))
+    if mode not in FRICTION_MODES:
+        raise _fail("friction", f"{mode!r} is not one of {FRICTION_MODES}")
     n_other = robot.n_bodies - 1
     try:
-        cfg = IdentificationConfig(
+        f_lo, f_hi = _friction_box(robot, sec, mode)
+        explicit = robot.theta_r_box
+        kwargs: dict[str, Any] = dict(
             torque_noise_abs=_per_joint(sec.get("torque_noise_abs", 0.0), robot.nj,
                                         "torque_noise_abs"),
             torque_noise_rel=float(sec.get("torque_noise_rel", 0.0)),
+            theta_r_nominal=robot.theta_r(),
             robot_uncertainty_rel=_per_joint(
                 sec.get("robot_uncertainty_rel", robot.links_rel_uncertainty), n_other,
                 "robot_uncertainty_rel"),
-            friction=str(sec.get("friction", "config")),
-            friction_nominal=robot.friction.nominal.copy(),
-            friction_radius=robot.friction.radius.copy(),
-            prior_lower=np.asarray(prior["lower"], float),
-            prior_upper=np.asarray(prior["upper"], float),
-            window=int(sec.get("window", 400)),
-            stride=int(sec.get("stride", 100)),
-            quadrature_safety=float(sec.get("quadrature_safety", 5.0)),
-            max_sample_gap=float(sec.get("max_sample_gap", 0.005)),
-            online_max_rows=int(sec.get("online_max_rows", 1400)),
-            cut_rounds=int(sec.get("cut_rounds", 8)),
-            max_cuts=int(sec.get("max_cuts", 200)),
+            theta_r_lower=None if explicit is None else explicit[0],
+            theta_r_upper=None if explicit is None else explicit[1],
+            friction=mode, friction_lower=f_lo, friction_upper=f_hi,
+            prior_lower=lo, prior_upper=hi, prior_name=prior_name,
+            friction_unknowns=bool(sec.get("friction_unknowns", True)),
+            sources=tuple(robot.sources),
         )
+        if "robot_uncertainty_rel" in sec and explicit is not None:
+            kwargs["theta_r_lower"] = kwargs["theta_r_upper"] = None
+        kwargs.update({k: int(sec[k]) for k in _INT_KEYS if k in sec})
+        kwargs.update({k: float(sec[k]) for k in _FLOAT_KEYS if k in sec})
+        cfg = IdentificationConfig(**kwargs)
     except (TypeError, ValueError) as exc:
         if isinstance(exc, IdentificationConfigError):
             raise
         raise IdentificationConfigError(f"{robot.config_path}: identification: {exc}") from exc
-    overrides = {k: v for k, v in overrides.items() if v is not None}
-    if cfg.friction == "none" and "friction" not in overrides:
-        overrides["friction"] = "none"
+    if "torque_noise_abs" in overrides:
+        overrides["torque_noise_abs"] = _per_joint(overrides["torque_noise_abs"], robot.nj,
+                                                   "torque_noise_abs")
     return cfg.with_overrides(**overrides) if overrides else cfg
 
 

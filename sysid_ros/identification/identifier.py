@@ -8,16 +8,21 @@ Guarantee ("the box contains the true θ_e"), for methods ``lp``, ``lp-cuts`` an
 of these hold (they are repeated in every result's ``assumptions``):
 
 1. every torque sample's error is within the configured bound |τ̂ − τ| ≤ abs + rel·|τ|;
-2. q and q̇ are exact at the sample instants and q̇ changes sign at most once between samples;
-3. the other bodies' θ_r and the friction/armature coefficients lie in their configured boxes,
-   and τ_f = Fc·sign q̇ + Fv·q̇ + Ia·q̈ + β is the friction law (``--friction none``: τ̂ is
-   the link-side torque);
+2. q and q̇ are exact at the sample instants; q̇ stays on one side of the Coulomb band between
+   two samples that are both outside it on that side;
+3. the other bodies' θ_r and the friction/armature/offset coefficients lie in their configured
+   boxes, and τ_f = Fc·σ(q̇) + Fv·q̇ + Ia·q̈ + β is the friction law (σ = sign outside the
+   Coulomb band, anything in [−1, 1] inside; ``--friction none``: τ̂ is the link-side torque);
+   coefficients with a box of non-zero width are LP unknowns shared by all windows;
 4. the trapezoid rule's error on each window is within ``quadrature_safety``·|Simpson − trapezoid|
-   (true for smooth signals sampled fast, e.g. 4 kHz; switch off only with that understanding);
+   (smooth signals sampled fast enough for their bandwidth; windows never span a gap longer
+   than ``max_sample_gap``);
 5. the payload is rigid, rigidly held and unchanged over the data, and the truth is in B₀.
 
 If the data contradict these, Θ is usually empty and the status is ``inconsistent``: no box is
-fabricated. Method ``sensitivity`` (the seed paper's mean-value bound) carries no such guarantee;
+fabricated, and :mod:`diagnostics` says which joints, which time spans and how far off. An
+``ok`` box pinned to one face of the prior, or with the least-squares estimate outside it,
+carries warnings: the assumptions may be failing without Θ becoming empty. Method ``sensitivity`` (the seed paper's mean-value bound) carries no such guarantee;
 it is there for comparison.
 """
 from __future__ import annotations
@@ -25,15 +30,18 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from sysid_ros.identification.bounds import INCONSISTENT, INSUFFICIENT, OK, BoxResult, \
     chebyshev_center, polytope_box
 from sysid_ros.identification.config import IdentificationConfig
-from sysid_ros.identification.errors import IdentificationConfigError
-from sysid_ros.identification.windows import MomentumWindows, WindowRows
+from sysid_ros.identification.diagnostics import Consistency, DataSummary, box_warnings, \
+    consistency, insufficient_reason, pinned_faces, summarize
+from sysid_ros.identification.errors import IdentificationConfigError, SampleError
+from sysid_ros.identification.problem import N_THETA_E, PayloadProblem, PayloadRows
+from sysid_ros.identification.windows import MomentumWindows
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
 
@@ -45,7 +53,8 @@ ONLINE_METHODS = ("lp", "lp-cuts", "lp-lmi")
 
 @dataclass(frozen=True)
 class IdentificationResult:
-    """A box [lower, upper] on θ_e and a point estimate ``nominal`` (each (10,) or None)."""
+    """A box [lower, upper] on θ_e and a point estimate ``nominal`` (each (10,) or None), with
+    the data summary, the consistency diagnosis, warnings and the reason for a non-ok status."""
 
     status: str
     lower: np.ndarray | None
@@ -56,6 +65,10 @@ class IdentificationResult:
     method: str
     seconds: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    reason: str = ""
+    summary: DataSummary | None = None
+    consistency: Consistency | None = None
 
     def contains(self, theta: np.ndarray, tol: float = 0.0) -> bool:
         if self.lower is None or self.upper is None:
@@ -64,61 +77,119 @@ class IdentificationResult:
         return bool(np.all(theta >= self.lower - tol) and np.all(theta <= self.upper + tol))
 
 
-def _point_estimate(rows: WindowRows, lower: np.ndarray, upper: np.ndarray,
-                    theta_ref: np.ndarray, notes: list[str]) -> np.ndarray:
-    """θ_0 by log-Cholesky least squares; the box's Chebyshev centre if θ_0 is outside it."""
+def _project_out_unknowns(rows: PayloadRows) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted rows in θ_e alone with the other unknowns (friction) eliminated by least squares:
+    for fixed θ_e the best φ is linear, so min over (θ_e, φ) of ‖D(A·x − c)‖ equals min over θ_e
+    of ‖(I − P)D(Y·θ_e − c)‖ with P the projector on the friction columns (variable projection)."""
+    d = 1.0 / np.maximum(rows.r, 1e-12)
+    DA, Dc = rows.A * d[:, None], rows.c * d
+    Y, F = DA[:, :N_THETA_E], DA[:, N_THETA_E:]
+    if F.shape[1] == 0:
+        return Y, Dc
+    Q, _ = np.linalg.qr(F)
+    return Y - Q @ (Q.T @ Y), Dc - Q @ (Q.T @ Dc)
+
+
+def _point_estimate(rows: PayloadRows, lower: np.ndarray, upper: np.ndarray,
+                    x_lower: np.ndarray, x_upper: np.ndarray,
+                    theta_ref: np.ndarray) -> tuple[np.ndarray, bool]:
+    """(θ_0, outside): θ_0 by log-Cholesky least squares; the box's Chebyshev centre (and
+    ``outside`` True) if θ_0 is outside the sound box."""
     from sysid_ros.identification.estimate import estimate_theta
 
-    theta0 = estimate_theta(rows.Y, rows.U, rows.r, theta_ref).theta
+    Y, b = _project_out_unknowns(rows)
+    theta0 = estimate_theta(Y, b, np.ones(len(b)), theta_ref).theta
     if np.all(theta0 >= lower) and np.all(theta0 <= upper):
-        return theta0
-    notes.append("least-squares estimate outside the sound box; nominal = Chebyshev centre")
-    centre = chebyshev_center(rows.Y, rows.U, rows.r, lower, upper)
-    return 0.5 * (lower + upper) if centre is None else centre
+        return theta0, False
+    x_lo, x_hi = x_lower.copy(), x_upper.copy()
+    x_lo[:N_THETA_E], x_hi[:N_THETA_E] = lower, upper
+    centre = chebyshev_center(rows.A, rows.c, rows.r, x_lo, x_hi)
+    return (0.5 * (lower + upper) if centre is None else centre[:N_THETA_E]), True
 
 
-def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.ndarray,
-             dq: np.ndarray, tau: np.ndarray, method: str = "lp", *,
-             point_estimate: bool = True, chunk: int = 4000,
-             progress=None) -> IdentificationResult:
-    """Identify θ_e from a whole recording (arrays in ``robot.joint_names`` order)."""
-    if method not in METHODS:
-        raise IdentificationConfigError(f"method {method!r} is not one of {METHODS}")
-    clock = time.perf_counter()
-    win = MomentumWindows(robot, config)
-    parts = []
-    n = len(t)
-    for s in range(0, n, chunk):
-        parts.append(win.extend(t[s:s + chunk], q[s:s + chunk], dq[s:s + chunk],
-                                tau[s:s + chunk]))
-        if progress is not None:
-            progress(min(s + chunk, n), n)
-    rows = WindowRows.concat(parts)
-    t_reg = time.perf_counter() - clock
-    clock = time.perf_counter()
-    notes: list[str] = []
+def _box(method: str, rows: PayloadRows, x_lo: np.ndarray, x_hi: np.ndarray,
+         config: IdentificationConfig, robot: Robot, cuts: np.ndarray | None = None,
+         cut_rounds: int | None = None) -> BoxResult:
     if method == "sensitivity":
         from sysid_ros.identification.sensitivity import sensitivity_box
 
-        box = sensitivity_box(rows, config.prior_lower, config.prior_upper, robot.theta_e())
-    else:
-        box = polytope_box(rows.Y, rows.U, rows.r, config.prior_lower, config.prior_upper,
-                           lmi=(method == "lp-lmi"), psd_cuts=(method == "lp-cuts"),
-                           cut_rounds=config.cut_rounds, max_cuts=config.max_cuts)
+        return sensitivity_box(rows, x_lo[:N_THETA_E], x_hi[:N_THETA_E],  # type: ignore
+                               robot.theta_e())
+    return polytope_box(rows.A, rows.c, rows.r, x_lo, x_hi, lmi=(method == "lp-lmi"),
+                        psd_cuts=(method == "lp-cuts"), cuts=cuts,
+                        cut_rounds=config.cut_rounds if cut_rounds is None else cut_rounds,
+                        max_cuts=config.max_cuts)
+
+
+def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.ndarray,
+             dq: np.ndarray | None, tau: np.ndarray, method: str = "lp", *,
+             point_estimate: bool = True, chunk: int = 4000,
+             progress: Callable[[int, int], None] | None = None) -> IdentificationResult:
+    """Identify θ_e from a whole recording (arrays in ``robot.joint_names`` order).
+
+    ``dq`` None (a recording without velocities) raises SampleError: velocities are never
+    assumed zero; estimate them first (``sysid_ros.calibration``'s state estimator).
+    """
+    if method not in METHODS:
+        raise IdentificationConfigError(f"method {method!r} is not one of {METHODS}")
+    if method == "sensitivity":      # the paper's method has no shared unknowns
+        config = config.with_overrides(friction_unknowns=False)
+    t = np.asarray(t, float).reshape(-1)
+    if dq is None:
+        raise SampleError("velocity: the recording has no joint velocities; estimate them "
+                          "first (never assumed 0)")
+    if t.size < 2:
+        raise SampleError(f"time: {t.size} sample(s); need at least 2")
+    steps = np.diff(t)
+    if np.any(steps <= 0):
+        raise SampleError("time: stamps not strictly increasing")
+    plan = config.sampling_plan(float(np.median(steps)))
+    summary = summarize(t, robot.joint_names, plan)
+    clock = time.perf_counter()
+    win = MomentumWindows(robot, config, Regressors(robot), rate_hz=1.0 / plan.dt)
+    problem = PayloadProblem(robot, config)
+    parts = []
+    n = t.size
+    for s in range(0, n, chunk):
+        m = win.extend(t[s:s + chunk], q[s:s + chunk], dq[s:s + chunk], tau[s:s + chunk])
+        parts.append(problem.rows(m))
+        if progress is not None:
+            progress(min(s + chunk, n), n)
+    rows = PayloadRows.concat(parts, problem.n_x)
+    t_reg = time.perf_counter() - clock
+    x_lo, x_hi = problem.prior()
+    notes = [f"sampling: {plan.describe()}", f"prior: {config.prior_name}"]
+    if len(rows) == 0:
+        return IdentificationResult(INSUFFICIENT, x_lo[:N_THETA_E].copy(), None,
+                                    x_hi[:N_THETA_E].copy(), win.n_samples, 0, method,
+                                    {"regressors": t_reg}, notes, [],
+                                    insufficient_reason(t, plan), summary)
+    clock = time.perf_counter()
+    box = _box(method, rows, x_lo, x_hi, config, robot)
     t_box = time.perf_counter() - clock
     clock = time.perf_counter()
-    nominal = None
-    if box.status == OK and point_estimate:
+    diag = consistency(rows, x_lo, x_hi, robot.nj, per_joint=box.status == INCONSISTENT)
+    t_diag = time.perf_counter() - clock
+    clock = time.perf_counter()
+    nominal, warnings, reason = None, [], ""
+    if box.status == OK:
+        assert box.lower is not None and box.upper is not None
+        outside = False
         if method == "sensitivity":
             nominal = box.nominal  # type: ignore[attr-defined]
-        else:
-            nominal = _point_estimate(rows, box.lower, box.upper, robot.theta_e(), notes)
-    elif box.status == INSUFFICIENT:
-        notes.append(f"fewer samples than one window ({config.window}); box = prior")
+        elif point_estimate:
+            nominal, outside = _point_estimate(rows, box.lower, box.upper, x_lo, x_hi,
+                                               robot.theta_e())
+        pinned = [] if method == "sensitivity" else \
+            pinned_faces(rows, x_lo, x_hi, box.lower, box.upper)
+        warnings = box_warnings(pinned, outside, config.prior_name)
+    else:
+        reason = diag.describe(robot.joint_names, float(t[0]))
     return IdentificationResult(box.status, box.lower, nominal, box.upper, win.n_samples,
                                 win.n_windows, method,
-                                {"regressors": t_reg, "bounds": t_box,
-                                 "estimate": time.perf_counter() - clock}, notes)
+                                {"regressors": t_reg, "bounds": t_box, "diagnosis": t_diag,
+                                 "estimate": time.perf_counter() - clock}, notes, warnings,
+                                reason, summary, diag)
 
 
 class OnlineIdentifier:
@@ -127,7 +198,9 @@ class OnlineIdentifier:
     Each :meth:`update` intersects the previous sound box (the prior of this update) with the
     polytope of the most recent ``config.online_max_rows`` rows: the truth is in the previous
     box and satisfies every row, so it stays in the new box, and the LP size is bounded. An empty
-    intersection sets status ``inconsistent`` and keeps the last sound box until :meth:`reset`.
+    intersection sets status ``inconsistent`` (with :attr:`diagnosis` saying why) and keeps the
+    last sound box until :meth:`reset`. The window plan follows the stream's own rate, measured
+    from its first samples.
 
     With ``lp-cuts`` the pseudo-inertia cut pool is carried from update to update (cuts hold
     for every rigid body whatever the data). With ``background_cuts=True`` :meth:`update` only
@@ -147,6 +220,7 @@ class OnlineIdentifier:
         self.point_estimate = point_estimate
         self.background_cuts = background_cuts and method == "lp-cuts"
         self.windows = MomentumWindows(robot, config, Regressors(robot))
+        self.problem = PayloadProblem(robot, config)
         self._lock = threading.Lock()     # guards box/rows/cuts against tighten()'s thread
         self._epoch = 0
         self.reset()
@@ -160,10 +234,13 @@ class OnlineIdentifier:
             self.upper = self.config.prior_upper.copy()
             self.nominal = np.clip(self.robot.theta_e(), self.lower, self.upper)
             self.status = INSUFFICIENT
-            self._rows: list[WindowRows] = []
+            self._rows = PayloadRows.concat([], self.problem.n_x)
             self._cuts: np.ndarray | None = None
             self._new_rows = 0
             self.windows_used = 0
+            self.warnings: list[str] = []
+            self.diagnosis: Consistency | None = None
+            self.reason = ""
 
     @property
     def samples(self) -> int:
@@ -171,36 +248,47 @@ class OnlineIdentifier:
 
     def add_samples(self, t, q, dq, tau) -> int:
         """Append samples (raises SampleError, state unchanged); returns new rows formed."""
-        rows = self.windows.extend(t, q, dq, tau)
+        rows = self.problem.rows(self.windows.extend(t, q, dq, tau))
         with self._lock:
             return self._append(rows)
 
-    def _append(self, rows: WindowRows) -> int:
+    def _append(self, rows: PayloadRows) -> int:
         if len(rows):
             keep = self.config.online_max_rows
-            both = WindowRows.concat(self._rows + [rows])
-            self._rows = [WindowRows(*(getattr(both, f)[-keep:]
-                                       for f in ("Y", "U", "r", "start", "end", "joint")))]
+            both = PayloadRows.concat([self._rows, rows], self.problem.n_x)
+            self._rows = both.take(slice(-keep, None))
             self._new_rows += len(rows)
             self.windows_used += len(rows) // self.robot.nj
         return len(rows)
+
+    def insufficient_reason(self) -> str:
+        """Why no window has formed yet (empty once one has)."""
+        w = self.windows
+        if self.windows_used:
+            return ""
+        if w.plan is None:
+            return f"measuring the stream's rate ({w.n_samples} samples so far)"
+        return (f"{w.n_samples} samples, {w.n_gaps} gaps > {w.plan.max_sample_gap * 1e3:.1f} ms "
+                f"(longest {w.longest_gap * 1e3:.1f} ms); a window needs {w.plan.window + 1} "
+                "samples without such a gap")
 
     def update(self) -> str:
         """Recompute the box from the recent rows; returns the status."""
         if self.status == INCONSISTENT or self._new_rows == 0:
             return self.status
         with self._lock:
-            rows = WindowRows.concat(self._rows)
+            rows = self._rows
             self._new_rows = 0
             prior, cuts, epoch = (self.lower, self.upper), self._cuts, self._epoch
         rounds = 0 if self.background_cuts else self.config.cut_rounds
-        box: BoxResult = polytope_box(rows.Y, rows.U, rows.r, *prior,
-                                      lmi=self.method == "lp-lmi",
-                                      psd_cuts=self.method == "lp-cuts", cuts=cuts,
-                                      cut_rounds=rounds, max_cuts=self.config.max_cuts)
+        x_lo, x_hi = self.problem.prior(*prior)
+        box = _box(self.method, rows, x_lo, x_hi, self.config, self.robot, cuts, rounds)
         self._merge(box, epoch, keep_cuts=not self.background_cuts)
         if self.status == OK:
             self._update_nominal(rows)
+        elif self.status == INCONSISTENT and self.diagnosis is None:
+            self.diagnosis = consistency(rows, x_lo, x_hi, self.robot.nj, per_joint=True)
+            self.reason = self.diagnosis.describe(self.robot.joint_names)
         return self.status
 
     def tighten(self) -> bool:
@@ -211,17 +299,16 @@ class OnlineIdentifier:
         with self._lock:
             if self.status != OK:
                 return False
-            rows = WindowRows.concat(self._rows)
+            rows = self._rows
             prior, cuts, epoch = (self.lower.copy(), self.upper.copy()), self._cuts, self._epoch
-        box = polytope_box(rows.Y, rows.U, rows.r, *prior, psd_cuts=True, cuts=cuts,
-                           cut_rounds=self.config.cut_rounds, max_cuts=self.config.max_cuts)
+        box = _box("lp-cuts", rows, *self.problem.prior(*prior), self.config, self.robot, cuts)
         return self._merge(box, epoch, keep_cuts=True)
 
     def _merge(self, box: BoxResult, epoch: int, keep_cuts: bool) -> bool:
         with self._lock:
             if epoch != self._epoch or self.status == INCONSISTENT:
                 return False
-            if box.status == INCONSISTENT:
+            if box.status == INCONSISTENT or box.lower is None or box.upper is None:
                 self.status = INCONSISTENT
                 return False
             lower, upper = np.maximum(self.lower, box.lower), np.minimum(self.upper, box.upper)
@@ -234,17 +321,21 @@ class OnlineIdentifier:
             self.status = OK
             return True
 
-    def _update_nominal(self, rows: WindowRows) -> None:
+    def _update_nominal(self, rows: PayloadRows) -> None:
         lower, upper = self.lower.copy(), self.upper.copy()
+        outside = False
         if self.point_estimate:
-            self.nominal = _point_estimate(rows, lower, upper, self.nominal
-                                           if np.all(np.isfinite(self.nominal)) else
-                                           self.robot.theta_e(), [])
+            ref = self.nominal if np.all(np.isfinite(self.nominal)) else self.robot.theta_e()
+            self.nominal, outside = _point_estimate(rows, lower, upper,
+                                                    *self.problem.prior(lower, upper), ref)
         else:
             self.nominal = 0.5 * (lower + upper)
         # tighten() may have shrunk the box meanwhile: keep the nominal inside it
         self.nominal = np.clip(self.nominal, self.lower, self.upper)
+        x_lo, x_hi = self.problem.prior()
+        pinned = pinned_faces(rows, x_lo, x_hi, self.lower, self.upper)
+        self.warnings = box_warnings(pinned, outside, self.config.prior_name)
 
     def summary(self) -> dict[str, Any]:
         return {"status": self.status, "samples": self.samples, "windows": self.windows_used,
-                "rows": sum(len(r) for r in self._rows), "gaps": self.windows.n_gaps}
+                "rows": len(self._rows), "gaps": self.windows.n_gaps}

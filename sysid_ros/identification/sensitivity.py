@@ -40,8 +40,8 @@ def sensitivity_box(rows, prior_lower: np.ndarray, prior_upper: np.ndarray,
                     theta_ref: np.ndarray) -> SensitivityBox:
     if len(rows) == 0:
         return SensitivityBox(INSUFFICIENT, prior_lower.copy(), prior_upper.copy(), None)
-    est = estimate_theta(rows.Y, rows.U, rows.r, theta_ref)
-    A, b, lam = _weighted(rows.Y, rows.U, rows.r)
+    est = estimate_theta(rows.A, rows.c, rows.r, theta_ref)
+    A, b, lam = _weighted(rows.A, rows.c, rows.r)
     _, grad = ls_objective(A, b, lam, np.asarray(theta_ref, float))
     eta = est.eta
     eps = 1e-6 * np.maximum(1.0, np.abs(eta))
@@ -50,7 +50,7 @@ def sensitivity_box(rows, prior_lower: np.ndarray, prior_upper: np.ndarray,
     H = 0.5 * (H + H.T)
     J = log_cholesky_jacobian(eta)
     d2 = 1.0 / np.maximum(rows.r, 1e-12) ** 2
-    sens = J @ np.linalg.solve(H, J.T @ (rows.Y * d2[:, None]).T)     # ∂θ*/∂U (10, rows)
+    sens = J @ np.linalg.solve(H, J.T @ (rows.A * d2[:, None]).T)     # ∂θ*/∂U (10, rows)
     rad = np.abs(sens) @ rows.r
     lower = np.maximum(est.theta - rad, prior_lower)
     upper = np.minimum(est.theta + rad, prior_upper)

@@ -1,76 +1,112 @@
-"""Windowed momentum equations with exact per-row uncertainty radii (DESIGN §4).
+"""Windowed momentum equations: the raw integrals every sound row is built from.
 
 Momentum p = H(q)q̇ = W_m(q, q̇)·θ obeys ṗ = τ − τ_f + W_c(q, q̇)·θ with W_c·θ = Cᵀq̇ − g
-(S3-7..9). Integrating over a window [a, b] and splitting θ into the end-effector body θ_e and
-the rest θ_r gives one row block per window (S3-20..24, signs derived from S3-13):
+(S3-7..9), τ_f = Fc·σ(q̇) + Fv·q̇ + Ia·q̈ + β the joint friction/actuation law. Integrating
+over a window [a, b] gives, per joint (one row),
 
-    Y_w θ_e = U_w,   Y_w = ΔW_{m,e} − ∫W_{c,e} dt,
-    U_w = ∫τ dt − Fc∘∫sign(q̇)dt − Fv∘Δq − Ia∘Δq̇ − β·T − (ΔW_{m,r} − ∫W_{c,r} dt)·θ_r,
+    (ΔW_m − ∫W_c dt)·θ + Fc·∫σ(q̇)dt + Fv·Δq + Ia·Δq̇ + β·T = ∫τ dt,
 
-where Δx = x(b) − x(a), T = t_b − t_a, and ∫Fv·q̇ dt = Fv·Δq and ∫Ia·q̈ dt = Ia·Δq̇ are exact.
-Integrals use the trapezoid rule on the real (non-uniform) stamps.
+with Δx = x(b) − x(a), T = t_b − t_a; ∫Fv·q̇ = Fv·Δq and ∫Ia·q̈ = Ia·Δq̇ are exact.
 
-U_w is affine in the uncertain quantities (torque samples, θ_r, friction); this module returns
-its value at the nominal/measured point, U^c, and the exact radius r of its range per row:
+This module computes, for every window and joint, the pieces of that equation from measured
+samples — nothing here knows which parameters are unknown, fixed or box-bounded; that split is
+:mod:`sysid_ros.identification.problem`'s (payload identification) and the calibration's:
 
-- torque: Σ_k w_k·δτ_k, w_k the trapezoid weights and δτ_k = (a + r_rel·|τ̂_k|)/(1 − r_rel)
-  (the noise model of :mod:`config` rewritten in measured quantities);
-- θ_r: |ΔW_{m,r} − ∫W_{c,r}|·rad(θ_r);
-- friction: |Δq|·rad(Fv) + |Δq̇|·rad(Ia) + T·rad(β) + the product of the Fc interval with the
-  interval of ∫sign(q̇): between two samples whose velocity signs differ (or one is zero) the
-  true integral of sign(q̇) is anywhere in [−Δt, Δt] if q̇ changes sign at most once there, so
-  each such step contributes its trapezoid value as centre and Δt − |value| as radius;
-- quadrature: ``quadrature_safety``·|T_fine − T_coarse|/3 (= |Simpson − trapezoid|) of ∫τ,
-  ∫W_{c,r}·θ_r (with |θ_r| at the box edge) and ∫W_{c,e}·θ_e (with |θ_e| at the edge of B₀).
+- ``W`` = ΔW_m − ∫W_c (all bodies' columns), ``tau`` = ∫τ̂ and ``tau_abs`` = ∫|τ̂| (trapezoid on
+  the real, non-uniform stamps);
+- ``fric`` = the coefficients of [Fc, Fv, Ia, β]: [∫σ(q̇) (centre), Δq, Δq̇, T];
+- ``sign_rad``: ∫σ(q̇) is only known to an interval. σ(q̇) = sign(q̇) when |q̇| > ``coulomb_band``
+  and anything in [−1, 1] inside the band (dry friction is set-valued at rest and smooth,
+  Stribeck-like or soft, at low speed: MuJoCo's frictionloss, real gearboxes). A step whose two
+  samples have the same σ = ±1 integrates exactly (q̇ does not leave that side between samples:
+  an assumption stated below); any other step contributes its trapezoid value as centre and
+  Δt − |value| as radius, which covers every σ path in [−1, 1];
+- ``quad_tau``, ``quad_W``: |T_fine − T_coarse|/3 (= |Simpson − trapezoid|) of ∫τ̂ and of each
+  ∫W_c column, the consumer's quadrature allowance before its safety factor.
 
-Cost: :class:`MomentumWindows` calls ``Regressors.momentum_pair`` once per new sample and keeps
-running trapezoid sums, storing them only at window boundaries (every ``stride`` samples), so a
-window is a difference of two prefix sums and memory/CPU per new sample do not grow with the
-length of the recording.
+Windows are defined in seconds (``window_s``, ``stride_s``) and turned into sample counts from
+the stream's own median step, so the same defaults work from 100 Hz to 4 kHz. Consecutive
+samples further apart than ``max_sample_gap`` (by default ``gap_factor`` × the median step:
+2.5 carries a window across one dropped sample, not across two) end a run: no window spans the
+gap. A window across a single drop is as sound as any other: its trapezoid step is twice as
+long and the quadrature allowance, computed from the same samples, grows with it.
+
+Cost: ``Regressors.momentum_pair`` once per new sample, running trapezoid sums stored only at
+window boundaries (every ``stride`` samples), so a window is a difference of two prefix sums and
+memory/CPU per sample do not grow with the length of the recording.
+
+Assumptions these integrals rest on (the consumer repeats them in its results): q and q̇ exact at
+the sample instants; q̇ stays on one side of the Coulomb band between two samples that are both
+outside it on the same side; the trapezoid error of each window is within the consumer's
+safety factor × |Simpson − trapezoid|.
 """
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
-from sysid_ros.identification.config import IdentificationConfig
+from sysid_ros.identification.config import IdentificationConfig, SamplingPlan
 from sysid_ros.identification.errors import SampleError, UnsupportedRobotError
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
 
-__all__ = ["WindowRows", "MomentumWindows"]
+__all__ = ["MomentumRows", "MomentumWindows"]
+
+# Samples used to measure the stream's rate before the first window is laid out online.
+RATE_PROBE_SAMPLES = 32
 
 
 @dataclass(frozen=True)
-class WindowRows:
-    """Row blocks of completed windows: Y (n, 10), U^c (n,), radius r (n,), and per row the
-    window's first/last global sample index and joint (row of the momentum equation)."""
+class MomentumRows:
+    """One row per (window, joint); see the module docstring for each field's meaning.
 
-    Y: np.ndarray
-    U: np.ndarray
-    r: np.ndarray
+    W (n, n_theta), tau/tau_abs (n,), fric (n, 4), sign_rad (n,), quad_tau (n,),
+    quad_W (n, n_theta), joint (n,) int, start/end (n,) global sample indices,
+    t_start/t_end (n,) s.
+    """
+
+    W: np.ndarray
+    tau: np.ndarray
+    tau_abs: np.ndarray
+    fric: np.ndarray
+    sign_rad: np.ndarray
+    quad_tau: np.ndarray
+    quad_W: np.ndarray
+    joint: np.ndarray
     start: np.ndarray
     end: np.ndarray
-    joint: np.ndarray
+    t_start: np.ndarray
+    t_end: np.ndarray
 
     @staticmethod
-    def empty() -> "WindowRows":
-        z = np.zeros(0)
-        zi = np.zeros(0, int)
-        return WindowRows(np.zeros((0, 10)), z, z, zi, zi, zi)
+    def empty(n_theta: int) -> "MomentumRows":
+        z, zi = np.zeros(0), np.zeros(0, int)
+        return MomentumRows(np.zeros((0, n_theta)), z, z, np.zeros((0, 4)), z, z,
+                            np.zeros((0, n_theta)), zi, zi, zi, z, z)
 
     def __len__(self) -> int:
-        return int(self.U.shape[0])
+        return int(self.tau.shape[0])
+
+    @property
+    def duration(self) -> np.ndarray:
+        """T = t_end − t_start per row (s)."""
+        return self.fric[:, 3]
+
+    def take(self, index) -> "MomentumRows":
+        """Rows selected by a slice, index array or boolean mask."""
+        return MomentumRows(*(getattr(self, f.name)[index] for f in fields(self)))
 
     @staticmethod
-    def concat(parts: list["WindowRows"]) -> "WindowRows":
+    def concat(parts: list["MomentumRows"]) -> "MomentumRows":
         parts = [p for p in parts if len(p)]
         if not parts:
-            return WindowRows.empty()
-        return WindowRows(*(np.concatenate([getattr(p, f) for p in parts])
-                            for f in ("Y", "U", "r", "start", "end", "joint")))
+            raise ValueError("MomentumRows.concat needs at least one non-empty part")
+        if len(parts) == 1:
+            return parts[0]
+        return MomentumRows(*(np.concatenate([getattr(p, f.name) for p in parts])
+                              for f in fields(MomentumRows)))
 
 
 @dataclass
@@ -81,7 +117,7 @@ class _Checkpoint:
     w_m: np.ndarray        # (nj, n_theta)
     fine: np.ndarray       # (D,) running trapezoid integral of the integrand vector
     coarse: np.ndarray     # (D,) running every-other-sample trapezoid
-    sign_rad: np.ndarray   # (nj,) running radius of ∫sign(q̇)
+    sign_rad: np.ndarray   # (nj,) running radius of ∫σ(q̇)
     used: bool = False     # already closed a window as its end point
 
 
@@ -109,12 +145,14 @@ class MomentumWindows:
 
     Args:
         robot: a fixed-base robot (a floating base would need base wrenches/contacts).
-        config: noise and uncertainty model.
+        config: sampling plan (window/stride/gap in seconds or samples) and Coulomb band.
         regressors: optional shared :class:`Regressors` (not thread-safe: one per thread).
+        rate_hz: the stream's rate if known (offline: from the whole recording); otherwise it is
+            measured from the first :data:`RATE_PROBE_SAMPLES` samples, which are held until then.
     """
 
     def __init__(self, robot: Robot, config: IdentificationConfig,
-                 regressors: Regressors | None = None) -> None:
+                 regressors: Regressors | None = None, rate_hz: float | None = None) -> None:
         if robot.floating_base:
             raise UnsupportedRobotError(
                 f"{robot.name}: floating-base identification needs contact/base wrenches, which "
@@ -122,37 +160,36 @@ class MomentumWindows:
         self.robot, self.config = robot, config
         self.reg = regressors or Regressors(robot)
         self.nj = robot.nj
+        self.n_theta = self.reg.n_theta
         self.vi = robot.v_index
-        ee = robot.ee_columns
-        mask = np.ones(self.reg.n_theta, bool)
-        mask[ee] = False
-        self._ee, self._other = np.flatnonzero(~mask), np.flatnonzero(mask)
-        theta_r = self.reg.theta_r_bodies()
-        rel = np.repeat(config.robot_uncertainty_rel, 10)
-        self.theta_r = theta_r
-        self.theta_r_rad = rel * np.abs(theta_r)
-        self.theta_r_abs_max = np.abs(theta_r) + self.theta_r_rad
-        self.theta_e_abs_max = np.maximum(np.abs(config.prior_lower), np.abs(config.prior_upper))
-        self.fric_c, self.fric_r = config.friction_nominal, config.friction_radius
         self._continuous = ~np.isfinite(robot.limits.q_lower) & ~np.isfinite(robot.limits.q_upper)
+        self._fixed_rate = rate_hz
         self.reset()
 
-    # Integrand columns: [W_c (nj·n_theta) | τ̂ (nj) | |τ̂| (nj) | sign q̇ (nj)].
-    def _integrand(self, w_c: np.ndarray, tau: np.ndarray, dq: np.ndarray) -> np.ndarray:
+    # Integrand columns: [W_c (nj·n_theta) | τ̂ (nj) | |τ̂| (nj) | σ(q̇) (nj)].
+    def _integrand(self, w_c: np.ndarray, tau: np.ndarray, sigma: np.ndarray) -> np.ndarray:
         n = tau.shape[0]
-        return np.concatenate([w_c[:, self.vi].reshape(n, -1), tau, np.abs(tau),
-                               np.sign(dq)], axis=1)
+        return np.concatenate([w_c[:, self.vi].reshape(n, -1), tau, np.abs(tau), sigma], axis=1)
+
+    def _sigma(self, dq: np.ndarray) -> np.ndarray:
+        """σ(q̇) at the samples: ±1 outside the Coulomb band, 0 (= unknown in [−1, 1]) inside."""
+        return np.where(np.abs(dq) > self.config.coulomb_band, np.sign(dq), 0.0)
 
     def reset(self) -> None:
         """Forget every sample (new payload, or time jumped backwards)."""
         self.n_samples = 0
         self.n_windows = 0
         self.n_gaps = 0
+        self.longest_gap = 0.0
+        self.plan: SamplingPlan | None = None
+        self._pending: list[tuple[np.ndarray, ...]] = []
+        if self._fixed_rate is not None:
+            self.plan = self.config.sampling_plan(1.0 / self._fixed_rate)
         self._break()
 
     def _break(self) -> None:
         """End the current run of samples: later windows start after this point."""
-        self._last: tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._last: tuple[float, np.ndarray, np.ndarray, np.ndarray] | None = None
         self._last_even: tuple[float, np.ndarray, np.ndarray] | None = None
         self._fine_last: np.ndarray | None = None
         self._sign_rad_last: np.ndarray | None = None
@@ -160,10 +197,15 @@ class MomentumWindows:
 
     @property
     def last_time(self) -> float | None:
+        if self._pending:
+            return float(self._pending[-1][0][-1])
         return None if self._last is None else self._last[0]
 
     def _validate(self, t, q, dq, tau) -> tuple[np.ndarray, ...]:
         t = np.asarray(t, float).reshape(-1)
+        if dq is None:
+            raise SampleError("velocity: missing (no joint velocities in the data); estimate "
+                              "them first (sysid-calibrate's state estimator) — never assumed 0")
         arrays = [np.asarray(x, float) for x in (q, dq, tau)]
         for name, a in zip(("position", "velocity", "effort"), arrays):
             if a.ndim != 2 or a.shape != (t.size, self.nj):
@@ -172,21 +214,34 @@ class MomentumWindows:
                 raise SampleError(f"{name}: non-finite value")
         if not np.all(np.isfinite(t)):
             raise SampleError("time: non-finite stamp")
-        prev = [] if self._last is None else [self._last[0]]
+        last = self.last_time
+        prev = [] if last is None else [last]
         if np.any(np.diff(np.concatenate([prev, t])) <= 0):
             raise SampleError("time: stamps not strictly increasing")
         return (t, *arrays)
 
-    def extend(self, t, q, dq, tau) -> WindowRows:
+    def extend(self, t, q, dq, tau) -> MomentumRows:
         """Add samples (t (N,) s; q, q̇, τ̂ (N, nj) in ``robot.joint_names`` order) and return
         the rows of every window completed by them. Raises SampleError on bad input (state is
-        unchanged then). A gap longer than ``max_sample_gap`` (also before the first new
-        sample) ends the current run: no window integrates across it (``n_gaps`` counts them).
+        unchanged then). A gap longer than the plan's ``max_sample_gap`` (also before the first
+        new sample) ends the current run: no window integrates across it (``n_gaps`` counts
+        them, ``longest_gap`` keeps the longest, s).
         """
         t, q, dq, tau = self._validate(t, q, dq, tau)
+        if self.plan is None:
+            self._pending.append((t, q, dq, tau))
+            held = sum(p[0].size for p in self._pending)
+            if held < RATE_PROBE_SAMPLES:
+                return MomentumRows.empty(self.n_theta)
+            t, q, dq, tau = (np.concatenate(x) for x in zip(*self._pending))
+            self._pending = []
+            self.plan = self.config.sampling_plan(float(np.median(np.diff(t))))
         prev = [] if self._last is None else [self._last[0]]
         steps = np.diff(np.concatenate([prev, t]))
-        cuts = np.flatnonzero(steps > self.config.max_sample_gap) + 1 - len(prev)
+        big = steps > self.plan.max_sample_gap
+        if big.any():
+            self.longest_gap = max(self.longest_gap, float(steps[big].max()))
+        cuts = np.flatnonzero(big) + 1 - len(prev)
         if cuts.size == 0:
             return self._extend_run(t, q, dq, tau)
         parts = []
@@ -197,22 +252,25 @@ class MomentumWindows:
                 self.n_gaps += 1
             if b > a:
                 parts.append(self._extend_run(t[a:b], q[a:b], dq[a:b], tau[a:b]))
-        return WindowRows.concat(parts)
+        parts = [p for p in parts if len(p)]
+        return MomentumRows.concat(parts) if parts else MomentumRows.empty(self.n_theta)
 
-    def _extend_run(self, t, q, dq, tau) -> WindowRows:
+    def _extend_run(self, t, q, dq, tau) -> MomentumRows:
         n = t.size
+        assert self.plan is not None
         if n == 0:
-            return WindowRows.empty()
+            return MomentumRows.empty(self.n_theta)
         q = self._unwrap(q)
         q_full = np.tile(self.robot.neutral(), (n, 1))
         q_full[:, self.robot.q_index] = q
         dq_full = np.zeros((n, self.robot.nv))
         dq_full[:, self.vi] = dq
         w_m, w_c = self.reg.momentum_pair(q_full, dq_full)
-        f = self._integrand(w_c, tau, dq)
+        sigma = self._sigma(dq)
+        f = self._integrand(w_c, tau, sigma)
         g = self.n_samples + np.arange(n)
 
-        stride = self.config.stride
+        stride = self.plan.stride
         ks = np.flatnonzero(g % stride == 0)           # checkpoints in this batch
         even = np.flatnonzero(g % 2 == 0)
 
@@ -221,11 +279,11 @@ class MomentumWindows:
         # segment between those points instead of as an (N, D) cumulative sum.
         if self._last is None:
             t_ext, f_ext, base, off = t, f, np.zeros(f.shape[1]), 0
-            s_ext, srad_base = np.sign(dq), np.zeros(self.nj)
+            s_ext, srad_base = sigma, np.zeros(self.nj)
         else:
             t_ext = np.concatenate([[self._last[0]], t])
             f_ext = np.concatenate([self._last[1][None], f])
-            s_ext = np.concatenate([np.sign(self._last[4])[None], np.sign(dq)])
+            s_ext = np.concatenate([self._last[1][None, -self.nj:], sigma])
             base, srad_base, off = self._fine_last, self._sign_rad_last, 1
         fine_pos = np.unique(np.concatenate([ks, [n - 1]])) + off
         fine_at = dict(zip((fine_pos - off).tolist(), _trapezoid_at(t_ext, f_ext, base, fine_pos)))
@@ -256,7 +314,7 @@ class MomentumWindows:
                 t[k], q[k].copy(), dq[k].copy(), w_m[k][self.vi].copy(), fine_at[int(k)].copy(),
                 coarse_at[coarse_index[gi]].copy(), srad[k].copy())
 
-        self._last = (t[-1], f[-1].copy(), None, q[-1].copy(), dq[-1].copy())
+        self._last = (t[-1], f[-1].copy(), q[-1].copy(), dq[-1].copy())
         self._fine_last, self._sign_rad_last = fine_at[n - 1].copy(), srad[-1].copy()
         if even.size:
             self._last_even = (t[even[-1]], f[even[-1]].copy(), coarse_at[even.size - 1].copy())
@@ -269,15 +327,16 @@ class MomentumWindows:
         if not self._continuous.any():
             return q
         q = q.copy()
-        prev = None if self._last is None else self._last[3]
+        prev = None if self._last is None else self._last[2]
         cols = np.flatnonzero(self._continuous)
         seq = q[:, cols] if prev is None else np.concatenate([prev[cols][None], q[:, cols]])
         un = np.unwrap(seq, axis=0)
         q[:, cols] = un if prev is None else un[1:]
         return q
 
-    def _emit(self) -> WindowRows:
-        h = self.config.window
+    def _emit(self) -> MomentumRows:
+        assert self.plan is not None
+        h, stride = self.plan.window, self.plan.stride
         parts = []
         done = []
         for b, cb in self._checkpoints.items():
@@ -292,39 +351,23 @@ class MomentumWindows:
             done.append(b)
         # Drop checkpoints no future window can start from.
         if done:
-            oldest_needed = max(done) + self.config.stride - h
+            oldest_needed = max(done) + stride - h
             for k in [k for k in self._checkpoints if k < oldest_needed]:
                 del self._checkpoints[k]
         self.n_windows += len(parts)
-        return WindowRows.concat(parts)
+        return MomentumRows.concat(parts) if parts else MomentumRows.empty(self.n_theta)
 
-    def _rows(self, a: int, ca: _Checkpoint, b: int, cb: _Checkpoint) -> WindowRows:
-        nj, nt = self.nj, self.reg.n_theta
-        cfg = self.config
+    def _rows(self, a: int, ca: _Checkpoint, b: int, cb: _Checkpoint) -> MomentumRows:
+        nj, nt = self.nj, self.n_theta
         d_fine = cb.fine - ca.fine
-        d_coarse = cb.coarse - ca.coarse
-        iw = d_fine[:nj * nt].reshape(nj, nt)
-        quad = np.abs(d_fine - d_coarse) / 3.0 * cfg.quadrature_safety
-        quad_w = quad[:nj * nt].reshape(nj, nt)
+        quad = np.abs(d_fine - (cb.coarse - ca.coarse)) / 3.0
         o = nj * nt
-        int_tau, int_abs, int_sign = d_fine[o:o + nj], d_fine[o + nj:o + 2 * nj], \
-            d_fine[o + 2 * nj:o + 3 * nj]
-        sign_rad = cb.sign_rad - ca.sign_rad
         T = cb.t - ca.t
-        dqpos, dvel = cb.q - ca.q, cb.dq - ca.dq
-
-        full = (cb.w_m - ca.w_m) - iw
-        Y = full[:, self._ee]
-        A = full[:, self._other]
-        fc, fr = self.fric_c, self.fric_r
-        U = (int_tau - fc[:, 0] * int_sign - fc[:, 1] * dqpos - fc[:, 2] * dvel - fc[:, 3] * T
-             - A @ self.theta_r)
-        rel = cfg.torque_noise_rel
-        r_tau = (cfg.torque_noise_abs * T + rel * int_abs) / (1.0 - rel)
-        r_theta = np.abs(A) @ self.theta_r_rad
-        r_fric = (np.abs(fc[:, 0]) * sign_rad + fr[:, 0] * (np.abs(int_sign) + sign_rad)
-                  + fr[:, 1] * np.abs(dqpos) + fr[:, 2] * np.abs(dvel) + fr[:, 3] * T)
-        r_quad = (quad[o:o + nj] + quad_w[:, self._other] @ self.theta_r_abs_max
-                  + quad_w[:, self._ee] @ self.theta_e_abs_max)
-        r = r_tau + r_theta + r_fric + r_quad
-        return WindowRows(Y, U, r, np.full(nj, a), np.full(nj, b), np.arange(nj))
+        fric = np.stack([d_fine[o + 2 * nj:o + 3 * nj], cb.q - ca.q, cb.dq - ca.dq,
+                         np.full(nj, T)], axis=1)
+        return MomentumRows(
+            W=(cb.w_m - ca.w_m) - d_fine[:o].reshape(nj, nt),
+            tau=d_fine[o:o + nj], tau_abs=d_fine[o + nj:o + 2 * nj], fric=fric,
+            sign_rad=cb.sign_rad - ca.sign_rad, quad_tau=quad[o:o + nj],
+            quad_W=quad[:o].reshape(nj, nt), joint=np.arange(nj), start=np.full(nj, a),
+            end=np.full(nj, b), t_start=np.full(nj, ca.t), t_end=np.full(nj, cb.t))

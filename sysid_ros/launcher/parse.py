@@ -238,7 +238,9 @@ def _node(ctx: _Context, entry: Mapping[str, Any], where: str, index: int) -> Pr
             value = p["value"]
             if isinstance(value, list):
                 value = "[" + ", ".join(ctx.subst(v, pw) for v in value) + "]"
-            ros += ["-p", f"{pname}:={ctx.subst(value, pw)}"]
+            text = ctx.subst(value, pw)
+            # rcl cannot parse "name:=" (an empty override): spell the empty string in YAML
+            ros += ["-p", f"{pname}:={text if text != '' else chr(39) * 2}"]
         else:
             raise ctx.err(pw, "expected {from: file} or {name: n, value: v}")
     remaps = entry.get("remap", [])

@@ -53,18 +53,18 @@ class JointLimits:
 
 @dataclass(frozen=True)
 class FrictionModel:
-    """τ_f = Fc·sign(q̇) + Fv·q̇ + Ia·q̈ + β per joint; ``nominal``/``radius`` are (nj, 4)."""
+    """τ_f = Fc·sign(q̇) + Fv·q̇ + Ia·q̈ + β per joint: a nominal value and the box the truth is
+    assumed to lie in, each (nj, 4) in [Fc, Fv, Ia, β] order. Catalogue boxes are symmetric
+    (nominal ± abs + rel·|nominal|); calibrated ones need not be."""
 
     nominal: np.ndarray
-    radius: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
 
     @property
-    def lower(self) -> np.ndarray:
-        return self.nominal - self.radius
-
-    @property
-    def upper(self) -> np.ndarray:
-        return self.nominal + self.radius
+    def radius(self) -> np.ndarray:
+        """Half-width of the smallest box centred on ``nominal`` that contains [lower, upper]."""
+        return np.maximum(self.nominal - self.lower, self.upper - self.nominal)
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,9 @@ class Robot:
     links_rel_uncertainty: float
     config_path: Path
     config: dict[str, Any] = field(repr=False)
+    # Explicit (lower, upper) box of θ_r from a calibration; None = links_rel around nominal.
+    theta_r_box: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    sources: tuple[str, ...] = ()          # robot file and calibration file behind the facts
 
     @property
     def nj(self) -> int:
@@ -138,6 +141,13 @@ class Robot:
         return np.concatenate([self.model.inertias[i].toDynamicParameters()
                                for i in range(1, self.model.njoints)])
 
+    def theta_r(self) -> np.ndarray:
+        """Nominal θ of every non-end-effector body (model order, EE columns removed)."""
+        theta = self.theta()
+        mask = np.ones(theta.size, bool)
+        mask[self.ee_columns] = False
+        return theta[mask]
+
     def theta_e(self) -> np.ndarray:
         """Nominal θ_e (end-effector body without payload)."""
         return self.model.inertias[self.ee_joint_id].toDynamicParameters()
@@ -174,10 +184,12 @@ def _looks_like_robot_config(path: Path) -> bool:
     return isinstance(data, dict) and "joints" in data and "model" in data
 
 
-def load_robot(name_or_path: str | Path, config_path: str | Path | None = None) -> Robot:
+def load_robot(name_or_path: str | Path, config_path: str | Path | None = None,
+               calibration: str | Path | None = None) -> Robot:
     """Load a robot by registry name (``gen3``, ``z1``, ``b1_z1``) or from a config file path.
 
-    ``config_path`` overrides the registry file for a named robot (a user's edited copy).
+    ``config_path`` overrides the registry file for a named robot (a user's edited copy);
+    ``calibration`` overlays a ``sysid-calibrate`` result (see :mod:`sysid_ros.model.calibration`).
     Raises ``UnknownRobotError`` for an unknown name and ``RobotConfigError`` naming the field
     for a missing file or a malformed config.
     """
@@ -190,7 +202,11 @@ def load_robot(name_or_path: str | Path, config_path: str | Path | None = None) 
         raise RobotConfigError(f"{path}: not valid YAML ({exc})") from exc
     if not isinstance(cfg, dict):
         raise RobotConfigError(f"{path}: expected a mapping at the top level")
-    return _build(cfg, path)
+    robot = _build(cfg, path)
+    if calibration is not None:
+        from sysid_ros.model.calibration import apply_calibration
+        robot = apply_calibration(robot, calibration)
+    return robot
 
 
 def _resolve_config(name_or_path: str | Path) -> Path:
@@ -312,7 +328,8 @@ def _build(cfg: dict[str, Any], path: Path) -> Robot:
     absr = np.array([float(f.get(f"friction.uncertainty.abs.{k}", 0.0)) for k in FRICTION_NAMES])
     if np.any(rel < 0) or np.any(absr < 0):
         raise f.fail("friction.uncertainty", "radii must be non-negative")
-    friction = FrictionModel(nominal, absr + rel * np.abs(nominal))
+    rad = absr + rel * np.abs(nominal)
+    friction = FrictionModel(nominal, nominal - rad, nominal + rad)
 
     ee = str(f.get("end_effector_joint"))
     if ee not in names:
@@ -342,4 +359,4 @@ def _build(cfg: dict[str, Any], path: Path) -> Robot:
         name=str(f.get("name", path.stem)), model=model, joint_names=tuple(map(str, names)),
         floating_base=n_free == 6, limits=limits, friction=friction, ee_joint=ee,
         ee_joint_id=model.getJointId(ee), tool_frame=tool, spheres=tuple(spheres),
-        links_rel_uncertainty=links_rel, config_path=path, config=cfg)
+        links_rel_uncertainty=links_rel, config_path=path, config=cfg, sources=(str(path),))

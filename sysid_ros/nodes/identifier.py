@@ -1,4 +1,4 @@
-"""``identifier`` node: joint_states → sound payload bounds (DESIGN §4, §7).
+"""``identifier`` node: joint_states → sound payload bounds (docs/design.md §4, §7).
 
 Subscribes ``joint_states``; every ``update_period`` seconds a worker thread turns the buffered
 samples into momentum windows and updates the box (:class:`OnlineIdentifier`), so callbacks
@@ -9,6 +9,19 @@ update latency, rejected messages by reason). ``~/reset`` (std_srvs/Trigger) sta
 new payload. A JointState that cannot be used is counted and reported, never fatal; a stamp at
 or before the previous one (a bag replayed in a loop, ROS time jumping back) resets the buffers
 instead of forming windows across the jump.
+
+The window plan follows the stream's own rate (measured from its first samples): windows of
+``window_s`` seconds, split at gaps longer than ``max_sample_gap`` (0 = 2.5 × the median step).
+``/diagnostics`` carries the status with its reason: ``insufficient_data`` says why no window
+has formed (gaps, rate), ``inconsistent`` names the noise scale the data need, per joint, and
+the worst time spans, and an ``ok`` box pinned to the prior's face or with the least-squares
+estimate outside it is reported as WARN with the warning text.
+
+Parameters (besides those in config/identifier.yaml): ``calibration`` (string, path of a
+``sysid-calibrate`` result, "" = none), ``prior`` (string, a prior name of the robot file or a
+YAML file, "" = the robot file's), ``friction`` (config | wide | none, "" = the robot file's),
+``window_s`` / ``stride_s`` / ``max_sample_gap`` (double, s; ≤ 0 = robot file), ``torque_noise_abs``
+(double, or a string of per-joint values "0.1,0.2,…").
 
 Method ``lp-cuts`` (default in config/identifier.yaml) with ``tighten_period`` > 0: the 0.5 s
 updates re-use the pseudo-inertia cut pool (LP cost only) and a second thread runs the
@@ -26,6 +39,7 @@ from collections.abc import Sequence
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import InertiaStamped
+from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -49,18 +63,29 @@ class IdentifierNode(Node):
         p = self.declare_parameter
         robot_name = p("robot", "gen3").value
         robot_config = p("robot_config", "").value or None
-        self.robot = load_robot(robot_name, robot_config)
+        calibration = p("calibration", "").value or None
+        self.robot = load_robot(robot_name, robot_config, calibration)
+        # a number, a per-joint list or a comma string: typed at run time
+        noise = p("torque_noise_abs", "", ParameterDescriptor(dynamic_typing=True)).value
+        if isinstance(noise, (list, tuple)) or hasattr(noise, "tolist"):
+            noise = list(noise)
         overrides = {
-            "torque_noise_abs": p("torque_noise_abs", -1.0).value,
+            "torque_noise_abs": None if isinstance(noise, (int, float, str))
+            and str(noise) in ("", "-1.0", "-1") else noise,
             "torque_noise_rel": p("torque_noise_rel", -1.0).value,
             "robot_uncertainty_rel": p("robot_uncertainty_rel", -1.0).value,
             "window": p("window", 0).value,
             "stride": p("stride", 0).value,
+            "window_s": p("window_s", 0.0).value,
+            "stride_s": p("stride_s", 0.0).value,
+            "max_sample_gap": p("max_sample_gap", -1.0).value,
             "friction": p("friction", "").value,
+            "prior": p("prior", "").value,
             "online_max_rows": p("online_max_rows", 0).value,
         }
         # Unset (negative / zero / empty) parameters keep the robot file's identification section.
-        overrides = {k: v for k, v in overrides.items() if v not in (-1.0, 0, "")}
+        overrides = {k: v for k, v in overrides.items()
+                     if v is not None and v not in (-1.0, 0, 0.0, "")}
         self.config = load_identification_config(self.robot, **overrides)
         method = p("method", "lp").value
         self.period = float(p("update_period", 0.5).value)
@@ -192,9 +217,13 @@ class IdentifierNode(Node):
         status = self.ident.status
         st.level = {"ok": DiagnosticStatus.OK, "insufficient_data": DiagnosticStatus.WARN,
                     "inconsistent": DiagnosticStatus.ERROR}[status]
-        if status == "ok" and self.rejected:
+        warnings = list(self.ident.warnings) if status == "ok" else []
+        if status == "ok" and (self.rejected or warnings):
             st.level = DiagnosticStatus.WARN
-        st.message = status
+        reason = {"insufficient_data": self.ident.insufficient_reason(),
+                  "inconsistent": self.ident.reason}.get(status, "")
+        st.message = status + (f": {reason}" if reason else "") + \
+            (f"; WARNING: {' | '.join(warnings)}" if warnings else "")
         with self._lock:
             rejected = dict(self.rejected)
         values = {"status": status, "samples": self.ident.samples,
@@ -203,7 +232,16 @@ class IdentifierNode(Node):
                   "resets": self.resets, "last_update_latency_s": f"{self.latency:.6f}",
                   "method": self.ident.method,
                   "last_tighten_latency_s": f"{self.tighten_latency:.6f}",
-                  "rejected_total": sum(rejected.values())}
+                  "rejected_total": sum(rejected.values()),
+                  "prior": self.config.prior_name, "friction": self.config.friction,
+                  "sources": ", ".join(self.config.sources)}
+        plan = self.ident.windows.plan
+        if plan is not None:
+            values["sampling"] = plan.describe()
+        if self.ident.diagnosis is not None and status == "inconsistent":
+            values["noise_scale_needed"] = f"{self.ident.diagnosis.noise_scale:.3f}"
+        for k, w in enumerate(warnings):
+            values[f"warning {k + 1}"] = w
         values.update({f"rejected: {k}": v for k, v in rejected.items()})
         st.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
         arr = DiagnosticArray()

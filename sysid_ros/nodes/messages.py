@@ -118,6 +118,9 @@ def joint_state_arrays(msg: JointState, joint_names: tuple[str, ...] | list[str]
     """(q, q̇, τ) ordered as ``joint_names``, matched by name. Raises JointStateError."""
     names = list(msg.name)
     n = len(names)
+    if n and len(msg.velocity) == 0:
+        raise JointStateError("no velocities (empty velocity array); they are never assumed "
+                              "zero — publish them or estimate them upstream")
     if len(msg.position) != n or len(msg.velocity) != n or (need_effort and len(msg.effort) != n):
         raise JointStateError(
             f"array lengths name={n} position={len(msg.position)} velocity={len(msg.velocity)} "

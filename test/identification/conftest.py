@@ -14,3 +14,12 @@ def gen3():
 @pytest.fixture(scope="session")
 def z1():
     return load_robot("z1")
+
+
+def payload_rows(robot, cfg, t, q, dq, tau, unknowns: bool = False):
+    """Constraint rows of a whole recording; with ``unknowns`` False the friction enters each
+    row's radius, so the rows have the 10 θ_e columns only (A·θ_e vs c)."""
+    from sysid_ros.identification import MomentumWindows, PayloadProblem
+
+    cfg = cfg.with_overrides(friction_unknowns=unknowns)
+    return PayloadProblem(robot, cfg).rows(MomentumWindows(robot, cfg).extend(t, q, dq, tau))

@@ -64,9 +64,18 @@ def test_inconsistent_exit_3(tmp_path, sim):
     tau = run.tau_meas + 3.0                         # a large unmodelled offset
     bag = _bag(tmp_path / "b", run.t, run.q, run.dq, tau, robot.joint_names)
     out = tmp_path / "r.json"
+    # the catalogue friction box has no room for a 3 N·m offset
     assert main(["--bag", str(bag), "--out", str(out), "--torque-noise-abs", "0.05",
-                 "--no-progress"]) == 3
-    assert json.loads(out.read_text())["status"] == "inconsistent"
+                 "--friction", "config", "--no-progress"]) == 3
+    doc = json.loads(out.read_text())
+    assert doc["status"] == "inconsistent" and doc["lower"] is None
+    assert doc["consistency"]["noise_scale"] > 1.0 and doc["reason"]
+    # the uncalibrated (wide) box has an offset unknown of ±3 N·m: consistent, and sound
+    assert main(["--bag", str(bag), "--out", str(out), "--torque-noise-abs", "0.05",
+                 "--friction", "wide", "--no-progress"]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["status"] == "ok"
+    assert np.all(np.array(doc["lower"]) <= theta) and np.all(theta <= np.array(doc["upper"]))
 
 
 def test_bad_input_exit_2(tmp_path, sim, capsys):
@@ -98,5 +107,7 @@ def test_short_bag_is_insufficient(tmp_path, sim):
     bag = _bag(tmp_path / "b", run.t[:n], run.q[:n], run.dq[:n], run.tau_meas[:n],
                robot.joint_names)
     out = tmp_path / "r.json"
-    assert main(["--bag", str(bag), "--out", str(out), "--no-progress"]) == 0
-    assert json.loads(out.read_text())["status"] == "insufficient_data"
+    assert main(["--bag", str(bag), "--out", str(out), "--no-progress"]) == 4
+    doc = json.loads(out.read_text())
+    assert doc["status"] == "insufficient_data" and doc["box_is_prior"]
+    assert "fewer than one window" in doc["reason"]

@@ -33,7 +33,24 @@ def test_prior_contains_documented_payload_region(name):
 def test_overrides_and_errors(gen3):
     cfg = load_identification_config(gen3, torque_noise_rel=0.025, window=200, stride=50)
     assert cfg.torque_noise_rel == 0.025 and cfg.window == 200
-    assert cfg.assumptions()["window"] == 200
+    assert cfg.assumptions()["window_samples"] == 200
+    assert cfg.sampling_plan(1e-3).window == 200           # samples fix the counts
+    secs = load_identification_config(gen3, window_s=0.2, stride_s=0.05)
+    for dt, window, stride in ((1e-2, 20, 4), (2e-3, 96, 24), (2.5e-4, 800, 200)):
+        plan = secs.sampling_plan(dt)
+        assert (plan.window, plan.stride) == (window, stride)
+        assert plan.max_sample_gap == pytest.approx(2.5 * dt)   # one drop carried, two split
+    per_joint = load_identification_config(gen3, torque_noise_abs="0.1,0.2,0.3,0.4,0.5,0.6,0.7")
+    assert per_joint.torque_noise_abs.tolist() == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
+    with pytest.raises(IdentificationConfigError, match="torque_noise_abs"):
+        load_identification_config(gen3, torque_noise_abs=[0.1, 0.2])
+    wide = load_identification_config(gen3, friction="wide")
+    assert np.all(wide.friction_lower[:, :3] >= 0)           # Fc, Fv, Ia never negative
+    assert np.all(wide.friction_upper[:, 3] >= 3.0) and np.all(wide.friction_lower[:, 3] <= -3.0)
+    assert load_identification_config(gen3, prior="none").prior_lower[0] < 0.364 < \
+        load_identification_config(gen3).prior_lower[0]
+    with pytest.raises(IdentificationConfigError, match="prior"):
+        load_identification_config(gen3, prior="no_such_tool")
     none = load_identification_config(gen3, friction="none")
     assert not none.friction_nominal.any() and not none.friction_radius.any()
     with pytest.raises(IdentificationConfigError, match="stride"):

@@ -18,7 +18,7 @@ from sysid_ros.model.robots import load_robot
 @pytest.fixture(scope="module")
 def data():
     robot = load_robot("gen3")
-    cfg = load_identification_config(robot)
+    cfg = load_identification_config(robot, friction="config")
     rng = np.random.default_rng(3)
     theta_e = robot.theta_e() + random_payload_theta(rng)
     return robot, cfg, simulate(robot, rng, theta_e=theta_e, duration=1.5, noise_abs=0.1)

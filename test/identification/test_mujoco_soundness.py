@@ -15,7 +15,7 @@ import pytest
 
 from sysid_ros.identification import identify, load_identification_config
 from sysid_ros.identification.synthetic import random_payload, simulate_mujoco
-from sysid_ros.identification.windows import MomentumWindows
+from .conftest import payload_rows
 from sysid_ros.simulation import DUMBBELLS_KG, dumbbell_for
 
 N_TRIALS = 10
@@ -40,7 +40,7 @@ def runs(gen3):
 
 @pytest.fixture(scope="module")
 def cfg(gen3):
-    return load_identification_config(gen3, torque_noise_abs=NOISE, torque_noise_rel=0.0,
+    return load_identification_config(gen3, friction="config", torque_noise_abs=NOISE, torque_noise_rel=0.0,
                                       robot_uncertainty_rel=0.05)
 
 
@@ -84,8 +84,8 @@ def test_cuts_and_sdp_tighten_and_keep_truth(gen3, runs, cfg):
 def test_discretisation_residual_is_small_against_radii(gen3, runs, cfg):
     """The truth's row residual |Yθ − U| with noise-free torques stays far inside r."""
     run = runs[3]
-    rows = MomentumWindows(gen3, cfg).extend(run.t, run.q, run.dq, run.tau)
-    ratio = np.abs(rows.Y @ run.theta_e - rows.U) / rows.r
+    rows = payload_rows(gen3, cfg, run.t, run.q, run.dq, run.tau)
+    ratio = np.abs(rows.A @ run.theta_e - rows.c) / rows.r
     assert ratio.max() < 0.25
 
 
@@ -94,7 +94,7 @@ def test_noise_beyond_bound_is_flagged_or_still_sound(gen3):
     truth, and the violation is detected (status inconsistent)."""
     rng = np.random.default_rng(77)
     run = simulate_mujoco(gen3, rng, dumbbell_for(gen3, 2.72), duration=0.9, noise_tau=0.5)
-    tight = load_identification_config(gen3, torque_noise_abs=0.05, robot_uncertainty_rel=0.0)
+    tight = load_identification_config(gen3, friction="config", torque_noise_abs=0.05, robot_uncertainty_rel=0.0)
     tight = tight.with_overrides(friction_radius=0.0 * tight.friction_radius)
     # bias the sensor (a miscalibrated offset) on top of the over-size noise
     res = identify(gen3, tight, run.t, run.q, run.dq, run.tau_meas + 0.3, "lp-cuts",

@@ -11,7 +11,7 @@ def test_online_boxes_shrink_and_contain_truth(gen3):
     rng = np.random.default_rng(11)
     theta = gen3.theta_e() + random_payload_theta(rng, 3.0)
     run = simulate(gen3, rng, theta_e=theta, duration=1.5, noise_rel=0.025)
-    cfg = load_identification_config(gen3, torque_noise_abs=0.0, torque_noise_rel=0.025,
+    cfg = load_identification_config(gen3, friction="config", torque_noise_abs=0.0, torque_noise_rel=0.025,
                                      online_max_rows=70)
     online = OnlineIdentifier(gen3, cfg)
     prev = (online.lower.copy(), online.upper.copy())

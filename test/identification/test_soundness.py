@@ -23,10 +23,10 @@ def test_lp_box_contains_truth(gen3, block):
         theta = gen3.theta_e() + random_payload_theta(rng, 4.0)
         if trial % 2:   # relative noise bound
             run = simulate(gen3, rng, theta_e=theta, duration=0.8, noise_rel=0.025)
-            cfg = load_identification_config(gen3, torque_noise_abs=0.0, torque_noise_rel=0.025)
+            cfg = load_identification_config(gen3, friction="config", torque_noise_abs=0.0, torque_noise_rel=0.025)
         else:           # absolute noise bound
             run = simulate(gen3, rng, theta_e=theta, duration=0.8, noise_abs=0.1)
-            cfg = load_identification_config(gen3, torque_noise_abs=0.1, torque_noise_rel=0.0)
+            cfg = load_identification_config(gen3, friction="config", torque_noise_abs=0.1, torque_noise_rel=0.0)
         res = identify(gen3, cfg, run.t, run.q, run.dq, run.tau_meas, "lp", point_estimate=False)
         assert res.status == "ok"
         if not res.contains(theta):
@@ -45,7 +45,7 @@ def test_swapped_payload_is_inconsistent(gen3):
     after[1:4] = before[1:4] + (after[0] - before[0]) * np.array([0.0, 0.0, -0.2])
     run = simulate(gen3, rng, theta_e=before, duration=1.2, noise_rel=0.025, swap_theta_e=after,
                    swap_time=0.6)
-    cfg = load_identification_config(gen3, torque_noise_abs=0.0, torque_noise_rel=0.025)
+    cfg = load_identification_config(gen3, friction="config", torque_noise_abs=0.0, torque_noise_rel=0.025)
     res = identify(gen3, cfg, run.t, run.q, run.dq, run.tau_meas, "lp", point_estimate=False)
     assert res.status == "inconsistent"
     assert res.lower is None and res.upper is None
@@ -74,7 +74,7 @@ def test_noise_beyond_bound_is_flagged_or_still_sound(gen3):
         theta = gen3.theta_e() + random_payload_theta(rng, 4.0)
         run = simulate(gen3, rng, theta_e=theta, duration=0.8, noise_abs=0.1, noise_scale=3.0,
                        noise_bias=2.0, robot_rel=0.0, friction_true=gen3.friction.nominal)
-        cfg = load_identification_config(gen3, torque_noise_abs=0.1, torque_noise_rel=0.0,
+        cfg = load_identification_config(gen3, friction="config", torque_noise_abs=0.1, torque_noise_rel=0.0,
                                          robot_uncertainty_rel=0.0)
         cfg = cfg.with_overrides(friction_radius=0.0 * cfg.friction_radius)
         res = identify(gen3, cfg, run.t, run.q, run.dq, run.tau_meas, "lp", point_estimate=False)

@@ -4,7 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sysid_ros.identification import MomentumWindows, SampleError, load_identification_config
+from sysid_ros.identification import MomentumRows, MomentumWindows, PayloadProblem, SampleError, \
+    load_identification_config
+
+from .conftest import payload_rows
 from sysid_ros.identification.synthetic import random_payload_theta, simulate
 
 
@@ -23,61 +26,62 @@ def test_rows_hold_for_true_parameters(robot_name, request):
     friction[:, 0] = 0.0
     run = simulate(robot, rng, theta_e=theta, duration=0.6, robot_rel=0.0,
                    friction_true=friction)
-    cfg = load_identification_config(robot, torque_noise_abs=1e-9, torque_noise_rel=0.0,
+    cfg = load_identification_config(robot, friction="config", torque_noise_abs=1e-9, torque_noise_rel=0.0,
                                      robot_uncertainty_rel=0.0)
     cfg = cfg.with_overrides(friction_radius=np.zeros_like(cfg.friction_radius),
                              friction_nominal=friction)
-    rows = MomentumWindows(robot, cfg).extend(run.t, run.q, run.dq, run.tau)
-    assert len(rows) == robot.nj * ((len(run.t) - cfg.window - 1) // cfg.stride + 1)
-    resid = rows.Y @ theta - rows.U
+    win = MomentumWindows(robot, cfg)
+    rows = PayloadProblem(robot, cfg).rows(win.extend(run.t, run.q, run.dq, run.tau))
+    plan = win.plan
+    assert plan is not None and plan.window == 400 and plan.stride == 100   # 4 kHz, 0.1 s
+    assert len(rows) == robot.nj * ((len(run.t) - plan.window - 1) // plan.stride + 1)
+    resid = rows.A @ theta - rows.c
     assert np.all(np.abs(resid) <= rows.r)
     # Not vacuous: the residual is tiny compared with the size of the equation's terms...
-    assert np.max(np.abs(resid)) < 1e-4 * np.max(np.abs(rows.U))
+    assert np.max(np.abs(resid)) < 1e-4 * np.max(np.abs(rows.c))
     # ...and a wrong payload mass violates the rows by far.
     wrong = theta.copy()
     wrong[0] += 0.1
-    assert np.max(np.abs(rows.Y @ wrong - rows.U) - rows.r) > 1e-3
+    assert np.max(np.abs(rows.A @ wrong - rows.c) - rows.r) > 1e-3
 
 
 def test_batches_give_the_same_rows(gen3):
     rng = np.random.default_rng(4)
     run = simulate(gen3, rng, theta_e=gen3.theta_e(), duration=0.4, noise_rel=0.02)
-    cfg = load_identification_config(gen3, torque_noise_rel=0.02)
-    whole = MomentumWindows(gen3, cfg).extend(run.t, run.q, run.dq, run.tau_meas)
-    win = MomentumWindows(gen3, cfg)
+    cfg = load_identification_config(gen3, friction="config", torque_noise_rel=0.02)
+    whole = MomentumWindows(gen3, cfg, rate_hz=4000.0).extend(run.t, run.q, run.dq, run.tau_meas)
+    win = MomentumWindows(gen3, cfg, rate_hz=4000.0)
     cuts = np.sort(rng.choice(np.arange(1, len(run.t)), 25, replace=False))
     parts = [win.extend(run.t[a:b], run.q[a:b], run.dq[a:b], run.tau_meas[a:b])
              for a, b in zip(np.r_[0, cuts], np.r_[cuts, len(run.t)])]
-    from sysid_ros.identification import WindowRows
-    pieces = WindowRows.concat(parts)
-    for f in ("Y", "U", "r"):
+    pieces = MomentumRows.concat([p for p in parts if len(p)])
+    for f in ("W", "tau", "tau_abs", "fric", "sign_rad", "quad_tau", "quad_W", "t_start"):
         np.testing.assert_allclose(getattr(pieces, f), getattr(whole, f), rtol=1e-9, atol=1e-12)
-    assert win.n_windows == whole.Y.shape[0] // gen3.nj
+    assert win.n_windows == len(whole) // gen3.nj
     # Memory stays flat: only checkpoints of windows not yet closed are kept.
-    assert len(win._checkpoints) <= cfg.window // cfg.stride + 1
+    assert len(win._checkpoints) <= win.plan.window // win.plan.stride + 1
 
 
 def test_quadrature_allowance_grows_with_coarse_sampling(gen3):
     rng = np.random.default_rng(5)
     fine = simulate(gen3, rng, theta_e=gen3.theta_e(), duration=0.5, rate_hz=4000)
-    cfg = load_identification_config(gen3, torque_noise_abs=1e-9)
-    rows_f = MomentumWindows(gen3, cfg).extend(fine.t, fine.q, fine.dq, fine.tau)
+    cfg = load_identification_config(gen3, friction="config", torque_noise_abs=1e-9)
+    rows_f = payload_rows(gen3, cfg, fine.t, fine.q, fine.dq, fine.tau)
     off = cfg.with_overrides(quadrature_safety=0.0)
-    rows_0 = MomentumWindows(gen3, off).extend(fine.t, fine.q, fine.dq, fine.tau)
+    rows_0 = payload_rows(gen3, off, fine.t, fine.q, fine.dq, fine.tau)
     q_f = rows_f.r - rows_0.r
     assert np.all(q_f >= 0) and np.any(q_f > 0)
     sub = slice(None, None, 4)   # 1 kHz: quadrature error ~16x larger
     cfg4 = cfg.with_overrides(window=100, stride=50)
-    rows_c = MomentumWindows(gen3, cfg4).extend(fine.t[sub], fine.q[sub], fine.dq[sub],
-                                                fine.tau[sub])
-    rows_c0 = MomentumWindows(gen3, cfg4.with_overrides(quadrature_safety=0.0)).extend(
-        fine.t[sub], fine.q[sub], fine.dq[sub], fine.tau[sub])
+    rows_c = payload_rows(gen3, cfg4, fine.t[sub], fine.q[sub], fine.dq[sub], fine.tau[sub])
+    rows_c0 = payload_rows(gen3, cfg4.with_overrides(quadrature_safety=0.0), fine.t[sub],
+                           fine.q[sub], fine.dq[sub], fine.tau[sub])
     assert np.median(rows_c.r - rows_c0.r) > 4 * np.median(q_f)
 
 
 def test_bad_samples_are_rejected_without_changing_state(gen3):
-    cfg = load_identification_config(gen3)
-    win = MomentumWindows(gen3, cfg)
+    cfg = load_identification_config(gen3, friction="config")
+    win = MomentumWindows(gen3, cfg, rate_hz=1000.0)
     n = 10
     t = np.arange(n) * 1e-3
     z = np.zeros((n, 7))
@@ -100,4 +104,20 @@ def test_floating_base_is_refused():
     from sysid_ros.model.robots import load_robot
     robot = load_robot("b1_z1")
     with pytest.raises(UnsupportedRobotError, match="floating-base"):
-        MomentumWindows(robot, load_identification_config(robot))
+        MomentumWindows(robot, load_identification_config(robot, friction="config"))
+
+
+def test_window_plan_follows_the_streams_rate(gen3):
+    """Online, the plan comes from the stream's own median step: the first samples are held
+    until the rate is known, then laid out in windows of window_s seconds."""
+    rng = np.random.default_rng(6)
+    run = simulate(gen3, rng, theta_e=gen3.theta_e(), duration=1.0, rate_hz=500.0)
+    cfg = load_identification_config(gen3, friction="config")
+    win = MomentumWindows(gen3, cfg)
+    assert len(win.extend(run.t[:10], run.q[:10], run.dq[:10], run.tau[:10])) == 0
+    assert win.plan is None and win.n_samples == 0          # held, not yet integrated
+    rows = win.extend(run.t[10:], run.q[10:], run.dq[10:], run.tau[10:])
+    assert win.plan is not None and win.n_samples == len(run.t)
+    assert (win.plan.window, win.plan.stride) == (48, 12)   # 0.1 s / 0.025 s at 500 Hz
+    assert len(rows) > 0
+    assert np.allclose(rows.t_end - rows.t_start, 0.096, rtol=0.25)

@@ -1,0 +1,145 @@
+"""The payload problem: momentum rows → linear constraints on x = [θ_e | φ].
+
+Each row of :class:`~.windows.MomentumRows` says (per window and joint)
+
+    W_e·θ_e + W_r·θ_r + Fc·∫σ + Fv·Δq + Ia·Δq̇ + β·T = ∫τ̂ dt − (noise integral),
+
+which this module turns into |A·x − c| ≤ r_fixed + r_noise with
+
+- x = [θ_e (10, the payload body) | φ (the friction coefficients whose box has width, when
+  ``config.friction_unknowns``)]: an unknown φ is *one* value shared by every window of its
+  joint — a constant torque offset β or a viscous coefficient is the same in all windows,
+  which per-row radii would forget;
+- c = ∫τ̂ − W_r·θ_r^c − (the fixed friction terms at their box centre);
+- r_fixed: the exact radius of everything box-bounded and not an unknown — |W_r|·rad(θ_r),
+  the fixed friction coefficients' intervals (Fc times the interval of ∫σ), Fc_max·(radius of
+  ∫σ) for an unknown Fc (sound because Fc ≥ 0), and the quadrature allowance
+  ``quadrature_safety``·|Simpson − trapezoid| of ∫τ̂, ∫W_r·θ_r and ∫W_e·θ_e (|θ| at the box
+  edge);
+- r_noise: the torque-noise radius Σ_k w_k·δτ_k = (a_j·T + rel·∫|τ̂|)/(1 − rel), kept apart so
+  diagnostics can scale it (the "noise scale" of :mod:`.diagnostics`).
+
+The prior of x is [B₀ | the friction box of the unknowns]; boxes are reported on θ_e only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from sysid_ros.identification.config import IdentificationConfig
+from sysid_ros.identification.windows import MomentumRows
+from sysid_ros.model.parameters import PARAM_NAMES
+from sysid_ros.model.robots import FRICTION_NAMES, Robot
+
+__all__ = ["PayloadRows", "PayloadProblem", "N_THETA_E"]
+
+N_THETA_E = 10
+
+
+@dataclass(frozen=True)
+class PayloadRows:
+    """|A·x − c| ≤ r_fixed + r_noise, one row per (window, joint); ``joint``, ``t_start``,
+    ``t_end`` say where each row comes from (for diagnostics)."""
+
+    A: np.ndarray
+    c: np.ndarray
+    r_fixed: np.ndarray
+    r_noise: np.ndarray
+    joint: np.ndarray
+    t_start: np.ndarray
+    t_end: np.ndarray
+
+    @property
+    def r(self) -> np.ndarray:
+        """The row radius under the stated noise bound."""
+        return self.r_fixed + self.r_noise
+
+    def __len__(self) -> int:
+        return int(self.c.shape[0])
+
+    def take(self, index) -> "PayloadRows":
+        return PayloadRows(*(getattr(self, f.name)[index] for f in fields(self)))
+
+    @staticmethod
+    def concat(parts: list["PayloadRows"], n_x: int) -> "PayloadRows":
+        parts = [p for p in parts if len(p)]
+        if not parts:
+            z = np.zeros(0)
+            return PayloadRows(np.zeros((0, n_x)), z, z, z, np.zeros(0, int), z, z)
+        if len(parts) == 1:
+            return parts[0]
+        return PayloadRows(*(np.concatenate([getattr(p, f.name) for p in parts])
+                             for f in fields(PayloadRows)))
+
+
+class PayloadProblem:
+    """Variable layout, prior and row construction for one robot and configuration."""
+
+    def __init__(self, robot: Robot, config: IdentificationConfig) -> None:
+        self.robot, self.config = robot, config
+        nj = robot.nj
+        n_theta = 10 * robot.n_bodies
+        mask = np.ones(n_theta, bool)
+        mask[robot.ee_columns] = False
+        self._ee, self._other = np.flatnonzero(~mask), np.flatnonzero(mask)
+        lo_r, hi_r = config.theta_r_box
+        self.theta_r_c, self.theta_r_rad = 0.5 * (lo_r + hi_r), 0.5 * (hi_r - lo_r)
+        self.theta_r_abs_max = np.maximum(np.abs(lo_r), np.abs(hi_r))
+        self.f_lo, self.f_hi = config.friction_lower, config.friction_upper
+        width = self.f_hi - self.f_lo
+        scale = np.maximum(1.0, np.maximum(np.abs(self.f_lo), np.abs(self.f_hi)))
+        self.free = (width > 1e-12 * scale) if config.friction_unknowns \
+            else np.zeros((nj, 4), bool)
+        self.col = np.full((nj, 4), -1)
+        self.col[self.free] = N_THETA_E + np.arange(int(self.free.sum()))
+        self.n_x = N_THETA_E + int(self.free.sum())
+        self.names = list(PARAM_NAMES) + [
+            f"{FRICTION_NAMES[k]}[{robot.joint_names[j]}]" for j, k in zip(*np.nonzero(self.free))]
+
+    def prior(self, theta_lower: np.ndarray | None = None,
+              theta_upper: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Box of x: [θ_e box (default B₀) | friction box of the unknowns]."""
+        lo = self.config.prior_lower if theta_lower is None else theta_lower
+        hi = self.config.prior_upper if theta_upper is None else theta_upper
+        return (np.concatenate([lo, self.f_lo[self.free]]),
+                np.concatenate([hi, self.f_hi[self.free]]))
+
+    def rows(self, m: MomentumRows) -> PayloadRows:
+        """The constraint rows of momentum rows ``m`` (see module docstring)."""
+        cfg = self.config
+        n = len(m)
+        if n == 0:
+            return PayloadRows.concat([], self.n_x)
+        j = m.joint
+        W_e, W_r = m.W[:, self._ee], m.W[:, self._other]
+        A = np.zeros((n, self.n_x))
+        A[:, :N_THETA_E] = W_e
+        c = m.tau - W_r @ self.theta_r_c
+        r_fixed = np.abs(W_r) @ self.theta_r_rad
+        lo, hi, free, col = self.f_lo[j], self.f_hi[j], self.free[j], self.col[j]
+        fc_c, fc_r = 0.5 * (lo + hi), 0.5 * (hi - lo)
+        rows = np.arange(n)
+        for k in range(4):
+            coef = m.fric[:, k]
+            is_free = free[:, k]
+            A[rows[is_free], col[is_free, k]] = coef[is_free]
+            fixed = ~is_free
+            if k == 0:
+                # Coulomb: an interval coefficient [s ± sr] times Fc. Unknown Fc ≥ 0 enters the
+                # LP with the centre s and Fc_max·sr in the radius; a fixed interval of Fc gives
+                # the product of two intervals.
+                s, sr = coef, m.sign_rad
+                r_fixed += np.where(is_free, hi[:, 0] * sr,
+                                    np.abs(fc_c[:, 0]) * sr + fc_r[:, 0] * (np.abs(s) + sr))
+                c -= np.where(fixed, fc_c[:, 0] * s, 0.0)
+            else:
+                c -= np.where(fixed, fc_c[:, k] * coef, 0.0)
+                r_fixed += np.where(fixed, fc_r[:, k] * np.abs(coef), 0.0)
+        theta_e_abs_max = np.maximum(np.abs(cfg.prior_lower), np.abs(cfg.prior_upper))
+        r_fixed += cfg.quadrature_safety * (m.quad_tau + m.quad_W[:, self._other]
+                                            @ self.theta_r_abs_max
+                                            + m.quad_W[:, self._ee] @ theta_e_abs_max)
+        rel = cfg.torque_noise_rel
+        r_noise = (cfg.torque_noise_abs[j] * m.duration + rel * m.tau_abs) / (1.0 - rel)
+        return PayloadRows(A, c, r_fixed, r_noise, j.copy(), m.t_start.copy(), m.t_end.copy())

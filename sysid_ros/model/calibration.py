@@ -1,0 +1,165 @@
+"""Calibration overlay: a ``sysid-calibrate`` result (``calib.yaml``) applied to the robot facts.
+
+The file is an overlay of ``config/<robot>.yaml``; every section is optional::
+
+    sysid_calibration: 1                 # format version
+    robot: gen3                          # must match the robot it is applied to
+    provenance: {bags: [...], method: {...}, date: ..., residuals: {...}, assumptions: [...]}
+    friction:                            # per joint, lists in the robot's joint order
+      nominal: {Fc: [...], Fv: [...], Ia: [...], beta: [...]}
+      lower:   {Fc: [...], Fv: [...], Ia: [...], beta: [...]}
+      upper:   {Fc: [...], Fv: [...], Ia: [...], beta: [...]}
+    links:                               # other bodies, by the name of their joint
+      joint_1: {nominal: [10 values], lower: [10], upper: [10]}    # Pinocchio order
+    identification:                      # merged into the robot file's identification section
+      torque_noise_abs: [...]            # N·m per joint: a bound, not a standard deviation
+
+Applying it replaces the friction model (nominal and box), sets the listed bodies' inertial
+parameters to their calibrated nominal in the Pinocchio model (so every regressor, controller and
+planner uses them) with their box as the θ_r box (unlisted bodies keep ``links_rel`` around
+their nominal), and merges ``identification`` keys. Everything is validated here, naming the
+key, so a malformed file fails at load time rather than as a shape error later.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+import yaml
+
+from sysid_ros.model.errors import RobotConfigError
+from sysid_ros.model.parameters import is_physically_consistent
+
+__all__ = ["FORMAT_VERSION", "apply_calibration", "read_calibration"]
+
+FORMAT_VERSION = 1
+_FRICTION_NAMES = ("Fc", "Fv", "Ia", "beta")
+
+
+def _fail(path: Path, key: str, why: str) -> RobotConfigError:
+    return RobotConfigError(f"{path}: calibration {key}: {why}")
+
+
+def read_calibration(path: str | Path) -> dict[str, Any]:
+    """The parsed calibration file (a mapping with ``sysid_calibration`` = format version)."""
+    path = Path(path)
+    if not path.is_file():
+        raise RobotConfigError(f"calibration file not found: {path}")
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise RobotConfigError(f"{path}: not valid YAML ({exc})") from exc
+    if not isinstance(doc, dict) or doc.get("sysid_calibration") != FORMAT_VERSION:
+        raise _fail(path, "sysid_calibration",
+                    f"expected format version {FORMAT_VERSION} (is this a sysid-calibrate file?)")
+    return doc
+
+
+def _friction_table(path: Path, sec: dict[str, Any], key: str, nj: int) -> np.ndarray:
+    table = sec.get(key)
+    if not isinstance(table, dict):
+        raise _fail(path, f"friction.{key}", "expected a mapping {Fc, Fv, Ia, beta}")
+    cols = []
+    for name in _FRICTION_NAMES:
+        arr = np.asarray(table.get(name), float)
+        if arr.shape != (nj,) or not np.all(np.isfinite(arr)):
+            raise _fail(path, f"friction.{key}.{name}", f"expected {nj} finite numbers")
+        cols.append(arr)
+    return np.stack(cols, axis=1)
+
+
+def apply_calibration(robot, calibration: str | Path | dict[str, Any]):
+    """A copy of ``robot`` (a :class:`~sysid_ros.model.robots.Robot`) with the calibration
+    applied. ``calibration``: a file path or an already parsed mapping."""
+    from sysid_ros.model.robots import FrictionModel
+
+    if isinstance(calibration, dict):
+        doc, path = calibration, Path("<calibration>")
+    else:
+        path = Path(calibration)
+        doc = read_calibration(path)
+    if doc.get("robot") not in (None, robot.name):
+        raise _fail(path, "robot", f"made for {doc.get('robot')!r}, applied to {robot.name!r}")
+    nj = robot.nj
+    friction = robot.friction
+    if "friction" in doc:
+        sec = doc["friction"]
+        if not isinstance(sec, dict):
+            raise _fail(path, "friction", "expected a mapping with nominal/lower/upper")
+        nom, lo, hi = (_friction_table(path, sec, k, nj) for k in ("nominal", "lower", "upper"))
+        if np.any(lo > nom) or np.any(nom > hi):
+            raise _fail(path, "friction", "nominal must lie inside [lower, upper]")
+        friction = FrictionModel(nom, lo, hi)
+
+    model = robot.model.copy()
+    theta_r_box = robot.theta_r_box
+    links = doc.get("links") or {}
+    if not isinstance(links, dict):
+        raise _fail(path, "links", "expected a mapping joint name -> {nominal, lower, upper}")
+    if links:
+        if links.keys() & {robot.ee_joint}:
+            raise _fail(path, "links", f"{robot.ee_joint} is the payload body θ_e: it is "
+                        "identified online, not calibrated")
+        per_body: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        for joint, entry in links.items():
+            if not model.existJointName(str(joint)):
+                raise _fail(path, f"links.{joint}", "no such joint in the model")
+            vals = {}
+            for k in ("nominal", "lower", "upper"):
+                arr = np.asarray((entry or {}).get(k), float)
+                if arr.shape != (10,) or not np.all(np.isfinite(arr)):
+                    raise _fail(path, f"links.{joint}.{k}", "expected 10 finite numbers")
+                vals[k] = arr
+            if np.any(vals["lower"] > vals["nominal"]) or np.any(vals["nominal"] > vals["upper"]):
+                raise _fail(path, f"links.{joint}", "nominal must lie inside [lower, upper]")
+            if not is_physically_consistent(vals["nominal"]):
+                raise _fail(path, f"links.{joint}.nominal", "not a physically consistent body")
+            jid = model.getJointId(str(joint))
+            model.inertias[jid] = pin.Inertia.FromDynamicParameters(vals["nominal"])
+            per_body[jid] = (vals["lower"], vals["upper"])
+        # θ_r box in model order: listed bodies from the file, the others links_rel around
+        # their (uncalibrated) nominal.
+        lo_parts, hi_parts = [], []
+        for jid in range(1, model.njoints):
+            if jid == robot.ee_joint_id:
+                continue
+            if jid in per_body:
+                lo_b, hi_b = per_body[jid]
+            elif theta_r_box is not None:
+                k = _body_slot(robot, jid)
+                lo_b, hi_b = theta_r_box[0][k:k + 10], theta_r_box[1][k:k + 10]
+            else:
+                th = model.inertias[jid].toDynamicParameters()
+                rad = robot.links_rel_uncertainty * np.abs(th)
+                lo_b, hi_b = th - rad, th + rad
+            lo_parts.append(lo_b)
+            hi_parts.append(hi_b)
+        theta_r_box = (np.concatenate(lo_parts), np.concatenate(hi_parts))
+
+    config = copy.deepcopy(robot.config)
+    ident = doc.get("identification") or {}
+    if not isinstance(ident, dict):
+        raise _fail(path, "identification", "expected a mapping of identification keys")
+    config.setdefault("identification", {}).update(copy.deepcopy(ident))
+    if "friction" in doc:
+        # a calibrated friction box is what the identifier should rest on
+        config["identification"].setdefault("friction", "config")
+        if config["identification"].get("friction") == "wide":
+            config["identification"]["friction"] = "config"
+    config["calibration"] = {"file": str(path), "provenance": doc.get("provenance", {})}
+    return dataclasses.replace(robot, model=model, friction=friction, config=config,
+                               theta_r_box=theta_r_box,
+                               sources=(*robot.sources, str(path)))
+
+
+def _body_slot(robot, jid: int) -> int:
+    """Offset of body ``jid`` in the θ_r vector (bodies in model order, EE body skipped)."""
+    k = 0
+    for j in range(1, jid):
+        if j != robot.ee_joint_id:
+            k += 10
+    return k
