@@ -122,7 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             overrides["torque_noise_abs"] = 0.0
         config = load_identification_config(robot, **overrides)
         bar = _Progress("reading", not args.no_progress)
-        series = read_joint_states(args.bag, args.topic, robot.joint_names, progress=bar)
+        series = read_joint_states(args.bag, args.topic, robot.joint_names, progress=bar,
+                                   require=("position", "effort"))
         bar.close()
         if series.velocity is None:
             return _fail(f"{args.bag}: {args.topic} has no joint velocities; the identifier "

@@ -6,8 +6,9 @@ the joints and time spans that break consistency, and warnings on suspicious ``o
   s* ≤ 1 ⇔ consistent; the consistency margin is 1 − s* (0.4: the data would stay consistent
   with noise bounds 40 % smaller). When inconsistent, a per-joint LP
   min Σ_j s_j s.t. s_j ≥ 1 and joint j's rows within r_fixed + s_j·r_noise names the joints
-  whose bound must grow and by how much; at its optimum the rows still needing s > 1 give the
-  time spans (merged per joint).
+  whose bound must grow and by how much; a third LP, min Σ_i e_i s.t. each row within
+  r + e_i·r_noise (an L1 penalty: sparse excesses on the rows that really break the bound)
+  gives the time spans (merged per joint).
 - **Warnings** on an ``ok`` box: a coordinate pinned to one face of the prior (the data push
   against B₀ — e.g. a lighter tool than the prior assumes — so the box may hold only because
   the prior cuts it), and a least-squares estimate outside the sound box.
@@ -206,9 +207,18 @@ def consistency(rows: PayloadRows, lower: np.ndarray, upper: np.ndarray, nj: int
     res_j = _scale_lp(A, c, rf, S, lower, upper, 1.0)
     if res_j is None:
         return Consistency(s_global)
-    x, s_j = res_j
-    need = np.maximum(np.abs(A @ x - c) - rf, 0.0) / np.maximum(rn, 1e-300)
-    return Consistency(s_global, s_j, _spans(rows, need))
+    # Where: the fewest, smallest excesses that explain the data (min Σ e_i/r_noise,i with
+    # |A x − c| ≤ r + e_i) concentrate on the rows that really break the bound — the L1
+    # penalty's sparsity, as in least-absolute-deviation outlier detection — whereas the rows
+    # tight at the scale LP's optimum depend on which vertex the solver returns.
+    S_l1 = np.diag(rn)
+    l1 = _scale_lp(A, c, rf + rn, S_l1, lower, upper, 0.0) if len(rows) <= 6000 else None
+    if l1 is None:
+        x = res_j[0]
+        need = np.maximum(np.abs(A @ x - c) - rf, 0.0) / np.maximum(rn, 1e-300)
+    else:
+        need = 1.0 + l1[1]
+    return Consistency(s_global, res_j[1], _spans(rows, need))
 
 
 def _spans(rows: PayloadRows, need: np.ndarray, tol: float = 1.0 + 1e-6) -> list[ViolationSpan]:

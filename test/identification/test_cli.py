@@ -111,3 +111,46 @@ def test_short_bag_is_insufficient(tmp_path, sim):
     doc = json.loads(out.read_text())
     assert doc["status"] == "insufficient_data" and doc["box_is_prior"]
     assert "fewer than one window" in doc["reason"]
+
+
+def test_every_exit_code_says_why(tmp_path, sim, capsys):
+    """100 Hz data with a 5 ms gap threshold: exit 4 naming the step; no velocities: exit 2;
+    an ok box pinned to a wrong prior with --fail-on-warning: exit 5 (0 without it)."""
+    robot, theta, run = sim
+    sub = slice(None, None, 40)                               # 4 kHz -> 100 Hz
+    bag = _bag(tmp_path / "slow", run.t[sub], run.q[sub], run.dq[sub], run.tau_meas[sub],
+               robot.joint_names)
+    out = tmp_path / "r.json"
+    assert main(["--bag", str(bag), "--out", str(out), "--max-sample-gap", "0.005",
+                 "--no-progress"]) == 4
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[0].startswith("sysid-identify: data: 61 samples of 7 joints over 0.60 s, median rate 100 Hz")
+    assert "ms apart > max_sample_gap 5.0 ms" in err[-1] and "every step is" in err[-1]
+    # without velocities: refused, never zero-filled
+    novel = tmp_path / "novel"
+    with BagWriter(novel) as w:
+        for i in range(20):
+            ns = int(round((100.0 + run.t[i]) * 1e9))
+            w.write("/joint_states", JS(header=Header(stamp=Time(sec=ns // 10**9,
+                                                                 nanosec=ns % 10**9),
+                                                      frame_id=""),
+                                        name=list(robot.joint_names),
+                                        position=np.ascontiguousarray(run.q[i], float),
+                                        velocity=np.zeros(0),
+                                        effort=np.ascontiguousarray(run.tau_meas[i], float)), ns)
+    assert main(["--bag", str(novel), "--out", str(out), "--no-progress"]) == 2
+    assert "no joint velocities" in capsys.readouterr().err
+    # a prior whose mass face sits above the truth: ok but pinned -> exit 5 on request
+    full = _bag(tmp_path / "full", run.t, run.q, run.dq, run.tau_meas, robot.joint_names)
+    prior = tmp_path / "heavy.yaml"
+    lo = [float(theta[0]) + 0.2, -0.35, -0.35, -1.35, 0.0, -0.06, 0.0, -0.13, -0.13, 0.0]
+    hi = [float(theta[0]) + 5.0, 0.35, 0.35, -0.05, 0.50, 0.06, 0.50, 0.13, 0.13, 0.12]
+    prior.write_text(f"lower: {lo}\nupper: {hi}\n")
+    args = ["--bag", str(full), "--out", str(out), "--friction", "config", "--prior",
+            str(prior), "--no-progress"]
+    assert main(args) == 0
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "WARNINGS" in last and "pinned to the prior" in last
+    assert main(args + ["--fail-on-warning"]) == 5
+    doc = json.loads(out.read_text())
+    assert doc["status"] == "ok" and doc["warnings"] and doc["prior"] == str(prior)
