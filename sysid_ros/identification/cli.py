@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--window", type=int, help="window in samples (overrides --window-s)")
     p.add_argument("--stride", type=int, help="stride in samples (with --window)")
     p.add_argument("--max-sample-gap", type=float,
-                   help="s; samples further apart split the windows (0 = 2.5 x median step)")
+                   help="s; samples further apart split the windows (0 = max(2.5 x median step, 2.5 ms))")
     p.add_argument("--coulomb-band", type=float, help="rad/s of set-valued Coulomb friction")
     p.add_argument("--config", help="robot facts file to use instead of the registry's")
     p.add_argument("--fail-on-warning", action="store_true",

@@ -30,10 +30,12 @@ Keys (all optional except the prior):
   sample counts from the stream's median step (the stride an even number ≥ 2 of samples, the
   window a multiple of it), so the defaults work from 100 Hz to 4 kHz. ``window`` / ``stride``
   (samples) fix the counts instead (0 = from seconds).
-- ``max_sample_gap`` (s; 0 = ``gap_factor`` × the median step, default factor 2.5): consecutive
-  samples further apart split the integration — no window spans the gap — because one trapezoid
-  across many missing samples (a stalled driver) is bounded by nothing the identifier states.
-  2.5 carries a window across one dropped sample and splits it at two.
+- ``max_sample_gap`` (s; 0 = max(``gap_factor`` × the median step, ``gap_floor``), defaults 2.5
+  and 2.5 ms): consecutive samples further apart split the integration — no window spans the
+  gap — because one trapezoid across many missing samples (a stalled driver) is bounded by
+  nothing the identifier states. 2.5 carries a window across one dropped sample and splits it
+  at two; the floor keeps a fast stream (4 kHz, oversampled against a 1 kHz controller's torque)
+  from splitting at every pair of dropped messages.
 - ``quadrature_safety``: factor on the trapezoid-vs-Simpson difference added to every row
   radius (0 switches the allowance off; the trapezoid rule is then trusted).
 - ``prior`` (the name of an entry of ``priors:``, or a mapping ``lower``/``upper``): the prior box
@@ -104,6 +106,7 @@ class IdentificationConfig:
     stride: int = 0
     max_sample_gap: float = 0.0
     gap_factor: float = 2.5
+    gap_floor: float = 0.0025
     quadrature_safety: float = 5.0
     online_max_rows: int = 1400
     cut_rounds: int = 8
@@ -140,7 +143,8 @@ class IdentificationConfig:
         else:
             stride = max(2, 2 * int(round(self.stride_s / dt / 2.0)))
             window = stride * max(2, int(round(self.window_s / (stride * dt))))
-        gap = self.max_sample_gap if self.max_sample_gap > 0 else self.gap_factor * dt
+        gap = self.max_sample_gap if self.max_sample_gap > 0 else \
+            max(self.gap_factor * dt, self.gap_floor)
         return SamplingPlan(float(dt), int(window), int(stride), float(gap))
 
     def with_overrides(self, **kw: Any) -> "IdentificationConfig":
@@ -193,7 +197,8 @@ class IdentificationConfig:
             "window_s": self.window_s, "stride_s": self.stride_s,
             "window_samples": self.window or "from window_s and the median step",
             "stride_samples": self.stride or "from stride_s and the median step",
-            "max_sample_gap_s": self.max_sample_gap or f"{self.gap_factor} x median step",
+            "max_sample_gap_s": self.max_sample_gap or
+            f"max({self.gap_factor} x median step, {self.gap_floor} s)",
             "quadrature_safety": self.quadrature_safety,
             "sampling": "windows only over runs of samples at most max_sample_gap apart; "
                         "trapezoid error within quadrature_safety x |Simpson - trapezoid|",
@@ -246,6 +251,8 @@ def _check(c: IdentificationConfig) -> None:
         raise _fail("quadrature_safety", "must be >= 0")
     if c.max_sample_gap < 0:
         raise _fail("max_sample_gap", "must be >= 0 seconds (0 = gap_factor x median step)")
+    if c.gap_floor < 0:
+        raise _fail("gap_floor", "must be >= 0 seconds")
     if not c.gap_factor > 1.0:
         raise _fail("gap_factor", "must be > 1 (a multiple of the median step)")
     if c.cut_rounds < 0 or c.max_cuts < 0:
@@ -318,7 +325,7 @@ def load_prior(spec: str, priors: dict[str, Any] | None = None) -> tuple[str, np
 
 _INT_KEYS = ("window", "stride", "online_max_rows", "cut_rounds", "max_cuts")
 _FLOAT_KEYS = ("coulomb_band", "window_s", "stride_s", "max_sample_gap", "gap_factor",
-               "quadrature_safety")
+               "gap_floor", "quadrature_safety")
 
 
 def load_identification_config(robot: Robot, **overrides: Any) -> IdentificationConfig:

@@ -88,7 +88,7 @@ def insufficient_reason(t: np.ndarray, plan: SamplingPlan) -> str:
             f"{lo * 1e3:.1f}–{hi * 1e3:.1f} ms"
         return (f"every step is {spread} apart > max_sample_gap "
                 f"{plan.max_sample_gap * 1e3:.1f} ms, so no window can form (raise "
-                "--max-sample-gap or leave it 0 = gap_factor x median step)")
+                "--max-sample-gap or leave it 0 = max(gap_factor x median step, gap_floor))")
     return (f"the longest run of samples without a gap > {plan.max_sample_gap * 1e3:.1f} ms has "
             f"{longest_run} samples ({over.sum()} gaps in {t.size} samples), fewer than one "
             f"window of {plan.window + 1} samples ({plan.window * plan.dt * 1e3:.0f} ms)")

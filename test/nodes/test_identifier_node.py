@@ -98,6 +98,10 @@ def test_identifier_node_publishes_sound_bounds_and_reports_bad_messages(tmp_pat
     try:
         spin(15, lambda: bool(got["diag"]))          # the identifier is up
         assert got["diag"], stop(ident)
+        st0, values0 = diag_values()
+        # not yet a box, and it says why; the assumptions in force are named
+        assert st0.message.startswith("insufficient_data: measuring the stream's rate"), st0
+        assert values0["prior"] == "2f85" and values0["friction"] == "wide"
         replay = start("sysid_ros.nodes.replay", str(bag), "--loop", "--wait-subscribers", "1")
         def seen_all():
             keys = " ".join(diag_values()[1])
@@ -114,6 +118,8 @@ def test_identifier_node_publishes_sound_bounds_and_reports_bad_messages(tmp_pat
         assert got["inertia"] and got["inertia"][-1].header.frame_id == "joint_7"
         st, values = diag_values()
         assert int(values["samples"]) > 0
+        assert values["sampling"].startswith("window ") and "max_sample_gap 2.5 ms" in \
+            values["sampling"], values
         assert float(values["last_update_latency_s"]) > 0
         rejected = {k: int(v) for k, v in values.items() if k.startswith("rejected: ")}
         assert any("non-finite effort" in k for k in rejected), values
