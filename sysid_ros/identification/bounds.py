@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import highspy
 import numpy as np
+from scipy import sparse
 
 from sysid_ros.model.parameters import pseudo_inertia
 
@@ -67,10 +68,11 @@ def _highs(Y: np.ndarray, lo: np.ndarray, hi: np.ndarray, x_lo: np.ndarray,
     n = Y.shape[1]
     h.addCols(n, np.zeros(n), x_lo, x_hi, 0, np.array([], np.int32), np.array([], np.int32),
               np.array([]))
-    m = Y.shape[0]
-    starts = (np.arange(m) * n).astype(np.int32)
-    idx = np.tile(np.arange(n, dtype=np.int32), m)
-    h.addRows(m, lo, hi, m * n, starts, idx, Y.reshape(-1))
+    # Row-wise sparse: a row has the 10 θ_e entries plus only its own joint's friction
+    # unknowns, so most of a (rows × (10 + 4·nj)) matrix is zeros HiGHS need not see.
+    csr = sparse.csr_matrix(Y)
+    h.addRows(Y.shape[0], lo, hi, csr.nnz, csr.indptr[:-1].astype(np.int32),
+              csr.indices.astype(np.int32), csr.data)
     return h
 
 
