@@ -1,4 +1,4 @@
-"""The feasible set Θ of θ_e and the boxes around it (DESIGN §4).
+"""The feasible set Θ of θ_e and the boxes around it (docs/design.md §4).
 
 Θ = {x = [θ_e | φ] ∈ B₀ × Φ : c − r ≤ A·x ≤ c + r} contains the true θ_e (and friction
 unknowns φ) whenever every row's radius bound holds (see :mod:`problem`). Its tightest box in
