@@ -242,6 +242,13 @@ class OnlineIdentifier:
             self.diagnosis: Consistency | None = None
             self.reason = ""
 
+    def restart_windows(self) -> None:
+        """Time jumped back (bag loop, simulator reset): drop the samples in progress so no
+        window spans the jump, keep the box and the rows (both stay sound for the same payload;
+        a changed payload shows as ``inconsistent`` at the next update)."""
+        with self._lock:
+            self.windows.break_run()
+
     @property
     def samples(self) -> int:
         return self.windows.n_samples

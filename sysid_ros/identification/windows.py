@@ -187,6 +187,11 @@ class MomentumWindows:
             self.plan = self.config.sampling_plan(1.0 / self._fixed_rate)
         self._break()
 
+    def break_run(self) -> None:
+        """End the current run of samples (a jump in time): later windows start after it."""
+        self._pending = []
+        self._break()
+
     def _break(self) -> None:
         """End the current run of samples: later windows start after this point."""
         self._last: tuple[float, np.ndarray, np.ndarray, np.ndarray] | None = None

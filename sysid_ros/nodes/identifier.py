@@ -7,8 +7,9 @@ never wait for an LP. Publishes ``/sysid/payload_bounds`` and ``/sysid/payload_i
 published and raises an ERROR diagnostic) and ``/diagnostics`` (status, samples, windows, last
 update latency, rejected messages by reason). ``~/reset`` (std_srvs/Trigger) starts over for a
 new payload. A JointState that cannot be used is counted and reported, never fatal; a stamp at
-or before the previous one (a bag replayed in a loop, ROS time jumping back) resets the buffers
-instead of forming windows across the jump.
+or before the previous one (a bag replayed in a loop, ROS time jumping back) restarts the run
+of samples (no window spans the jump) and keeps the box; a zero stamp (an unstamped
+publisher) is rejected.
 
 The window plan follows the stream's own rate (measured from its first samples): windows of
 ``window_s`` seconds, split at gaps longer than ``max_sample_gap`` (0 = 2.5 × the median step).
@@ -101,6 +102,7 @@ class IdentifierNode(Node):
         self._buffer: list[tuple[float, np.ndarray, np.ndarray, np.ndarray]] = []
         self._last_stamp: float | None = None
         self._reset_requested = False
+        self._restart_windows = False
         self.rejected: Counter[str] = Counter()
         self.received = 0
         self.resets = 0
@@ -129,16 +131,24 @@ class IdentifierNode(Node):
         except JointStateError as err:
             self._reject(str(err))
             return
-        t = stamp_to_ns(msg.header.stamp) * 1e-9
+        ns = stamp_to_ns(msg.header.stamp)
+        if ns == 0:
+            # an unstamped publisher: no time to integrate over, and taking it as a jump back to
+            # t = 0 would throw away every window in progress
+            self._reject("zero stamp (unstamped message)")
+            return
+        t = ns * 1e-9
         with self._lock:
             if self._last_stamp is not None and t <= self._last_stamp:
                 if t == self._last_stamp:
                     self._reject("duplicate stamp")
                     return
-                # Time went backwards (bag loop / sim reset): windows must not span the jump.
+                # Time went backwards (bag loop / sim reset): windows must not span the jump,
+                # so the run of samples restarts; the box is kept — it stays sound for the same
+                # payload, and a changed payload makes the next update inconsistent.
                 self._buffer.clear()
-                self._reset_requested = True
-                self.rejected["time jumped backwards (buffers reset)"] += 1
+                self._restart_windows = True
+                self.rejected["time jumped backwards (windows restarted, box kept)"] += 1
             self._last_stamp = t
             self._buffer.append((t, q, dq, tau))
 
@@ -176,10 +186,13 @@ class IdentifierNode(Node):
         with self._lock:
             batch, self._buffer = self._buffer, []
             reset, self._reset_requested = self._reset_requested, False
+            restart, self._restart_windows = self._restart_windows, False
         start = time.perf_counter()
         if reset:
             self.ident.reset()
             self.resets += 1
+        elif restart:
+            self.ident.restart_windows()
         if batch:
             t = np.array([b[0] for b in batch])
             arrays = [np.array([b[k] for b in batch]) for k in (1, 2, 3)]

@@ -36,6 +36,10 @@ def _write_bag(path: Path, run, names) -> Path:
         for i in range(len(run.t)):
             recv = int((T0 + run.t[i]) * 1e9)
             w.write("/joint_states", js(run.t[i], run.q[i], run.dq[i], run.tau_meas[i]), recv)
+            if i == 1500:           # an unstamped message: rejected, not a jump back in time
+                msg = js(run.t[i], run.q[i], run.dq[i], run.tau_meas[i])
+                msg.header.stamp = Time(sec=0, nanosec=0)
+                w.write("/joint_states", msg, recv + 1)
             if i in (1000, 2000):   # bad messages between good ones
                 bad_tau = run.tau_meas[i].copy()
                 bad_tau[2] = np.nan
@@ -106,7 +110,8 @@ def test_identifier_node_publishes_sound_bounds_and_reports_bad_messages(tmp_pat
         def seen_all():
             keys = " ".join(diag_values()[1])
             return (len(got["bounds"]) >= 2 and "time jumped backwards" in keys
-                    and "non-finite effort" in keys and "missing joints" in keys)
+                    and "non-finite effort" in keys and "missing joints" in keys
+                    and "zero stamp" in keys)
 
         # Sensor QoS is best effort: a bad message may be dropped in one loop, not in all.
         spin(60, seen_all)
@@ -124,7 +129,8 @@ def test_identifier_node_publishes_sound_bounds_and_reports_bad_messages(tmp_pat
         rejected = {k: int(v) for k, v in values.items() if k.startswith("rejected: ")}
         assert any("non-finite effort" in k for k in rejected), values
         assert any("missing joints" in k or "array lengths" in k for k in rejected), str(values)
-        assert "rejected: time jumped backwards (buffers reset)" in values
+        assert "rejected: time jumped backwards (windows restarted, box kept)" in values
+        assert "rejected: zero stamp (unstamped message)" in values
         # ~/reset answers and the node keeps running.
         cli = node.create_client(Trigger, "/identifier/reset")
         assert cli.wait_for_service(timeout_sec=10)
