@@ -32,6 +32,7 @@ setup(
         "console_scripts": [
             # CLIs
             "sysid-identify = sysid_ros.identification.cli:main",
+            "sysid-calibrate = sysid_ros.calibration.cli:main",
             "sysid-launch = sysid_ros.launcher.cli:main",
             "sysid-record = sysid_ros.nodes.recorder:main",
             "sysid-replay = sysid_ros.nodes.replay:main",

@@ -1,0 +1,346 @@
+"""The calibration: bags of the robot moving without payload → bounds the identifier can rest on.
+
+Steps (each an assumption-carrying result, see :class:`CalibrationResult.assumptions`):
+
+1. **Rows.** Momentum windows (:mod:`sysid_ros.identification.windows`) of every recording with
+   the identifier's own window length, stride, Coulomb band and quadrature allowance, turned into
+   two-sided linear rows in all body parameters θ and all friction coefficients φ
+   (:mod:`.rows`). No accelerations.
+2. **Noise bound.** δ* = the smallest per-joint bounds on the window-averaged torque error that
+   make *all* rows consistent with some (θ, φ) in the prior box (:mod:`.prior`; one LP,
+   :func:`.lp.min_noise`). The written bound is δ = margin·δ* + floor: δ* is a *lower* bound of
+   what the truth needs (the LP picks the parameters that explain the data best, which fit part
+   of the noise), and new data reach further into the tails than the calibration data did. If
+   some δ*_j exceeds ``max_noise_frac`` of the joint's torque limit, the prior boxes cannot
+   explain the data: :class:`~.errors.CalibrationInconsistentError`.
+3. **Boxes.** Under δ, min and max of every friction coefficient over the polytope (2·4·nj LPs,
+   one warm-started HiGHS model) and, with ``link_boxes``, of every body parameter except the
+   end effector's (which is identified online). Where the data do not tighten a body's box
+   beyond ``link_tighten`` of its width, the prior box stays and the body is not written.
+4. **Nominal.** MAP estimate inside those boxes with pseudo-inertia LMIs and robust (IRLS)
+   weights (:mod:`.map_estimate`), optionally with energy rows (:mod:`.energy`); the Stribeck
+   law (:mod:`.stribeck`) is fitted afterwards for prediction only.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from sysid_ros.calibration.data import Recording
+from sysid_ros.calibration.errors import CalibrationInconsistentError, CalibrationInputError
+from sysid_ros.calibration.lp import BoxLP, scale_rows, min_noise
+from sysid_ros.calibration.map_estimate import ROBUST_LOSSES, LinearRows, map_estimate
+from sysid_ros.calibration.prior import FRICTION_PRIORS, Prior, calibration_prior
+from sysid_ros.calibration.rows import CalibrationRows, build_rows, friction_column
+from sysid_ros.identification.config import IdentificationConfig, load_identification_config
+from sysid_ros.identification.errors import IdentificationError
+from sysid_ros.identification.windows import MomentumWindows
+from sysid_ros.model.regressors import Regressors
+from sysid_ros.model.robots import Robot
+
+__all__ = ["CalibrationOptions", "CalibrationResult", "calibrate", "calibration_rows",
+           "FRICTION_LAWS", "window_config"]
+
+FRICTION_LAWS = ("linear", "stribeck")
+
+
+@dataclass(frozen=True)
+class CalibrationOptions:
+    """Every setting of a calibration run (units in the names; None = the robot file's value).
+
+    Attributes:
+        window_s, stride_s, coulomb_band, quadrature_safety: the identifier's sampling plan and
+            allowances (``identification`` section); the noise bound is only meaningful for the
+            same plan, so they are written into the calibration file.
+        torque_noise_rel: the relative part of the noise model kept from the robot file; the
+            calibration measures the absolute part per joint.
+        link_rel: prior half-width of every body parameter, relative (default: the robot file's
+            ``model_uncertainty.links_rel``).
+        friction_prior: ``wide`` (uncalibrated box) or ``config`` (catalogue box).
+        margin, noise_floor: δ = margin·δ* + noise_floor (N·m).
+        max_noise_frac: δ*_j above this fraction of joint j's torque limit means the prior
+            cannot explain the data (inconsistent).
+        link_boxes: compute the LP box of every body parameter (2 LPs each).
+        link_tighten: a body is written only if some parameter's box shrank below
+            (1 − link_tighten) of its prior width.
+        friction_law: ``linear`` (boxes and nominal) or ``stribeck`` (additionally a smooth
+            Stribeck fit used for prediction).
+        energy: add energy (power-balance) rows to the point estimate.
+        robust: IRLS loss of the point estimate (``huber``, ``cauchy``, ``none``).
+        payload_theta: (10,) a known payload in the end-effector body (None: no payload).
+    """
+
+    window_s: float | None = None
+    stride_s: float | None = None
+    coulomb_band: float | None = None
+    quadrature_safety: float | None = None
+    torque_noise_rel: float | None = None
+    link_rel: float | None = None
+    friction_prior: str = "wide"
+    margin: float = 1.25
+    noise_floor: float = 0.02
+    max_noise_frac: float = 0.1
+    link_boxes: bool = True
+    link_tighten: float = 0.01
+    friction_law: str = "linear"
+    energy: bool = False
+    robust: str = "huber"
+    payload_theta: np.ndarray | None = None
+
+    def check(self) -> None:
+        if not self.margin >= 1.0:
+            raise CalibrationInputError(f"margin {self.margin} must be >= 1")
+        if not self.noise_floor >= 0.0:
+            raise CalibrationInputError(f"noise floor {self.noise_floor} must be >= 0 N·m")
+        if not 0.0 < self.max_noise_frac:
+            raise CalibrationInputError("max_noise_frac must be > 0")
+        if self.friction_prior not in FRICTION_PRIORS:
+            raise CalibrationInputError(f"friction prior {self.friction_prior!r} is not one of "
+                                        f"{FRICTION_PRIORS}")
+        if self.friction_law not in FRICTION_LAWS:
+            raise CalibrationInputError(f"friction law {self.friction_law!r} is not one of "
+                                        f"{FRICTION_LAWS}")
+        if self.robust not in ROBUST_LOSSES:
+            raise CalibrationInputError(f"robust loss {self.robust!r} is not one of "
+                                        f"{ROBUST_LOSSES}")
+
+
+@dataclass
+class CalibrationResult:
+    """What a calibration measured. Friction arrays are (nj, 4) [Fc, Fv, Ia, β]; link arrays
+    are (10·n_bodies,) in Pinocchio order (the end-effector body's entries are its prior)."""
+
+    robot: Robot
+    options: CalibrationOptions
+    config: IdentificationConfig           # the windows/allowances the rows were built with
+    prior: Prior
+    rows: CalibrationRows
+    recordings: list[Recording]
+    noise_min: np.ndarray                  # δ* (N·m)
+    noise: np.ndarray                      # δ written (N·m)
+    friction_lower: np.ndarray
+    friction_upper: np.ndarray
+    friction_nominal: np.ndarray
+    link_lower: np.ndarray
+    link_upper: np.ndarray
+    link_nominal: np.ndarray
+    links_written: list[str]
+    x_nominal: np.ndarray
+    seconds: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    stribeck: Any = None                   # stribeck.StribeckFit or None
+    robust_weights: np.ndarray | None = None
+
+    @property
+    def joint_names(self) -> list[str]:
+        return list(self.robot.joint_names)
+
+    def assumptions(self) -> list[str]:
+        """The statements the written bounds rest on (copied into the file's provenance)."""
+        o, c = self.options, self.config
+        return [
+            f"prior: {self.prior.describe()}; the truth lies inside it",
+            "friction law tau_f = Fc*sigma(dq) + Fv*dq + Ia*ddq + beta with Fc >= 0; sigma = "
+            f"sign(dq) outside |dq| <= {c.coulomb_band} rad/s, anything in [-1, 1] inside",
+            f"torque_noise_abs bounds the window-averaged torque error |int (tau_meas - tau) dt|"
+            f"/T over windows of {c.window_s} s beyond the quadrature allowance "
+            f"({c.quadrature_safety} x |Simpson - trapezoid|) and the relative part "
+            f"{c.torque_noise_rel} x |tau|: it is NOT a per-sample bound, so use it only with "
+            "the window_s/stride_s written next to it",
+            f"noise bound = {o.margin} x the smallest consistent bound + {o.noise_floor} N*m: "
+            "an empirical margin for parameter fitting and for tails the calibration data did "
+            "not reach, not a proof",
+            "the bound absorbs every unmodelled effect present in the calibration data "
+            "(velocity noise through the armature term, soft dry friction, stamp jitter, "
+            "sensor non-linearity); data with larger such effects (other speeds, temperatures, "
+            "a different velocity filter) can exceed it",
+            f"velocities: {', '.join(sorted({r.velocity_source for r in self.recordings}))} "
+            "(the identifier must be fed velocities from the same source)",
+            "rigid bodies, no payload other than the stated one, no contact with the "
+            "environment during the calibration motions",
+        ]
+
+
+def window_config(robot: Robot, options: CalibrationOptions) -> IdentificationConfig:
+    """The identification config whose sampling plan and allowances the rows use."""
+    try:
+        return load_identification_config(
+            robot, friction=options.friction_prior, window_s=options.window_s,
+            stride_s=options.stride_s, coulomb_band=options.coulomb_band,
+            quadrature_safety=options.quadrature_safety,
+            torque_noise_rel=options.torque_noise_rel)
+    except IdentificationError as err:
+        raise CalibrationInputError(str(err)) from err
+
+
+def calibration_rows(robot: Robot, config: IdentificationConfig, prior: Prior,
+                     recordings: Sequence[Recording]) -> CalibrationRows:
+    """Rows of every recording (one MomentumWindows stream each, so windows never span two)."""
+    reg = Regressors(robot)
+    parts = []
+    for k, rec in enumerate(recordings):
+        rec.check_robot(robot)
+        if rec.dq is None:
+            raise CalibrationInputError(
+                f"{rec.name}: no joint velocities; run with --state-estimate (never assumed 0)")
+        win = MomentumWindows(robot, config, reg, rate_hz=rec.rate_hz)
+        try:
+            m = win.extend(rec.t, rec.q, rec.dq, rec.tau)
+        except IdentificationError as err:
+            raise CalibrationInputError(f"{rec.name}: {err}") from err
+        if len(m):
+            parts.append(build_rows(m, robot.nj, prior.theta_abs_max, config.quadrature_safety,
+                                    config.torque_noise_rel, source=k))
+    if not parts:
+        plan = config.sampling_plan(1.0 / recordings[0].rate_hz)
+        raise CalibrationInputError(
+            f"no momentum window formed in {len(recordings)} recording(s): each needs a run of "
+            f"{plan.window + 1} samples without a gap > {plan.max_sample_gap * 1e3:.1f} ms")
+    return CalibrationRows.concat(parts)
+
+
+def _inconsistency(robot: Robot, rows: CalibrationRows, delta: np.ndarray,
+                   limit: np.ndarray) -> str:
+    bad = np.flatnonzero(delta > limit)
+    parts = [f"{robot.joint_names[j]} needs a window-averaged torque error of "
+             f"{delta[j]:.3g} N*m (> {limit[j]:.3g} N*m allowed)" for j in bad]
+    return ("no plausible noise bound explains the calibration data with the prior boxes: "
+            + "; ".join(parts) + " — the bag may not be of this robot, carry an unknown "
+            "payload or contact, or the links/friction lie outside their prior boxes "
+            "(--link-rel, --friction-prior)")
+
+
+def _joint_rows(rows: CalibrationRows, nj: int) -> list[int]:
+    return [int(np.sum(rows.joint == j)) for j in range(nj)]
+
+
+def calibrate(robot: Robot, recordings: Sequence[Recording],
+              options: CalibrationOptions | None = None) -> CalibrationResult:
+    """Calibrate ``robot`` from ``recordings`` (module docstring). Raises
+    :class:`CalibrationInputError` on unusable input and :class:`CalibrationInconsistentError`
+    when the prior boxes cannot explain the data."""
+    options = options or CalibrationOptions()
+    options.check()
+    if robot.floating_base:
+        raise CalibrationInputError(f"{robot.name}: floating-base robots are not calibrated "
+                                    "(the momentum rows need base wrenches)")
+    if not recordings:
+        raise CalibrationInputError("no recording given")
+    seconds: dict[str, float] = {}
+    clock = time.perf_counter()
+    config = window_config(robot, options)
+    try:
+        prior = calibration_prior(robot, options.link_rel, options.friction_prior,
+                                  options.payload_theta)
+    except ValueError as err:
+        raise CalibrationInputError(str(err)) from err
+    rows = calibration_rows(robot, config, prior, recordings)
+    nj, n_theta = robot.nj, prior.n_theta
+    seconds["rows"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    scaled = scale_rows(rows, prior.lower, prior.upper)
+    res = min_noise(scaled, nj)
+    if res is None:
+        raise CalibrationInconsistentError("the noise-bound LP failed (HiGHS did not reach "
+                                           "optimality); the rows may be degenerate")
+    delta_min, _ = res
+    limit = options.max_noise_frac * robot.limits.tau_max
+    if np.any(delta_min > limit):
+        raise CalibrationInconsistentError(_inconsistency(robot, rows, delta_min, limit))
+    delta = options.margin * delta_min + options.noise_floor
+    seconds["noise"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    lp = BoxLP(scaled, delta)
+    if not lp.feasible:   # cannot happen for δ ≥ δ*, unless the solver failed
+        raise CalibrationInconsistentError("the rows are infeasible at the written noise bound "
+                                           "(solver failure)")
+    f_cols = friction_column(n_theta, np.arange(nj)[:, None], np.arange(4)[None]).reshape(-1)
+    f_lo, f_hi = lp.box(f_cols)
+    lower, upper = prior.lower.copy(), prior.upper.copy()
+    lower[f_cols], upper[f_cols] = f_lo, f_hi
+    seconds["friction_box"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    ee = np.arange(robot.ee_columns.start, robot.ee_columns.stop)
+    link_cols = np.setdiff1d(np.arange(n_theta), ee)
+    if options.link_boxes:
+        l_lo, l_hi = lp.box(link_cols)
+        lower[link_cols], upper[link_cols] = l_lo, l_hi
+    seconds["link_box"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    est, notes = _nominal(robot, rows, prior, delta, lower, upper, options, recordings)
+    seconds["estimate"] = time.perf_counter() - clock
+    x_nom = est.x if est is not None else np.clip(prior.nominal, lower, upper)
+
+    written = _links_to_write(robot, prior, lower, upper, options)
+    if not written:
+        notes.append("links: no body parameter box shrank by more than "
+                      f"{100 * options.link_tighten:g} % of its prior width"
+                      + ("" if options.link_boxes else " (link boxes not computed)")
+                      + f": the prior box (URDF ± {100 * prior.link_rel:g} %) stays, no "
+                      "'links' section written")
+    stribeck = None
+    if options.friction_law == "stribeck":
+        from sysid_ros.calibration.stribeck import fit_stribeck
+
+        clock = time.perf_counter()
+        stribeck = fit_stribeck(rows, recordings, x_nom, delta, nj)
+        seconds["stribeck"] = time.perf_counter() - clock
+    fr = lambda v: v[f_cols].reshape(nj, 4)  # noqa: E731
+    notes.append(f"rows per joint: {_joint_rows(rows, nj)} from {len(recordings)} recording(s)")
+    return CalibrationResult(
+        robot=robot, options=options, config=config, prior=prior, rows=rows,
+        recordings=list(recordings), noise_min=delta_min, noise=delta,
+        friction_lower=fr(lower), friction_upper=fr(upper), friction_nominal=fr(x_nom),
+        link_lower=lower[:n_theta], link_upper=upper[:n_theta], link_nominal=x_nom[:n_theta],
+        links_written=written, x_nominal=x_nom, seconds=seconds, notes=notes,
+        stribeck=stribeck, robust_weights=None if est is None else est.weights)
+
+
+def _links_to_write(robot: Robot, prior: Prior, lower: np.ndarray, upper: np.ndarray,
+                    options: CalibrationOptions) -> list[str]:
+    """Joint names of the bodies whose box the file must carry: those the data tightened, or
+    all of them when the prior's relative box differs from the robot file's."""
+    n_theta = prior.n_theta
+    width_p = prior.upper[:n_theta] - prior.lower[:n_theta]
+    width = upper[:n_theta] - lower[:n_theta]
+    out = []
+    changed_rel = not np.isclose(prior.link_rel, robot.links_rel_uncertainty)
+    for jid in range(1, robot.model.njoints):
+        if jid == robot.ee_joint_id:
+            continue
+        sl = slice(10 * (jid - 1), 10 * jid)
+        tight = np.any(width[sl] < (1.0 - options.link_tighten) * width_p[sl])
+        if tight or changed_rel:
+            out.append(robot.model.names[jid])
+    return out
+
+
+def _nominal(robot, rows, prior, delta, lower, upper, options, recordings):
+    """MAP estimate inside [lower, upper] (module docstring step 4)."""
+    scale = rows.r_fixed + delta[rows.joint] * rows.t_noise
+    parts = [LinearRows(rows.A, rows.c, scale)]
+    notes = []
+    if options.energy:
+        from sysid_ros.calibration.energy import energy_rows
+
+        parts.append(energy_rows(robot, rows, recordings, delta))
+        notes.append(f"point estimate with {len(parts[-1].c)} energy rows")
+    sigma = np.maximum(0.5 * (prior.upper - prior.lower), 1e-12)
+    bodies = [slice(10 * b, 10 * b + 10) for b in range(prior.n_theta // 10)]
+    est = map_estimate(LinearRows.stack(parts), lower, upper, prior.nominal, sigma, bodies,
+                       robust=options.robust)
+    if est.status not in ("optimal", "optimal_inaccurate"):
+        notes.append(f"point estimate failed ({est.status}): nominal = prior nominal clipped "
+                     "to the box")
+        return None, notes
+    low_w = int(np.sum(est.weights < 0.5))
+    notes.append(f"point estimate: MAP with URDF prior, LMI-consistent bodies, {options.robust} "
+                 f"IRLS ({est.iterations} solves, {low_w} rows down-weighted below 0.5)")
+    return est, notes

@@ -1,0 +1,235 @@
+"""``sysid-calibrate``: calibration bags (no payload) → calib.yaml for the payload identifier.
+
+    sysid-calibrate --robot gen3 --bag CAL [--bag CAL2 ...] --out calib.yaml
+                    [--validate BAG ...] [--json PATH] [--report DIR] [--config FILE]
+                    [--friction-law linear|stribeck] [--margin 1.25] [--state-estimate [rts]]
+    sysid-calibrate --robot gen3 --bag LOG --state-estimate --write-bag LOG_WITH_VELOCITIES
+
+The first stderr line summarises the data, the last one is the verdict. Exit codes:
+
+- 0 calibrated (file written);
+- 2 bad input, with a one-line reason (bag, joints, option, robot file);
+- 3 the calibration data are inconsistent even with the prior boxes (the reason names the
+  joints and the noise bound they would need); nothing written;
+- 4 calibrated, but a ``--validate`` bag needs a larger noise bound than the one written (the
+  file is written and its provenance says so: do not rely on it for data like that bag).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+
+from sysid_ros.calibration.calibrate import FRICTION_LAWS, CalibrationOptions, calibrate
+from sysid_ros.calibration.data import Recording, read_recording
+from sysid_ros.calibration.errors import CalibrationInconsistentError, CalibrationInputError
+from sysid_ros.calibration.map_estimate import ROBUST_LOSSES
+from sysid_ros.calibration.prior import FRICTION_PRIORS
+from sysid_ros.calibration.state import ESTIMATORS, estimate_state
+
+__all__ = ["main", "build_parser", "EXIT_CODES", "write_recording_bag", "with_estimated_state"]
+
+EXIT_CODES = {"ok": 0, "bad_input": 2, "inconsistent": 3, "validation_inconsistent": 4}
+PROG = "sysid-calibrate"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="Measure the friction/armature/offset boxes and the torque-error bound the "
+                    "payload identifier rests on, from bags of the robot moving without payload.",
+        epilog="exit codes: 0 ok, 2 bad input, 3 calibration data inconsistent with the prior, "
+               "4 a validation bag needs a larger bound than written")
+    p.add_argument("--robot", default="gen3", help="robot registry name (default gen3)")
+    p.add_argument("--config", help="robot facts file to use instead of the registry's")
+    p.add_argument("--bag", action="append", required=True,
+                   help="calibration bag (repeat for several)")
+    p.add_argument("--topic", default="/joint_states")
+    p.add_argument("--out", help="calib.yaml to write")
+    p.add_argument("--validate", action="append", default=[], metavar="BAG",
+                   help="bag not used for fitting: consistency and torque RMS (repeatable)")
+    p.add_argument("--json", help="summary JSON (friction boxes, noise, validation)")
+    p.add_argument("--report", metavar="DIR", help="markdown report with plots")
+    p.add_argument("--friction-law", choices=FRICTION_LAWS, default="linear",
+                   help="linear (boxes and nominal) or stribeck (adds a smooth fit for "
+                        "prediction; the boxes stay linear)")
+    p.add_argument("--margin", type=float, default=1.25,
+                   help="noise bound = margin x smallest consistent bound + floor")
+    p.add_argument("--noise-floor", type=float, default=0.02, help="N*m added to every bound")
+    p.add_argument("--window-s", type=float,
+                   help="momentum window (s); default the robot file's identification.window_s")
+    p.add_argument("--stride-s", type=float, help="time between window starts (s)")
+    p.add_argument("--coulomb-band", type=float, help="rad/s of set-valued Coulomb friction")
+    p.add_argument("--link-rel", type=float,
+                   help="prior half-width of body parameters, relative (default: the robot "
+                        "file's model_uncertainty.links_rel)")
+    p.add_argument("--friction-prior", choices=FRICTION_PRIORS, default="wide",
+                   help="prior friction box: wide (uncalibrated robot) or config (catalogue)")
+    p.add_argument("--no-link-boxes", action="store_true",
+                   help="skip the body-parameter LPs (the prior box stays)")
+    p.add_argument("--energy", action="store_true", help="energy rows in the point estimate")
+    p.add_argument("--robust", choices=ROBUST_LOSSES, default="huber", help="IRLS loss")
+    p.add_argument("--payload-theta", metavar="V1,...,V10",
+                   help="a known payload's 10 parameters (Pinocchio order, end-effector frame)")
+    p.add_argument("--state-estimate", nargs="?", const="rts", choices=ESTIMATORS,
+                   help="estimate velocities from positions (and measured velocities, if any) "
+                        "before everything else; the identifier must then get the same "
+                        "estimator's velocities (--write-bag)")
+    p.add_argument("--write-bag", metavar="OUT",
+                   help="with --state-estimate and one --bag: write that bag with estimated "
+                        "velocities (for sysid-identify)")
+    return p
+
+
+def _fail(msg: str) -> int:
+    print(f"{PROG}: error: {' '.join(str(msg).split())}", file=sys.stderr)
+    return EXIT_CODES["bad_input"]
+
+
+def _say(msg: str) -> None:
+    print(f"{PROG}: {msg}", file=sys.stderr)
+
+
+def _encoder_sigma(robot) -> np.ndarray:
+    """Position noise σ of the encoders: resolution/√12 (robot file), else 1e-4 rad."""
+    res = (robot.config.get("simulation", {}) or {}).get("encoder_resolution_deg")
+    if res is None:
+        return np.full(robot.nj, 1e-4)
+    return np.maximum(np.deg2rad(np.broadcast_to(np.asarray(res, float), (robot.nj,))) /
+                      np.sqrt(12.0), 1e-7)
+
+
+def with_estimated_state(rec: Recording, method: str, sigma_q) -> Recording:
+    """``rec`` with velocities from the state estimator ``method``."""
+    est = estimate_state(rec.t, rec.q, rec.dq, method, sigma_q=sigma_q)
+    source = f"state estimate ({method}" + (", positions + measured velocities)"
+                                            if rec.dq is not None else ", positions only)")
+    return rec.with_velocity(est.dq, source)
+
+
+def write_recording_bag(path: str | Path, rec: Recording, robot) -> Path:
+    """Write ``rec`` as a JointState bag (its velocities, e.g. estimated ones)."""
+    from sysid_ros.simulation import write_joint_states_bag
+
+    if Path(path).exists():
+        raise CalibrationInputError(f"--write-bag {path}: already exists")
+    view = SimpleNamespace(t=rec.t, q=rec.q, dq=rec.dq, tau_meas=rec.tau,
+                           joint_names=tuple(robot.joint_names))
+    return write_joint_states_bag(path, view, robot)
+
+
+def _payload(text: str | None) -> np.ndarray | None:
+    if text is None:
+        return None
+    try:
+        vals = np.array([float(v) for v in text.replace(",", " ").split()])
+    except ValueError:
+        raise CalibrationInputError(f"--payload-theta {text!r}: not numbers") from None
+    if vals.shape != (10,):
+        raise CalibrationInputError(f"--payload-theta: expected 10 numbers, got {vals.size}")
+    return vals
+
+
+def _options(args) -> CalibrationOptions:
+    return CalibrationOptions(
+        window_s=args.window_s, stride_s=args.stride_s, coulomb_band=args.coulomb_band,
+        link_rel=args.link_rel, friction_prior=args.friction_prior, margin=args.margin,
+        noise_floor=args.noise_floor, link_boxes=not args.no_link_boxes,
+        friction_law=args.friction_law, energy=args.energy, robust=args.robust,
+        payload_theta=_payload(args.payload_theta))
+
+
+def _describe(recs: list[Recording]) -> str:
+    parts = []
+    for r in recs:
+        vel = "velocities" if r.dq is not None else "NO velocities"
+        parts.append(f"{Path(r.name).name}: {len(r)} samples, {r.duration:.1f} s, "
+                     f"{r.rate_hz:.0f} Hz, {vel}")
+    return "; ".join(parts)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from sysid_ros.model.errors import RobotConfigError, UnknownRobotError
+    from sysid_ros.model.robots import load_robot
+
+    args = build_parser().parse_args(argv)
+    clock = time.perf_counter()
+    if args.out is None and args.write_bag is None:
+        return _fail("nothing to do: give --out calib.yaml (and/or --state-estimate "
+                     "--write-bag OUT)")
+    if args.write_bag is not None and (args.state_estimate is None or len(args.bag) != 1):
+        return _fail("--write-bag needs --state-estimate and exactly one --bag")
+    try:
+        robot = load_robot(args.robot, args.config)
+        options = _options(args)
+        options.check()
+        recs = [read_recording(b, robot, args.topic) for b in args.bag]
+        vals = [read_recording(b, robot, args.topic) for b in args.validate]
+        _say("data: " + _describe(recs))
+        if args.state_estimate is not None:
+            sigma_q = _encoder_sigma(robot)
+            recs = [with_estimated_state(r, args.state_estimate, sigma_q) for r in recs]
+            vals = [with_estimated_state(r, args.state_estimate, sigma_q) for r in vals]
+            _say(f"velocities from the '{args.state_estimate}' state estimator")
+            if args.write_bag is not None:
+                out = write_recording_bag(args.write_bag, recs[0], robot)
+                _say(f"wrote {out} (estimated velocities)")
+                if args.out is None:
+                    return EXIT_CODES["ok"]
+        missing = [r.name for r in recs + vals if r.dq is None]
+        if missing:
+            return _fail(f"{missing[0]}: no joint velocities; add --state-estimate (velocities "
+                         "are never assumed 0)")
+        result = calibrate(robot, recs, options)
+    except (CalibrationInputError, RobotConfigError, UnknownRobotError) as err:
+        return _fail(str(err))
+    except CalibrationInconsistentError as err:
+        _say(f"inconsistent: {err}")
+        return EXIT_CODES["inconsistent"]
+    return _finish(args, robot, result, vals, clock)
+
+
+def _finish(args, robot, result, vals, clock) -> int:
+    from sysid_ros.calibration.document import calibration_document, summary_json, \
+        write_calibration
+    from sysid_ros.calibration.validate import validate
+
+    validation = None
+    if vals:
+        validation = validate(result, vals, sigma_q=_encoder_sigma(robot))
+        _say(validation.describe())
+    doc = calibration_document(result, validation, bags=list(args.bag))
+    try:
+        write_calibration(args.out, doc)
+        if args.json:
+            summary = summary_json(result, validation)
+            summary["seconds"]["total"] = time.perf_counter() - clock
+            Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+        if args.report:
+            from sysid_ros.calibration.report import write_report
+
+            path = write_report(args.report, result, validation)
+            _say(f"report: {path}")
+    except OSError as err:
+        return _fail(f"cannot write output: {err}")
+    noise = ", ".join(f"{v:.3f}" for v in result.noise)
+    head = (f"ok: wrote {args.out}; torque_noise_abs [{noise}] N*m for {result.config.window_s}"
+            f" s windows; {time.perf_counter() - clock:.1f} s")
+    if validation is not None and not validation.consistent:
+        bad = [f"{robot.joint_names[j]} x{s:.2f}" for j, s in enumerate(validation.noise_scale)
+               if s > 1.0]
+        _say(head + "; VALIDATION INCONSISTENT: " + ", ".join(bad)
+             + " — the bounds do not cover those data")
+        return EXIT_CODES["validation_inconsistent"]
+    _say(head)
+    return EXIT_CODES["ok"]
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

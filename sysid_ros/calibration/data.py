@@ -1,0 +1,86 @@
+"""Joint-state recordings as the calibration reads them (from bags or from memory)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from sysid_ros.calibration.errors import CalibrationInputError
+from sysid_ros.model.robots import Robot
+
+__all__ = ["Recording", "read_recording"]
+
+
+@dataclass(frozen=True, eq=False)
+class Recording:
+    """One joint-state log in the robot's joint order.
+
+    Attributes:
+        t: (N,) stamps (s), strictly increasing.
+        q: (N, nj) positions (rad).
+        dq: (N, nj) velocities (rad/s), or None when the log has none.
+        tau: (N, nj) measured joint torques (N·m).
+        name: where it came from (bag path), for messages and provenance.
+        velocity_source: ``measured`` or the state estimator that produced ``dq``.
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    dq: np.ndarray | None
+    tau: np.ndarray
+    name: str = "<memory>"
+    velocity_source: str = "measured"
+
+    def __post_init__(self) -> None:
+        t = np.asarray(self.t, float).reshape(-1)
+        if t.size < 2:
+            raise CalibrationInputError(f"{self.name}: {t.size} sample(s); need at least 2")
+        if not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
+            raise CalibrationInputError(f"{self.name}: stamps not finite and strictly increasing")
+        for field in ("q", "dq", "tau"):
+            a = getattr(self, field)
+            if a is None:
+                if field != "dq":
+                    raise CalibrationInputError(f"{self.name}: {field} missing")
+                continue
+            a = np.asarray(a, float)
+            if a.ndim != 2 or a.shape[0] != t.size:
+                raise CalibrationInputError(f"{self.name}: {field} has shape {a.shape}, "
+                                            f"expected ({t.size}, nj)")
+            if not np.all(np.isfinite(a)):
+                raise CalibrationInputError(f"{self.name}: {field} has non-finite values")
+            object.__setattr__(self, field, a)
+        object.__setattr__(self, "t", t)
+
+    def __len__(self) -> int:
+        return int(self.t.size)
+
+    @property
+    def duration(self) -> float:
+        return float(self.t[-1] - self.t[0])
+
+    @property
+    def rate_hz(self) -> float:
+        return 1.0 / float(np.median(np.diff(self.t)))
+
+    def with_velocity(self, dq: np.ndarray, source: str) -> "Recording":
+        """The same log with velocities ``dq`` from ``source`` (a state estimator)."""
+        return replace(self, dq=np.asarray(dq, float), velocity_source=source)
+
+    def check_robot(self, robot: Robot) -> None:
+        if self.q.shape[1] != robot.nj:
+            raise CalibrationInputError(f"{self.name}: {self.q.shape[1]} joints, robot "
+                                        f"{robot.name} has {robot.nj}")
+
+
+def read_recording(path: str | Path, robot: Robot, topic: str = "/joint_states") -> Recording:
+    """Read a rosbag2 JointState topic (position + effort required; velocity optional) in
+    ``robot.joint_names`` order. Bag problems raise :class:`CalibrationInputError` naming the bag."""
+    from sysid_ros.bagio import BagError, read_joint_states
+
+    try:
+        s = read_joint_states(path, topic, robot.joint_names, require=("position", "effort"))
+    except BagError as err:
+        raise CalibrationInputError(f"{path}: {err}") from err
+    return Recording(s.t, s.position, s.velocity, s.effort, str(path))

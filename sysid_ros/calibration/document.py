@@ -1,0 +1,120 @@
+"""A calibration result as the calib.yaml overlay (format: :mod:`sysid_ros.model.calibration`)
+and as the ``--json`` summary."""
+from __future__ import annotations
+
+import datetime as _dt
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from sysid_ros.model.calibration import FORMAT_VERSION
+from sysid_ros.model.robots import FRICTION_NAMES
+
+__all__ = ["calibration_document", "write_calibration", "summary_json"]
+
+
+def _lst(a) -> list[float]:
+    return [float(v) for v in np.asarray(a, float).reshape(-1)]
+
+
+def _friction_table(a: np.ndarray) -> dict[str, list[float]]:
+    return {name: _lst(a[:, k]) for k, name in enumerate(FRICTION_NAMES)}
+
+
+def calibration_document(result, validation=None, bags: list[str] | None = None
+                         ) -> dict[str, Any]:
+    """The calib.yaml mapping of a :class:`~.calibrate.CalibrationResult` (and, optionally,
+    its :class:`~.validate.Validation` summary in the provenance)."""
+    o, c, robot = result.options, result.config, result.robot
+    friction = {"nominal": _friction_table(result.friction_nominal),
+                "lower": _friction_table(result.friction_lower),
+                "upper": _friction_table(result.friction_upper)}
+    links = {}
+    for name in result.links_written:
+        jid = robot.model.getJointId(name)
+        sl = slice(10 * (jid - 1), 10 * jid)
+        links[name] = {"nominal": _lst(result.link_nominal[sl]),
+                       "lower": _lst(result.link_lower[sl]),
+                       "upper": _lst(result.link_upper[sl])}
+    ident = {
+        "torque_noise_abs": _lst(result.noise),
+        "torque_noise_rel": float(c.torque_noise_rel),
+        # the noise bound holds for these windows only: the identifier must use the same plan
+        "window_s": float(c.window_s), "stride_s": float(c.stride_s),
+        "coulomb_band": float(c.coulomb_band),
+        "quadrature_safety": float(c.quadrature_safety),
+        "friction": "config",
+    }
+    provenance: dict[str, Any] = {
+        "tool": "sysid-calibrate",
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "bags": list(bags) if bags is not None else [r.name for r in result.recordings],
+        "velocity_source": sorted({r.velocity_source for r in result.recordings}),
+        "samples": int(sum(len(r) for r in result.recordings)),
+        "duration_s": float(sum(r.duration for r in result.recordings)),
+        "method": {
+            "rows": "momentum windows (no accelerations), all bodies and friction "
+                    "coefficients as unknowns, Fc >= 0",
+            "prior": result.prior.describe(),
+            "noise_min_Nm": _lst(result.noise_min),
+            "noise_margin": float(o.margin), "noise_floor_Nm": float(o.noise_floor),
+            "friction_boxes": "LP min/max of each coefficient under the noise bound",
+            "links": ("LP boxes; bodies listed under 'links' are those the data tightened"
+                      if o.link_boxes else "not computed (prior box kept)"),
+            "nominal": f"MAP least squares, URDF/catalogue prior, pseudo-inertia LMI, "
+                       f"{o.robust} IRLS" + (", energy rows" if o.energy else ""),
+            "friction_law": o.friction_law,
+        },
+        "assumptions": result.assumptions(),
+        "notes": list(result.notes),
+        "seconds": {k: float(v) for k, v in result.seconds.items()},
+    }
+    if result.stribeck is not None:
+        provenance["stribeck"] = result.stribeck.as_dict(robot.joint_names)
+    if validation is not None:
+        provenance["validation"] = validation.as_dict()
+    doc: dict[str, Any] = {"sysid_calibration": FORMAT_VERSION, "robot": robot.name,
+                           "provenance": provenance, "friction": friction}
+    if links:
+        doc["links"] = links
+    doc["identification"] = ident
+    return doc
+
+
+def write_calibration(path: str | Path, doc: dict[str, Any]) -> Path:
+    """Write the calib.yaml mapping ``doc`` (block style, keys in the order given)."""
+    path = Path(path)
+    header = ("# sysid_ros calibration overlay (sysid-calibrate); apply with\n"
+              "#   sysid-identify --calibration THIS_FILE   or the identifier's "
+              "'calibration' parameter.\n"
+              "# torque_noise_abs bounds the window-averaged torque error for the window_s "
+              "written below; see provenance.assumptions.\n")
+    path.write_text(header + yaml.safe_dump(doc, sort_keys=False, width=100, allow_unicode=True))
+    return path
+
+
+def summary_json(result, validation=None) -> dict[str, Any]:
+    """The ``--json`` summary: friction per coefficient, noise, optional validation."""
+    names = FRICTION_NAMES
+    out: dict[str, Any] = {
+        "robot": result.robot.name,
+        "joints": result.joint_names,
+        "friction": {n: {"nominal": _lst(result.friction_nominal[:, k]),
+                         "lower": _lst(result.friction_lower[:, k]),
+                         "upper": _lst(result.friction_upper[:, k])}
+                     for k, n in enumerate(names)},
+        "noise": {"torque_abs": _lst(result.noise), "torque_abs_min": _lst(result.noise_min),
+                  "torque_rel": float(result.config.torque_noise_rel),
+                  "window_s": float(result.config.window_s),
+                  "stride_s": float(result.config.stride_s)},
+        "links_written": list(result.links_written),
+        "seconds": {k: float(v) for k, v in result.seconds.items()},
+        "notes": list(result.notes),
+    }
+    if result.stribeck is not None:
+        out["stribeck"] = result.stribeck.as_dict(result.robot.joint_names)
+    if validation is not None:
+        out["validation"] = validation.as_dict()
+    return out

@@ -1,0 +1,16 @@
+"""Exceptions of :mod:`sysid_ros.calibration`; every message is one line naming the problem."""
+from __future__ import annotations
+
+__all__ = ["CalibrationError", "CalibrationInputError", "CalibrationInconsistentError"]
+
+
+class CalibrationError(Exception):
+    """Base class of every calibration problem."""
+
+
+class CalibrationInputError(CalibrationError, ValueError):
+    """Unusable input: a bag, an option or a recording that cannot be calibrated from."""
+
+
+class CalibrationInconsistentError(CalibrationError):
+    """The data contradict the prior boxes (no plausible noise bound explains them)."""

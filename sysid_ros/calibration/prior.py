@@ -1,0 +1,77 @@
+"""The prior box of every calibrated quantity: what the calibration assumes before any data.
+
+x = [θ (10 per body, Pinocchio order, all bodies) | φ (per joint [Fc, Fv, Ia, β])]:
+
+- bodies: the URDF value ± ``link_rel``·|value| per parameter (the identifier's own convention
+  for θ_r; default the robot file's ``model_uncertainty.links_rel``). A parameter that is 0 in
+  the URDF keeps a zero-width box, as it does for the identifier. The end-effector body (with the
+  known payload, if any, added to its URDF value) is in the same relative box: a calibration run
+  carries no unknown payload. This is S0's prior turned into a set: the truth is assumed inside;
+  a Gaussian prior centred on the URDF with σ = the half-width is what the point estimate uses.
+- friction: the robot file's ``identification.friction_wide`` box (``friction_prior='wide'``,
+  the box for a robot nobody has calibrated: Fc ∈ [0, abs], β ∈ ±abs, Fv and Ia ± rel) or its
+  catalogue box (``'config'``). Fc, Fv and Ia are never negative.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sysid_ros.identification.config import load_identification_config
+from sysid_ros.model.robots import Robot
+
+__all__ = ["Prior", "calibration_prior"]
+
+FRICTION_PRIORS = ("wide", "config")
+
+
+@dataclass(frozen=True)
+class Prior:
+    """Box [lower, upper] of x = [θ | φ] and what it was made of (for the provenance)."""
+
+    lower: np.ndarray
+    upper: np.ndarray
+    nominal: np.ndarray
+    n_theta: int
+    link_rel: float
+    friction_prior: str
+    payload_theta: np.ndarray | None = None
+
+    @property
+    def theta_abs_max(self) -> np.ndarray:
+        """Largest |θ| in the box (the quadrature allowance uses θ at its box edge)."""
+        n = self.n_theta
+        return np.maximum(np.abs(self.lower[:n]), np.abs(self.upper[:n]))
+
+    def describe(self) -> str:
+        payload = "" if self.payload_theta is None else \
+            f", known payload of {self.payload_theta[0]:.3f} kg in the end-effector body"
+        return (f"links URDF ± {100 * self.link_rel:g} % per parameter, friction "
+                f"'{self.friction_prior}' box{payload}")
+
+
+def calibration_prior(robot: Robot, link_rel: float | None = None, friction_prior: str = "wide",
+                      payload_theta: np.ndarray | None = None) -> Prior:
+    """The prior box (module docstring). ``payload_theta`` (10,): a known payload's parameters
+    in the end-effector joint frame (Pinocchio order), added to that body's URDF value."""
+    if friction_prior not in FRICTION_PRIORS:
+        raise ValueError(f"friction prior {friction_prior!r} is not one of {FRICTION_PRIORS}")
+    rel = robot.links_rel_uncertainty if link_rel is None else float(link_rel)
+    if not (np.isfinite(rel) and 0.0 <= rel < 1.0):
+        raise ValueError(f"link prior: relative uncertainty {rel!r} is not in [0, 1)")
+    theta = robot.theta().copy()
+    if payload_theta is not None:
+        payload_theta = np.asarray(payload_theta, float)
+        if payload_theta.shape != (10,) or not np.all(np.isfinite(payload_theta)):
+            raise ValueError("payload: expected 10 finite parameters")
+        theta[robot.ee_columns] += payload_theta
+    rad = rel * np.abs(theta)
+    cfg = load_identification_config(robot, friction=friction_prior)
+    f_lo, f_hi = cfg.friction_lower.copy(), cfg.friction_upper.copy()
+    f_lo[:, :3] = np.maximum(f_lo[:, :3], 0.0)
+    f_nom = np.clip(robot.friction.nominal, f_lo, f_hi)
+    return Prior(np.concatenate([theta - rad, f_lo.reshape(-1)]),
+                 np.concatenate([theta + rad, f_hi.reshape(-1)]),
+                 np.concatenate([theta, f_nom.reshape(-1)]), theta.size, rel, friction_prior,
+                 payload_theta)

@@ -1,0 +1,156 @@
+"""Calibration rows: momentum windows → two one-sided linear constraints on every parameter.
+
+Each :class:`~sysid_ros.identification.windows.MomentumRows` row (window w, joint j) states
+
+    W·θ + Fc_j·S + Fv_j·Δq + Ia_j·Δq̇ + β_j·T = ∫τ̂ dt − E,      S ∈ [s − s_r, s + s_r],
+
+where θ holds *every* body's 10 parameters (calibration runs without payload, or with a known
+one that is part of the end-effector body), S = ∫σ(q̇)dt is only known to the interval its
+Coulomb band leaves, and E is the error of the window: the torque noise integral plus everything
+the integral form does not model (sensor non-idealities, velocity noise through the armature
+term, soft dry friction outside the band, stamp jitter). The calibration measures a per-joint
+bound δ_j on the window-averaged error, |E| ≤ r_fixed + δ_j·T', with
+
+- r_fixed = ``quadrature_safety``·(|Simpson − trapezoid| of ∫τ̂ and of every ∫W_c column at
+  the prior's largest |θ|) + rel·∫|τ̂|/(1 − rel): the identifier's own allowances, so that δ_j
+  means exactly what ``identification.torque_noise_abs`` means to it (same windows, same extra
+  radii);
+- T' = T/(1 − rel) (the identifier's conversion of a bound on the true torque).
+
+Because Fc ≥ 0, Fc·S ranges over [Fc·(s − s_r), Fc·(s + s_r)], so the row is *exactly*
+
+    A_up·x ≤ c + r_fixed + δ_j·T'     (Fc column s − s_r)
+    A_lo·x ≥ c − r_fixed − δ_j·T'     (Fc column s + s_r)
+
+with x = [θ (10·n_bodies) | φ (4·nj, per joint [Fc, Fv, Ia, β])] and c = ∫τ̂. Both are linear, so
+every set the calibration computes is a polytope. No accelerations are needed anywhere.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+import scipy.sparse as sp
+
+from sysid_ros.identification.windows import MomentumRows
+
+__all__ = ["CalibrationRows", "build_rows", "friction_column"]
+
+
+def friction_column(n_theta: int, joint: int | np.ndarray, k: int | np.ndarray) -> np.ndarray:
+    """Column of coefficient k (0 Fc, 1 Fv, 2 Ia, 3 β) of ``joint`` in x = [θ | φ]."""
+    return n_theta + 4 * np.asarray(joint) + np.asarray(k)
+
+
+@dataclass(frozen=True)
+class CalibrationRows:
+    """One pair of one-sided constraints per (window, joint); see the module docstring.
+
+    Attributes:
+        A: (n, n_x) CSR, the row with the Coulomb coefficient at its centre s.
+        sign_rad: (n,) s_r, the radius of ∫σ (the Fc column is s ∓ s_r in the two sides).
+        c: (n,) ∫τ̂ dt (N·m·s).
+        r_fixed: (n,) quadrature and relative-noise allowance (N·m·s).
+        t_noise: (n,) T' (s): the row's radius grows by δ_j·T'.
+        joint: (n,) joint index; ``t_start``/``t_end`` (n,) window span (s); ``start``/``end``
+            (n,) its first/last sample index in its recording; ``source`` (n,) index of the
+            recording the row came from.
+        n_theta: number of body-parameter columns (the friction columns follow).
+    """
+
+    A: sp.csr_matrix
+    sign_rad: np.ndarray
+    c: np.ndarray
+    r_fixed: np.ndarray
+    t_noise: np.ndarray
+    joint: np.ndarray
+    t_start: np.ndarray
+    t_end: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    source: np.ndarray
+    n_theta: int
+
+    def __len__(self) -> int:
+        return int(self.c.shape[0])
+
+    @property
+    def n_x(self) -> int:
+        return int(self.A.shape[1])
+
+    def sides(self) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+        """(A_up, A_lo): the Fc column at s − s_r and at s + s_r (module docstring)."""
+        n = len(self)
+        fc_col = friction_column(self.n_theta, self.joint, 0)
+        shift = sp.csr_matrix((self.sign_rad, (np.arange(n), fc_col)), shape=self.A.shape)
+        return (self.A - shift).tocsr(), (self.A + shift).tocsr()
+
+    def take(self, index) -> "CalibrationRows":
+        """Rows selected by an index array or boolean mask."""
+        index = np.arange(len(self))[index]
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        for name, value in out.items():
+            if name != "n_theta":
+                out[name] = value[index]
+        return CalibrationRows(**out)
+
+    @staticmethod
+    def concat(parts: list["CalibrationRows"]) -> "CalibrationRows":
+        parts = [p for p in parts if len(p)]
+        if not parts:
+            raise ValueError("CalibrationRows.concat: no rows")
+        out = {}
+        for f in fields(CalibrationRows):
+            vals = [getattr(p, f.name) for p in parts]
+            if f.name == "A":
+                out[f.name] = sp.vstack(vals).tocsr()
+            elif f.name == "n_theta":
+                out[f.name] = vals[0]
+            else:
+                out[f.name] = np.concatenate(vals)
+        return CalibrationRows(**out)
+
+    def signed_residual(self, x: np.ndarray) -> np.ndarray:
+        """A·x − c at x with the Coulomb interval used in x's favour (N·m·s): 0 where the
+        interval of A·x − c contains 0, else its endpoint nearest to 0."""
+        base = self.A @ x - self.c
+        fc = x[friction_column(self.n_theta, self.joint, 0)]
+        lo = base - fc * self.sign_rad
+        hi = base + fc * self.sign_rad
+        return np.where(lo > 0, lo, np.where(hi < 0, hi, 0.0))
+
+    def residual(self, x: np.ndarray) -> np.ndarray:
+        """Excess of each row beyond its allowance r_fixed at x (N·m·s; ≤ 0 inside): what the
+        noise term δ_j·T' must cover for x to satisfy the row."""
+        return np.abs(self.signed_residual(x)) - self.r_fixed
+
+
+def build_rows(m: MomentumRows, nj: int, theta_abs_max: np.ndarray, quadrature_safety: float,
+               torque_noise_rel: float = 0.0, source: int = 0) -> CalibrationRows:
+    """Calibration rows of momentum rows ``m`` (all body columns).
+
+    Args:
+        m: rows from :class:`~sysid_ros.identification.windows.MomentumWindows`.
+        nj: number of actuated joints (4 friction columns each).
+        theta_abs_max: (n_theta,) the largest |θ| in the prior (for the quadrature allowance of
+            ∫W_c·θ, as the identifier takes it at the edge of its boxes).
+        quadrature_safety: factor on |Simpson − trapezoid| (the identifier's setting).
+        torque_noise_rel: the fraction of |τ| the noise bound also has (the rest, δ_j, is
+            what the calibration measures).
+        source: recording index stored with every row (diagnostics, cross-validation).
+    """
+    n = len(m)
+    n_theta = m.W.shape[1]
+    if not 0.0 <= torque_noise_rel < 1.0:
+        raise ValueError(f"torque_noise_rel {torque_noise_rel} is not a fraction in [0, 1)")
+    cols = friction_column(0, m.joint[:, None], np.arange(4)[None])      # (n, 4) within φ
+    W = sp.csr_matrix(np.where(np.abs(m.W) > 0.0, m.W, 0.0))
+    F = sp.csr_matrix((m.fric.reshape(-1), (np.repeat(np.arange(n), 4), cols.reshape(-1))),
+                      shape=(n, 4 * nj))
+    A = sp.hstack([W, F]).tocsr()
+    r_fixed = quadrature_safety * (m.quad_tau + m.quad_W @ theta_abs_max)
+    r_fixed = r_fixed + torque_noise_rel * m.tau_abs / (1.0 - torque_noise_rel)
+    return CalibrationRows(A, m.sign_rad.copy(), m.tau.copy(), r_fixed,
+                           m.duration / (1.0 - torque_noise_rel), m.joint.copy(),
+                           m.t_start.copy(), m.t_end.copy(), m.start.copy(), m.end.copy(),
+                           np.full(n, source), n_theta)

@@ -1,0 +1,135 @@
+"""S0's smooth friction law, fitted per joint for prediction (never for the sound bounds).
+
+    τ_f(q̇, q̈) = −γ0·(tanh γ1 q̇ − tanh γ2 q̇) + γ3·tanh γ4 q̇ + γ5·q̇ + Ia·q̈ + β
+
+(a stiction/Stribeck bump, smooth Coulomb, viscous; plus the armature and offset terms of the
+package's law). On the momentum rows the law integrates to
+
+    γ0·∫−(tanh γ1 v − tanh γ2 v) + γ3·∫tanh γ4 v + γ5·Δq + Ia·Δq̇ + β·T = ∫τ̂ − W·θ,
+
+which is nonlinear in (γ1, γ2, γ4) only. With θ held at the calibrated nominal (block
+coordinate: the linear calibration already explains the rigid-body part), each joint is a small
+bounded nonlinear least-squares problem (``scipy.optimize.least_squares``, trust-region
+reflective, exact Jacobian from prefix sums of tanh and v·sech² over the samples), started
+from the linear law (γ3 = Fc, γ5 = Fv, γ0 = 0). The calibration file keeps the linear law — the
+identifier's bounds rest on it — and stores γ under ``provenance.stribeck``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sysid_ros.calibration.data import Recording
+from sysid_ros.calibration.rows import CalibrationRows, friction_column
+
+__all__ = ["StribeckFit", "fit_stribeck", "stribeck_torque"]
+
+PARAM_NAMES = ("gamma0", "gamma1", "gamma2", "gamma3", "gamma4", "gamma5", "Ia", "beta")
+
+
+def stribeck_torque(p: np.ndarray, dq: np.ndarray, ddq: np.ndarray | None = None) -> np.ndarray:
+    """τ_f per sample for parameters p (nj, 8) [γ0..γ5, Ia, β]; dq, ddq (N, nj)."""
+    g0, g1, g2, g3, g4, g5, ia, beta = (p[:, k] for k in range(8))
+    out = -g0 * (np.tanh(g1 * dq) - np.tanh(g2 * dq)) + g3 * np.tanh(g4 * dq) + g5 * dq + beta
+    if ddq is not None:
+        out = out + ia * ddq
+    return out
+
+
+@dataclass(frozen=True)
+class StribeckFit:
+    """Per joint parameters (nj, 8) [γ0..γ5, Ia, β]; ``cost`` the weighted residual before
+    (linear law) and after per joint; ``success`` per joint."""
+
+    params: np.ndarray
+    cost_linear: np.ndarray
+    cost: np.ndarray
+    success: np.ndarray
+
+    def friction_torque(self, dq: np.ndarray, ddq: np.ndarray | None = None) -> np.ndarray:
+        return stribeck_torque(self.params, dq, ddq)
+
+    def as_dict(self, joints) -> dict:
+        return {"law": "tau_f = -g0*(tanh(g1*dq) - tanh(g2*dq)) + g3*tanh(g4*dq) + g5*dq "
+                       "+ Ia*ddq + beta",
+                "params": {j: dict(zip(PARAM_NAMES, map(float, self.params[i])))
+                           for i, j in enumerate(joints)},
+                "weighted_cost_linear": [float(v) for v in self.cost_linear],
+                "weighted_cost": [float(v) for v in self.cost],
+                "success": [bool(v) for v in self.success]}
+
+
+def _prefix(t: np.ndarray, f: np.ndarray) -> np.ndarray:
+    inc = 0.5 * np.diff(t) * (f[1:] + f[:-1])
+    return np.concatenate([[0.0], np.cumsum(inc)])
+
+
+class _JointProblem:
+    """Rows of one joint over all recordings: residual and Jacobian in p (8,)."""
+
+    def __init__(self, rows: CalibrationRows, recordings: list[Recording], j: int,
+                 target: np.ndarray, weight: np.ndarray) -> None:
+        sel = np.flatnonzero(rows.joint == j)
+        self.src, self.a, self.b = rows.source[sel], rows.start[sel], rows.end[sel]
+        F = rows.A[sel][:, friction_column(rows.n_theta, j, np.arange(4))].toarray()
+        self.dq_int, self.ddq_int, self.T = F[:, 1], F[:, 2], F[:, 3]     # Δq, Δq̇, T
+        self.y, self.w = target[sel], weight[sel]
+        self.recs = [(k, recordings[k].t, recordings[k].dq[:, j])
+                     for k in np.unique(self.src)]
+
+    def _integrals(self, g: float) -> tuple[np.ndarray, np.ndarray]:
+        """∫tanh(g v) and ∫v·sech²(g v) over every window of this joint."""
+        f, df = np.empty(self.a.size), np.empty(self.a.size)
+        for k, t, v in self.recs:
+            th = np.tanh(g * v)
+            pf, pd = _prefix(t, th), _prefix(t, v * (1.0 - th * th))
+            m = self.src == k
+            f[m] = pf[self.b[m]] - pf[self.a[m]]
+            df[m] = pd[self.b[m]] - pd[self.a[m]]
+        return f, df
+
+    def residual_jacobian(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        g0, g1, g2, g3, g4, g5, ia, beta = p
+        t1, d1 = self._integrals(g1)
+        t2, d2 = self._integrals(g2)
+        t4, d4 = self._integrals(g4)
+        model = -g0 * (t1 - t2) + g3 * t4 + g5 * self.dq_int + ia * self.ddq_int + beta * self.T
+        r = self.w * (model - self.y)
+        J = np.stack([-(t1 - t2), -g0 * d1, g0 * d2, t4, g3 * d4, self.dq_int, self.ddq_int,
+                      self.T], axis=1) * self.w[:, None]
+        return r, J
+
+
+def fit_stribeck(rows: CalibrationRows, recordings: list[Recording], x: np.ndarray,
+                 delta: np.ndarray, nj: int, band: float = 0.02) -> StribeckFit:
+    """Fit the law per joint with θ = x[:n_theta] fixed (module docstring)."""
+    from scipy.optimize import least_squares
+
+    n_theta = rows.n_theta
+    target = rows.c - rows.A[:, :n_theta] @ x[:n_theta]
+    weight = 1.0 / (rows.r_fixed + delta[rows.joint] * rows.t_noise)
+    params = np.zeros((nj, 8))
+    cost0, cost1, ok = np.zeros(nj), np.zeros(nj), np.zeros(nj, bool)
+    for j in range(nj):
+        fc, fv, ia, beta = x[friction_column(n_theta, j, np.arange(4))]
+        prob = _JointProblem(rows, recordings, j, target, weight)
+        p0 = np.array([0.0, 20.0, 200.0, fc, 3.0 / band, fv, ia, beta])
+        lo = np.array([-np.inf, 0.1, 0.1, 0.0, 0.1, 0.0, 0.0, -np.inf])
+        hi = np.array([np.inf, 1e4, 1e4, np.inf, 1e4, np.inf, np.inf, np.inf])
+        # the linear law's cost, for comparison: tanh with a very steep slope ≈ sign
+        cost0[j] = 0.5 * float(np.sum(prob.residual_jacobian(
+            np.array([0.0, 1.0, 1.0, fc, 1e4, fv, ia, beta]))[0] ** 2))
+        cache: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
+
+        def rj(p):
+            key = p.tobytes()
+            if key not in cache:
+                cache.clear()
+                cache[key] = prob.residual_jacobian(p)
+            return cache[key]
+
+        sol = least_squares(lambda p: rj(p)[0], p0, jac=lambda p: rj(p)[1], bounds=(lo, hi),
+                            method="trf", x_scale="jac", max_nfev=200)
+        params[j], cost1[j], ok[j] = sol.x, sol.cost, sol.success
+    return StribeckFit(params, cost0, cost1, ok)
