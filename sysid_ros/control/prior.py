@@ -1,7 +1,9 @@
 """The prior θ_e box the controller uses before the identifier's first bounds ("conservative").
 
-It is the identifier's prior B₀ (``identification.prior`` in the robot facts file), so both
-nodes start from the same assumption; a ``controller.prior`` section overrides it. The nominal
+It is the identifier's prior B₀ (``identification.prior`` in the robot facts file: the name of
+one of ``identification.priors`` or an inline box, resolved by the identifier's own
+:func:`~sysid_ros.identification.config.load_prior`), so both nodes start from the same
+assumption; a ``controller.prior`` section (a box) overrides it. The nominal
 is the box centre (no better point is known before identification).
 """
 from __future__ import annotations
@@ -26,8 +28,16 @@ def prior_box(robot: Robot) -> ThetaBox:
         raise BoundsError(f"{robot.config_path}: no 'controller.prior' or 'identification.prior' "
                           "box (lower/upper, 10 values each) for the θ_e prior")
     try:
-        lower = np.asarray(section["lower"], float)
-        upper = np.asarray(section["upper"], float)
+        if isinstance(section, str):
+            from sysid_ros.identification.config import load_prior
+            from sysid_ros.identification.errors import IdentificationConfigError
+            try:
+                _, lower, upper = load_prior(section, (cfg.get(key) or {}).get("priors"))
+            except IdentificationConfigError as exc:
+                raise BoundsError(f"{robot.config_path}: {exc}") from exc
+        else:
+            lower = np.asarray(section["lower"], float)
+            upper = np.asarray(section["upper"], float)
     except (KeyError, TypeError, ValueError) as exc:
         raise BoundsError(f"{robot.config_path}: {key}.prior needs numeric 'lower' and 'upper' "
                           f"({exc})") from exc

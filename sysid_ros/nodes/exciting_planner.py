@@ -104,11 +104,15 @@ class ExcitingPlannerNode(Node):
             overrides["obstacles"] = data.get("obstacles", []) if isinstance(data, dict) else data
         self.planner = ExcitingPlanner(self.robot, PlannerConfig.from_robot(self.robot, overrides))
         cfg = self.planner.config
-        prior = (self.robot.config.get("identification") or {}).get("prior") or {}
-        if "lower" not in prior or "upper" not in prior:
-            raise PlanningError(f"{self.robot.config_path}: identification.prior (θ_e prior box) "
-                                "is needed until the first payload bounds arrive")
-        self.bounds = (np.asarray(prior["lower"], float), np.asarray(prior["upper"], float))
+        # the identifier's prior B₀ (same reading as the controller's) until bounds arrive
+        from sysid_ros.control.errors import BoundsError
+        from sysid_ros.control.prior import prior_box
+        try:
+            prior = prior_box(self.robot)
+        except BoundsError as exc:
+            raise PlanningError(f"{exc} (the θ_e prior box is needed until the first payload "
+                                "bounds arrive)") from exc
+        self.bounds = (prior.lower.copy(), prior.upper.copy())
         self.bounds_source = "prior"
         self.max_trajectories = int(p("max_trajectories"))
         self.shrink_tolerance = float(p("shrink_tolerance"))
