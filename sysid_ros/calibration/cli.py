@@ -62,9 +62,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--margin", type=float, default=1.25,
                    help="noise bound = margin x smallest consistent bound + floor")
     p.add_argument("--noise-floor", type=float, default=0.02, help="N*m added to every bound")
-    p.add_argument("--window-s", type=float,
-                   help="momentum window (s); default the robot file's identification.window_s")
-    p.add_argument("--stride-s", type=float, help="time between window starts (s)")
+    p.add_argument("--window-s", type=float, default=0.4,
+                   help="momentum window (s), written for the identifier (default 0.4)")
+    p.add_argument("--stride-s", type=float, default=0.1,
+                   help="time between window starts (s), written for the identifier "
+                        "(default 0.1)")
     p.add_argument("--coulomb-band", type=float, help="rad/s of set-valued Coulomb friction")
     p.add_argument("--link-rel", type=float,
                    help="prior half-width of body parameters, relative (default: the robot "
@@ -119,8 +121,9 @@ def write_recording_bag(path: str | Path, rec: Recording, robot) -> Path:
 
     if Path(path).exists():
         raise CalibrationInputError(f"--write-bag {path}: already exists")
-    view = SimpleNamespace(t=rec.t, q=rec.q, dq=rec.dq, tau_meas=rec.tau,
-                           joint_names=tuple(robot.joint_names))
+    c = np.ascontiguousarray      # the CDR serialiser needs contiguous rows
+    view = SimpleNamespace(t=rec.t, q=c(rec.q), dq=None if rec.dq is None else c(rec.dq),
+                           tau_meas=c(rec.tau), joint_names=tuple(robot.joint_names))
     return write_joint_states_bag(path, view, robot)
 
 

@@ -176,7 +176,8 @@ def rts_smoother(t: np.ndarray, q: np.ndarray, dq: np.ndarray | None = None,
     settings = {"sigma_q_rad": sq.tolist(), "jerk_psd": s.tolist(),
                 "sigma_v_rad_s": None if sv is None else sv.tolist(),
                 "measured_velocity": dq is not None}
-    return StateEstimate(xb[..., 0], xb[..., 1], xb[..., 2], "rts", settings)
+    c = np.ascontiguousarray
+    return StateEstimate(c(xb[..., 0]), c(xb[..., 1]), c(xb[..., 2]), "rts", settings)
 
 
 def estimate_state(t: np.ndarray, q: np.ndarray, dq: np.ndarray | None, method: str = "rts",

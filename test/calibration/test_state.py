@@ -1,0 +1,60 @@
+"""State estimation against the simulator's exact velocities, and soundness downstream with
+positions only: the calibration and the identifier both get the same estimator's velocities,
+so the calibrated bound absorbs the estimator's error."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sysid_ros.calibration import CalibrationOptions, Recording, calibrate
+from sysid_ros.calibration.cli import _encoder_sigma
+from sysid_ros.calibration.document import calibration_document
+from sysid_ros.calibration.state import butterworth_derivative, rts_smoother
+from sysid_ros.identification import identify, load_identification_config
+from sysid_ros.model.calibration import apply_calibration
+
+from .conftest import draw_case
+
+
+@pytest.fixture(scope="module")
+def positions_only(gen3):
+    return draw_case(gen3, 100, cal_seconds=10.0, payload_seconds=6.0, velocity="missing")
+
+
+def _rms(a):
+    return float(np.sqrt(np.mean(a ** 2)))
+
+
+def test_rts_beats_the_butterworth_baseline(gen3, cases):
+    rec = cases[0].cal
+    sigma_q = _encoder_sigma(gen3)
+    exact = rec.exact.dq
+    base = butterworth_derivative(rec.t, rec.q)
+    rts_q = rts_smoother(rec.t, rec.q, None, sigma_q=sigma_q)
+    rts_qv = rts_smoother(rec.t, rec.q, rec.dq, sigma_q=sigma_q)
+    e_base, e_q, e_qv = (_rms(e.dq - exact) for e in (base, rts_q, rts_qv))
+    e_raw = _rms(rec.dq - exact)
+    assert e_q < 0.5 * e_base
+    assert e_qv < e_raw            # smoothing the measured velocities helps too
+    assert e_qv <= e_q
+    assert _rms(rts_qv.ddq - rec.exact.step_ddq) < 0.5 * _rms(base.ddq - rec.exact.step_ddq)
+
+
+def test_positions_only_keeps_the_downstream_box_sound(gen3, positions_only):
+    case = positions_only
+    assert case.cal.dq is None and case.payload.dq is None
+    sigma_q = _encoder_sigma(gen3)
+
+    def estimated(rec, name):
+        est = rts_smoother(rec.t, rec.q, None, sigma_q=sigma_q)
+        return Recording(rec.t, rec.q, est.dq, rec.tau_meas, name, "state estimate (rts)")
+
+    res = calibrate(gen3, [estimated(case.cal, "cal")], CalibrationOptions(link_boxes=False))
+    doc = calibration_document(res)
+    assert doc["provenance"]["velocity_source"] == ["state estimate (rts)"]
+    robot = apply_calibration(gen3, doc)
+    pay = estimated(case.payload, "payload")
+    out = identify(robot, load_identification_config(robot), pay.t, pay.q, pay.dq, pay.tau,
+                   "lp", point_estimate=False)
+    assert out.status == "ok", out.reason
+    assert out.contains(case.payload.truth.theta_e)
