@@ -28,7 +28,7 @@ def _part(rec: Recording, lo: float, hi: float, name: str, **kw) -> Recording:
 @pytest.fixture(scope="module")
 def bags(gen3, cases, tmp_path_factory):
     d = tmp_path_factory.mktemp("bags")
-    rec = cases[0].cal_recording
+    rec = cases[0].recordings()[0]
     out = {
         "cal": write_recording_bag(d / "cal", _part(rec, 0.0, 8.0, "cal"), gen3),
         "val": write_recording_bag(d / "val", _part(rec, 8.0, 99.0, "val"), gen3),

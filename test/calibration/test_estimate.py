@@ -92,7 +92,7 @@ def test_energy_rows_enter_the_point_estimate(gen3, exact):
 
 
 def test_stribeck_fit_is_at_least_as_good_as_the_linear_law(gen3, cases):
-    res = calibrate(gen3, [cases[0].cal_recording],
+    res = calibrate(gen3, cases[0].recordings(),
                     CalibrationOptions(link_boxes=False, friction_law="stribeck"))
     fit = res.stribeck
     assert fit is not None and fit.params.shape == (gen3.nj, 8)

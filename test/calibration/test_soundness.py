@@ -27,12 +27,12 @@ OPTIONS = CalibrationOptions(link_boxes=False)
 
 @pytest.fixture(scope="module")
 def calibrated(gen3, cases):
-    return [calibrate(gen3, [c.cal_recording], OPTIONS) for c in cases]
+    return [calibrate(gen3, c.recordings(), OPTIONS) for c in cases]
 
 
 def test_friction_boxes_contain_the_truth(cases, calibrated):
     for case, res in zip(cases, calibrated):
-        truth = case.cal.truth.friction
+        truth = case.truth.friction
         inside = (truth >= res.friction_lower) & (truth <= res.friction_upper)
         assert inside[:, 1:].all(), (case.seed, np.argwhere(~inside[:, 1:]))
         # informative: Fv and Ia far narrower than the uncalibrated (wide) box

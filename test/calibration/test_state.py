@@ -18,7 +18,7 @@ from .conftest import draw_case
 
 @pytest.fixture(scope="module")
 def positions_only(gen3):
-    return draw_case(gen3, 100, cal_seconds=10.0, payload_seconds=6.0, velocity="missing")
+    return draw_case(gen3, 100, cal_seconds=(10.0,), payload_seconds=6.0, velocity="missing")
 
 
 def _rms(a):
@@ -26,7 +26,7 @@ def _rms(a):
 
 
 def test_rts_beats_the_butterworth_baseline(gen3, cases):
-    rec = cases[0].cal
+    rec = cases[0].cal[0]
     sigma_q = _encoder_sigma(gen3)
     exact = rec.exact.dq
     base = butterworth_derivative(rec.t, rec.q)
@@ -42,14 +42,14 @@ def test_rts_beats_the_butterworth_baseline(gen3, cases):
 
 def test_positions_only_keeps_the_downstream_box_sound(gen3, positions_only):
     case = positions_only
-    assert case.cal.dq is None and case.payload.dq is None
+    assert case.cal[0].dq is None and case.payload.dq is None
     sigma_q = _encoder_sigma(gen3)
 
     def estimated(rec, name):
         est = rts_smoother(rec.t, rec.q, None, sigma_q=sigma_q)
         return Recording(rec.t, rec.q, est.dq, rec.tau_meas, name, "state estimate (rts)")
 
-    res = calibrate(gen3, [estimated(case.cal, "cal")], CalibrationOptions(link_boxes=False))
+    res = calibrate(gen3, [estimated(case.cal[0], "cal")], CalibrationOptions(link_boxes=False))
     doc = calibration_document(res)
     assert doc["provenance"]["velocity_source"] == ["state estimate (rts)"]
     robot = apply_calibration(gen3, doc)

@@ -1,0 +1,75 @@
+"""Simulated calibration cases with known truth, for tests and benchmarks (no ROS).
+
+A *case* is one random robot — friction and armature up to ±50 % off the robot file, Coulomb
+friction, torque-sensor offsets, links ±5 % (:func:`~sysid_ros.simulation.random_hardware_truth`)
+— recorded hardware-like (MuJoCo dry friction, the robot's sensor noise, stamp jitter, dropped
+samples; :func:`~sysid_ros.simulation.record_hardware_like`): calibration recordings without
+payload, and a recording with a dumbbell, all of the same robot.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sysid_ros.calibration.data import Recording
+from sysid_ros.model.robots import Robot
+
+__all__ = ["CalibrationCase", "draw_case", "as_recording", "GEN3_TRUTH"]
+
+#: Truth draw for the Gen3 (the robot file's hardware_like.truth values, spelled out so that a
+#: test or benchmark does not change when someone edits the robot file).
+GEN3_TRUTH = dict(friction_rel=0.5, fc_max=[2.0] * 4 + [1.0] * 3,
+                  offset_max=[1.0] * 4 + [0.5] * 3, link_rel=0.05)
+
+
+def as_recording(rec, name: str = "<memory>") -> Recording:
+    """A :class:`~sysid_ros.simulation.HardwareRecording` as the calibration reads it."""
+    return Recording(rec.t, rec.q, rec.dq, rec.tau_meas, name)
+
+
+@dataclass
+class CalibrationCase:
+    """One simulated robot: ``cal`` recordings without payload and ``payload`` (a
+    HardwareRecording carrying the dumbbell, or None); ``seed`` identifies the draw."""
+
+    seed: int
+    cal: list = field(default_factory=list)
+    payload: object = None
+
+    @property
+    def truth(self):
+        return self.cal[0].truth
+
+    def recordings(self) -> list[Recording]:
+        return [as_recording(r, f"cal-{self.seed}-{k}") for k, r in enumerate(self.cal)]
+
+
+def draw_case(robot: Robot, seed: int, cal_seconds=(12.0,), payload_seconds: float = 6.0,
+              payload_kg: float = 3.63, rate_hz: float = 500.0, drop_prob: float = 0.01,
+              truth: dict | None = None, **profile) -> CalibrationCase:
+    """Record one random robot (module docstring).
+
+    Args:
+        robot: a fixed-base robot (Gen3, Z1).
+        seed: the draw (truth, motions, sensors).
+        cal_seconds: one calibration recording per entry (s), each with its own motion.
+        payload_seconds: the dumbbell recording (s); 0 for none.
+        payload_kg: dumbbell mass (``dumbbell_for``).
+        rate_hz, drop_prob, profile: publication profile overrides (the robot file's profile
+            otherwise), e.g. ``velocity="missing"``.
+        truth: keyword arguments of ``random_hardware_truth`` (default :data:`GEN3_TRUTH`).
+    """
+    from sysid_ros.simulation import HardwareProfile, dumbbell_for, random_hardware_truth, \
+        record_hardware_like
+
+    rng = np.random.default_rng(7000 + seed)
+    prof = HardwareProfile.from_robot(robot, rate_hz=rate_hz, physics_dt=None,
+                                      drop_prob=drop_prob, **profile)
+    hw = random_hardware_truth(robot, rng, **(truth or GEN3_TRUTH))
+    cal = [record_hardware_like(robot, rng, None, float(d), prof, hw) for d in cal_seconds]
+    pay = None
+    if payload_seconds > 0:
+        pay = record_hardware_like(robot, rng, dumbbell_for(robot, payload_kg),
+                                   payload_seconds, prof, hw)
+    return CalibrationCase(seed, cal, pay)
