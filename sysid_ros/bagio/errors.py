@@ -6,6 +6,8 @@ wrong with it, so it can be printed to a terminal as-is.
 """
 from __future__ import annotations
 
+from sysid_ros.errors import SysidError
+
 __all__ = [
     "BagError",
     "BagNotFoundError",
@@ -23,7 +25,7 @@ __all__ = [
 ]
 
 
-class BagError(Exception):
+class BagError(SysidError):
     """Base class of every bag problem; ``str(err)`` is one line."""
 
     def __init__(self, message: str) -> None:

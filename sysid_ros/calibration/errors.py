@@ -1,10 +1,12 @@
 """Exceptions of :mod:`sysid_ros.calibration`; every message is one line naming the problem."""
 from __future__ import annotations
 
+from sysid_ros.errors import SysidError
+
 __all__ = ["CalibrationError", "CalibrationInputError", "CalibrationInconsistentError"]
 
 
-class CalibrationError(Exception):
+class CalibrationError(SysidError):
     """Base class of every calibration problem."""
 
 

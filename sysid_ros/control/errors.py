@@ -1,10 +1,12 @@
 """Errors of the control package (every one names what was wrong)."""
 from __future__ import annotations
 
+from sysid_ros.errors import SysidError
+
 __all__ = ["ControlError", "TrajectoryError", "BoundsError", "ControllerConfigError"]
 
 
-class ControlError(Exception):
+class ControlError(SysidError):
     """Base class of every error raised by ``sysid_ros.control``."""
 
 

@@ -1,11 +1,13 @@
 """Exceptions of :mod:`sysid_ros.identification`; every message is one line naming the problem."""
 from __future__ import annotations
 
+from sysid_ros.errors import SysidError
+
 __all__ = ["IdentificationError", "IdentificationConfigError", "SampleError",
            "UnsupportedRobotError"]
 
 
-class IdentificationError(Exception):
+class IdentificationError(SysidError):
     """Base class of every identification problem."""
 
 

@@ -15,6 +15,8 @@ silently ignored.
 """
 from __future__ import annotations
 
+from sysid_ros.errors import SysidError
+
 import os
 import re
 import shlex
@@ -32,7 +34,7 @@ __all__ = ["LaunchError", "ProcessSpec", "LaunchDescription", "load_launch", "fi
 PKG = "sysid_ros"
 
 
-class LaunchError(Exception):
+class LaunchError(SysidError):
     """A launch file cannot be parsed or resolved; ``str()`` is one line naming file and entry."""
 
 

@@ -1,10 +1,12 @@
 """Errors of the model package."""
 from __future__ import annotations
 
+from sysid_ros.errors import SysidError
+
 __all__ = ["ModelError", "RobotConfigError", "UnknownRobotError", "UnsupportedJointError"]
 
 
-class ModelError(Exception):
+class ModelError(SysidError):
     """Base class of every error raised by ``sysid_ros.model``."""
 
 

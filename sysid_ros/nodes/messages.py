@@ -19,9 +19,11 @@ from geometry_msgs.msg import Inertia, InertiaStamped
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
+from sysid_ros.errors import SysidError
 from sysid_ros.model.parameters import PARAM_NAMES, com_inertia_from_theta, theta_from_com_inertia
 
 __all__ = [
+    "MessageError",
     "BOUND_LABELS",
     "JointStateError",
     "ParameterBounds",
@@ -33,6 +35,10 @@ __all__ = [
 ]
 
 BOUND_LABELS = ("lower", "nominal", "upper")
+
+
+class MessageError(SysidError, ValueError):
+    """A ROS message that cannot be used (malformed bounds array, joint state, …)."""
 
 
 @dataclass(frozen=True)
@@ -71,19 +77,19 @@ def bounds_from_msg(msg: Float64MultiArray) -> ParameterBounds:
     """Parse and validate a bounds message; raises ValueError with the reason if malformed."""
     dims = msg.layout.dim
     if len(dims) != 2 or dims[0].size != 3 or dims[1].size != 10:
-        raise ValueError("payload bounds: expected layout [bound: 3][parameter: 10]")
+        raise MessageError("payload bounds: expected layout [bound: 3][parameter: 10]")
     labels = dims[1].label.split(":", 1)[-1].split(",")
     if tuple(labels) != PARAM_NAMES:
-        raise ValueError(f"payload bounds: parameter labels {labels} != {list(PARAM_NAMES)}")
+        raise MessageError(f"payload bounds: parameter labels {labels} != {list(PARAM_NAMES)}")
     data = np.asarray(msg.data, float)
     off = msg.layout.data_offset
     if data.size < off + 30:
-        raise ValueError(f"payload bounds: {data.size} values, expected {off + 30}")
+        raise MessageError(f"payload bounds: {data.size} values, expected {off + 30}")
     block = data[off:off + 30].reshape(3, 10)
     if not np.all(np.isfinite(block)):
-        raise ValueError("payload bounds: non-finite values")
+        raise MessageError("payload bounds: non-finite values")
     if np.any(block[0] > block[2]):
-        raise ValueError("payload bounds: lower > upper")
+        raise MessageError("payload bounds: lower > upper")
     return ParameterBounds(block[0].copy(), block[1].copy(), block[2].copy())
 
 
@@ -109,7 +115,7 @@ def theta_from_inertia(msg: Inertia | InertiaStamped) -> np.ndarray:
     return theta_from_com_inertia(inertia.m, [inertia.com.x, inertia.com.y, inertia.com.z], i_c)
 
 
-class JointStateError(ValueError):
+class JointStateError(MessageError):
     """A JointState that cannot be used: missing joints, wrong array lengths, NaN/inf."""
 
 

@@ -1,10 +1,12 @@
 """Errors of the planning package (all subclasses of ``PlanningError``)."""
 from __future__ import annotations
 
+from sysid_ros.errors import SysidError
+
 __all__ = ["PlanningError", "PlannerConfigError", "TrajectoryError", "UnsupportedRobotError"]
 
 
-class PlanningError(Exception):
+class PlanningError(SysidError):
     """Base class of every error raised by ``sysid_ros.planning``."""
 
 

@@ -1,10 +1,12 @@
 """Errors raised by the simulator library (no ROS import)."""
 from __future__ import annotations
 
+from sysid_ros.errors import SysidError
+
 __all__ = ["SimulationError", "SimConfigError", "PayloadError", "CommandError"]
 
 
-class SimulationError(Exception):
+class SimulationError(SysidError):
     """Base class of every simulator error."""
 
 
