@@ -29,7 +29,6 @@ from typing import Any
 
 import numpy as np
 import pinocchio as pin
-import yaml
 
 from sysid_ros.model.errors import RobotConfigError
 from sysid_ros.model.parameters import is_physically_consistent
@@ -46,14 +45,11 @@ def _fail(path: Path, key: str, why: str) -> RobotConfigError:
 
 def read_calibration(path: str | Path) -> dict[str, Any]:
     """The parsed calibration file (a mapping with ``sysid_calibration`` = format version)."""
+    from sysid_ros.model.robots import read_yaml_mapping
+
     path = Path(path)
-    if not path.is_file():
-        raise RobotConfigError(f"calibration file not found: {path}")
-    try:
-        doc = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise RobotConfigError(f"{path}: not valid YAML ({exc})") from exc
-    if not isinstance(doc, dict) or doc.get("sysid_calibration") != FORMAT_VERSION:
+    doc = read_yaml_mapping(path, "calibration")
+    if doc.get("sysid_calibration") != FORMAT_VERSION:
         raise _fail(path, "sysid_calibration",
                     f"expected format version {FORMAT_VERSION} (is this a sysid-calibrate file?)")
     return doc

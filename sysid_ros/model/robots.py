@@ -194,19 +194,24 @@ def load_robot(name_or_path: str | Path, config_path: str | Path | None = None,
     for a missing file or a malformed config.
     """
     path = Path(config_path) if config_path is not None else _resolve_config(name_or_path)
-    if not path.is_file():
-        raise RobotConfigError(f"robot config file not found: {path}")
-    try:
-        cfg = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise RobotConfigError(f"{path}: not valid YAML ({exc})") from exc
-    if not isinstance(cfg, dict):
-        raise RobotConfigError(f"{path}: expected a mapping at the top level")
-    robot = _build(cfg, path)
+    robot = _build(read_yaml_mapping(path, "robot config"), path)
     if calibration is not None:
         from sysid_ros.model.calibration import apply_calibration
         robot = apply_calibration(robot, calibration)
     return robot
+
+
+def read_yaml_mapping(path: Path, what: str) -> dict[str, Any]:
+    """A YAML file whose top level is a mapping; RobotConfigError naming the file otherwise."""
+    if not path.is_file():
+        raise RobotConfigError(f"{what} file not found: {path}")
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise RobotConfigError(f"{path}: not valid YAML ({exc})") from exc
+    if not isinstance(doc, dict):
+        raise RobotConfigError(f"{path}: expected a mapping at the top level")
+    return doc
 
 
 def _resolve_config(name_or_path: str | Path) -> Path:
