@@ -10,8 +10,11 @@ Two estimators, both per joint and both non-causal (offline):
   jerk of spectral density s_j, measured q (encoder quantisation, σ_q) and, when the log has
   them, q̇ (σ_v). It uses the real, non-uniform stamps and carries the state across dropped
   samples. σ_v is measured from the data (second differences of the measured velocity, where the
-  motion contributes only ~q⃛·dt²); s_j maximises the filter's innovation likelihood over a grid
-  on a stretch of the data.
+  motion contributes only ~q⃛·dt²); s_j is ``lag_factor`` × the value that maximises the
+  filter's innovation likelihood over a decade grid on a stretch of the data. Default factor 1:
+  on hardware-like Gen3 data without velocities, 10× and 100× (less smoothing, less lag in
+  transients) made the payload identifier's data *less* often consistent with the calibrated
+  bound than the likelihood's own choice (bench/bench_calibration.py, docs/calibration.md).
 
 Neither error is bounded. The calibration therefore derives its noise bound from rows built
 with the *same* estimator (the bound absorbs the estimator's error as it absorbs sensor noise),
@@ -131,15 +134,15 @@ def _filter(t, z, R_diag, s, keep: bool):
 def rts_smoother(t: np.ndarray, q: np.ndarray, dq: np.ndarray | None = None,
                  sigma_q: np.ndarray | float = 1e-4, sigma_v: np.ndarray | float | None = None,
                  jerk_psd: np.ndarray | float | None = None,
-                 tune_seconds: float = 3.0) -> StateEstimate:
+                 tune_seconds: float = 3.0, lag_factor: float = 1.0) -> StateEstimate:
     """RTS smoother (module docstring).
 
     Args:
         t: (N,) stamps (s). q: (N, nj) positions (rad). dq: measured velocities or None.
         sigma_q: position noise σ (rad), e.g. encoder resolution/√12.
         sigma_v: velocity noise σ (rad/s); None = measured from ``dq``.
-        jerk_psd: white-jerk spectral density per joint (rad²/s⁵); None = maximum likelihood
-            over a log grid on the first ``tune_seconds`` of data.
+        jerk_psd: white-jerk spectral density per joint (rad²/s⁵); None = ``lag_factor`` ×
+            the maximum-likelihood value over a log grid on the first ``tune_seconds`` of data.
     """
     t = np.asarray(t, float)
     q = np.asarray(q, float)
@@ -162,7 +165,7 @@ def rts_smoother(t: np.ndarray, q: np.ndarray, dq: np.ndarray | None = None,
         grid = 10.0 ** np.arange(-2.0, 5.01, 1.0)
         lls = np.array([_filter(t[:n_tune], z[:n_tune], R, np.full(nj, g), False)[5]
                         for g in grid])
-        s = grid[np.argmax(lls, axis=0)]
+        s = lag_factor * grid[np.argmax(lls, axis=0)]
     else:
         s = np.broadcast_to(np.asarray(jerk_psd, float), (nj,)).copy()
     xs, Ps, xp, Pp, F, _ = _filter(t, z, R, s, True)
@@ -173,7 +176,7 @@ def rts_smoother(t: np.ndarray, q: np.ndarray, dq: np.ndarray | None = None,
         C = Ps[k] @ F[k].T @ np.linalg.inv(Pp[k + 1])               # (nj, 3, 3)
         xb[k] = xs[k] + (C @ (xb[k + 1] - xp[k + 1])[:, :, None])[..., 0]
         Pb_next = Ps[k] + C @ (Pb_next - Pp[k + 1]) @ np.swapaxes(C, -1, -2)
-    settings = {"sigma_q_rad": sq.tolist(), "jerk_psd": s.tolist(),
+    settings = {"sigma_q_rad": sq.tolist(), "jerk_psd": s.tolist(), "lag_factor": lag_factor,
                 "sigma_v_rad_s": None if sv is None else sv.tolist(),
                 "measured_velocity": dq is not None}
     c = np.ascontiguousarray
