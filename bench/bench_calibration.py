@@ -38,9 +38,8 @@ from pathlib import Path
 import numpy as np
 
 from sysid_ros.calibration import CalibrationOptions, Recording, calibrate
-from sysid_ros.calibration.cli import _encoder_sigma
 from sysid_ros.calibration.document import calibration_document
-from sysid_ros.calibration.state import rts_smoother
+from sysid_ros.calibration.state import encoder_sigma, rts_smoother
 from sysid_ros.calibration.synthetic import as_recording, draw_case
 from sysid_ros.calibration.validate import nominal_model, predict_torque
 from sysid_ros.identification import OnlineIdentifier, identify, load_identification_config
@@ -64,11 +63,12 @@ def _contains(res, truth) -> bool:
     return res.status == "ok" and res.contains(truth)
 
 
-def _needed_margin(robot, cal: list[Recording], pay: Recording, truth) -> float:
+def _needed_margin(robot, cal: list[Recording], pay: Recording, truth,
+                   windows: dict) -> float:
     """Smallest margin (floor 0) whose calibration still gives an ok box with the truth."""
     def good(margin: float) -> bool:
         res = calibrate(robot, cal, CalibrationOptions(link_boxes=False, margin=margin,
-                                                       noise_floor=0.0))
+                                                       noise_floor=0.0, **windows))
         return _contains(_identify(_calibrated(robot, res), pay), truth)
 
     lo, hi = 1.0, 2.0
@@ -87,15 +87,15 @@ def _smoothed(rec: Recording, sigma_q, positions_only: bool = False) -> Recordin
     return rec.with_velocity(est.dq, "state estimate (rts)")
 
 
-def soundness(robot, n: int, margins: bool) -> dict:
-    sigma_q = _encoder_sigma(robot)
+def soundness(robot, n: int, margins: bool, windows: dict) -> dict:
+    sigma_q = encoder_sigma(robot)
     rows, t0 = [], time.perf_counter()
     shipped = load_identification_config(robot, friction="config")
     for k in range(n):
         case = draw_case(robot, 500 + k, cal_seconds=(20.0,), payload_seconds=10.0)
         cal, pay = case.recordings(), as_recording(case.payload, "payload")
         truth_f, truth_e = case.truth.friction, case.payload.truth.theta_e
-        res = calibrate(robot, cal)
+        res = calibrate(robot, cal, CalibrationOptions(**windows))
         inside = (truth_f >= res.friction_lower) & (truth_f <= res.friction_upper)
         out = _identify(_calibrated(robot, res), pay)
         ship = _identify(robot, pay, shipped)
@@ -107,13 +107,15 @@ def soundness(robot, n: int, margins: bool) -> dict:
                "shipped_wrong_ok": ship.status == "ok" and not ship.contains(truth_e),
                "calibrate_s": float(sum(res.seconds.values()))}
         if margins:
-            row["margin_needed"] = _needed_margin(robot, cal, pay, truth_e)
+            row["margin_needed"] = _needed_margin(robot, cal, pay, truth_e, windows)
         if k < 5:   # positions only: estimator velocities on both sides
             case_p = draw_case(robot, 900 + k, cal_seconds=(20.0,), payload_seconds=10.0,
                                velocity="missing")
             cal_p = [_smoothed(r, sigma_q, True) for r in case_p.recordings()]
             pay_p = _smoothed(as_recording(case_p.payload, "payload"), sigma_q, True)
-            out_p = _identify(_calibrated(robot, calibrate(robot, cal_p)), pay_p)
+            out_p = _identify(_calibrated(robot, calibrate(robot, cal_p,
+                                                           CalibrationOptions(**windows))),
+                              pay_p)
             row["positions_only_status"] = out_p.status
             row["positions_only_contains"] = _contains(out_p, case_p.payload.truth.theta_e)
         rows.append(row)
@@ -134,7 +136,7 @@ def soundness(robot, n: int, margins: bool) -> dict:
         "positions_only_ok": sum(r["positions_only_status"] == "ok" for r in pos),
         "positions_only_contains": sum(r["positions_only_contains"] for r in pos),
         "positions_only_robots": len(pos),
-        "seconds": time.perf_counter() - t0, "per_robot": rows}
+        "windows": windows, "seconds": time.perf_counter() - t0, "per_robot": rows}
     if margins:
         need = np.array([r["margin_needed"] for r in rows])
         summary["margin_needed_max"] = float(need.max())
@@ -147,7 +149,7 @@ def _truth_vector(robot, truth) -> tuple[np.ndarray, np.ndarray]:
 
 
 def xval(robot, n: int) -> dict:
-    sigma_q = _encoder_sigma(robot)
+    sigma_q = encoder_sigma(robot)
     variants = {"linear": {}, "stribeck": {"friction_law": "stribeck"},
                 "linear+energy": {"energy": True},
                 "stribeck+energy": {"friction_law": "stribeck", "energy": True}}
@@ -223,7 +225,7 @@ def _online_width(robot, config, rec: Recording) -> dict:
 
 
 def payload(robot, long, result) -> dict:
-    sigma_q = _encoder_sigma(robot)
+    sigma_q = encoder_sigma(robot)
     pay = as_recording(long.payload, "payload")
     truth = long.payload.truth.theta_e
     calibrated = _calibrated(robot, result)
@@ -261,8 +263,9 @@ def _print(report: dict, robot) -> None:
     s = report.get("soundness")
     if s:
         print(f"\nsoundness, {s['robots']} random robots (500 Hz, 20 s calibration, 10 s "
-              "dumbbell):")
-        print(f"  friction boxes contain the truth: " + ", ".join(
+              f"dumbbell), windows {s['windows']['window_s']} s every "
+              f"{s['windows']['stride_s']} s:")
+        print("  friction boxes contain the truth: " + ", ".join(
             f"{k} {v}/{s['robots']}" for k, v in s["friction_inside_count"].items()))
         print(f"  payload box with calibrated facts: ok {s['payload_ok']}/{s['robots']}, "
               f"contains all ten {s['payload_contains']}/{s['robots']}, median mass width "
@@ -318,6 +321,10 @@ def main(argv=None) -> int:
     ap.add_argument("--no-margins", action="store_true",
                     help="skip the margin bisection (5-6 calibrations per robot)")
     ap.add_argument("--skip", default="", help=f"comma list of {SECTIONS}")
+    ap.add_argument("--window-s", type=float, default=0.4,
+                    help="soundness section: calibration windows (s)")
+    ap.add_argument("--stride-s", type=float, default=0.1,
+                    help="soundness section: window stride (s)")
     ap.add_argument("--json")
     a = ap.parse_args(argv)
     skip = {s.strip() for s in a.skip.split(",") if s.strip()}
@@ -326,7 +333,8 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     if "soundness" not in skip:
         print("soundness ...", flush=True)
-        report["soundness"] = soundness(robot, a.robots, not a.no_margins)
+        report["soundness"] = soundness(robot, a.robots, not a.no_margins,
+                                        {"window_s": a.window_s, "stride_s": a.stride_s})
     if "xval" not in skip:
         print("cross-validation ...", flush=True)
         report["xval"] = xval(robot, a.xval_robots)

@@ -31,7 +31,7 @@ from sysid_ros.calibration.data import Recording, read_recording
 from sysid_ros.calibration.errors import CalibrationInconsistentError, CalibrationInputError
 from sysid_ros.calibration.map_estimate import ROBUST_LOSSES
 from sysid_ros.calibration.prior import FRICTION_PRIORS
-from sysid_ros.calibration.state import ESTIMATORS, estimate_state
+from sysid_ros.calibration.state import ESTIMATORS, encoder_sigma, estimate_state
 
 __all__ = ["main", "build_parser", "EXIT_CODES", "write_recording_bag", "with_estimated_state"]
 
@@ -96,15 +96,6 @@ def _fail(msg: str) -> int:
 
 def _say(msg: str) -> None:
     print(f"{PROG}: {msg}", file=sys.stderr)
-
-
-def _encoder_sigma(robot) -> np.ndarray:
-    """Position noise σ of the encoders: resolution/√12 (robot file), else 1e-4 rad."""
-    res = (robot.config.get("simulation", {}) or {}).get("encoder_resolution_deg")
-    if res is None:
-        return np.full(robot.nj, 1e-4)
-    return np.maximum(np.deg2rad(np.broadcast_to(np.asarray(res, float), (robot.nj,))) /
-                      np.sqrt(12.0), 1e-7)
 
 
 def with_estimated_state(rec: Recording, method: str, sigma_q) -> Recording:
@@ -176,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         vals = [read_recording(b, robot, args.topic) for b in args.validate]
         _say("data: " + _describe(recs))
         if args.state_estimate is not None:
-            sigma_q = _encoder_sigma(robot)
+            sigma_q = encoder_sigma(robot)
             recs = [with_estimated_state(r, args.state_estimate, sigma_q) for r in recs]
             vals = [with_estimated_state(r, args.state_estimate, sigma_q) for r in vals]
             _say(f"velocities from the '{args.state_estimate}' state estimator")
@@ -205,7 +196,7 @@ def _finish(args, robot, result, vals, clock) -> int:
 
     validation = None
     if vals:
-        validation = validate(result, vals, sigma_q=_encoder_sigma(robot))
+        validation = validate(result, vals, sigma_q=encoder_sigma(robot))
         _say(validation.describe())
     doc = calibration_document(result, validation, bags=list(args.bag))
     try:

@@ -74,7 +74,8 @@ class Recording:
                                         f"{robot.name} has {robot.nj}")
 
 
-def read_recording(path: str | Path, robot: Robot, topic: str = "/joint_states") -> Recording:
+def read_recording(path: str | Path, robot: Robot, topic: str = "/joint_states") \
+        -> Recording:
     """Read a rosbag2 JointState topic (position + effort required; velocity optional) in
     ``robot.joint_names`` order. Bag problems raise :class:`CalibrationInputError` naming the bag."""
     from sysid_ros.bagio import BagError, read_joint_states

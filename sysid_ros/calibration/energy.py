@@ -24,10 +24,10 @@ from sysid_ros.calibration.rows import CalibrationRows
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
 
-__all__ = ["energy_rows"]
+__all__ = ["energy_rows", "prefix_trapezoid"]
 
 
-def _prefix_trapezoid(t: np.ndarray, f: np.ndarray) -> np.ndarray:
+def prefix_trapezoid(t: np.ndarray, f: np.ndarray) -> np.ndarray:
     """∫ f dt from t[0] to every t[k] (trapezoid), (N, …)."""
     inc = 0.5 * np.diff(t)[(...,) + (None,) * (f.ndim - 1)] * (f[1:] + f[:-1])
     return np.concatenate([np.zeros((1,) + f.shape[1:]), np.cumsum(inc, axis=0)])
@@ -62,9 +62,9 @@ def energy_rows(robot: Robot, rows: CalibrationRows, recordings: list[Recording]
         energy = reg.kinetic(q_full, dq_full) + reg.potential(q_full)       # (P, n_theta)
         at = {int(p): i for i, p in enumerate(pts)}
         ia, ib = np.array([at[int(x)] for x in a]), np.array([at[int(x)] for x in b])
-        power = _prefix_trapezoid(t, np.sum(tau * dq, axis=1))
-        absv = _prefix_trapezoid(t, np.abs(dq))
-        sq = _prefix_trapezoid(t, dq * dq)
+        power = prefix_trapezoid(t, np.sum(tau * dq, axis=1))
+        absv = prefix_trapezoid(t, np.abs(dq))
+        sq = prefix_trapezoid(t, dq * dq)
         A = np.zeros((len(k), n_theta + 4 * nj))
         A[:, :n_theta] = energy[ib] - energy[ia]
         fr = np.stack([absv[b] - absv[a], sq[b] - sq[a], 0.5 * (dq[b] ** 2 - dq[a] ** 2),

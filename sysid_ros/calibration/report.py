@@ -185,7 +185,7 @@ def write_report(directory: str | Path, result, validation=None) -> Path:
     _residual_figure(out / "residuals.png", result, validation)
     c = result.config
     md = [f"# Calibration of {result.robot.name}", "",
-          f"Recordings: " + ", ".join(f"`{r.name}` ({r.duration:.1f} s, {r.rate_hz:.0f} Hz, "
+          "Recordings: " + ", ".join(f"`{r.name}` ({r.duration:.1f} s, {r.rate_hz:.0f} Hz, "
                                       f"velocities: {r.velocity_source})"
                                       for r in result.recordings), "",
           f"Windows {c.window_s} s every {c.stride_s} s, Coulomb band {c.coulomb_band} rad/s, "
@@ -200,7 +200,7 @@ def write_report(directory: str | Path, result, validation=None) -> Path:
     md += [f"- {a}" for a in result.assumptions()]
     md += ["", "## Notes", ""] + [f"- {n}" for n in result.notes]
     md += ["", "## Figures", "",
-           f"![torque](torque.png)", "", f"Torque: {caption}.", "",
+           "![torque](torque.png)", "", f"Torque: {caption}.", "",
            "![friction](friction.png)", "",
            "Friction: grey dots are window means of what the data attribute to friction "
            "(momentum rows minus rigid body and armature at the nominal); blue: the linear law "

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["StateEstimate", "butterworth_derivative", "rts_smoother", "estimate_state",
-           "ESTIMATORS"]
+           "encoder_sigma", "ESTIMATORS"]
 
 ESTIMATORS = ("rts", "butterworth")
 
@@ -42,6 +42,16 @@ class StateEstimate:
     ddq: np.ndarray
     method: str
     settings: dict
+
+
+def encoder_sigma(robot) -> np.ndarray:
+    """Position noise σ (rad) per joint: the robot file's ``simulation.encoder_resolution_deg``
+    /√12 (quantisation), else 1e-4 rad."""
+    res = (robot.config.get("simulation", {}) or {}).get("encoder_resolution_deg")
+    if res is None:
+        return np.full(robot.nj, 1e-4)
+    res = np.broadcast_to(np.asarray(res, float), (robot.nj,))
+    return np.maximum(np.deg2rad(res) / np.sqrt(12.0), 1e-7)
 
 
 def _central_diff(t: np.ndarray, x: np.ndarray) -> np.ndarray:

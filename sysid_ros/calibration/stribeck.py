@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sysid_ros.calibration.data import Recording
+from sysid_ros.calibration.energy import prefix_trapezoid
 from sysid_ros.calibration.rows import CalibrationRows, friction_column
 
 __all__ = ["StribeckFit", "fit_stribeck", "stribeck_torque"]
@@ -60,11 +61,6 @@ class StribeckFit:
                 "success": [bool(v) for v in self.success]}
 
 
-def _prefix(t: np.ndarray, f: np.ndarray) -> np.ndarray:
-    inc = 0.5 * np.diff(t) * (f[1:] + f[:-1])
-    return np.concatenate([[0.0], np.cumsum(inc)])
-
-
 class _JointProblem:
     """Rows of one joint over all recordings: residual and Jacobian in p (8,)."""
 
@@ -83,7 +79,7 @@ class _JointProblem:
         f, df = np.empty(self.a.size), np.empty(self.a.size)
         for k, t, v in self.recs:
             th = np.tanh(g * v)
-            pf, pd = _prefix(t, th), _prefix(t, v * (1.0 - th * th))
+            pf, pd = prefix_trapezoid(t, th), prefix_trapezoid(t, v * (1.0 - th * th))
             m = self.src == k
             f[m] = pf[self.b[m]] - pf[self.a[m]]
             df[m] = pd[self.b[m]] - pd[self.a[m]]

@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from sysid_ros.calibration.synthetic import as_recording, draw_case  # noqa: F401 (re-export)
+from sysid_ros.calibration.synthetic import draw_case
 from sysid_ros.model.robots import load_robot
 
 N_ROBOTS = int(os.environ.get("SYSID_CALIB_ROBOTS", "6"))

@@ -11,10 +11,10 @@ import yaml
 from sysid_ros.bagio import read_joint_states
 from sysid_ros.calibration import Recording
 from sysid_ros.calibration.cli import EXIT_CODES, main, write_recording_bag
+from sysid_ros.calibration.synthetic import as_recording
 from sysid_ros.identification import load_identification_config
 from sysid_ros.model.robots import FRICTION_NAMES, load_robot
 
-from .conftest import as_recording
 
 FAST = ["--no-link-boxes"]
 

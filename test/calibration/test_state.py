@@ -7,13 +7,11 @@ import numpy as np
 import pytest
 
 from sysid_ros.calibration import CalibrationOptions, Recording, calibrate
-from sysid_ros.calibration.cli import _encoder_sigma
 from sysid_ros.calibration.document import calibration_document
-from sysid_ros.calibration.state import butterworth_derivative, rts_smoother
+from sysid_ros.calibration.state import butterworth_derivative, encoder_sigma, rts_smoother
+from sysid_ros.calibration.synthetic import draw_case
 from sysid_ros.identification import identify, load_identification_config
 from sysid_ros.model.calibration import apply_calibration
-
-from .conftest import draw_case
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +25,7 @@ def _rms(a):
 
 def test_rts_beats_the_butterworth_baseline(gen3, cases):
     rec = cases[0].cal[0]
-    sigma_q = _encoder_sigma(gen3)
+    sigma_q = encoder_sigma(gen3)
     exact = rec.exact.dq
     base = butterworth_derivative(rec.t, rec.q)
     rts_q = rts_smoother(rec.t, rec.q, None, sigma_q=sigma_q)
@@ -43,7 +41,7 @@ def test_rts_beats_the_butterworth_baseline(gen3, cases):
 def test_positions_only_keeps_the_downstream_box_sound(gen3, positions_only):
     case = positions_only
     assert case.cal[0].dq is None and case.payload.dq is None
-    sigma_q = _encoder_sigma(gen3)
+    sigma_q = encoder_sigma(gen3)
 
     def estimated(rec, name):
         est = rts_smoother(rec.t, rec.q, None, sigma_q=sigma_q)
