@@ -99,3 +99,32 @@ def test_stribeck_fit_is_at_least_as_good_as_the_linear_law(gen3, cases):
     assert np.all(fit.cost <= fit.cost_linear * (1 + 1e-6))
     v = np.linspace(-0.5, 0.5, 11)[:, None] * np.ones((1, gen3.nj))
     assert np.all(np.isfinite(fit.friction_torque(v)))
+
+
+def test_links_are_written_with_consistent_nominals_and_applied(gen3, cases):
+    """A prior box other than the robot file's (here ±8 %) must reach the identifier: every
+    body but the end effector is written, with a physically consistent nominal inside its box
+    (the LP box, inside the prior), and apply_calibration turns them into the θ_r box."""
+    from sysid_ros.calibration.document import calibration_document
+    from sysid_ros.identification import load_identification_config
+    from sysid_ros.model.calibration import apply_calibration
+
+    res = calibrate(gen3, cases[0].recordings(), CalibrationOptions(link_rel=0.08))
+    doc = calibration_document(res)
+    names = [n for n in gen3.model.names[1:] if n != gen3.ee_joint]
+    assert sorted(doc["links"]) == sorted(names)
+    robot = apply_calibration(gen3, doc)
+    lo, hi = load_identification_config(robot).theta_r_box
+    for name in names:
+        entry = doc["links"][name]
+        nominal = np.array(entry["nominal"])
+        assert is_physically_consistent(nominal)
+        assert np.all(np.array(entry["lower"]) <= nominal)
+        assert np.all(nominal <= np.array(entry["upper"]))
+        jid = gen3.model.getJointId(name)
+        assert np.allclose(robot.model.inertias[jid].toDynamicParameters(), nominal)
+    theta = np.delete(gen3.theta(), np.arange(gen3.ee_columns.start, gen3.ee_columns.stop))
+    assert np.all(lo <= theta + 1e-12) and np.all(theta <= hi + 1e-12)   # URDF inside
+    # inside the prior box; at ±8 % the data tighten some parameters
+    assert np.all(hi - lo <= 2 * 0.08 * np.abs(theta) + 1e-12)
+    assert np.any(hi - lo < 0.99 * 2 * 0.08 * np.abs(theta))
