@@ -42,6 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if a.print_only:
             for name, value in desc.args.items():
                 print(f"# {name} = {value}")
+            for notice in desc.notices:
+                print(f"# notice: {notice}")
             for spec in desc.processes:
                 flag = " (required)" if spec.required else ""
                 print(f"[{spec.name}]{flag} {shlex.join(spec.cmd)}")

@@ -91,6 +91,8 @@ class Graph:
                     raise LaunchError(
                         f"{self.description.path.name}: node {spec.name}: parameter file {f} does not exist"
                     )
+        for notice in self.description.notices:
+            self.output(f"[launch] notice: {notice}")
         try:
             for spec in self.description.processes:
                 self._spawn(spec)

@@ -7,8 +7,12 @@ install and :mod:`sysid_ros.launcher` here, where ``launch`` is not installable.
   ``node`` (pkg, exec, name, namespace, param, remap, args, output, if, unless, on_exit) and
   ``executable`` (cmd, name, if, unless, output, on_exit);
 * ``param`` entries ``{from: file.yaml}`` and ``{name: n, value: v}``; ``remap`` ``{from:, to:}``;
-* substitutions ``$(var x)``, ``$(env X [default])``, ``$(find-pkg-share pkg)`` (not nested);
-* ``on_exit: shutdown`` marks a process *required*: its exit stops the graph.
+* substitutions ``$(var x)``, ``$(env X [default])``, ``$(find-pkg-share pkg)``,
+  ``$(file-content path)``, nested innermost first (``$(file-content $(var urdf))``);
+* ``on_exit: shutdown`` marks a process *required*: its exit stops the graph;
+* a ``node`` of another package whose executable is not installed (``robot_state_publisher``
+  without a full ROS install) is skipped with a one-line notice (``LaunchDescription.notices``)
+  instead of failing the graph; ``ros2 launch`` on a full install starts it.
 
 Anything else raises :class:`LaunchError` naming the file and the entry, rather than being
 silently ignored.
@@ -55,6 +59,7 @@ class LaunchDescription:
     path: Path
     args: dict[str, str]
     processes: tuple[ProcessSpec, ...] = field(default_factory=tuple)
+    notices: tuple[str, ...] = ()       # one line per skipped optional node
 
 
 # -- package resources -------------------------------------------------------------------------
@@ -121,6 +126,10 @@ def resolve_executable(pkg: str, exe: str) -> list[str]:
 _SUBST = re.compile(r"\$\(([a-z-]+)((?:\s+[^()\s]+)*)\s*\)")
 
 
+class _Skipped(Exception):
+    """A node of another package that is not installed here (its notice is the message)."""
+
+
 class _Context:
     def __init__(self, path: Path, cli_args: Mapping[str, str]) -> None:
         self.path = path
@@ -139,9 +148,19 @@ class _Context:
         if not isinstance(value, (str, int, float)):
             raise self.err(where, f"expected a scalar, got {type(value).__name__}")
         text = str(value)
+        # Each result is parked behind a placeholder so that an enclosing substitution can take
+        # it as an argument and a file's content is never parsed for substitutions itself.
+        done: list[str] = []
+
+        def unpark(s: str) -> str:
+            return re.sub("\x00(\\d+)\x00", lambda m: done[int(m.group(1))], s)
 
         def repl(m: re.Match[str]) -> str:
-            kind, rest = m.group(1), m.group(2).split()
+            done.append(resolve(m))
+            return f"\x00{len(done) - 1}\x00"
+
+        def resolve(m: re.Match[str]) -> str:
+            kind, rest = m.group(1), [unpark(a) for a in m.group(2).split()]
             if kind == "var":
                 if len(rest) != 1:
                     raise self.err(where, f"$(var) takes one name: {m.group(0)}")
@@ -163,12 +182,25 @@ class _Context:
                     return str(find_pkg_share(rest[0]))
                 except LaunchError as e:
                     raise self.err(where, str(e)) from None
+            if kind == "file-content":
+                if len(rest) != 1:
+                    raise self.err(where, f"$(file-content) takes one path: {m.group(0)}")
+                try:
+                    return Path(rest[0]).read_text()
+                except OSError as e:
+                    raise self.err(where, f"$(file-content): cannot read {rest[0]}: "
+                                          f"{e.strerror or e}") from None
             raise self.err(where, f"unsupported substitution $({kind} ...)")
 
-        out = _SUBST.sub(repl, text)
+        out = text
+        for _ in range(8):      # nesting depth
+            new = _SUBST.sub(repl, out)
+            if new == out:
+                break
+            out = new
         if "$(" in out:
-            raise self.err(where, f"unsupported or nested substitution in {text!r}")
-        return out
+            raise self.err(where, f"unsupported substitution syntax in {text!r}")
+        return unpark(out)
 
     def condition(self, entry: Mapping[str, Any], where: str) -> bool:
         ok = True
@@ -216,6 +248,10 @@ def _node(ctx: _Context, entry: Mapping[str, Any], where: str, index: int) -> Pr
     try:
         cmd = resolve_executable(pkg, exe)
     except LaunchError as e:
+        if pkg != PKG:
+            # Decided before the params are substituted: they may use what is missing too.
+            raise _Skipped(f"{ctx.path.name}: {pkg}/{exe} is not installed: not started "
+                           "(a full ROS 2 install starts it)") from None
         raise ctx.err(where, str(e)) from None
     name = ctx.subst(entry.get("name", ""), where)
     cmd += shlex.split(ctx.subst(entry.get("args", ""), where))
@@ -295,6 +331,7 @@ def load_launch(path: str | os.PathLike[str], args: Mapping[str, str] | None = N
     if not isinstance(doc, Mapping) or set(doc) != {"launch"} or not isinstance(doc["launch"], list):
         raise ctx.err("top level", "expected a mapping with a single key 'launch' holding a list")
     procs: list[ProcessSpec] = []
+    notices: list[str] = []
     for i, item in enumerate(doc["launch"]):
         where = f"launch[{i}]"
         if not isinstance(item, Mapping) or len(item) != 1:
@@ -321,7 +358,10 @@ def load_launch(path: str | os.PathLike[str], args: Mapping[str, str] | None = N
             if not ctx.condition(entry, where):
                 continue
             build = _node if kind == "node" else _executable
-            procs.append(build(ctx, entry, where, i))
+            try:
+                procs.append(build(ctx, entry, where, i))
+            except _Skipped as skip:
+                notices.append(str(skip))
         else:
             raise ctx.err(where, f"unsupported entry {kind!r} (supported: arg, let, node, executable)")
     unknown = sorted(set(ctx.cli_args) - ctx.used_cli)
@@ -332,4 +372,4 @@ def load_launch(path: str | os.PathLike[str], args: Mapping[str, str] | None = N
     dups = sorted({n for n in names if names.count(n) > 1})
     if dups:
         raise ctx.err("nodes", f"duplicate process names {dups}")
-    return LaunchDescription(p, dict(ctx.vars), tuple(procs))
+    return LaunchDescription(p, dict(ctx.vars), tuple(procs), tuple(notices))
