@@ -38,6 +38,7 @@ from sysid_ros.calibration.rows import CalibrationRows, build_rows, friction_col
 from sysid_ros.identification.config import IdentificationConfig, load_identification_config
 from sysid_ros.identification.errors import IdentificationError
 from sysid_ros.identification.windows import MomentumWindows
+from sysid_ros.model.parameters import is_physically_consistent
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
 
@@ -288,6 +289,18 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
     x_nom = est.x if est is not None else np.clip(prior.nominal, lower, upper)
 
     written = _links_to_write(robot, prior, lower, upper, options)
+    for name in written:      # a solver's inaccuracy must not leave a written body inconsistent
+        sl = slice(10 * (robot.model.getJointId(name) - 1), 10 * robot.model.getJointId(name))
+        if not is_physically_consistent(x_nom[sl]):
+            urdf = prior.nominal[sl]
+            inside = np.all(urdf >= lower[sl]) and np.all(urdf <= upper[sl])
+            if inside:
+                x_nom[sl] = urdf
+                notes.append(f"links.{name}: estimate not strictly consistent, URDF value kept")
+            else:
+                written.remove(name)
+                notes.append(f"links.{name}: no consistent nominal inside the box found; body "
+                             "not written (its prior box applies)")
     if not written:
         notes.append("links: no body parameter box shrank by more than "
                       f"{100 * options.link_tighten:g} % of its prior width"
@@ -301,6 +314,7 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
         clock = time.perf_counter()
         stribeck = fit_stribeck(rows, recordings, x_nom, delta, nj)
         seconds["stribeck"] = time.perf_counter() - clock
+        notes += _law_warnings(robot, stribeck, config.coulomb_band)
     fr = lambda v: v[f_cols].reshape(nj, 4)  # noqa: E731
     notes.append(f"rows per joint: {_joint_rows(rows, nj)} from {len(recordings)} recording(s)")
     return CalibrationResult(
@@ -310,6 +324,20 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
         link_lower=lower[:n_theta], link_upper=upper[:n_theta], link_nominal=x_nom[:n_theta],
         links_written=written, x_nominal=x_nom, seconds=seconds, notes=notes,
         stribeck=stribeck, robust_weights=None if est is None else est.weights)
+
+
+def _law_warnings(robot: Robot, stribeck, band: float) -> list[str]:
+    """Joints whose fitted dry friction saturates far above the Coulomb band: there the sign
+    law with a set-valued band misdescribes the data (soft or Stribeck-like friction), which
+    the noise bound then has to absorb."""
+    out = []
+    for j, g4 in enumerate(stribeck.params[:, 4]):
+        speed = 2.0 / max(float(g4), 1e-9)        # tanh(2) = 0.96 of the dry-friction level
+        if speed > 5.0 * band and stribeck.params[j, 3] > 1e-3:
+            out.append(f"{robot.joint_names[j]}: the fitted dry friction reaches 96 % of its "
+                       f"level only at {speed:.2g} rad/s (Coulomb band {band} rad/s): the sign "
+                       "law misdescribes it; consider a wider --coulomb-band")
+    return out
 
 
 def _links_to_write(robot: Robot, prior: Prior, lower: np.ndarray, upper: np.ndarray,

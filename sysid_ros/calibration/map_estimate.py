@@ -8,7 +8,7 @@ On the same momentum rows as the bounds (no accelerations), optionally with ener
 
 with w_i = 1/ρ_i², ρ_i the row's radius under the calibrated noise bound (rows are weighted by
 how uncertain they are), x0 the URDF / catalogue prior and σ its half-width (S0's Gaussian prior
-on the URDF). Solved with cvxpy + Clarabel in box-scaled coordinates; the data term is reduced
+on the URDF). Solved with cvxpy + Clarabel (SCS if Clarabel fails) in box-scaled coordinates; the data term is reduced
 to its k×k Cholesky factor first, so the conic problem does not grow with the recording.
 
 Outliers (S1's iteratively reweighted least squares): with ``robust='huber'`` the weights are
@@ -75,6 +75,24 @@ def _robust_weights(u: np.ndarray, loss: str) -> np.ndarray:
     return np.ones_like(u)
 
 
+def _solve(prob) -> str:
+    """Clarabel, and SCS when Clarabel fails numerically (it does on some small, badly scaled
+    arms such as the Z1's wrist); returns the status or ``solver error: …``."""
+    import cvxpy as cp
+
+    last = ""
+    for solver in (cp.CLARABEL, cp.SCS):
+        try:
+            prob.solve(solver=solver)
+        except cp.SolverError as err:
+            last = f"solver error: {err}"
+            continue
+        if prob.status in ("optimal", "optimal_inaccurate"):
+            return str(prob.status)
+        last = str(prob.status)
+    return last
+
+
 def map_estimate(rows: LinearRows, lower: np.ndarray, upper: np.ndarray, x0: np.ndarray,
                  sigma: np.ndarray, bodies: list[slice], robust: str = "huber",
                  iterations: int = 4) -> MapEstimate:
@@ -134,12 +152,9 @@ def map_estimate(rows: LinearRows, lower: np.ndarray, upper: np.ndarray, x0: np.
         C = np.linalg.cholesky(G + ridge * np.eye(k))        # G = C·Cᵀ
         L.value = C.T
         y.value = np.linalg.solve(C, g)
-        try:
-            prob.solve(solver=cp.CLARABEL)
-        except cp.SolverError as err:
-            status = f"solver error: {err}"
+        status = _solve(prob)
+        if status.startswith("solver error"):
             break
-        status = str(prob.status)
         done = it + 1
         if z.value is None:
             break
