@@ -15,7 +15,8 @@ operational limits live in ``config/gen3.yaml``. The fixed frame ``end_effector_
 massless tool frame.
 
 Usage: python scripts/make_gen3_urdf.py [--facts PATH] [--out urdf/kinova_gen3.urdf]
-       python scripts/make_gen3_urdf.py --ros2-control [--out urdf/kinova_gen3.ros2_control.urdf.xacro]
+       python scripts/make_gen3_urdf.py --ros2-control \
+           [--out urdf/kinova_gen3.ros2_control.urdf.xacro]
 
 ``--ros2-control`` writes the Gazebo Harmonic variant (:func:`build_ros2_control_xacro`) from the
 committed URDF and ``config/gen3.yaml`` instead.

@@ -201,7 +201,8 @@ class RobotGeometry:
         out = []
         for qk in np.atleast_2d(np.asarray(q_act, float)):
             self._fk(qk)
-            out.append(pin.updateFramePlacement(self.robot.model, self._data, fid).translation.copy())
+            placement = pin.updateFramePlacement(self.robot.model, self._data, fid)
+            out.append(placement.translation.copy())
         return np.array(out).reshape(-1, 3)
 
     def joint_pose(self, q_act: np.ndarray | Sequence[float],

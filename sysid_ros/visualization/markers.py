@@ -116,7 +116,8 @@ def obstacle_markers(boxes: Sequence[BoxObstacle], frame: str) -> MarkerArray:
 
 
 def _spheres(arr: MarkerArray, frame: str, stamp: Stamp, ns: str, centres: np.ndarray,
-             radii: np.ndarray, color: tuple[float, float, float, float], first_id: int = 0) -> None:
+             radii: np.ndarray, color: tuple[float, float, float, float],
+             first_id: int = 0) -> None:
     for k, (c, r) in enumerate(zip(np.asarray(centres).reshape(-1, 3), radii)):
         arr.markers.append(_scale(_place(_marker(frame, stamp, ns, first_id + k, Marker.SPHERE,
                                                  color), c), 2.0 * float(r)))

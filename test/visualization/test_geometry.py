@@ -46,7 +46,7 @@ def test_sphere_centres_are_pinocchio_fk(gen3):
 
 @pytest.mark.parametrize("name", ["gen3", "z1"])
 def test_margin_encloses_every_tracking_error(name):
-    """Centres with |q − q_d| ≤ e_max stay within the drawn margin (corners and random points)."""
+    """Centres with |q − q_d| ≤ e_max stay within the drawn margin (corners, random points)."""
     robot = load_robot(name)
     g = RobotGeometry(robot)
     rng = np.random.default_rng(1)

@@ -7,7 +7,8 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from nodes.processes import spin_until, start_node, stop  # test/nodes (pytest puts test/ on sys.path)
+# test/nodes/processes.py (pytest puts test/ on sys.path)
+from nodes.processes import spin_until, start_node, stop
 
 from sysid_ros.model.robots import load_robot
 
