@@ -1,16 +1,18 @@
 """Robust passivity controller (ARMOUR-style), trajectories, and the tracking-error bound it
 guarantees. No rclpy here: the node lives in ``sysid_ros.nodes.robust_controller``."""
-from sysid_ros.control.bounds import (MassMatrixBounds, TrackingErrorBound,
-                                      mass_matrix_eigen_bounds, tracking_error_bound)
+from sysid_ros.control.bounds import (LowerMassModel, MassMatrixBounds, TrackingErrorBound,
+                                      lower_mass_model, mass_matrix_eigen_bounds,
+                                      tracking_error_bound)
 from sysid_ros.control.controller import (MODES, ControllerGains, ControlOutput, PidGains,
-                                          RobustController, ThetaBox, TorqueInterval)
+                                          RobustController, ThetaBox, TorqueInterval,
+                                          gains_from_config)
 from sysid_ros.control.errors import (BoundsError, ControlError, ControllerConfigError,
                                       TrajectoryError)
 from sysid_ros.control.prior import prior_box
 from sysid_ros.control.trajectory import JointTrajectoryArrays, Reference, TrajectoryQueue
 
-__all__ = ["MassMatrixBounds", "TrackingErrorBound", "mass_matrix_eigen_bounds",
-           "tracking_error_bound", "MODES", "ControllerGains", "ControlOutput", "PidGains",
-           "RobustController", "ThetaBox", "TorqueInterval", "BoundsError", "ControlError",
-           "ControllerConfigError", "TrajectoryError", "prior_box", "JointTrajectoryArrays",
-           "Reference", "TrajectoryQueue"]
+__all__ = ["LowerMassModel", "MassMatrixBounds", "TrackingErrorBound", "lower_mass_model",
+           "mass_matrix_eigen_bounds", "tracking_error_bound", "MODES", "ControllerGains",
+           "ControlOutput", "PidGains", "RobustController", "ThetaBox", "TorqueInterval",
+           "gains_from_config", "BoundsError", "ControlError", "ControllerConfigError",
+           "TrajectoryError", "prior_box", "JointTrajectoryArrays", "Reference", "TrajectoryQueue"]

@@ -18,8 +18,32 @@ exactly, and with V = ½ rᵀ M r and Ṁ − 2C skew, V̇ = rᵀ(τ_true − u)
 Command ``u = τ₀ + v`` with τ₀ = τ(θ₀, θ_f0) (θ_r and θ_f nominal = their box centres; θ_e's θ₀
 is the CENTRE of the θ_e box by default, ``nominal="centre"``, or the identifier's point estimate
 with ``nominal="estimate"``), ``bound_i = max(τ_sup,i − τ₀,i, τ₀,i − τ_inf,i)``, V_sup = sup
-over the boxes of ½ rᵀ M r, and ``v = λ r/‖r‖``,
-``λ = max(0, −α(V_max − V_sup)/‖r‖ + ‖bound‖)`` (v = 0 if ‖r‖ ≤ threshold).
+over the boxes of ½ rᵀ M r, and
+
+    v = σ·β·d + α(V_sup − V_max)₊·r/‖r‖²,   σ = max(0, 1 − α(V_max − V_sup)₊/β)
+
+(v = 0 if ‖r‖ ≤ threshold), β ≥ sup over the boxes of rᵀ(τ_true − τ₀) and d a direction with
+rᵀd = 1, by ``metric``:
+
+- ``identity`` (default): ARMOUR's law exactly — β = ‖bound‖‖r‖ (Cauchy–Schwarz), d = r/‖r‖²,
+  i.e. v = λ r/‖r‖ with λ = max(0, −α(V_max − V_sup)/‖r‖ + ‖bound‖);
+- ``mass``: β = boundᵀ|r| (the exact support function of the torque box) and d = P r/(rᵀPr)
+  with P = M(q; nominal θ, I_a,lo) + diag(metric_armature). The robust input then points
+  along the mass metric, so the sampled loop corrects each direction in proportion to its
+  inertia: on an arm with a light wrist and no armature (the Z1) ARMOUR's Euclidean direction
+  puts the whole ‖bound‖ of the heavy joints on the wrist whenever r points there and, at
+  1 kHz, the wrist chatters with V tens of times the level it should hold
+  (docs/design.md §5.1). Per joint, |σβd_i| ≤ ½(γ√P_ii + bound_i) with
+  γ = max over the sign vectors s of √((bound∘s)ᵀP⁻¹(bound∘s)): in each orthant of r,
+  β(Pr)_i/(rᵀPr) is a product of two linear forms of y = P^{½}r over ‖y‖², whose extreme is
+  ½(‖a‖‖c‖ + |aᵀc|) with a = P^{½}e_i, c = P^{-½}(bound∘s).
+
+Both keep the guarantee: for V_sup ≥ V_max (σ = 1), rᵀ(τ_true − τ₀ − v) ≤ β − β −
+α(V_sup − V_max).
+
+Coulomb friction at rest is set-valued (a stuck joint's friction is anywhere in [−Fc, Fc]);
+the law uses Fc·sign(q̇) only for |q̇| > ``coulomb_band`` and otherwise 0 with the whole
+[−Fc_hi, Fc_hi] in the bound (at |q̇| = 0 exactly when the band is 0).
 
 Why the centre by default: τ(θ) is linear in θ, so with θ₀ at the centre the bound is exactly
 |Y_p|·rad — the smallest possible over all choices of θ₀ — while a point estimate near a corner
@@ -29,7 +53,7 @@ still wide; the guarantee below holds for either choice.
 
 Guarantee (continuous time, the assumptions): if the true θ_e lies in the box, θ_r and θ_f in
 theirs, the plant is the one above (rigid payload, friction of that form), and the command is
-not clipped, then V̇ ≤ ‖r‖‖τ_true − τ₀‖ − λ‖r‖ ≤ −α(V_sup − V_max) whenever V_sup ≥ V_max, so
+not clipped, then V̇ = rᵀ(τ_true − τ₀ − v) ≤ −α(V_sup − V_max) whenever V_sup ≥ V_max, so
 V ≤ V_max is invariant once reached (V(0) ≤ V_max). A sampled-data loop adds an O(Δt) error
 the tests bound empirically; clipping voids the guarantee and is flagged.
 
@@ -52,11 +76,17 @@ import pinocchio as pin
 from sysid_ros.control.errors import BoundsError, ControllerConfigError
 from sysid_ros.model.robots import Robot
 
-__all__ = ["MODES", "NOMINALS", "ControllerGains", "ControlOutput", "RobustController", "PidGains",
-           "ThetaBox", "TorqueInterval"]
+__all__ = ["MODES", "NOMINALS", "METRICS", "ControllerGains", "ControlOutput", "RobustController",
+           "PidGains", "ThetaBox", "TorqueInterval", "gains_from_config", "sign_vertices"]
 
 MODES = ("robust", "conservative", "wrong", "pid")
 NOMINALS = ("centre", "estimate")     # where θ_e's θ₀ sits in its box (module doc)
+METRICS = ("identity", "mass")        # direction metric P of the robust input (module doc)
+
+
+def sign_vertices(n: int) -> np.ndarray:
+    """The 2^n sign vectors (2^n, n): the vertices of [−1, 1]^n."""
+    return np.array(np.meshgrid(*([[-1.0, 1.0]] * n), indexing="ij")).reshape(n, -1).T
 
 
 @dataclass(frozen=True)
@@ -84,13 +114,38 @@ class ThetaBox:
 
 @dataclass(frozen=True)
 class ControllerGains:
-    """K_r (per joint), α, V_max, the ‖r‖ threshold below which v = 0, torque limit scale."""
+    """K_r (per joint, 1/s), α (1/s), V_max (J), the ‖r‖ threshold below which v = 0, the
+    torque limit scale, the robust input's metric (``identity`` | ``mass``), the diagonal added
+    to the mass metric (kg·m², per joint or one value) and the Coulomb band (rad/s)."""
 
     Kr: np.ndarray
     alpha: float
     V_max: float
     r_threshold: float = 1e-10
     torque_limit_scale: float = 1.0
+    metric: str = "identity"
+    metric_armature: np.ndarray | float = 0.0
+    coulomb_band: float = 0.0
+
+
+def gains_from_config(robot: Robot, overrides: dict | None = None) -> ControllerGains:
+    """Gains from the robot file's ``controller:`` section (Kr, alpha, V_max, r_norm_threshold,
+    metric, metric_armature, coulomb_band), each overridable by ``overrides`` (same keys, plus
+    torque_limit_scale); a missing required key raises ``ControllerConfigError`` naming it."""
+    sec = dict(robot.config.get("controller") or {})
+    sec.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    try:
+        kr, alpha, v_max = sec["Kr"], float(sec["alpha"]), float(sec["V_max"])
+    except KeyError as exc:
+        raise ControllerConfigError(f"controller.{exc.args[0]} missing in {robot.config_path}") \
+            from None
+    return ControllerGains(np.broadcast_to(np.asarray(kr, float), (robot.nj,)).copy(), alpha,
+                           v_max, float(sec.get("r_norm_threshold", 1e-10)),
+                           float(sec.get("torque_limit_scale", 1.0)),
+                           str(sec.get("metric", "identity")),
+                           np.broadcast_to(np.asarray(sec.get("metric_armature", 0.0), float),
+                                           (robot.nj,)).copy(),
+                           float(sec.get("coulomb_band", 0.0)))
 
 
 @dataclass(frozen=True)
@@ -131,9 +186,10 @@ class ControlOutput:
     r_norm: float
     V_sup: float
     V_max: float
-    lam: float
-    bound_norm: float
+    lam: float                 # ‖v‖ (ARMOUR's λ for the identity metric)
+    bound_norm: float          # ‖bound‖
     clipped: bool
+    v_bound: np.ndarray | None = None   # per joint: |v_i| ≤ this while V_sup ≤ V_max
 
 
 class RobustController:
@@ -152,9 +208,15 @@ class RobustController:
         if np.any(~np.isfinite(kr)) or np.any(kr <= 0):
             raise ControllerConfigError(f"Kr must be positive, got {gains.Kr}")
         if not (gains.alpha > 0 and gains.V_max > 0 and gains.r_threshold >= 0
-                and 0 < gains.torque_limit_scale <= 1.0):
-            raise ControllerConfigError("need alpha > 0, V_max > 0, r_threshold >= 0 and "
-                                        f"0 < torque_limit_scale <= 1, got {gains}")
+                and 0 < gains.torque_limit_scale <= 1.0 and gains.coulomb_band >= 0):
+            raise ControllerConfigError("need alpha > 0, V_max > 0, r_threshold >= 0, "
+                                        "coulomb_band >= 0 and 0 < torque_limit_scale <= 1, got "
+                                        f"{gains}")
+        if gains.metric not in METRICS:
+            raise ControllerConfigError(f"metric {gains.metric!r} not one of {METRICS}")
+        metric_ia = np.broadcast_to(np.asarray(gains.metric_armature, float), (robot.nj,)).copy()
+        if np.any(~np.isfinite(metric_ia)) or np.any(metric_ia < 0):
+            raise ControllerConfigError(f"metric_armature must be >= 0, got {gains.metric_armature}")
         if nominal not in NOMINALS:
             raise ControllerConfigError(f"nominal {nominal!r} not one of {NOMINALS}")
         self.nominal = nominal
@@ -162,7 +224,8 @@ class RobustController:
             raise ControllerConfigError("mode 'pid' needs PID gains")
         self.robot, self.mode, self.pid = robot, mode, pid
         self.gains = ControllerGains(kr, float(gains.alpha), float(gains.V_max),
-                                     float(gains.r_threshold), float(gains.torque_limit_scale))
+                                     float(gains.r_threshold), float(gains.torque_limit_scale),
+                                     gains.metric, metric_ia, float(gains.coulomb_band))
         self.model = robot.model
         self.data = self.model.createData()
         self.model0 = self.model.copy()
@@ -176,8 +239,11 @@ class RobustController:
         self._rad_links[self.ee] = 0.0
         fr = robot.friction
         self.fric_nominal = fr.nominal.copy()                 # (nj, 4) [Fc, Fv, Ia, β]
-        self.fric_radius = fr.radius.copy() if theta_r_uncertainty and mode != "wrong" \
-            else np.zeros_like(fr.radius)
+        self._carry_friction = theta_r_uncertainty and mode != "wrong"
+        self.fric_radius = fr.radius.copy() if self._carry_friction else np.zeros_like(fr.radius)
+        # mass metric: P(q) = M(q; nominal θ) + diag(I_a,lo + metric_armature), I_a,lo ≥ 0
+        self._metric_diag = np.maximum(fr.lower[:, 2], 0.0) + metric_ia
+        self._signs = sign_vertices(robot.nj)
         self.prior = prior
         self._integral = np.zeros(robot.nj)
         self._last_t: float | None = None
@@ -220,8 +286,11 @@ class RobustController:
         return y
 
     def friction_columns(self, dq: np.ndarray, ddq_a: np.ndarray) -> np.ndarray:
-        """(nj, 4): per joint the multipliers of [Fc, Fv, I_a, β] (q̇ measured, q̈_a)."""
-        return np.stack([np.sign(dq), dq, ddq_a, np.ones_like(dq)], axis=1)
+        """(nj, 4): per joint the multipliers of [Fc, Fv, I_a, β] (q̇ measured, q̈_a); the
+        Coulomb column is 0 for a joint within the Coulomb band (its friction is then set-valued
+        and ``torque_interval`` carries all of it in the radius)."""
+        sign = np.where(np.abs(dq) > self.gains.coulomb_band, np.sign(dq), 0.0)
+        return np.stack([sign, dq, ddq_a, np.ones_like(dq)], axis=1)
 
     def torque_interval(self, q, dq, dq_a, ddq_a) -> TorqueInterval:
         """Exact interval of τ(θ, θ_f) over the boxes, and τ₀ (module doc)."""
@@ -230,7 +299,20 @@ class RobustController:
         tau0 = y @ self.theta0 + np.einsum("jk,jk->j", f, self.fric_nominal)
         center = y @ self.theta_c + np.einsum("jk,jk->j", f, self.fric_nominal)
         radius = np.abs(y) @ self.theta_rad + np.einsum("jk,jk->j", np.abs(f), self.fric_radius)
+        if self._carry_friction:
+            # at rest the true Coulomb torque is anywhere in [−Fc_hi, Fc_hi] (set-valued)
+            stuck = np.abs(dq) <= self.gains.coulomb_band
+            radius = radius + stuck * self.robot.friction.upper[:, 0]
         return TorqueInterval(tau0, center, radius)
+
+    def metric(self, q: np.ndarray) -> np.ndarray:
+        """The robust input's metric P at q (module doc): I, or the nominal mass matrix plus
+        the diagonal ``_metric_diag``."""
+        if self.gains.metric == "identity":
+            return np.eye(self.robot.nj)
+        h = pin.crba(self.model, self.data, q)
+        h = np.triu(h) + np.triu(h, 1).T
+        return h + np.diag(self._metric_diag)
 
     def v_sup(self, q: np.ndarray, r: np.ndarray) -> float:
         """sup over the boxes of ½ rᵀ (H(q) + diag(I_a)) r (linear in θ and I_a)."""
@@ -266,16 +348,33 @@ class RobustController:
         bound = np.maximum(itv.upper - itv.tau0, itv.tau0 - itv.lower)
         bound_norm = float(np.linalg.norm(bound))
         vsup = self.v_sup(q, r)
+        alpha, gap = self.gains.alpha, self.gains.V_max - vsup
+        if self.gains.metric == "identity":
+            # ARMOUR: β = ‖bound‖‖r‖ ≥ boundᵀ|r|, along r
+            beta, pr = bound_norm * r_norm, r
+            v_bound = np.full(self.robot.nj, bound_norm)
+        else:
+            # β = boundᵀ|r| (the exact support function of the box) along the metric P
+            p = self.metric(q)
+            pr = p @ r
+            beta = float(bound @ np.abs(r))
+            sb = self._signs * bound
+            gamma = float(np.sqrt(max(np.max(np.einsum("si,si->s", sb,
+                                                       np.linalg.solve(p, sb.T).T)), 0.0)))
+            v_bound = 0.5 * (gamma * np.sqrt(np.diag(p)) + bound)
         if r_norm > self.gains.r_threshold:
-            lam = max(0.0, -self.gains.alpha * (self.gains.V_max - vsup) / r_norm + bound_norm)
-            v = lam * r / r_norm
+            sigma = max(0.0, 1.0 - alpha * max(gap, 0.0) / beta) if beta > 0.0 else 0.0
+            # d = P r/(rᵀPr): rᵀd = 1 (P = I: r/‖r‖²)
+            v = sigma * beta * pr / float(r @ pr) + alpha * max(-gap, 0.0) * r / r_norm ** 2
+            lam = float(np.linalg.norm(v))
         else:
             lam, v = 0.0, zeros
         return self._finish(itv.tau0 + v, v, e, de, r, r_norm, vsup, lam, bound_norm,
-                            tau0=itv.tau0)
+                            tau0=itv.tau0, v_bound=v_bound)
 
-    def _finish(self, u, v, e, de, r, r_norm, vsup, lam, bound_norm, tau0=None) -> ControlOutput:
+    def _finish(self, u, v, e, de, r, r_norm, vsup, lam, bound_norm, tau0=None,
+                v_bound=None) -> ControlOutput:
         clipped_u = np.clip(u, -self.tau_max, self.tau_max)
         clipped = bool(np.any(clipped_u != u))
         return ControlOutput(clipped_u, u - v if tau0 is None else tau0, v, e, de, r, r_norm,
-                             vsup, self.gains.V_max, lam, bound_norm, clipped)
+                             vsup, self.gains.V_max, lam, bound_norm, clipped, v_bound)

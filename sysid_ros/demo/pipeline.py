@@ -39,8 +39,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import yaml
 
-from sysid_ros.control import (ControllerGains, JointTrajectoryArrays, PidGains,
-                               RobustController, ThetaBox, TrajectoryQueue, prior_box)
+from sysid_ros.control import (JointTrajectoryArrays, PidGains, RobustController, ThetaBox,
+                               TrajectoryQueue, gains_from_config, prior_box)
 from sysid_ros.demo.cli import task_points
 from sysid_ros.demo.report import Evaluation, RunData, evaluate
 from sysid_ros.identification import OnlineIdentifier, load_identification_config
@@ -119,7 +119,7 @@ class Episode:
     plans: list[dict[str, Any]]                   # one record per planning cycle
     executed: list[tuple[QuinticTrajectory, np.ndarray, float, float]]  # traj, k, start, end
     reference: dict[str, np.ndarray]              # t, q, dq, ddq of the desired motion (1 kHz)
-    control: dict[str, np.ndarray]                # tau0 (N, nj), bound_norm (N,) per command
+    control: dict[str, np.ndarray]                # tau0, v_bound (N, nj) per command
     identifier_seconds: list[float]
     wall_seconds: float
     n_requested: int
@@ -174,8 +174,7 @@ def _resolve(robot: Robot, cfg: EpisodeConfig) -> dict[str, Any]:
 
 def _controller(robot: Robot, mode: str) -> RobustController:
     sec = robot.config.get("controller") or {}
-    gains = ControllerGains(sec["Kr"], float(sec["alpha"]), float(sec["V_max"]),
-                            float(sec.get("r_norm_threshold", 1e-10)))
+    gains = gains_from_config(robot)
     p = node_params("robust_controller")
     pid = PidGains(*(np.full(robot.nj, float(p.get(n, d))) for n, d in
                      (("pid_kp", 100.0), ("pid_ki", 20.0), ("pid_kd", 20.0),
@@ -346,7 +345,7 @@ def simulate_episode(robot: Robot, payload_kg: float, method: str,
         log_tau.append(m.tau_measured)
         log_cmd.append(out.tau)
         log_tau0.append(out.tau0)
-        log_bound.append(out.bound_norm)
+        log_bound.append(out.v_bound if out.v_bound is not None else np.zeros(robot.nj))
         ref_t.append(t)
         ref_q.append(ref.q)
         ref_dq.append(ref.dq)
@@ -372,7 +371,8 @@ def simulate_episode(robot: Robot, payload_kg: float, method: str,
                   sim.true_theta_e(), trajectories)
     reference = {"t": np.asarray(ref_t), "q": np.asarray(ref_q), "dq": np.asarray(ref_dq),
                  "ddq": np.asarray(ref_ddq)}
-    control = {"tau0": np.asarray(log_tau0).reshape(-1, nj), "bound_norm": np.asarray(log_bound)}
+    control = {"tau0": np.asarray(log_tau0).reshape(-1, nj),
+               "v_bound": np.asarray(log_bound).reshape(-1, nj)}
     return Episode(method, payload_kg, seed, run, ident_window, task_window, plans, executed,
                    reference, control, ident_seconds, time.perf_counter() - wall0,
                    # lateness is judged against the robot file's budget, not an override
@@ -449,11 +449,11 @@ def evaluate_episode(robot: Robot, episode: Episode, obstacles: Sequence[BoxObst
         phase, reasons = "task", list(ev.reasons)
     final = ev.final_bounds
     peak_ratio = float(np.max(ev.peak_cmd / ev.tau_max)) if ev.peak_cmd.size else float("nan")
-    # what the controller's guarantee may demand: τ₀ plus a robust input of up to ‖bound‖
-    # (|v_i| ≤ λ ≤ ‖bound‖ while V ≤ V_max); > 1 means the box is too wide to certify the task
+    # what the controller's guarantee may demand: τ₀ plus a robust input of up to γ√P_ii
+    # (‖bound‖ for ARMOUR's metric) while V ≤ V_max; > 1 means the box is too wide to certify
     in_task = (run.cmd_t >= episode.task_window[0]) & (run.cmd_t <= episode.task_window[1])
     ctrl = episode.control
-    worst = (np.abs(ctrl["tau0"][in_task]) + ctrl["bound_norm"][in_task, None]) / ev.tau_max
+    worst = (np.abs(ctrl["tau0"][in_task]) + ctrl["v_bound"][in_task]) / ev.tau_max
     worst_ratio = float(worst.max()) if worst.size else float("nan")
     rand_ok = (sum(bool(p["verified"]) for p in episode.plans)
                if excitation == "random" else None)

@@ -60,8 +60,8 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory
 
 from sysid_ros.control.bounds import tracking_error_bound
-from sysid_ros.control.controller import (MODES, ControllerGains, PidGains, RobustController,
-                                          ThetaBox)
+from sysid_ros.control.controller import (MODES, PidGains, RobustController, ThetaBox,
+                                          gains_from_config)
 from sysid_ros.control.errors import ControlError, TrajectoryError
 from sysid_ros.control.prior import prior_box
 from sysid_ros.control.trajectory import JointTrajectoryArrays, TrajectoryQueue
@@ -158,9 +158,9 @@ class RobustControllerNode(LifecycleNode):
             robot = load_robot(p("robot"), p("robot_config") or None)
             defaults = robot.config.get("controller", {}) or {}
 
-            def pick(name: str, key: str, floor: float = 0.0) -> float:
+            def override(name: str, floor: float = 0.0) -> float | None:
                 v = float(p(name))
-                return v if v > floor else float(defaults[key])
+                return v if v > floor else None
 
             mode = str(p("mode"))
             if mode not in MODES:
@@ -170,12 +170,12 @@ class RobustControllerNode(LifecycleNode):
                                    f"{p('publish_on')!r}")
             if not (p("stale_timeout") > 0 and p("timer_rate") > 0 and p("debug_decimation") >= 1):
                 raise ControlError("need stale_timeout > 0, timer_rate > 0, debug_decimation >= 1")
-            thr = float(p("r_norm_threshold"))
-            gains = ControllerGains(pick("Kr", "Kr"), pick("alpha", "alpha"),
-                                    pick("V_max", "V_max"),
-                                    thr if thr >= 0 else float(defaults.get("r_norm_threshold",
-                                                                            1e-10)),
-                                    float(p("torque_limit_scale")))
+            # the robot file's controller: section (gains, metric, Coulomb band), with the
+            # node's parameters overriding where set
+            gains = gains_from_config(robot, {
+                "Kr": override("Kr"), "alpha": override("alpha"), "V_max": override("V_max"),
+                "r_norm_threshold": override("r_norm_threshold", -1e-300),
+                "torque_limit_scale": float(p("torque_limit_scale"))})
             nj = robot.nj
             pid = PidGains(*(np.full(nj, float(p(n)))
                              for n in ("pid_kp", "pid_ki", "pid_kd", "pid_i_clamp")))

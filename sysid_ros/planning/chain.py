@@ -33,7 +33,7 @@ from sysid_ros.model.robots import Robot
 from sysid_ros.planning.errors import UnsupportedRobotError
 
 __all__ = ["SerialChain", "body_regressor", "sphere_centres", "passivity_torque", "world_poses",
-           "reference_torque"]
+           "world_axes", "reference_torque"]
 
 _PRINCIPAL = {"JointModelRX": 0, "JointModelRY": 1, "JointModelRZ": 2}
 
@@ -194,6 +194,12 @@ def world_poses(chain: SerialChain, cs: Sequence[tuple]) -> tuple[list, list]:
         rots.append(tuple(_rotate(chain, i, cs[i], m[r], transpose=True) for r in range(3)))
         poss.append(pos)
     return rots, poss
+
+
+def world_axes(chain: SerialChain, cs: Sequence[tuple]) -> list[tuple]:
+    """World direction (3-tuple) of every joint axis; a joint's own angle does not move it."""
+    rots, _ = world_poses(chain, cs)
+    return [_matcvec(rots[j], chain.axis[j]) for j in range(chain.nb)]
 
 
 def sphere_centres(chain: SerialChain, cs: Sequence[tuple]) -> list[tuple]:

@@ -103,27 +103,48 @@ class PlannerConfig:
 
 
 def controller_model(robot: Robot, overrides: dict[str, Any] | None = None) -> ControllerModel:
-    """Controller gains from ``controller:`` of the robot config and its tracking-error bound."""
+    """What the planner assumes about the robust controller: the gains of the robot file's
+    ``controller:`` section (``control.controller.gains_from_config``) and its tracking-error
+    bound — the workspace one (``control.bounds.tracking_error_bound``), or, when the section
+    has ``tracking_box: {e_max: [...], de_max: [...]}`` (rad, rad/s per joint), that box as an
+    assumption the reachability check certifies on every sub-interval (docs/design.md §6.4)."""
     from sysid_ros.control.bounds import tracking_error_bound
+    from sysid_ros.control.controller import gains_from_config
+    from sysid_ros.control.errors import ControlError
 
     sec = dict(robot.config.get("controller") or {})
     sec.update(overrides or {})
     try:
-        kr, alpha, v_max = sec["Kr"], float(sec["alpha"]), float(sec["V_max"])
-    except KeyError as exc:
-        raise PlannerConfigError(f"controller.{exc.args[0]} missing in {robot.config_path}") \
-            from None
-    try:
-        bound = tracking_error_bound(robot, kr, v_max)
-    except Exception as exc:        # control's errors: no sound tracking bound → no safe plan
-        raise PlannerConfigError(f"{robot.name}: the controller's tracking-error bound is not "
-                                 f"available, so no plan can be certified: {exc}") from exc
+        gains = gains_from_config(robot, overrides)
+    except ControlError as exc:
+        raise PlannerConfigError(str(exc)) from None
     nominal = str(sec.get("nominal", "centre"))
     if nominal not in ("centre", "estimate"):
         raise PlannerConfigError(f"controller.nominal must be centre or estimate, got {nominal!r}")
-    kr = np.broadcast_to(np.asarray(kr, float), (robot.nj,)).copy()
-    return ControllerModel(kr, alpha, v_max, bound.rho, bound.e_max, bound.de_max,
-                           nominal_at_centre=(nominal == "centre"))
+    box = sec.get("tracking_box")
+    try:
+        bound = tracking_error_bound(robot, gains.Kr, gains.V_max)
+    except Exception as exc:        # control's errors: no sound tracking bound → no safe plan
+        if box is None:
+            raise PlannerConfigError(f"{robot.name}: the controller's tracking-error bound is "
+                                     f"not available, so no plan can be certified: {exc}") from exc
+        bound = None
+    if box is not None:
+        try:
+            e_max, de_max = (np.broadcast_to(np.asarray(box[k], float), (robot.nj,)).copy()
+                             for k in ("e_max", "de_max"))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise PlannerConfigError(f"controller.tracking_box needs e_max and de_max per joint "
+                                     f"({exc})") from None
+        if np.any(~(e_max > 0)) or np.any(~(de_max > 0)):
+            raise PlannerConfigError("controller.tracking_box: e_max and de_max must be positive")
+        rho = bound.rho if bound is not None else float("inf")
+    else:
+        rho, e_max, de_max = bound.rho, bound.e_max, bound.de_max
+    return ControllerModel(gains.Kr, gains.alpha, gains.V_max, rho, e_max, de_max,
+                           nominal_at_centre=(nominal == "centre"), metric=gains.metric,
+                           metric_armature=gains.metric_armature,
+                           coulomb_band=gains.coulomb_band, local=box is not None)
 
 
 @dataclass

@@ -10,14 +10,34 @@ For a fixed plan parameter k, over each of n time sub-intervals [t_m, t_{m+1}] o
    sound sphere–box clearance (``obstacles.interval_clearance``);
 4. motor torque u = τ₀ + v of the robust controller (docs/design.md §5):
    - τ₀ ∈ [Y_p]·[θ] + [τ_f]: interval passivity RNEA over the state box and the parameter box
-     (θ_e in the identifier's bounds, θ_r in its relative box, friction in its box);
-   - |v_i| ≤ ‖v‖ = λ = max(0, ‖bound‖ + α(V_sup − V_max)/‖r‖) with
-       ‖bound‖ ≤ ‖ sup |Y_p(x)|·d_θ + |friction regressor|·d_f ‖₂  (interval RNEA with θ = ±d),
-       α(V_sup − V_max)/‖r‖ ≤ ½·α·ρ·D_M  when V ≤ V_max,
+     (θ_e in the identifier's bounds, θ_r in its relative box, friction in its box; the Coulomb
+     feed-forward is 0 inside the controller's Coulomb band);
+   - v = σβd + α(V_sup − V_max)₊·r/‖r‖² (``control.controller``), so per joint
+       |v_i| ≤ B_i + α(V_sup − V_max)/‖r‖,
+     with bound_i ≤ sup |Y_p(x)|·d_θ + |friction regressor|·d_f (interval RNEA with θ = ±d; a
+     joint that may be inside the Coulomb band carries Fc_hi) and B_i = ‖bound‖ for the
+     identity metric (ARMOUR), ½(γ√P_ii + bound_i) for the mass metric, γ² = max over the sign
+     vectors s of (bound∘s)ᵀP⁻¹(bound∘s): P is enclosed over the sub-interval's q box
+     (``planning.mass_matrix``), P ⪰ V⁻ᵀL(ε)V⁻¹ gives P⁻¹ ⪯ V L(ε)⁻¹ Vᵀ, so γ² ≤ the max over
+     the vertices of the ε-box and the s of (b̄∘s)ᵀ V L⁻¹ Vᵀ (b̄∘s) (convex in both), and
+     P_ii ≤ its enclosure's upper end;
+     α(V_sup − V_max)/‖r‖ ≤ ½·α·ρ·D_M when V ≤ V_max,
      because V_sup − V ≤ ½‖r‖²‖M(θ') − M(θ)‖₂ ≤ ½‖r‖²·D_M, D_M = ‖mag [M(q; ±w)]‖₂ bounding the
      mass-matrix spread over the boxes (computed on coarser time blocks), and ‖r‖ ≤ ρ. θ' (the
      sup) and θ (the truth) are two points of the same box, so w is the FULL width of every box:
      hi − lo for θ_e, 2·rad for θ_r and I_a.
+5. tracking bound, local (``ControllerModel.local``; the Z1): e_max, de_max are then an
+   assumption the check verifies on every sub-interval: with the certified lower mass model
+   M_true ⪰ M(q; θ_s) + diag(I_a,lo) (``control.bounds.lower_mass_model``) enclosed over the
+   sub-interval's q box (q_d ± e_max) — and, when the plan's θ_e box admits one, a second
+   lower model whose EE body is the box centre scaled to lie below every θ_e of the box
+   (``control.bounds.box_lower_body``: the payload then counts), the better of the two per
+   quantity — λ_min ≥ λ and (M⁻¹)_ii ≤ μ_i there, so V ≤ V_max gives
+   |r_i| ≤ ρ_i = √(2V_max μ_i) and ‖r‖ ≤ ρ = √(2V_max/λ); the check requires ρ_i/K_r,i ≤ e_max,i
+   and 2ρ_i ≤ de_max,i. By continuity the errors then never leave the assumed box (they start
+   inside, and while inside they are bounded strictly within it), and ρ replaces the
+   workspace value in item 4. Without ``local`` the bound is the workspace one
+   (``control.bounds.tracking_error_bound``), valid everywhere.
    Here d_θ = rad for θ_e when the controller evaluates τ₀ at the centre of its box
    (``ControllerModel.nominal_at_centre``, the controller's default): its bound is then exactly
    |Y_p|·rad_ctrl, and rad_ctrl ≤ rad because the identifier's boxes only shrink (each new box
@@ -26,7 +46,8 @@ For a fixed plan parameter k, over each of n time sub-intervals [t_m, t_{m+1}] o
    anywhere in the box d_θ = hi − lo = 2·rad. θ_r and friction: d = rad (nominal = box centre).
 
 ``verify`` passes iff, for every sub-interval, position and velocity limits hold for the widened
-ranges, every sphere's clearance is > 0 and |τ₀| + λ ≤ τ_max per joint.
+ranges, every sphere's clearance is > 0, |τ₀| + |v_i| ≤ τ_max per joint and (local tracking
+bound) the assumed e_max, de_max are certified.
 
 Assumptions behind "safe" (all must hold; tests show violations are caught):
 - the true θ_e is inside the bounds given, θ_r and friction inside their configured boxes;
@@ -45,9 +66,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sysid_ros.model.robots import Robot
-from sysid_ros.planning.chain import SerialChain, passivity_torque, sphere_centres
 from sysid_ros.planning.affine import Affine, affine_cos_sin
+from sysid_ros.planning.chain import SerialChain, passivity_torque, sphere_centres
 from sysid_ros.planning.interval import Interval
+from sysid_ros.planning.mass_matrix import enclose_mass_matrix, mass_matrix_columns
 from sysid_ros.planning.obstacles import BoxObstacle, interval_clearance
 from sysid_ros.planning.trajectory import QuinticTrajectory, TrajectoryEnclosure
 
@@ -59,10 +81,12 @@ class ControllerModel:
     """What the planner assumes about the robust controller (docs/design.md §5).
 
     Kr (nj,) gains; alpha, V_max: robust-input gain and Lyapunov level; rho = bound on ‖r‖;
-    e_max, de_max (nj,): tracking-error bounds |e|, |ė| (``tracking_error_bound``);
+    e_max, de_max (nj,): tracking-error bounds |e|, |ė| (``tracking_error_bound``, or with
+    ``local`` an assumption verified per sub-interval, module doc item 5);
     nominal_at_centre: the controller evaluates τ₀ with θ_e at the CENTRE of its box
     (``RobustController(nominal="centre")``), so its interval bound is exactly |Y_p|·rad; if
     False (τ₀ at a point estimate anywhere in the box) the bound can reach |Y_p|·(hi − lo).
+    metric, metric_armature, coulomb_band: the controller's (``ControllerGains``).
     """
 
     Kr: np.ndarray
@@ -72,6 +96,10 @@ class ControllerModel:
     e_max: np.ndarray
     de_max: np.ndarray
     nominal_at_centre: bool = True
+    metric: str = "identity"
+    metric_armature: np.ndarray | float = 0.0
+    coulomb_band: float = 0.0
+    local: bool = False
 
     @property
     def theta_e_spread(self) -> float:
@@ -82,8 +110,10 @@ class ControllerModel:
 @dataclass(frozen=True)
 class ReachableSet:
     """Enclosures per sub-interval: q, dq (actual joints, Interval (n, nj)), clearance
-    (n, n_spheres, n_obstacles) lower bounds, tau_abs (n, nj) upper bounds on |τ₀| and
-    robust (n,) upper bounds on ‖v‖; ``centres`` per sphere (3 Intervals of shape (n,))."""
+    (n, n_spheres, n_obstacles) lower bounds, tau (n, nj) enclosure of τ₀, robust (n, nj)
+    upper bounds on |v_i|; ``centres`` per sphere (3 Intervals of shape (n,)); rho (n,) the
+    ‖r‖ bound used; tracking (n,) the local tracking check's slack (≥ 0: certified; +inf when
+    the bound is the workspace one)."""
 
     desired: TrajectoryEnclosure
     q: Interval
@@ -92,11 +122,13 @@ class ReachableSet:
     clearance: np.ndarray
     tau: Interval
     robust: np.ndarray
+    rho: np.ndarray
+    tracking: np.ndarray
 
     @property
     def torque_bound(self) -> np.ndarray:
         """Upper bound of the motor torque magnitude |u| per sub-interval and joint (n, nj)."""
-        return self.tau.mag() + self.robust[:, None]
+        return self.tau.mag() + self.robust
 
 
 @dataclass
@@ -131,6 +163,14 @@ class Reachability:
                                                            lim.tau_max)
         self.ee = robot.ee_joint_id - 1
         self.nj = nj
+        self.fc_upper = robot.friction.upper[:, 0]
+        # the controller's metric P = M(q; nominal θ) + diag(I_a,lo + metric_armature)
+        self.metric_diag = np.maximum(self.fric.lower[:, 2], 0.0) + np.broadcast_to(
+            np.asarray(controller.metric_armature, float), (nj,))
+        self.lower = None
+        if controller.local:
+            from sysid_ros.control.bounds import lower_mass_model   # control imports planning
+            self.lower = lower_mass_model(robot)
 
     # -- parameter boxes -------------------------------------------------------------------------
     def _theta(self, theta_e_lo: np.ndarray, theta_e_hi: np.ndarray, first_symbol: int,
@@ -187,22 +227,90 @@ class Reachability:
                             4 * nj, n_sym)
         tau_rb = passivity_torque(self.chain, cs, dq_af, dqa_af, ddqa_af, theta)
         dq_f = dq.hull(dq_a)                 # friction may use q̇ or q̇_a
+        band = ctrl.coulomb_band
         f_lo, f_hi, f_rad = self.fric.lower, self.fric.upper, self.fric.radius
         tau, bound_mag = [], []
         for j in range(nj):
             fc, fv, ia, beta = (Interval.from_bounds(f_lo[j, c], f_hi[j, c]) for c in range(4))
             t_box = tau_rb[j][0].to_interval()
-            tau.append(t_box + fc * _sign_interval(dq_f[:, j]) + fv * dq_f[:, j]
+            # the controller measures q̇: inside the band its Coulomb term is 0 and its bound
+            # carries the whole set-valued [−Fc_hi, Fc_hi]
+            maybe_stuck = (dq[:, j].lo <= band) & (dq[:, j].hi >= -band)
+            tau.append(t_box + fc * _sign_interval(dq_f[:, j], band) + fv * dq_f[:, j]
                        + ia * ddq_a[:, j] + beta)
-            bound_mag.append(tau_rb[j][1].mag() + f_rad[j, 0] + f_rad[j, 1] * dq_f[:, j].mag()
+            bound_mag.append(tau_rb[j][1].mag()
+                             + np.maximum(f_rad[j, 0], np.where(maybe_stuck, self.fc_upper[j], 0))
+                             + f_rad[j, 1] * dq_f[:, j].mag()
                              + f_rad[j, 2] * ddq_a[:, j].mag() + f_rad[j, 3])
         tau_iv = Interval(np.stack([t.mid for t in tau], -1), np.stack([t.rad for t in tau], -1))
-        # robust-input bound: ‖bound‖ part (θ spread) + the V_sup − V_max part (mass spread)
-        bound_norm = np.sqrt(np.sum(np.stack(bound_mag, -1) ** 2, axis=-1))
+        bound = np.stack(bound_mag, -1)
+        rho, tracking = self._tracking(q, theta_e_lo, theta_e_hi)
+        # robust-input bound: the γ√P_ii part (θ spread) + the V_sup − V_max part (mass spread)
         d_m = self._mass_spread(q, theta_e_lo, theta_e_hi)
-        robust = bound_norm + 0.5 * ctrl.alpha * ctrl.rho * d_m
+        robust = self._gamma_part(q, bound) + (0.5 * ctrl.alpha * rho * d_m)[:, None]
         robust = robust * (1.0 + 1e-12) + 1e-12
-        return ReachableSet(des, q, dq, centres, clearance, tau_iv, robust)
+        return ReachableSet(des, q, dq, centres, clearance, tau_iv, robust, rho, tracking)
+
+    def _gamma_part(self, q: Interval, bound: np.ndarray) -> np.ndarray:
+        """Per sub-interval and joint, an upper bound of the controller's σβd_i while
+        V ≤ V_max (module doc item 4) (n, nj): ‖bound‖ (identity metric) or
+        ½(γ√P_ii + bound_i) (mass metric)."""
+        if self.ctrl.metric == "identity":
+            return np.repeat(np.linalg.norm(bound, axis=-1)[:, None], self.nj, axis=1)
+        from sysid_ros.control.controller import sign_vertices
+
+        bodies = [tuple(float(x) for x in self.theta_nominal[10 * i:10 * i + 10])
+                  for i in range(self.chain.nb)]
+        # P ⪰ the lower fold (for P⁻¹), P_ii ≤ the upper fold's enclosure
+        enc = enclose_mass_matrix(self.chain, q.lo, q.hi, bodies, self.metric_diag, fold="lower")
+        vec, low = enc.relative_lower()
+        lam, u = np.linalg.eigh(low)
+        lam = lam - 32 * self.nj * np.finfo(float).eps \
+            * np.linalg.norm(low, axis=(-2, -1))[..., None]
+        w = np.einsum("bik,bvkl->bvil", vec, u)                  # P⁻¹ ⪯ W Λ⁻¹ Wᵀ
+        sb = sign_vertices(self.nj)[None] * bound[:, None, :]    # (n, S, nj)
+        proj = np.einsum("bsi,bvik->bvsk", sb, w)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            quad = np.einsum("bvsk,bvk->bvs", proj ** 2, 1.0 / np.where(lam > 0, lam, np.nan))
+            gamma = np.sqrt(np.nanmax(quad, axis=(1, 2))) * (1.0 + 1e-9)
+        gamma = np.where(np.all(lam > 0, axis=(1, 2)), gamma, np.inf)  # no PD lower metric
+        up = enclose_mass_matrix(self.chain, q.lo, q.hi, bodies, self.metric_diag, fold="upper")
+        p_hi = np.diagonal(up.centre + up.radius, axis1=-2, axis2=-1)
+        return 0.5 * (gamma[:, None] * np.sqrt(p_hi) + bound)
+
+    def _tracking(self, q: Interval, theta_e_lo: np.ndarray,
+                  theta_e_hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(ρ per sub-interval, slack of the local tracking check) (module doc item 5)."""
+        ctrl, n = self.ctrl, q.shape[0]
+        if self.lower is None:
+            return np.full(n, ctrl.rho), np.full(n, np.inf)
+        from sysid_ros.control.bounds import box_lower_body
+
+        # two certified lower models: the workspace one (unloaded EE body, any payload) and,
+        # when the θ_e box is tight enough, one whose EE body is a scaled box centre
+        # (payload included); each bound is sound, so the better one per quantity is
+        models = [self.lower.theta]
+        ee = slice(10 * self.ee, 10 * self.ee + 10)
+        body = box_lower_body(np.asarray(theta_e_lo, float), np.asarray(theta_e_hi, float))
+        if body is not None:
+            theta = self.lower.theta.copy()
+            theta[ee] = body
+            models.append(theta)
+        lam = np.full(n, -np.inf)
+        mu = np.full((n, self.nj), np.inf)
+        for theta in models:
+            bodies = [tuple(float(x) for x in theta[10 * i:10 * i + 10])
+                      for i in range(self.chain.nb)]
+            enc = enclose_mass_matrix(self.chain, q.lo, q.hi, bodies, self.lower.armature,
+                                      fold="lower")
+            lam = np.maximum(lam, enc.lambda_min_lower())
+            mu = np.minimum(mu, enc.inverse_diagonal_upper())
+        rho_j = np.sqrt(2.0 * ctrl.V_max * mu) * (1.0 + 1e-12)
+        rho = np.minimum(np.where(lam > 0, np.sqrt(2.0 * ctrl.V_max / np.where(lam > 0, lam, 1.0)),
+                                  np.inf), np.linalg.norm(rho_j, axis=-1))
+        slack = np.minimum(np.min(ctrl.e_max - rho_j / ctrl.Kr, axis=-1),
+                           np.min(ctrl.de_max - 2.0 * rho_j, axis=-1))
+        return rho, np.where(np.isfinite(slack), slack, -np.inf)
 
     def _mass_spread(self, q: Interval, theta_e_lo: np.ndarray,
                      theta_e_hi: np.ndarray) -> np.ndarray:
@@ -214,10 +322,6 @@ class Reachability:
         hi = np.stack([q.hi[b].max(axis=0) for b in blocks])
         qb = Interval.from_bounds(lo, hi)
         n_sym = nj + 10
-        # batch (column j of M, block): column j is τ with q̈_a = e_j, no velocity, no gravity
-        cs = [affine_cos_sin(Affine.from_interval(
-            Interval(np.broadcast_to(qb.mid[:, j], (nj, nb)), np.broadcast_to(qb.rad[:, j], (nj, nb))),
-            np.full((nj, nb), j), n_sym)) for j in range(nj)]
         # V_sup (sup over the boxes) − V (true θ) compares two points of the same box, so every
         # parameter enters with its FULL width: hi − lo for θ_e, 2·rad for θ_r (and for I_a below)
         spread = [tuple(Interval(0.0, 2.0 * self.theta_r_rad[10 * i + p]) for p in range(10))
@@ -225,12 +329,8 @@ class Reachability:
                   tuple(Affine(0.0, np.eye(n_sym)[nj + p] * (theta_e_hi[p] - theta_e_lo[p]), 0.0)
                         for p in range(10))
                   for i in range(self.chain.nb)]
-        eye = np.eye(nj)
-        zero = np.zeros((nj, nb))
-        cols = passivity_torque(self.chain, cs, [zero] * nj, [zero] * nj,
-                                [np.broadcast_to(eye[:, j:j + 1], (nj, nb)) for j in range(nj)],
-                                spread, with_gravity=False)
-        mag = np.stack([np.asarray(c.mag()) for c in cols], 0)        # (row, col, block)
+        cols = mass_matrix_columns(self.chain, qb, spread, n_sym, list(range(nj)))
+        mag = np.stack([np.broadcast_to(np.asarray(c.mag()), (nj, nb)) for c in cols], 0)
         mag = mag + np.diag(2.0 * self.fric.radius[:, 2])[:, :, None]
         d_block = np.array([np.linalg.norm(mag[:, :, b], 2) for b in range(nb)])
         out = np.empty(n)
@@ -272,6 +372,13 @@ class Reachability:
                 m, sp, ob = np.unravel_index(np.argmin(reach.clearance), reach.clearance.shape)
                 reasons.append(f"collision: sphere {sp} may reach obstacle "
                                f"'{self.obstacles[ob].name}' (by {-s:.3g} m) in sub-interval {m}")
+        if self.ctrl.local:
+            s = float(np.min(reach.tracking))
+            slack["tracking"] = s
+            if s < 0:
+                m = int(np.argmin(reach.tracking))
+                reasons.append("tracking bound: the assumed e_max/de_max are not certified by "
+                               f"the mass matrix in sub-interval {m} (by {-s:.3g})")
         tb = reach.torque_bound
         s_j = np.min(self.tau_max - tb, axis=0)
         slack["torque"] = float(np.min(s_j))
@@ -282,7 +389,8 @@ class Reachability:
         return Verification(not reasons, reasons, slack, reach)
 
 
-def _sign_interval(x: Interval) -> Interval:
-    lo = np.where(x.lo > 0, 1.0, -1.0)
-    hi = np.where(x.hi < 0, -1.0, 1.0)
+def _sign_interval(x: Interval, band: float = 0.0) -> Interval:
+    """Hull of the controller's Coulomb sign over x: sign(q̇) outside [−band, band], 0 inside."""
+    lo = np.where(x.lo < -band, -1.0, np.where(x.lo <= band, 0.0, 1.0))
+    hi = np.where(x.hi > band, 1.0, np.where(x.hi >= -band, 0.0, -1.0))
     return Interval.from_bounds(lo, hi)

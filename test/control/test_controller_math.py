@@ -164,3 +164,67 @@ def test_bad_configuration_rejected(gen3):
         ThetaBox(box.upper, box.nominal, box.lower)
     with pytest.raises(ControllerConfigError):
         RobustController(load_robot("b1_z1"), ControllerGains(5.0, 20.0, 0.02), prior=box)
+
+
+@pytest.fixture(scope="module")
+def z1():
+    return load_robot("z1")
+
+
+def _z1_controller(z1, **kw):
+    box, _ = _box(z1, mass=1.0)
+    gains = ControllerGains(10.0, 20.0, 1e-4, metric="mass", metric_armature=0.01,
+                            coulomb_band=0.02, **kw)
+    return RobustController(z1, gains, prior=box), box
+
+
+def test_mass_metric_law_keeps_the_lyapunov_inequality(z1):
+    """For the mass metric: whenever V_sup ≥ V_max, rᵀ(Δ − v) ≤ −α(V_sup − V_max) for every Δ
+    with |Δ| ≤ bound (the worst is a vertex: Δ = bound∘sign(r)); |v_i| ≤ v_bound_i plus the
+    α term; v points along the metric P r."""
+    ctl, _ = _z1_controller(z1)
+    rng = np.random.default_rng(9)
+    n_active = 0
+    for _ in range(300):
+        q = z1.random_configuration(rng)
+        dq = rng.uniform(-0.5, 0.5, 6) * (rng.random(6) < 0.7)       # some joints at rest
+        e, de = rng.normal(0, 0.02, 6), rng.normal(0, 0.3, 6)
+        out = ctl.compute(0.0, q, dq, q + e, dq + de, np.zeros(6))
+        itv = ctl.torque_interval(q, dq, dq + de + 10 * e, 10 * de)
+        bound = np.maximum(itv.upper - itv.tau0, itv.tau0 - itv.lower)
+        worst = bound @ np.abs(out.r)
+        alpha_term = 20.0 * max(out.V_sup - 1e-4, 0.0) / out.r_norm
+        assert np.all(np.abs(out.v) <= out.v_bound + alpha_term + 1e-9)
+        if out.V_sup >= 1e-4:
+            n_active += 1
+            assert worst - out.r @ out.v <= -20.0 * (out.V_sup - 1e-4) + 1e-9 * (1 + worst)
+    assert n_active > 50
+
+
+def test_mass_metric_direction_and_identity_is_armour(z1):
+    ctl, _ = _z1_controller(z1)
+    q = np.array([0.0, 1.0, -1.2, 0.2, 0.3, 0.0])
+    out = ctl.compute(0.0, q, np.full(6, 0.1), q + 0.01, np.full(6, 0.3), np.zeros(6))
+    p = ctl.metric(q)
+    gap = 1e-4 - out.V_sup
+    v1 = out.v - 20.0 * max(-gap, 0.0) * out.r / out.r_norm ** 2
+    np.testing.assert_allclose(np.cross(v1[:3], (p @ out.r)[:3]), 0.0, atol=1e-9 * np.abs(v1).max())
+    # the metric is the nominal mass matrix plus the configured diagonal
+    h = pin.crba(z1.model, z1.model.createData(), q)
+    np.testing.assert_allclose(p, np.triu(h) + np.triu(h, 1).T + 0.01 * np.eye(6), atol=1e-12)
+
+
+def test_stuck_joint_carries_its_whole_coulomb_friction(z1):
+    """At rest (|q̇| ≤ coulomb_band) the Coulomb torque is set-valued: the feed-forward leaves it
+    out and the radius carries Fc_hi; moving, Fc·sign(q̇) with its box radius."""
+    ctl, _ = _z1_controller(z1)
+    q = np.array([0.0, 1.0, -1.2, 0.2, 0.3, 0.0])
+    z = np.zeros(6)
+    at_rest = ctl.torque_interval(q, z, z, z)
+    moving = ctl.torque_interval(q, np.full(6, 0.5), z, z)
+    fc_hi = z1.friction.upper[:, 0]
+    fr = ctl.fric_radius
+    np.testing.assert_allclose(at_rest.radius - moving.radius, fc_hi - fr[:, 0] - fr[:, 1] * 0.5,
+                               atol=1e-9)
+    slow = ctl.friction_columns(np.full(6, 0.01), z)
+    assert np.all(slow[:, 0] == 0.0)
