@@ -1,6 +1,7 @@
 """``sysid-demo``: the closed-loop demo on the built-in simulator (README command 1).
 
-Gen3 carrying the 8 lb (3.63 kg) dumbbell, the obstacle layout of S3's experiment (b). The graph
+Gen3 carrying the 8 lb (3.63 kg) dumbbell, the obstacle layout of S3's experiment (b); or
+``--robot z1`` with the Z1's demo section (a 1 kg dumbbell, a platform and a post). The graph
 (``sim``, ``identifier``, ``exciting_planner``, ``robust_controller``, ``recorder``) is started by
 the runner from ``launch/sim.launch.yaml`` — the same file ``ros2 launch`` reads. Phases:
 
@@ -121,7 +122,8 @@ def _controller_box(robot, mode: str, bounds) -> tuple[np.ndarray, np.ndarray] |
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="sysid-demo", description=__doc__.splitlines()[0])
     ap.add_argument("--robot", default="gen3")
-    ap.add_argument("--payload", type=float, default=3.63, help="dumbbell mass, kg")
+    ap.add_argument("--payload", type=float, default=None,
+                    help="dumbbell mass, kg (default: the robot file's demo.payload)")
     ap.add_argument("--trajectories", type=int, default=4, help="exciting trajectories")
     ap.add_argument("--controller", default="robust",
                     choices=["robust", "wrong", "conservative", "pid"],
@@ -165,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
         _log(f"config/{args.robot}.yaml has no demo.waypoints: the demo needs a task")
         return 2
     waypoints = [np.asarray(w, float) for w in demo_cfg["waypoints"]]
+    if args.payload is None:
+        args.payload = float(demo_cfg.get("payload", 3.63))
     task_start = np.asarray(demo_cfg.get("start", robot.config["simulation"]["home"]), float)
     return_duration = float(demo_cfg.get("return_duration", 3.0))
     segment = args.segment if args.segment is not None else float(demo_cfg.get("segment", 1.0))
@@ -292,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
                 _log(f"wall-clock limit of {args.timeout:.0f} s reached")
         finally:
             executor.shutdown()
+            spinner.join(timeout=5.0)      # the spin thread must be out before destruction
             node.destroy_node()
             rclpy.shutdown()
     log_file.close()

@@ -42,7 +42,7 @@ import yaml
 from sysid_ros.control import (JointTrajectoryArrays, PidGains, RobustController, ThetaBox,
                                TrajectoryQueue, gains_from_config, prior_box)
 from sysid_ros.demo.cli import task_points
-from sysid_ros.demo.report import Evaluation, RunData, evaluate
+from sysid_ros.demo.report import Evaluation, IdentifierStatus, RunData, evaluate
 from sysid_ros.identification import OnlineIdentifier, load_identification_config
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
@@ -246,6 +246,7 @@ def simulate_episode(robot: Robot, payload_kg: float, method: str,
     plans: list[dict[str, Any]] = []
     executed: list[tuple[QuinticTrajectory, np.ndarray, float, float]] = []
     ident_seconds: list[float] = []
+    ident_status: list[IdentifierStatus] = []
     notes: list[str] = []
     buf_start = 0
     next_update = res["update_period"]
@@ -267,6 +268,8 @@ def simulate_episode(robot: Robot, payload_kg: float, method: str,
             ident.point_estimate = True
         status = ident.update()
         ident_seconds.append(time.perf_counter() - clock)
+        ident_status.append(IdentifierStatus.of(t, status, list(ident.warnings)
+                                                if status == "ok" else []))
         if status == "ok":
             ctl.set_bounds(ThetaBox(ident.lower, ident.nominal, ident.upper))
             bounds_t.append(t)
@@ -368,7 +371,7 @@ def simulate_episode(robot: Robot, payload_kg: float, method: str,
     run = RunData(np.asarray(log_t), np.asarray(log_q), np.asarray(log_dq),
                   np.asarray(log_tau), np.asarray(log_t), np.asarray(log_cmd).reshape(-1, nj),
                   np.asarray(bounds_t), np.asarray(bounds).reshape(-1, 3, 10),
-                  sim.true_theta_e(), trajectories)
+                  sim.true_theta_e(), trajectories, ident_status)
     reference = {"t": np.asarray(ref_t), "q": np.asarray(ref_q), "dq": np.asarray(ref_dq),
                  "ddq": np.asarray(ref_ddq)}
     control = {"tau0": np.asarray(log_tau0).reshape(-1, nj),
@@ -404,7 +407,8 @@ def _truncated(run: RunData, t_end: float) -> RunData:
                  for x in (run.t, run.cmd_t, run.bounds_t))
     return RunData(run.t[:n], run.q[:n], run.dq[:n], run.tau_measured[:n], run.cmd_t[:nc],
                    run.cmd[:nc], run.bounds_t[:nb], run.bounds[:nb], run.truth,
-                   [tr for tr in run.trajectories if tr.start_time <= t_end])
+                   [tr for tr in run.trajectories if tr.start_time <= t_end],
+                   [st for st in run.identifier_status if st.t <= t_end])
 
 
 def evaluate_episode(robot: Robot, episode: Episode, obstacles: Sequence[BoxObstacle],

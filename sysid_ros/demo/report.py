@@ -11,9 +11,14 @@ Everything is recomputed from the bag, independently of what the nodes said abou
 - collisions: the robot's collision spheres along the whole measured joint trajectory
   (Pinocchio-model forward kinematics) against the obstacle boxes: minimum signed distance.
 
-The run succeeds when the final box contains the truth, no collision sphere ever entered an
-obstacle and the task phase has no torque-limit hit and V ≤ V_max (callers add their own conditions, e.g. the number of certified
-exciting trajectories, through ``Evaluation.fail``).
+- the identifier's own verdict: its last status on ``/diagnostics`` (level and message, e.g. a
+  WARN that the box is pinned to a face of the prior — it may then hold only because the prior
+  cuts it, so the run does not count as identified).
+
+The run succeeds when the final box contains the truth and is not pinned to the prior, no
+collision sphere ever entered an obstacle and the task phase has no torque-limit hit and
+V ≤ V_max (callers add their own conditions, e.g. the number of certified exciting
+trajectories, through ``Evaluation.fail``).
 """
 from __future__ import annotations
 
@@ -31,7 +36,41 @@ from sysid_ros.model.robots import Robot
 from sysid_ros.model.spatial import BatchKinematics
 from sysid_ros.planning.obstacles import BoxObstacle, signed_distance
 
-__all__ = ["RunData", "Evaluation", "load_run", "evaluate", "write_report"]
+__all__ = ["RunData", "Evaluation", "IdentifierStatus", "load_run", "evaluate", "write_report",
+           "IDENTIFIER_DIAGNOSTIC", "PINNED_WARNING"]
+
+#: ``DiagnosticStatus.name`` of the identifier node (``sysid_ros.nodes.identifier.DIAG_NAME``;
+#: not imported: this module needs no rclpy — a test checks the two agree)
+IDENTIFIER_DIAGNOSTIC = "sysid_ros/identifier"
+#: the identifier's warning for a box held only by a face of the prior
+#: (``sysid_ros.identification.diagnostics.box_warnings``)
+PINNED_WARNING = "box pinned to the prior"
+_LEVELS = {0: "OK", 1: "WARN", 2: "ERROR", 3: "STALE"}
+
+
+@dataclass(frozen=True)
+class IdentifierStatus:
+    """One identifier diagnostic: time (s, bag clock mapped to stamps), level
+    (``diagnostic_msgs/DiagnosticStatus`` byte: 0 OK, 1 WARN, 2 ERROR) and message."""
+
+    t: float
+    level: int
+    message: str
+
+    @property
+    def level_name(self) -> str:
+        return _LEVELS.get(self.level, str(self.level))
+
+    @property
+    def pinned(self) -> bool:
+        return self.level == 1 and PINNED_WARNING in self.message
+
+    @classmethod
+    def of(cls, t: float, status: str, warnings: Sequence[str]) -> "IdentifierStatus":
+        """What the identifier node reports for an ``OnlineIdentifier`` status and its
+        warnings (for the in-process pipeline, which has no /diagnostics)."""
+        level = {"ok": 1 if warnings else 0, "insufficient_data": 1}.get(status, 2)
+        return cls(t, level, status + (f"; WARNING: {' | '.join(warnings)}" if warnings else ""))
 
 
 @dataclass(frozen=True)
@@ -48,6 +87,7 @@ class RunData:
     bounds: np.ndarray              # (K, 3, 10): lower, nominal, upper
     truth: np.ndarray | None        # (10,)
     trajectories: list[JointTrajectoryArrays]
+    identifier_status: list[IdentifierStatus] = field(default_factory=list)
 
 
 @dataclass
@@ -69,6 +109,8 @@ class Evaluation:
     collided: bool
     success: bool
     reasons: list[str] = field(default_factory=list)
+    identifier: IdentifierStatus | None = None      # its last status in the run
+    identifier_warnings: int = 0                     # WARN/ERROR statuses over the run
     series: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def fail(self, reason: str) -> None:
@@ -124,9 +166,14 @@ def load_run(bag: Path, robot: Robot) -> RunData:
     # bag receive times and header stamps share the sim clock only approximately; map the
     # receive times of commands/bounds onto joint-state stamps through the bag clock
     offset = _bag_to_stamp_offset(bag, js.t)
+    status = [IdentifierStatus(t + offset, int.from_bytes(st.level, "little")
+                               if isinstance(st.level, bytes) else int(st.level), st.message)
+              for t, msg in _messages(bag, "/diagnostics", "diagnostic_msgs/msg/DiagnosticArray")
+              for st in msg.status if st.name == IDENTIFIER_DIAGNOSTIC]
     return RunData(js.t, js.position, js.velocity, js.effort,
                    np.asarray(cmd_t) + offset, np.asarray(cmd).reshape(-1, robot.nj),
-                   np.asarray(b_t) + offset, np.asarray(b).reshape(-1, 3, 10), truth, trajs)
+                   np.asarray(b_t) + offset, np.asarray(b).reshape(-1, 3, 10), truth, trajs,
+                   status)
 
 
 def _bag_to_stamp_offset(bag: Path, stamps: np.ndarray) -> float:
@@ -204,6 +251,10 @@ def evaluate(run: RunData, robot: Robot, obstacles: Sequence[BoxObstacle],
         reasons.append(f"collision: a sphere penetrates an obstacle by {-clearance * 1000:.1f} mm")
     if contains is False:
         reasons.append("identification: the final box excludes the true θ_e")
+    last = run.identifier_status[-1] if run.identifier_status else None
+    if last is not None and last.pinned:
+        reasons.append("identification: the identifier's final box is pinned to the prior "
+                       f"({last.message})")
     if not in_task.any():
         reasons.append("no data in the task window")
     success = not reasons
@@ -213,7 +264,8 @@ def evaluate(run: RunData, robot: Robot, obstacles: Sequence[BoxObstacle],
         max_abs_de=np.abs(de[in_task]).max(axis=0) if in_task.any() else np.full(robot.nj, np.nan),
         max_V=max_V, V_max=V_max, peak_cmd=peak, tau_max=robot.limits.tau_max,
         torque_hits=hits, min_clearance=clearance, collided=collided, success=success,
-        reasons=reasons,
+        reasons=reasons, identifier=last,
+        identifier_warnings=sum(st.level >= 1 for st in run.identifier_status),
         series={"t": run.t, "e": e, "r_norm": np.linalg.norm(r, axis=1), "V_t": run.t[idx],
                 "V": V, "active": active})
 
@@ -239,7 +291,7 @@ def _plots(out: Path, run: RunData, ev: Evaluation, robot: Robot) -> list[str]:
     axes[0, 0].legend(fontsize=8, loc="upper right")
     for ax in axes[-1]:
         ax.set_xlabel("time [s] (grey: move-and-place task)")
-    fig.suptitle("θ_e bounds over time (joint_7 frame, SI units)")
+    fig.suptitle(f"θ_e bounds over time ({robot.ee_joint} frame, SI units)")
     fig.tight_layout()
     fig.savefig(out / "bounds.png", dpi=90)
     plt.close(fig)
@@ -292,7 +344,8 @@ def write_report(out: Path, run: RunData, ev: Evaluation, robot: Robot,
     files = _plots(out, run, ev, robot)
     lines = ["# sysid_ros closed-loop demo", ""]
     lines += [f"- {k}: {v}" for k, v in header.items()]
-    lines += ["", "## Identified bounds of θ_e (joint_7 body incl. gripper and payload)", ""]
+    lines += ["", f"## Identified bounds of θ_e ({robot.ee_joint} body incl. gripper and payload)",
+              ""]
     if ev.final_bounds is not None:
         lines += ["| parameter | lower | point estimate | upper | truth | inside |",
                   "|---|---|---|---|---|---|"]
@@ -304,6 +357,13 @@ def write_report(out: Path, run: RunData, ev: Evaluation, robot: Robot,
         lines += ["", f"Box contains the truth: **{ev.contains_truth}**"]
     else:
         lines.append("No bounds were published.")
+    if ev.identifier is not None:
+        lines += ["", f"Identifier status (its last /diagnostics): **{ev.identifier.level_name}** "
+                  f"— {ev.identifier.message}" + (f" ({ev.identifier_warnings} WARN/ERROR "
+                                                   "statuses during the run)"
+                                                   if ev.identifier_warnings else "")]
+    else:
+        lines += ["", "Identifier status: none recorded (no /diagnostics from the identifier)"]
     lines += ["", "## Move-and-place task", "",
               f"- max |e| per joint [deg]: {_fmt(np.degrees(ev.max_abs_e))}",
               f"- max |ė| per joint [deg/s]: {_fmt(np.degrees(ev.max_abs_de))}",

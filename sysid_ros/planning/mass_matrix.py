@@ -150,11 +150,12 @@ class MassMatrixEnclosure:
         n = self.centre.shape[-1]
         lam0, vec = np.linalg.eigh(self.centre)
         verts = self._vertices()
-        tv = np.einsum("bki,bvkl,blj->bvij", vec, verts, vec)
+        vt = np.swapaxes(vec, -1, -2)
+        tv = vt[:, None] @ verts @ vec[:, None]                 # Vᵀ A V at every vertex
         av = np.abs(vec)
-        rem_t = np.einsum("bki,bkl,blj->bij", av, self._rounded_rem(), av)
-        # rounding of the two products (n-term sums each), entrywise
-        rem_t += 4 * n * _EPS * np.einsum("bki,bkl,blj->bij", av, np.abs(verts).max(axis=1), av)
+        avt = np.swapaxes(av, -1, -2)
+        # |VᵀΔV| ≤ |V|ᵀ rem |V|, plus the rounding of the two products (n-term sums each)
+        rem_t = avt @ (self._rounded_rem() + 4 * n * _EPS * np.abs(verts).max(axis=1)) @ av
         scale = np.sqrt(np.maximum(lam0, 1e-300))          # d_k = 1/scale_k
         shift = np.einsum("bkl,bk,bl->bk", rem_t, scale, 1.0 / scale) * (1.0 + 4 * n * _EPS)
         return vec, tv - _diag(shift)[:, None]
@@ -203,7 +204,7 @@ class MassMatrixEnclosure:
         lam, u = np.linalg.eigh(low)
         lam = lam - _eig_slack(low)[..., None]
         ok = np.all(lam > 0, axis=(-1, -2))
-        w = np.einsum("bik,bvkl->bvil", vec, u)                 # V·U: L⁻¹ = U Λ⁻¹ Uᵀ
+        w = vec[:, None] @ u                                     # V·U: L⁻¹ = U Λ⁻¹ Uᵀ
         inv = np.einsum("bvik,bvk->bvi", w * w, 1.0 / np.where(lam > 0, lam, 1.0))
         # the products' rounding and U's orthogonality error (O(n·u)), relative
         inv = inv.max(axis=1) * (1.0 + 64 * low.shape[-1] * _EPS)

@@ -267,9 +267,9 @@ class Reachability:
         lam, u = np.linalg.eigh(low)
         lam = lam - 32 * self.nj * np.finfo(float).eps \
             * np.linalg.norm(low, axis=(-2, -1))[..., None]
-        w = np.einsum("bik,bvkl->bvil", vec, u)                  # P⁻¹ ⪯ W Λ⁻¹ Wᵀ
+        w = vec[:, None] @ u                                     # P⁻¹ ⪯ W Λ⁻¹ Wᵀ
         sb = sign_vertices(self.nj)[None] * bound[:, None, :]    # (n, S, nj)
-        proj = np.einsum("bsi,bvik->bvsk", sb, w)
+        proj = sb[:, None] @ w                                   # (n, V, S, nj)
         with np.errstate(invalid="ignore", divide="ignore"):
             quad = np.einsum("bvsk,bvk->bvs", proj ** 2, 1.0 / np.where(lam > 0, lam, np.nan))
             gamma = np.sqrt(np.nanmax(quad, axis=(1, 2))) * (1.0 + 1e-9)

@@ -78,3 +78,33 @@ def test_evaluation_detects_a_collision(robot, conservative):
 def test_unknown_method_is_a_clear_error(robot):
     with pytest.raises(ValueError, match="not one of"):
         simulate_episode(robot, MASS, "magic")
+
+
+def test_a_box_pinned_to_the_prior_fails_the_run(robot, conservative):
+    """The identifier's last WARN that its box is pinned to a prior face makes the verdict a
+    failure (the box may hold only because the prior cuts it); other statuses are shown."""
+    from dataclasses import replace
+
+    from sysid_ros.demo.report import PINNED_WARNING, IdentifierStatus, evaluate
+
+    run = conservative.run
+    window = conservative.task_window
+    sec = robot.config["controller"]
+    ok = evaluate(replace(run, identifier_status=[IdentifierStatus(1.0, 0, "ok")]), robot, (),
+                  window, sec["Kr"], sec["V_max"])
+    assert ok.identifier.level_name == "OK" and not any("pinned" in r for r in ok.reasons)
+    msg = f"ok; WARNING: {PINNED_WARNING} '2f85': m on its upper face"
+    pinned = evaluate(replace(run, identifier_status=[IdentifierStatus(1.0, 0, "ok"),
+                                                      IdentifierStatus(2.0, 1, msg)]),
+                      robot, (), window, sec["Kr"], sec["V_max"])
+    assert not pinned.success and pinned.identifier_warnings == 1
+    assert any("pinned to the prior" in r for r in pinned.reasons)
+    assert IdentifierStatus.of(0.0, "ok", [msg[13:]]).pinned
+
+
+def test_report_reads_the_identifiers_diagnostic_name():
+    pytest.importorskip("rclpy")
+    from sysid_ros.demo.report import IDENTIFIER_DIAGNOSTIC
+    from sysid_ros.nodes.identifier import DIAG_NAME
+
+    assert IDENTIFIER_DIAGNOSTIC == DIAG_NAME
