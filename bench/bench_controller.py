@@ -3,6 +3,8 @@
 1. Compute time per command for gen3 (median, p99) of the robust law (interval torque, V_sup,
    robust input, clipping) and of the "wrong"-mode law, as ratios to the nominal computed-torque
    baseline measured in the same run (one ``pin.rnea`` + friction). Target: robust p99 ≤ 0.5 ms.
+   Also the Z1's law with its robot file's gains (mass metric: one CRBA, a 6×6 solve and the
+   2^6 sign vertices more per command) against the Z1's own baseline.
 2. End-to-end latency joint_states → /effort_controller/commands through DDS on this machine:
    the real node as a subprocess (autostart), lock-step round trips from an in-process publisher.
 
@@ -22,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from sysid_ros.control.controller import ControllerGains, RobustController
+from sysid_ros.control.controller import ControllerGains, RobustController, gains_from_config
 from sysid_ros.control.prior import prior_box
 from sysid_ros.model.robots import load_robot
 
@@ -34,9 +36,11 @@ def _stats(samples: list[float]) -> dict[str, float]:
     return {"median_ms": float(np.median(a) * 1e3), "p99_ms": float(np.percentile(a, 99) * 1e3)}
 
 
-def compute_times(n: int, rng: np.random.Generator) -> dict[str, dict[str, float]]:
-    robot = load_robot("gen3")
-    gains = ControllerGains(5.0, 20.0, 0.02)
+def compute_times(n: int, rng: np.random.Generator, name: str = "gen3",
+                  gains: ControllerGains | None = None,
+                  modes: tuple[str, ...] = ("robust", "wrong")) -> dict[str, dict[str, float]]:
+    robot = load_robot(name)
+    gains = gains or ControllerGains(5.0, 20.0, 0.02)
     prior = prior_box(robot)
     q = robot.random_configuration(rng, n)
     dq, qd_off, dqd, ddqd = rng.normal(scale=0.2, size=(4, n, robot.nv))
@@ -49,7 +53,7 @@ def compute_times(n: int, rng: np.random.Generator) -> dict[str, dict[str, float
 
     out = {}
     cases = {"nominal computed torque (rnea)": baseline}
-    for mode in ("robust", "wrong"):
+    for mode in modes:
         ctl = RobustController(robot, gains, mode=mode, prior=prior)
         cases[f"{mode} law"] = (lambda c: lambda k: c.compute(0.0, q[k], dq[k], q[k] + 0.01 *
                                                               qd_off[k], dqd[k], ddqd[k]))(ctl)
@@ -141,6 +145,14 @@ def main(argv: list[str] | None = None) -> int:
               f"{s['median_ms'] / base['median_ms']:10.1f} {s['p99_ms'] / base['p99_ms']:10.1f}")
     robust_p99 = comp["robust law"]["p99_ms"]
     print(f"target robust p99 <= 0.5 ms: {'met' if robust_p99 <= 0.5 else 'MISSED'}")
+    z1 = load_robot("z1")
+    comp_z1 = compute_times(args.samples, np.random.default_rng(1), "z1", gains_from_config(z1),
+                            ("robust",))
+    base_z1 = comp_z1["nominal computed torque (rnea)"]
+    zr = comp_z1["robust law"]
+    print(f"{'z1 robust law (mass metric)':34s} {zr['median_ms']:10.4f} {zr['p99_ms']:8.4f} "
+          f"{zr['median_ms'] / base_z1['median_ms']:10.1f} {zr['p99_ms'] / base_z1['p99_ms']:10.1f}"
+          f"  (x the z1 rnea baseline; p99 target {'met' if zr['p99_ms'] <= 0.5 else 'MISSED'})")
     lat = dds_latency(args.round_trips)
     print(f"DDS joint_states -> command latency ({lat['round_trips']} round trips): "
           f"median {lat['median_ms']:.3f} ms, p99 {lat['p99_ms']:.3f} ms")
@@ -150,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
                         for k, v in comp.items()},
             "compute_ratio_p99_robust_over_baseline": robust_p99 / base["p99_ms"],
             "target_p99_ms": 0.5, "target_met": robust_p99 <= 0.5,
+            "z1_mass_metric": {"robust": zr, "baseline": base_z1,
+                               "ratio_p99": zr["p99_ms"] / base_z1["p99_ms"]},
             "dds_latency": lat}, indent=2))
     return 0
 
