@@ -22,7 +22,8 @@ friction, the robot file's sensor noise, stamp jitter, dropped samples), so the 
    robot's own parameters through the same predictor and state estimate).
 3. **timing** — wall time of ``calibrate`` (default options, link boxes on) on 15/30/60/120 s
    of 1 kHz data, with the baseline of one ``Regressors.momentum_pair`` pass over the same
-   samples measured in the same run (target: 60 s in ≤ 30 s on 2 cores; linear growth?).
+   samples (in 4000-sample chunks) measured in the same run (target: 60 s in ≤ 30 s on
+   2 cores; linear growth?).
 4. **payload** — the online identifier (0.5 s updates, ``lp``) on 30 s of 1 kHz data with the
    3.63 kg dumbbell, with the facts calibrated from the 60 s recording vs the shipped ±5 %
    friction box (``config``) and the shipped default ``wide`` box; target mass width ≤ 0.15 kg.
@@ -197,7 +198,8 @@ def timing(robot, durations: list[float]) -> tuple[dict, object]:
         vf = np.zeros((keep.sum(), robot.nv))
         vf[:, robot.v_index] = part.dq
         c0 = time.perf_counter()
-        reg.momentum_pair(qf, vf)
+        for a in range(0, qf.shape[0], 4000):     # in chunks, as MomentumWindows evaluates it
+            reg.momentum_pair(qf[a:a + 4000], vf[a:a + 4000])
         base = time.perf_counter() - c0
         rows[f"{d:g}"] = {"samples": int(keep.sum()), "wall_s": wall, "baseline_s": base,
                           "ratio": wall / base, "parts_s": res.seconds}
@@ -246,6 +248,19 @@ def payload(robot, long, result) -> dict:
         out[name] = on
         print(f"  {name}: online {on['status']} mass width {on['mass_width_kg']:.3f} kg, "
               f"offline {off.status}", flush=True)
+    # what limits the width (diagnostic only, NOT sound): the calibrated config with one
+    # friction coefficient pinned at its nominal, or with the other bodies exactly at their URDF
+    cfg = load_identification_config(calibrated)
+    nom = result.friction_nominal
+    limits = {}
+    for k, name in enumerate(FRICTION_NAMES):
+        lo, hi = cfg.friction_lower.copy(), cfg.friction_upper.copy()
+        lo[:, k], hi[:, k] = nom[:, k], nom[:, k]
+        r = _identify(calibrated, pay, cfg.with_overrides(friction_lower=lo, friction_upper=hi))
+        limits[f"{name}_pinned"] = float(r.upper[0] - r.lower[0]) if r.status == "ok" else None
+    r = _identify(calibrated, pay, cfg.with_overrides(robot_uncertainty_rel=0.0))
+    limits["theta_r_point"] = float(r.upper[0] - r.lower[0]) if r.status == "ok" else None
+    out["width_if_pinned_offline"] = limits
     # offline with smoothed velocities on both sides (sysid-calibrate --state-estimate)
     rec = long.recordings()[0]
     keep = rec.t < rec.t[0] + 60.0
@@ -306,6 +321,11 @@ def _print(report: dict, robot) -> None:
             print(f"  {name:<16} online {r['status']:<13} mass width {w:>7} kg, contains "
                   f"{r['contains']}; offline {r['offline_status']}")
         base = p["calibrated"]["mass_width_kg"]
+        lim = p.get("width_if_pinned_offline", {})
+        if lim:
+            print("  offline mass width if one box were a point (diagnostic, not sound): "
+                  + ", ".join(f"{k} {v:.3f}" if v is not None else f"{k} -"
+                              for k, v in lim.items()) + " kg")
         r = p["calibrated_rts_offline"]
         if r["mass_width_kg"] is not None:
             print(f"  calibrated, RTS velocities, offline: {r['status']} mass width "

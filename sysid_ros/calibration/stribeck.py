@@ -11,7 +11,8 @@ which is nonlinear in (γ1, γ2, γ4) only. With θ held at the calibrated nomin
 coordinate: the linear calibration already explains the rigid-body part), each joint is a small
 bounded nonlinear least-squares problem (``scipy.optimize.least_squares``, trust-region
 reflective, exact Jacobian from prefix sums of tanh and v·sech² over the samples), started
-from the linear law (γ3 = Fc, γ5 = Fv, γ0 = 0). The calibration file keeps the linear law — the
+from the linear law (γ3 = Fc, γ5 = Fv, γ0 = 0), and kept per joint only where it predicts
+held-out windows better than the linear law (:func:`fit_stribeck`). The calibration file keeps the linear law — the
 identifier's bounds rest on it — and stores γ under ``provenance.stribeck``.
 """
 from __future__ import annotations
@@ -40,8 +41,9 @@ def stribeck_torque(p: np.ndarray, dq: np.ndarray, ddq: np.ndarray | None = None
 
 @dataclass(frozen=True)
 class StribeckFit:
-    """Per joint parameters (nj, 8) [γ0..γ5, Ia, β]; ``cost`` the weighted residual before
-    (linear law) and after per joint; ``success`` per joint."""
+    """Per joint parameters (nj, 8) [γ0..γ5, Ia, β]; ``cost_linear``/``cost`` the weighted
+    residual of the linear law and of the kept law per joint; ``success`` True where the smooth
+    law was kept (it predicted held-out windows better), False where the linear law stays."""
 
     params: np.ndarray
     cost_linear: np.ndarray
@@ -58,15 +60,15 @@ class StribeckFit:
                            for i, j in enumerate(joints)},
                 "weighted_cost_linear": [float(v) for v in self.cost_linear],
                 "weighted_cost": [float(v) for v in self.cost],
-                "success": [bool(v) for v in self.success]}
+                "stribeck_kept": [bool(v) for v in self.success]}
 
 
 class _JointProblem:
     """Rows of one joint over all recordings: residual and Jacobian in p (8,)."""
 
     def __init__(self, rows: CalibrationRows, recordings: list[Recording], j: int,
-                 target: np.ndarray, weight: np.ndarray) -> None:
-        sel = np.flatnonzero(rows.joint == j)
+                 target: np.ndarray, weight: np.ndarray, mask: np.ndarray | None = None) -> None:
+        sel = np.flatnonzero((rows.joint == j) if mask is None else (rows.joint == j) & mask)
         self.src, self.a, self.b = rows.source[sel], rows.start[sel], rows.end[sel]
         F = rows.A[sel][:, friction_column(rows.n_theta, j, np.arange(4))].toarray()
         self.dq_int, self.ddq_int, self.T = F[:, 1], F[:, 2], F[:, 3]     # Δq, Δq̇, T
@@ -97,11 +99,37 @@ class _JointProblem:
         return r, J
 
 
-def fit_stribeck(rows: CalibrationRows, recordings: list[Recording], x: np.ndarray,
-                 delta: np.ndarray, nj: int, band: float = 0.02) -> StribeckFit:
-    """Fit the law per joint with θ = x[:n_theta] fixed (module docstring)."""
+def _fit(prob: "_JointProblem", p0: np.ndarray) -> np.ndarray:
+    """Bounded nonlinear least squares of one joint's problem from ``p0``."""
     from scipy.optimize import least_squares
 
+    lo = np.array([-np.inf, 0.1, 0.1, 0.0, 0.1, 0.0, 0.0, -np.inf])
+    hi = np.array([np.inf, 1e4, 1e4, np.inf, 1e4, np.inf, np.inf, np.inf])
+    cache: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
+
+    def rj(p):
+        key = p.tobytes()
+        if key not in cache:
+            cache.clear()
+            cache[key] = prob.residual_jacobian(p)
+        return cache[key]
+
+    sol = least_squares(lambda p: rj(p)[0], np.clip(p0, lo, hi), jac=lambda p: rj(p)[1],
+                        bounds=(lo, hi), method="trf", x_scale="jac", max_nfev=200)
+    return sol.x
+
+
+def fit_stribeck(rows: CalibrationRows, recordings: list[Recording], x: np.ndarray,
+                 delta: np.ndarray, nj: int, band: float = 0.02,
+                 holdout: float = 0.25) -> StribeckFit:
+    """Fit the law per joint with θ = x[:n_theta] fixed (module docstring).
+
+    Model selection per joint: the law is fitted on the first (1 − ``holdout``) of the joint's
+    windows and kept only if it predicts the held-out last windows better than the linear law
+    (and, refitted on all windows, still explains them better); otherwise the joint keeps the
+    linear law written as γ = (0, ·, ·, Fc, 10⁴, Fv) — a steep tanh for the sign. Six shape
+    parameters per joint over-fit easily: MuJoCo's dry friction, for one, has no Stribeck bump.
+    """
     n_theta = rows.n_theta
     target = rows.c - rows.A[:, :n_theta] @ x[:n_theta]
     weight = 1.0 / (rows.r_fixed + delta[rows.joint] * rows.t_noise)
@@ -109,23 +137,23 @@ def fit_stribeck(rows: CalibrationRows, recordings: list[Recording], x: np.ndarr
     cost0, cost1, ok = np.zeros(nj), np.zeros(nj), np.zeros(nj, bool)
     for j in range(nj):
         fc, fv, ia, beta = x[friction_column(n_theta, j, np.arange(4))]
-        prob = _JointProblem(rows, recordings, j, target, weight)
+        p_lin = np.array([0.0, 1.0, 1.0, fc, 1e4, fv, ia, beta])
         p0 = np.array([0.0, 20.0, 200.0, fc, 3.0 / band, fv, ia, beta])
-        lo = np.array([-np.inf, 0.1, 0.1, 0.0, 0.1, 0.0, 0.0, -np.inf])
-        hi = np.array([np.inf, 1e4, 1e4, np.inf, 1e4, np.inf, np.inf, np.inf])
-        # the linear law's cost, for comparison: tanh with a very steep slope ≈ sign
-        cost0[j] = 0.5 * float(np.sum(prob.residual_jacobian(
-            np.array([0.0, 1.0, 1.0, fc, 1e4, fv, ia, beta]))[0] ** 2))
-        cache: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
-
-        def rj(p):
-            key = p.tobytes()
-            if key not in cache:
-                cache.clear()
-                cache[key] = prob.residual_jacobian(p)
-            return cache[key]
-
-        sol = least_squares(lambda p: rj(p)[0], p0, jac=lambda p: rj(p)[1], bounds=(lo, hi),
-                            method="trf", x_scale="jac", max_nfev=200)
-        params[j], cost1[j], ok[j] = sol.x, sol.cost, sol.success
+        idx = np.flatnonzero(rows.joint == j)
+        train = np.zeros(len(rows), bool)
+        train[idx[:int(round((1.0 - holdout) * idx.size))]] = True
+        test = (rows.joint == j) & ~train
+        full = _JointProblem(rows, recordings, j, target, weight)
+        cost0[j] = 0.5 * float(np.sum(full.residual_jacobian(p_lin)[0] ** 2))
+        p_train = _fit(_JointProblem(rows, recordings, j, target, weight, train), p0)
+        held = _JointProblem(rows, recordings, j, target, weight, test)
+        better = (test.any() and np.sum(held.residual_jacobian(p_train)[0] ** 2)
+                  < np.sum(held.residual_jacobian(p_lin)[0] ** 2))
+        p = p_lin
+        if better:
+            p_all = _fit(full, p_train)
+            if 0.5 * float(np.sum(full.residual_jacobian(p_all)[0] ** 2)) < cost0[j]:
+                p = p_all
+        params[j], ok[j] = p, p is not p_lin
+        cost1[j] = 0.5 * float(np.sum(full.residual_jacobian(p)[0] ** 2))
     return StribeckFit(params, cost0, cost1, ok)
