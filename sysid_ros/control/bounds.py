@@ -84,7 +84,7 @@ __all__ = ["LowerMassModel", "MassMatrixBounds", "TrackingErrorBound", "lower_ma
            "inertia_matrix", "box_lower_body"]
 
 _EPS = np.finfo(float).eps
-_VERSION = "sound-1"          # bump when the algorithm changes: invalidates the disk cache
+_VERSION = "sound-2"          # bump when the algorithm changes: invalidates the disk cache
 
 
 def inertia_matrix(theta: np.ndarray) -> np.ndarray:
@@ -282,7 +282,9 @@ def _rotational_enclosure(chain: SerialChain, groups: _AngleGroups, psi_lo: np.n
             for (a, b) in ((j, l), (l, j)):
                 c[:, a, b] = wmat[j, l] * dot.c
                 gen[:, a, b] = wmat[j, l] * dot.g
-                rem[:, a, b] = wmat[j, l] * dot.r + 4 * _EPS * np.abs(wmat[j, l] * dot.c)
+                # scaling by W_jl rounds each of c, g, r once
+                rem[:, a, b] = wmat[j, l] * dot.r + 4 * _EPS * wmat[j, l] * (
+                    np.abs(dot.c) + np.abs(dot.g).sum(-1) + dot.r)
     idx = np.arange(nb)
     c[:, idx, idx] += armature
     rem[:, idx, idx] += 4 * _EPS * np.abs(c[:, idx, idx])

@@ -172,3 +172,42 @@ def test_malformed_box_rejected():
     th = gen3.theta_e()
     with pytest.raises(BoundsError):
         mass_matrix_eigen_bounds(gen3, (th + 1.0, th))
+
+
+@pytest.mark.parametrize("name", ["gen3", "z1"])
+def test_rotational_form_matches_pinocchio_jacobians(name):
+    """diag(I_a,lo) + A(q) of the merged-angle enclosure at a point equals
+    Σ_b s_b μ_b J_ω,bᵀ J_ω,b + diag(I_a,lo) from Pinocchio's angular Jacobians, and it is
+    ⪯ the lower model's mass matrix (the rotational energy is part of the kinetic energy)."""
+    from sysid_ros.control.bounds import (_angle_groups, _rotational_enclosure,
+                                          _rotational_weights)
+    from sysid_ros.planning.chain import SerialChain
+
+    robot = load_robot(name)
+    chain = SerialChain.from_robot(robot)
+    low = lower_mass_model(robot)
+    groups = _angle_groups(chain)
+    wmat = _rotational_weights(chain, low.scales * low.mu)
+    model, data = robot.model, robot.model.createData()
+    rng = np.random.default_rng(4)
+    for q in robot.random_configuration(rng, 10):
+        psi = np.array([[sum(q[j] for j in groups.members[g]) for g in groups.free]])
+        enc = _rotational_enclosure(chain, groups, psi, psi, wmat, low.armature)
+        pin.computeJointJacobians(model, data, q)
+        ref = np.diag(low.armature)
+        for b in range(1, model.njoints):
+            jw = pin.getJointJacobian(model, data, b, pin.WORLD)[3:]
+            ref = ref + low.scales[b - 1] * low.mu[b - 1] * jw.T @ jw
+        np.testing.assert_allclose(enc.centre[0], ref, atol=1e-12)
+        lower = mass_matrix_extremes(robot, q, low.theta, low.armature)
+        m_low = pin.crba(_scaled(robot, low.theta), _scaled(robot, low.theta).createData(), q)
+        m_low = np.triu(m_low) + np.triu(m_low, 1).T + np.diag(low.armature)
+        assert np.linalg.eigvalsh(m_low - ref)[0] >= -1e-12
+        assert lower[0] >= np.linalg.eigvalsh(ref)[0] - 1e-12
+
+
+def _scaled(robot, theta):
+    model = robot.model.copy()
+    for i in range(1, model.njoints):
+        model.inertias[i] = pin.Inertia.FromDynamicParameters(theta[10 * (i - 1):10 * i])
+    return model
