@@ -83,3 +83,37 @@ def test_short_demo_is_safe_and_sound(tmp_path):
             for ob in obstacles:
                 worst = min(worst, float(signed_distance(centre[None], ob)[0][0]) - s.radius)
     assert worst > 0.0, f"a collision sphere entered an obstacle ({worst:.3f} m)"
+
+
+def test_short_z1_demo_reports_why_it_cannot_certify(tmp_path):
+    """``sysid-demo --robot z1`` through the real graph: the Z1's rated-payload prior cannot be
+    certified (docs/design.md §6.4), so no exciting plan is published and the task is refused —
+    the report must say so (not a silent success), the bounds must still contain the truth, no
+    collision sphere may enter an obstacle, and the identifier's status line is there."""
+    out = tmp_path / "demo_z1"
+    exe = Path(sys.executable).with_name("sysid-demo")
+    proc = subprocess.run(
+        [str(exe), "--robot", "z1", "--trajectories", "1", "--stall-timeout", "3",
+         "--timeout", "240", "--out", str(out)], capture_output=True, text=True, timeout=300,
+        env={**os.environ, "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = (out / "report.md").read_text()
+    assert "Result: failure" in text
+    assert "planner published 0 of 1" in text
+    assert "task not certifiable" in text and ("torque limit" in text or "tracking bound" in text)
+    assert "Identifier status (its last /diagnostics)" in text
+    assert "Box contains the truth: **True**" in text
+
+    robot = load_robot("z1")
+    bag = next(p for p in (out / "bag").iterdir() if p.is_dir())
+    js = read_joint_states(bag, "/joint_states", list(robot.joint_names))
+    model, data = robot.model, robot.model.createData()
+    obstacles = obstacles_from_config(robot.config["planner"]["obstacles"])
+    worst = np.inf
+    for q in js.position[:: max(1, len(js.t) // 1000)]:
+        pin.forwardKinematics(model, data, q)
+        for s in robot.spheres:
+            centre = data.oMi[s.joint_id].act(s.offset)
+            for ob in obstacles:
+                worst = min(worst, float(signed_distance(centre[None], ob)[0][0]) - s.radius)
+    assert worst > 0.0

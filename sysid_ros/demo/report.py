@@ -167,13 +167,22 @@ def load_run(bag: Path, robot: Robot) -> RunData:
     # receive times of commands/bounds onto joint-state stamps through the bag clock
     offset = _bag_to_stamp_offset(bag, js.t)
     status = [IdentifierStatus(t + offset, int.from_bytes(st.level, "little")
-                               if isinstance(st.level, bytes) else int(st.level), st.message)
+                               if isinstance(st.level, bytes) else int(st.level),
+                               _with_rejections(st))
               for t, msg in _messages(bag, "/diagnostics", "diagnostic_msgs/msg/DiagnosticArray")
               for st in msg.status if st.name == IDENTIFIER_DIAGNOSTIC]
     return RunData(js.t, js.position, js.velocity, js.effort,
                    np.asarray(cmd_t) + offset, np.asarray(cmd).reshape(-1, robot.nj),
                    np.asarray(b_t) + offset, np.asarray(b).reshape(-1, 3, 10), truth, trajs,
                    status)
+
+
+def _with_rejections(status: Any) -> str:
+    """The status message, plus the count of joint_states the identifier rejected (its other
+    reason for a WARN, which lives in the key-values only)."""
+    values = {kv.key: kv.value for kv in status.values}
+    rejected = values.get("rejected_total", "0")
+    return status.message + (f" [{rejected} joint_states rejected]" if rejected != "0" else "")
 
 
 def _bag_to_stamp_offset(bag: Path, stamps: np.ndarray) -> float:
