@@ -77,27 +77,14 @@ from sysid_ros.model.robots import Robot
 from sysid_ros.planning.affine import Affine, affine_cos_sin
 from sysid_ros.planning.chain import SerialChain, world_axes
 from sysid_ros.planning.interval import Interval
-from sysid_ros.planning.mass_matrix import MassMatrixEnclosure, enclose_mass_matrix
+from sysid_ros.planning.mass_matrix import MassMatrixEnclosure, spatial_inertia
 
 __all__ = ["LowerMassModel", "MassMatrixBounds", "TrackingErrorBound", "lower_mass_model",
            "mass_matrix_eigen_bounds", "tracking_error_bound", "mass_matrix_extremes",
-           "inertia_matrix", "box_lower_body"]
+           "box_lower_body"]
 
 _EPS = np.finfo(float).eps
 _VERSION = "sound-2"          # bump when the algorithm changes: invalidates the disk cache
-
-
-def inertia_matrix(theta: np.ndarray) -> np.ndarray:
-    """Spatial inertia (6×6, [linear; angular], about the body frame origin) of θ =
-    [m, h, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]; linear in θ (Pinocchio's ``Inertia.matrix()``)."""
-    m, hx, hy, hz, ixx, ixy, iyy, ixz, iyz, izz = theta
-    hx_ = np.array([[0.0, -hz, hy], [hz, 0.0, -hx], [-hy, hx, 0.0]])
-    out = np.zeros((6, 6))
-    out[:3, :3] = m * np.eye(3)
-    out[:3, 3:] = -hx_
-    out[3:, :3] = hx_
-    out[3:, 3:] = [[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]
-    return out
 
 
 def _eig_slack(a: np.ndarray) -> np.ndarray:
@@ -108,12 +95,12 @@ def _box_scale(ref: np.ndarray, lo: np.ndarray, hi: np.ndarray, upper: bool) -> 
     """Largest s ≥ 0 with I(θ) ⪰ s·I(ref) for every θ in [lo, hi] (``upper``: smallest t with
     I(θ) ⪯ t·I(ref)), from the 2^10 vertices (module doc) and verified in the original
     coordinates. I(ref) must be positive definite."""
-    i_ref = inertia_matrix(ref)
+    i_ref = spatial_inertia(ref)
     w, u = np.linalg.eigh(i_ref)
     if w[0] <= 0:
         raise BoundsError("a reference body inertia is not positive definite")
     wm = u @ np.diag(w ** -0.5) @ u.T
-    verts = np.array([inertia_matrix(np.where(np.array(s, bool), hi, lo))
+    verts = np.array([spatial_inertia(np.where(np.array(s, bool), hi, lo))
                       for s in itertools.product((0, 1), repeat=10)])
     rel = np.linalg.eigvalsh(wm @ verts @ wm)
     if upper:
@@ -196,7 +183,7 @@ def box_lower_body(lo: np.ndarray, hi: np.ndarray) -> np.ndarray | None:
     positive definite inertia or s would be 0 — e.g. the identifier's θ_e box: every payload
     in it then counts in a lower mass model."""
     centre = 0.5 * (lo + hi)
-    w = np.linalg.eigvalsh(inertia_matrix(centre))
+    w = np.linalg.eigvalsh(spatial_inertia(centre))
     if w[0] <= 1e-9 * max(w[-1], 0.0) or w[-1] <= 0:
         return None
     s = _box_scale(centre, lo, hi, upper=False)
@@ -413,12 +400,13 @@ def _lambda_max_geometric(robot: Robot, chain: SerialChain,
             if b == ee:
                 m = e_hi[0]
                 h = np.maximum(np.abs(e_lo[1:4]), np.abs(e_hi[1:4]))
-                i_o = Interval.from_bounds(inertia_matrix(e_lo)[3:, 3:], inertia_matrix(e_hi)[3:, 3:])
+                i_o = Interval.from_bounds(spatial_inertia(e_lo)[3:, 3:],
+                                           spatial_inertia(e_hi)[3:, 3:])
                 rot = float(np.linalg.norm(np.abs(i_o.mid) + i_o.rad, 2))
             else:
                 th = theta_t[10 * b:10 * b + 10]
                 m, h = th[0], np.abs(th[1:4])
-                rot = float(np.linalg.eigvalsh(inertia_matrix(th)[3:, 3:])[-1])
+                rot = float(np.linalg.eigvalsh(spatial_inertia(th)[3:, 3:])[-1])
             # Sᵀ I S = m‖v‖² + 2 ωᵀ(h × v) + ωᵀ Ī_o ω with ‖ω‖ = 1, ‖v‖ ≤ dist
             h_max[i] += m * dist ** 2 + 2.0 * float(np.linalg.norm(h)) * dist + rot
     h_max *= 1.0 + 1e-9

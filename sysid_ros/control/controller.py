@@ -216,7 +216,8 @@ class RobustController:
             raise ControllerConfigError(f"metric {gains.metric!r} not one of {METRICS}")
         metric_ia = np.broadcast_to(np.asarray(gains.metric_armature, float), (robot.nj,)).copy()
         if np.any(~np.isfinite(metric_ia)) or np.any(metric_ia < 0):
-            raise ControllerConfigError(f"metric_armature must be >= 0, got {gains.metric_armature}")
+            raise ControllerConfigError(f"metric_armature must be >= 0, got "
+                                        f"{gains.metric_armature}")
         if nominal not in NOMINALS:
             raise ControllerConfigError(f"nominal {nominal!r} not one of {NOMINALS}")
         self.nominal = nominal

@@ -44,7 +44,8 @@ from sysid_ros.planning.affine import Affine, affine_cos_sin
 from sysid_ros.planning.chain import SerialChain, passivity_torque
 from sysid_ros.planning.interval import Interval
 
-__all__ = ["MassMatrixEnclosure", "mass_matrix_columns", "enclose_mass_matrix"]
+__all__ = ["MassMatrixEnclosure", "mass_matrix_columns", "enclose_mass_matrix", "fold_factor",
+           "spatial_inertia"]
 
 _EPS = np.finfo(float).eps
 
@@ -230,13 +231,13 @@ def fold_factor(chain: SerialChain, joint: int, theta: np.ndarray, half_width: n
     I(θ) is not positive definite or the axis is not principal."""
     w = np.asarray(half_width, float)
     p = chain.principal[joint]
-    i6 = _spatial(theta)
+    i6 = spatial_inertia(theta)
     lam, vec = np.linalg.eigh(i6)
     if p < 0 or lam[0] <= 32 * 6 * _EPS * abs(lam[-1]):
         return np.full(w.shape, np.inf if upper else 0.0)
     u, v = (p + 1) % 3, (p + 2) % 3
     h = np.asarray(theta[1:4], float)
-    ib = _spatial(theta)[3:, 3:]
+    ib = spatial_inertia(theta)[3:, 3:]
     c1 = 1.0 - np.cos(np.minimum(w, np.pi))              # |cos δ − 1|
     s1 = np.sin(np.minimum(w, 0.5 * np.pi))              # |sin δ|
     c2 = 1.0 - np.cos(np.minimum(2 * w, np.pi))
@@ -264,8 +265,10 @@ def fold_factor(chain: SerialChain, joint: int, theta: np.ndarray, half_width: n
     return 1.0 + rel if upper else np.maximum(1.0 - rel, 0.0)
 
 
-def _spatial(theta: np.ndarray) -> np.ndarray:
-    """Spatial inertia (6×6, [linear; angular]) of 10 parameters (linear in them)."""
+def spatial_inertia(theta: np.ndarray) -> np.ndarray:
+    """Spatial inertia (6×6, [linear; angular], about the body frame origin) of the 10
+    parameters [m, h, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]; linear in them (Pinocchio's
+    ``Inertia.matrix()``)."""
     m, hx, hy, hz, ixx, ixy, iyy, ixz, iyz, izz = (float(x) for x in theta)
     cross = np.array([[0.0, -hz, hy], [hz, 0.0, -hx], [-hy, hx, 0.0]])
     out = np.zeros((6, 6))

@@ -10,11 +10,12 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from sysid_ros.control.bounds import (_box_scale, box_lower_body, inertia_matrix,
-                                      lower_mass_model, mass_matrix_eigen_bounds,
-                                      mass_matrix_extremes, tracking_error_bound)
+from sysid_ros.control.bounds import (_box_scale, box_lower_body, lower_mass_model,
+                                      mass_matrix_eigen_bounds, mass_matrix_extremes,
+                                      tracking_error_bound)
 from sysid_ros.control.errors import BoundsError, ControllerConfigError
 from sysid_ros.model.robots import load_robot
+from sysid_ros.planning.mass_matrix import spatial_inertia
 
 RATED_KG = {"gen3": 4.0, "z1": 2.0}
 
@@ -57,13 +58,13 @@ def test_lower_model_is_below_every_body_of_its_box(robot):
         lo, hi = ref - rel * np.abs(ref), ref + rel * np.abs(ref)
         for s in itertools.product((0, 1), repeat=10):
             v = np.where(np.array(s, bool), hi, lo)
-            d = inertia_matrix(v) - low.scales[b] * inertia_matrix(ref)
+            d = spatial_inertia(v) - low.scales[b] * spatial_inertia(ref)
             assert np.linalg.eigvalsh(d)[0] >= -1e-12 * np.abs(d).max()
         np.testing.assert_allclose(low.theta[sl], low.scales[b] * ref)
     # I(θ) is Pinocchio's spatial inertia
     for b in range(robot.n_bodies):
         th = theta[10 * b:10 * b + 10]
-        np.testing.assert_allclose(inertia_matrix(th), pin.Inertia.FromDynamicParameters(th)
+        np.testing.assert_allclose(spatial_inertia(th), pin.Inertia.FromDynamicParameters(th)
                                    .matrix(), atol=1e-14)
 
 
@@ -138,7 +139,7 @@ def test_box_lower_body_is_below_the_box():
     rng = np.random.default_rng(3)
     for _ in range(200):
         v = rng.uniform(lo, hi)
-        assert np.linalg.eigvalsh(inertia_matrix(v) - inertia_matrix(body))[0] >= -1e-14
+        assert np.linalg.eigvalsh(spatial_inertia(v) - spatial_inertia(body))[0] >= -1e-14
     assert box_lower_body(np.zeros(10) - 1.0, np.zeros(10) + 1.0) is None   # centre not PD
 
 
@@ -148,7 +149,7 @@ def test_box_scale_upper_is_above_the_box():
     t = _box_scale(th, lo, hi, upper=True)
     for s in itertools.product((0, 1), repeat=10):
         v = np.where(np.array(s, bool), hi, lo)
-        assert np.linalg.eigvalsh(t * inertia_matrix(th) - inertia_matrix(v))[0] >= -1e-14
+        assert np.linalg.eigvalsh(t * spatial_inertia(th) - spatial_inertia(v))[0] >= -1e-14
 
 
 def test_tracking_error_bound_formula():
