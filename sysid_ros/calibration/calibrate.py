@@ -210,8 +210,7 @@ def calibration_rows(robot: Robot, config: IdentificationConfig, prior: Prior,
     return CalibrationRows.concat(parts)
 
 
-def _inconsistency(robot: Robot, rows: CalibrationRows, delta: np.ndarray,
-                   limit: np.ndarray) -> str:
+def _inconsistency(robot: Robot, delta: np.ndarray, limit: np.ndarray) -> str:
     bad = np.flatnonzero(delta > limit)
     parts = [f"{robot.joint_names[j]} needs a window-averaged torque error of "
              f"{delta[j]:.3g} N*m (> {limit[j]:.3g} N*m allowed)" for j in bad]
@@ -258,7 +257,7 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
     delta_min, _ = res
     limit = options.max_noise_frac * robot.limits.tau_max
     if np.any(delta_min > limit):
-        raise CalibrationInconsistentError(_inconsistency(robot, rows, delta_min, limit))
+        raise CalibrationInconsistentError(_inconsistency(robot, delta_min, limit))
     delta = options.margin * delta_min + options.noise_floor
     seconds["noise"] = time.perf_counter() - clock
 
@@ -286,21 +285,10 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
     clock = time.perf_counter()
     est, notes = _nominal(robot, rows, prior, delta, lower, upper, options, recordings)
     seconds["estimate"] = time.perf_counter() - clock
-    x_nom = est.x if est is not None else np.clip(prior.nominal, lower, upper)
+    x_nom = (est.x if est is not None else np.clip(prior.nominal, lower, upper)).copy()
 
     written = _links_to_write(robot, prior, lower, upper, options)
-    for name in written:      # a solver's inaccuracy must not leave a written body inconsistent
-        sl = slice(10 * (robot.model.getJointId(name) - 1), 10 * robot.model.getJointId(name))
-        if not is_physically_consistent(x_nom[sl]):
-            urdf = prior.nominal[sl]
-            inside = np.all(urdf >= lower[sl]) and np.all(urdf <= upper[sl])
-            if inside:
-                x_nom[sl] = urdf
-                notes.append(f"links.{name}: estimate not strictly consistent, URDF value kept")
-            else:
-                written.remove(name)
-                notes.append(f"links.{name}: no consistent nominal inside the box found; body "
-                             "not written (its prior box applies)")
+    written = _consistent_links(robot, prior, written, x_nom, lower, upper, notes)
     if not written:
         notes.append("links: no body parameter box shrank by more than "
                       f"{100 * options.link_tighten:g} % of its prior width"
@@ -312,7 +300,7 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
         from sysid_ros.calibration.stribeck import fit_stribeck
 
         clock = time.perf_counter()
-        stribeck = fit_stribeck(rows, recordings, x_nom, delta, nj)
+        stribeck = fit_stribeck(rows, recordings, x_nom, delta, nj, band=config.coulomb_band)
         seconds["stribeck"] = time.perf_counter() - clock
         notes += _law_warnings(robot, stribeck, config.coulomb_band)
     fr = lambda v: v[f_cols].reshape(nj, 4)  # noqa: E731
@@ -324,6 +312,29 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
         link_lower=lower[:n_theta], link_upper=upper[:n_theta], link_nominal=x_nom[:n_theta],
         links_written=written, x_nominal=x_nom, seconds=seconds, notes=notes,
         stribeck=stribeck, robust_weights=None if est is None else est.weights)
+
+
+def _consistent_links(robot: Robot, prior: Prior, written: list[str], x_nom: np.ndarray,
+                      lower: np.ndarray, upper: np.ndarray, notes: list[str]) -> list[str]:
+    """The bodies to write, each with a strictly consistent nominal (``x_nom`` is fixed in
+    place): a solver's inaccuracy must not leave a written body a hair outside the consistent
+    set. Falls back to the URDF value if it lies in the box, else drops the body."""
+    out = []
+    for name in written:
+        jid = robot.model.getJointId(name)
+        sl = slice(10 * (jid - 1), 10 * jid)
+        if is_physically_consistent(x_nom[sl]):
+            out.append(name)
+            continue
+        urdf = prior.nominal[sl]
+        if np.all(urdf >= lower[sl]) and np.all(urdf <= upper[sl]):
+            x_nom[sl] = urdf
+            out.append(name)
+            notes.append(f"links.{name}: estimate not strictly consistent, URDF value kept")
+        else:
+            notes.append(f"links.{name}: no consistent nominal inside the box found; body not "
+                         "written (its prior box applies)")
+    return out
 
 
 def _law_warnings(robot: Robot, stribeck, band: float) -> list[str]:
