@@ -83,7 +83,18 @@ def test_markers_on_the_sim_graph(ros_node):
         # robot: the spheres of one received joint state, matched by its stamp
         got["js"].clear()
         got["robot"].clear()
-        assert spin_until(ex, lambda: len(got["robot"]) >= 3, 10.0)
+
+        def stamps(msgs):
+            return {(m.header.stamp.sec, m.header.stamp.nanosec) for m in msgs}
+
+        def matched_one():
+            # best-effort joint_states: under load the probe misses some, so wait until at least
+            # one drawn robot array has the stamp of a state the probe also received
+            drawn = {(a.markers[0].header.stamp.sec, a.markers[0].header.stamp.nanosec)
+                     for a in got["robot"] if a.markers}
+            return len(got["robot"]) >= 3 and bool(drawn & stamps(got["js"]))
+
+        assert spin_until(ex, matched_one, 30.0)
         states = {(m.header.stamp.sec, m.header.stamp.nanosec): m for m in got["js"]}
         matched = 0
         for arr in got["robot"]:
