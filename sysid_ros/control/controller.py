@@ -245,6 +245,8 @@ class RobustController:
         # mass metric: P(q) = M(q; nominal θ) + diag(I_a,lo + metric_armature), I_a,lo ≥ 0
         self._metric_diag = np.maximum(fr.lower[:, 2], 0.0) + metric_ia
         self._signs = sign_vertices(robot.nj)
+        self._strict_upper = np.triu_indices(robot.nj, 1)
+        self._diag = np.diag_indices(robot.nj)
         self.prior = prior
         self._integral = np.zeros(robot.nj)
         self._last_t: float | None = None
@@ -311,9 +313,11 @@ class RobustController:
         the diagonal ``_metric_diag``."""
         if self.gains.metric == "identity":
             return np.eye(self.robot.nj)
-        h = pin.crba(self.model, self.data, q)
-        h = np.triu(h) + np.triu(h, 1).T
-        return h + np.diag(self._metric_diag)
+        h = pin.crba(self.model, self.data, q).copy()       # upper triangle filled
+        lower = self._strict_upper[::-1]
+        h[lower] = h[self._strict_upper]
+        h[self._diag] += self._metric_diag
+        return h
 
     def v_sup(self, q: np.ndarray, r: np.ndarray) -> float:
         """sup over the boxes of ½ rᵀ (H(q) + diag(I_a)) r (linear in θ and I_a)."""
@@ -360,8 +364,8 @@ class RobustController:
             pr = p @ r
             beta = float(bound @ np.abs(r))
             sb = self._signs * bound
-            gamma = float(np.sqrt(max(np.max(np.einsum("si,si->s", sb,
-                                                       np.linalg.solve(p, sb.T).T)), 0.0)))
+            quad = np.einsum("si,ij,sj->s", sb, np.linalg.inv(p), sb, optimize=False)
+            gamma = float(np.sqrt(max(float(quad.max()), 0.0)))
             v_bound = 0.5 * (gamma * np.sqrt(np.diag(p)) + bound)
         if r_norm > self.gains.r_threshold:
             sigma = max(0.0, 1.0 - alpha * max(gap, 0.0) / beta) if beta > 0.0 else 0.0
