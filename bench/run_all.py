@@ -13,8 +13,8 @@ import sys
 import time
 from pathlib import Path
 
-BENCHMARKS = ("bench_regressors", "bench_identify", "bench_controller", "bench_planner",
-              "bench_sim", "bench_bag")
+BENCHMARKS = ("bench_regressors", "bench_identify", "bench_calibration", "bench_controller",
+              "bench_eigen_bound", "bench_planner", "bench_sim", "bench_bag")
 
 
 def main(argv: list[str] | None = None) -> int:
