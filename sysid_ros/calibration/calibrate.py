@@ -220,6 +220,20 @@ def _inconsistency(robot: Robot, delta: np.ndarray, limit: np.ndarray) -> str:
             "(--link-rel, --friction-prior)")
 
 
+def _check_measured(robot: Robot, rows: CalibrationRows, delta_min: np.ndarray) -> None:
+    """A joint whose smallest consistent bound is 0 has rows that parameters in the prior fit
+    *exactly*: its noise bound is not measured at all (the floor alone would be written). Real
+    data never fit exactly, so this means too few or too little exciting windows."""
+    tiny = delta_min <= 1e-3 * max(float(np.max(delta_min)), 1e-9)
+    if np.any(tiny):
+        joints = ", ".join(robot.joint_names[j] for j in np.flatnonzero(tiny))
+        per_joint = min(_joint_rows(rows, robot.nj))
+        raise CalibrationInputError(
+            f"insufficient data: parameters inside the prior explain every window of {joints} "
+            f"exactly (smallest noise bound 0), so the noise bound cannot be measured; record "
+            f"longer or more exciting motion without gaps ({per_joint} windows per joint now)")
+
+
 def _joint_rows(rows: CalibrationRows, nj: int) -> list[int]:
     return [int(np.sum(rows.joint == j)) for j in range(nj)]
 
@@ -258,6 +272,7 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
     limit = options.max_noise_frac * robot.limits.tau_max
     if np.any(delta_min > limit):
         raise CalibrationInconsistentError(_inconsistency(robot, delta_min, limit))
+    _check_measured(robot, rows, delta_min)
     delta = options.margin * delta_min + options.noise_floor
     seconds["noise"] = time.perf_counter() - clock
 

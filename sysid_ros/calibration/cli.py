@@ -143,8 +143,11 @@ def _describe(recs: list[Recording]) -> str:
     parts = []
     for r in recs:
         vel = "velocities" if r.dq is not None else "NO velocities"
+        steps = np.diff(r.t)
+        gaps = steps > 2.5 * np.median(steps)
+        gap = f", {int(gaps.sum())} gaps (longest {steps.max():.3g} s)" if gaps.any() else ""
         parts.append(f"{Path(r.name).name}: {len(r)} samples, {r.duration:.1f} s, "
-                     f"{r.rate_hz:.0f} Hz, {vel}")
+                     f"{r.rate_hz:.0f} Hz, {vel}{gap}")
     return "; ".join(parts)
 
 

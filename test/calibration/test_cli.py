@@ -36,6 +36,8 @@ def bags(gen3, cases, tmp_path_factory):
         "offset": write_recording_bag(d / "offset", _part(rec, 0.0, 8.0, "off",
                                                           tau=rec.tau + 10.0), gen3),
     }
+    out["short"] = write_recording_bag(d / "short", _part(rec, 0.0, 1.5, "short"), gen3)
+    out["tiny"] = write_recording_bag(d / "tiny", _part(rec, 0.0, 0.3, "tiny"), gen3)
     no_vel = _part(rec, 0.0, 8.0, "novel")
     out["novel"] = write_recording_bag(
         d / "novel", Recording(no_vel.t, no_vel.q, None, no_vel.tau), gen3)
@@ -105,10 +107,13 @@ def test_data_the_prior_cannot_explain_exit_3(bags, tmp_path, capsys):
     (["--robot", "nosuchrobot", "--bag", "{cal}", "--out", "x.yaml"], "nosuchrobot"),
     (["--bag", "{cal}", "--out", "x.yaml", "--margin", "0.5"], "margin"),
     (["--bag", "{cal}", "--out", "x.yaml", "--payload-theta", "1,2"], "10 numbers"),
+    (["--bag", "{short}", "--out", "x.yaml"], "insufficient data"),
+    (["--bag", "{tiny}", "--out", "x.yaml"], "no momentum window formed"),
+    (["--bag", "{novel}", "--out", "x.yaml"], "--state-estimate"),
 ])
 def test_bad_input_exits_2_with_one_line(bags, tmp_path, capsys, monkeypatch, argv, words):
     monkeypatch.chdir(tmp_path)
-    argv = [a.format(cal=bags["cal"]) for a in argv]
+    argv = [a.format(**bags) for a in argv]
     code, err = _run(capsys, *argv)
     assert code == EXIT_CODES["bad_input"]
     assert err[-1].startswith("sysid-calibrate: error: ") and words in err[-1], err
