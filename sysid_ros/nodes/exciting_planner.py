@@ -79,6 +79,7 @@ class ExcitingPlannerNode(Node):
         d = self.declare_parameter
         d("robot", "gen3")
         d("robot_config", "")
+        d("calibration", "")          # sysid-calibrate result (calib.yaml); "" = none
         d("obstacles", "")
         d("t_f", 0.0)
         d("t_p", 0.0)
@@ -91,7 +92,8 @@ class ExcitingPlannerNode(Node):
         d("trajectory_topic", "/sysid/desired_trajectory")
         p = lambda name: self.get_parameter(name).value  # noqa: E731
 
-        self.robot = load_robot(p("robot"), p("robot_config") or None)
+        self.robot = load_robot(p("robot"), p("robot_config") or None,
+                                   p("calibration") or None)
         overrides: dict = {}
         for key in ("t_f", "t_p", "max_solve_time"):
             if float(p(key)) > 0:

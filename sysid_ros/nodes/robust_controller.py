@@ -115,6 +115,7 @@ class RobustControllerNode(LifecycleNode):
         d = self.declare_parameter
         d("robot", "gen3")
         d("robot_config", "")
+        d("calibration", "")          # sysid-calibrate result (calib.yaml); "" = none
         d("mode", "robust")
         for name in ("Kr", "alpha", "V_max"):
             d(name, 0.0)
@@ -155,7 +156,8 @@ class RobustControllerNode(LifecycleNode):
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
         p = lambda n: self.get_parameter(n).value  # noqa: E731
         try:
-            robot = load_robot(p("robot"), p("robot_config") or None)
+            robot = load_robot(p("robot"), p("robot_config") or None,
+                                   p("calibration") or None)
             defaults = robot.config.get("controller", {}) or {}
 
             def override(name: str, floor: float = 0.0) -> float | None:
