@@ -8,7 +8,9 @@ Steps (each an assumption-carrying result, see :class:`CalibrationResult.assumpt
    (:mod:`.rows`). No accelerations.
 2. **Noise bound.** δ* = the smallest per-joint bounds on the window-averaged torque error that
    make *all* rows consistent with some (θ, φ) in the prior box (:mod:`.prior`; one LP,
-   :func:`.lp.min_noise`). The written bound is δ = margin·δ* + floor: δ* is a *lower* bound of
+   min Σ δ_j with δ_j ≥ p_j, p the joints' mean errors in the best L1 fit —
+   :func:`.lp.min_noise`: without that floor the LP could trade joints against each other
+   through the shared parameters down to δ_j = 0). The written bound is δ = margin·δ* + floor: δ* is a *lower* bound of
    what the truth needs (the LP picks the parameters that explain the data best, which fit part
    of the noise), and new data reach further into the tails than the calibration data did. If
    some δ*_j exceeds ``max_noise_frac`` of the joint's torque limit, the prior boxes cannot
@@ -128,6 +130,7 @@ class CalibrationResult:
     rows: CalibrationRows
     recordings: list[Recording]
     noise_min: np.ndarray                  # δ* (N·m)
+    noise_profile: np.ndarray              # mean window error per joint, best L1 fit (N·m)
     noise: np.ndarray                      # δ written (N·m)
     friction_lower: np.ndarray
     friction_upper: np.ndarray
@@ -220,18 +223,16 @@ def _inconsistency(robot: Robot, delta: np.ndarray, limit: np.ndarray) -> str:
             "(--link-rel, --friction-prior)")
 
 
-def _check_measured(robot: Robot, rows: CalibrationRows, delta_min: np.ndarray) -> None:
-    """A joint whose smallest consistent bound is 0 has rows that parameters in the prior fit
-    *exactly*: its noise bound is not measured at all (the floor alone would be written). Real
-    data never fit exactly, so this means too few or too little exciting windows."""
-    tiny = delta_min <= 1e-3 * max(float(np.max(delta_min)), 1e-9)
-    if np.any(tiny):
-        joints = ", ".join(robot.joint_names[j] for j in np.flatnonzero(tiny))
+def _check_measured(robot: Robot, rows: CalibrationRows, unknowns: int) -> None:
+    """Refuse data that cannot measure a noise bound: with fewer than two rows per unknown the
+    prior's parameters could nearly interpolate the windows, and the smallest consistent bound
+    would say nothing about the error."""
+    if len(rows) < 2 * unknowns:
         per_joint = min(_joint_rows(rows, robot.nj))
         raise CalibrationInputError(
-            f"insufficient data: parameters inside the prior explain every window of {joints} "
-            f"exactly (smallest noise bound 0), so the noise bound cannot be measured; record "
-            f"longer or more exciting motion without gaps ({per_joint} windows per joint now)")
+            f"insufficient data: {len(rows)} rows ({per_joint} windows per joint) for "
+            f"{unknowns} unknowns; record longer or more exciting motion without gaps "
+            f"(at least {2 * unknowns} rows)")
 
 
 def _joint_rows(rows: CalibrationRows, nj: int) -> list[int]:
@@ -268,11 +269,11 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
     if res is None:
         raise CalibrationInconsistentError("the noise-bound LP failed (HiGHS did not reach "
                                            "optimality); the rows may be degenerate")
-    delta_min, _ = res
+    delta_min, profile = res
     limit = options.max_noise_frac * robot.limits.tau_max
     if np.any(delta_min > limit):
         raise CalibrationInconsistentError(_inconsistency(robot, delta_min, limit))
-    _check_measured(robot, rows, delta_min)
+    _check_measured(robot, rows, scaled.free.size)
     delta = options.margin * delta_min + options.noise_floor
     seconds["noise"] = time.perf_counter() - clock
 
@@ -322,7 +323,8 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
     notes.append(f"rows per joint: {_joint_rows(rows, nj)} from {len(recordings)} recording(s)")
     return CalibrationResult(
         robot=robot, options=options, config=config, prior=prior, rows=rows,
-        recordings=list(recordings), noise_min=delta_min, noise=delta,
+        recordings=list(recordings), noise_min=delta_min, noise_profile=profile,
+        noise=delta,
         friction_lower=fr(lower), friction_upper=fr(upper), friction_nominal=fr(x_nom),
         link_lower=lower[:n_theta], link_upper=upper[:n_theta], link_nominal=x_nom[:n_theta],
         links_written=written, x_nominal=x_nom, seconds=seconds, notes=notes,

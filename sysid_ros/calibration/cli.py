@@ -221,7 +221,8 @@ def _finish(args, robot, result, vals, clock) -> int:
     if validation is not None and not validation.consistent:
         bad = [f"{robot.joint_names[j]} x{s:.2f}" for j, s in enumerate(validation.noise_scale)
                if s > 1.0]
-        _say(head + "; VALIDATION INCONSISTENT: " + ", ".join(bad)
+        _say(head + f"; VALIDATION INCONSISTENT: the validation data need {validation.scale:.2f}"
+             " x the written bounds" + (" (" + ", ".join(bad) + ")" if bad else "")
              + " — the bounds do not cover those data")
         return EXIT_CODES["validation_inconsistent"]
     _say(head)

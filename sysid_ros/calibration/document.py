@@ -59,6 +59,7 @@ def calibration_document(result, validation=None, bags: list[str] | None = None
                     "coefficients as unknowns, Fc >= 0",
             "prior": result.prior.describe(),
             "noise_min_Nm": _lst(result.noise_min),
+            "noise_profile_Nm": _lst(result.noise_profile),
             "noise_margin": float(o.margin), "noise_floor_Nm": float(o.noise_floor),
             "friction_boxes": "LP min/max of each coefficient under the noise bound",
             "links": ("LP boxes; bodies listed under 'links' are those the data tightened"

@@ -6,11 +6,12 @@ exactly 0 keeps a zero relative box) are constants moved to the right-hand side.
 scaled to unit norm. Inertias (1e-3 kg·m²) and armatures (10 kg·m²) thus enter the solver on
 the same scale, which HiGHS's own scaling does not guarantee.
 
-Two programs, each one HiGHS model whose objective alone changes between solves (warm starts
+Two kinds of programs, each one HiGHS model whose objective alone changes between solves (warm starts
 from the previous basis):
 
-- :func:`min_noise`: min Σ_j δ_j over (z, δ) — the smallest per-joint noise bounds that make
-  every row consistent with *some* parameters in the prior;
+- :func:`min_noise`: the smallest per-joint noise bounds (min Σ_j δ_j) that make every row
+  consistent with *some* parameters in the prior, each at least the joint's mean error in the
+  best L1 fit (:func:`noise_profile`);
 - :class:`BoxLP`: with δ fixed, min and max of chosen coordinates — the tightest box around
   the polytope.
 
@@ -28,7 +29,8 @@ import scipy.sparse as sp
 
 from sysid_ros.calibration.rows import CalibrationRows
 
-__all__ = ["ScaledRows", "scale_rows", "min_noise", "BoxLP", "PAD"]
+__all__ = ["ScaledRows", "scale_rows", "min_noise", "noise_profile", "common_scale", "BoxLP",
+           "PAD"]
 
 PAD = 1e-6
 _INF = highspy.kHighsInf
@@ -88,29 +90,70 @@ def _new_highs() -> highspy.Highs:
     return h
 
 
-def min_noise(s: ScaledRows, nj: int, weights: np.ndarray | None = None
-              ) -> tuple[np.ndarray, np.ndarray] | None:
-    """min Σ_j w_j·δ_j s.t. every row holds with noise bound δ_j, z ∈ [−1, 1].
-
-    Returns (δ (nj,) in N·m, z at the optimum), or None if the LP fails (it is always feasible:
-    δ is unbounded above)."""
-    k = s.free.size
-    w = np.ones(nj) if weights is None else np.asarray(weights, float)
+def _scale_lp(s: ScaledRows, S: sp.csr_matrix, cost: np.ndarray,
+              lower: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    """min cost·σ over (z, σ ≥ lower) s.t. A_up z − S σ ≤ b_up and A_lo z + S σ ≥ b_lo,
+    z ∈ [−1, 1]. S (n, m) maps the m noise variables σ to each row's noise radius.
+    Returns (σ, z) or None."""
+    k, m = s.free.size, S.shape[1]
     h = _new_highs()
-    h.addCols(k + nj, np.concatenate([np.zeros(k), w]),
-              np.concatenate([-np.ones(k), np.zeros(nj)]),
-              np.concatenate([np.ones(k), np.full(nj, _INF)]),
+    h.addCols(k + m, np.concatenate([np.zeros(k), cost]),
+              np.concatenate([-np.ones(k), np.zeros(m) if lower is None else lower]),
+              np.concatenate([np.ones(k), np.full(m, _INF)]),
               0, np.array([], np.int32), np.array([], np.int32), np.array([]))
-    n = len(s.b_up)
-    T = sp.csr_matrix((s.t, (np.arange(n), s.joint)), shape=(n, nj))
-    # A_up z − t δ ≤ b_up ;  A_lo z + t δ ≥ b_lo
-    _add_sparse_rows(h, sp.hstack([s.A_up, -T]), np.full(n, -_INF), s.b_up)
-    _add_sparse_rows(h, sp.hstack([s.A_lo, T]), s.b_lo, np.full(n, _INF))
+    n = S.shape[0]
+    _add_sparse_rows(h, sp.hstack([s.A_up, -S]), np.full(n, -_INF), s.b_up)
+    _add_sparse_rows(h, sp.hstack([s.A_lo, S]), s.b_lo, np.full(n, _INF))
     h.run()
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         return None
     sol = np.asarray(h.getSolution().col_value)
     return np.maximum(sol[k:], 0.0), sol[:k]
+
+
+def noise_profile(s: ScaledRows, nj: int) -> np.ndarray:
+    """Per joint, the mean window-averaged excess (N·m) of the least-absolute-deviation fit of
+    all rows together: min Σ_i e_i over z ∈ [−1, 1], e ≥ 0 with every row holding at noise
+    e_i (one LP; the Coulomb interval is used exactly, which a least-squares fit at its centre
+    would not). It says how the error is spread over the joints, from a fit that has no reason
+    to trade one joint's rows against another's; 0 for a joint means its rows are fitted
+    exactly."""
+    n = len(s.b_up)
+    res = _scale_lp(s, sp.diags(s.t).tocsr(), np.ones(n))
+    if res is None:
+        return np.zeros(nj)
+    e = res[0]
+    return np.array([float(np.mean(e[s.joint == j])) if np.any(s.joint == j) else 0.0
+                     for j in range(nj)])
+
+
+def min_noise(s: ScaledRows, nj: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The smallest per-joint noise bounds δ (N·m) that make every row consistent with some
+    z ∈ [−1, 1]: one LP, min Σ_j δ_j s.t. the rows and δ_j ≥ p_j, with p the joint profile of
+    :func:`noise_profile`.
+
+    Why the lower bound: all joints share the parameters, so min Σ_j δ_j alone may buy an exact
+    fit of some joints (δ_j = 0) with a larger bound on another — one glitchy joint would leave
+    the others with no measured bound at all. A bound on the largest window error is not below
+    the mean error of the best L1 fit; on ordinary data the largest is several times the mean
+    and the constraint is inactive.
+
+    Returns (δ, p), or None if the LP fails (it is always feasible)."""
+    profile = noise_profile(s, nj)
+    n = len(s.b_up)
+    S = sp.csr_matrix((s.t, (np.arange(n), s.joint)), shape=(n, nj))
+    res = _scale_lp(s, S, np.ones(nj), lower=profile)
+    if res is None:
+        return None
+    return np.maximum(res[0], profile), profile
+
+
+def common_scale(s: ScaledRows, delta: np.ndarray) -> float:
+    """The smallest factor σ such that every row is consistent with the noise bounds σ·δ (one
+    LP; ≤ 1: consistent at δ). ``inf`` if the LP fails."""
+    res = _scale_lp(s, sp.csr_matrix((s.t * np.asarray(delta, float)[s.joint])[:, None]),
+                    np.ones(1))
+    return float("inf") if res is None else float(res[0][0])
 
 
 class BoxLP:

@@ -193,9 +193,10 @@ def write_report(directory: str | Path, result, validation=None) -> Path:
           "## Bounds per joint", ""]
     md += _table(result, validation)
     if validation is not None:
-        md += ["", validation.describe() + ". Noise scale = smallest bound keeping the "
-               "validation rows consistent with the calibrated boxes / bound written (≤ 1: "
-               "consistent)."]
+        md += ["", validation.describe() + ". The factor is the smallest one on the written "
+               "bounds that keeps the validation rows consistent with parameters inside the "
+               "calibrated boxes (≤ 1: consistent); a joint's noise scale is the bound its rows "
+               "need / the bound written."]
     md += ["", "## Assumptions the bounds rest on", ""]
     md += [f"- {a}" for a in result.assumptions()]
     md += ["", "## Notes", ""] + [f"- {n}" for n in result.notes]

@@ -3,10 +3,11 @@
 Two questions, answered separately:
 
 1. **Do the calibrated bounds hold there?** The validation rows (same windows and allowances)
-   are checked against the calibrated boxes: the smallest per-joint noise bounds that keep them
-   consistent with some parameters *inside the calibrated boxes* (one LP), divided by the written
-   bounds — the *noise scale*. ≤ 1 on every joint: consistent; > 1: the identifier would need
-   that much more on those data (its assumption would fail there).
+   are checked against the calibrated boxes: the smallest factor σ on the written bounds that
+   keeps them consistent with some parameters *inside the calibrated boxes* (one LP; σ ≤ 1:
+   consistent; > 1: the identifier would need that much more on those data — its assumption
+   would fail there), and per joint the smallest bounds they need (:func:`.lp.min_noise`)
+   divided by the written ones — the joints' *noise scales*, which say where.
 2. **How well does the nominal predict?** Torque per sample τ̂ vs the calibrated nominal model,
    rigid body by RNEA plus the friction law, with q̇ and q̈ from the RTS smoother (the
    estimator's q̈ error, times H + Ia, is part of this number), and the window-averaged residual
@@ -22,7 +23,7 @@ import pinocchio as pin
 
 from sysid_ros.calibration.calibrate import CalibrationResult, calibration_rows
 from sysid_ros.calibration.data import Recording
-from sysid_ros.calibration.lp import min_noise, scale_rows
+from sysid_ros.calibration.lp import common_scale, min_noise, scale_rows
 from sysid_ros.calibration.state import rts_smoother
 from sysid_ros.model.robots import Robot
 
@@ -35,7 +36,8 @@ class Validation:
 
     joints: list[str]
     noise_needed: np.ndarray         # N·m, smallest consistent bound with the calibrated boxes
-    noise_scale: np.ndarray          # noise_needed / written bound
+    noise_scale: np.ndarray          # noise_needed / written bound, per joint
+    scale: float                     # smallest common factor on the written bounds (≤ 1: ok)
     torque_rms: np.ndarray           # N·m per sample
     window_rms: np.ndarray           # N·m, window-averaged
     torque_rms_stribeck: np.ndarray | None = None
@@ -45,10 +47,11 @@ class Validation:
 
     @property
     def consistent(self) -> bool:
-        return bool(np.all(self.noise_scale <= 1.0 + 1e-9))
+        return bool(self.scale <= 1.0 + 1e-9)
 
     def as_dict(self) -> dict[str, Any]:
         out = {"consistent": self.consistent,
+               "scale": float(self.scale),
                "noise_scale": [float(v) for v in self.noise_scale],
                "noise_needed_Nm": [float(v) for v in self.noise_needed],
                "torque_rms": [float(v) for v in self.torque_rms],
@@ -61,8 +64,8 @@ class Validation:
     def describe(self) -> str:
         worst = int(np.argmax(self.noise_scale))
         verdict = "consistent" if self.consistent else "INCONSISTENT"
-        return (f"validation {verdict}: noise scale max {self.noise_scale[worst]:.2f} "
-                f"({self.joints[worst]}); torque RMS "
+        return (f"validation {verdict}: needs {self.scale:.2f} x the written bounds (worst "
+                f"joint {self.joints[worst]}, x{self.noise_scale[worst]:.2f} alone); torque RMS "
                 + ", ".join(f"{v:.3f}" for v in self.torque_rms) + " N*m")
 
 
@@ -104,7 +107,9 @@ def validate(result: CalibrationResult, recordings: list[Recording],
     rows = calibration_rows(robot, result.config, result.prior, recordings)
     lower = np.concatenate([result.link_lower, result.friction_lower.reshape(-1)])
     upper = np.concatenate([result.link_upper, result.friction_upper.reshape(-1)])
-    res = min_noise(scale_rows(rows, lower, upper), nj)
+    scaled = scale_rows(rows, lower, upper)
+    scale = common_scale(scaled, result.noise)
+    res = min_noise(scaled, nj)
     needed = np.full(nj, np.inf) if res is None else res[0]
     x = result.x_nominal
     duration = rows.t_noise * (1.0 - result.config.torque_noise_rel)       # T of each window
@@ -127,6 +132,7 @@ def validate(result: CalibrationResult, recordings: list[Recording],
         count += len(rec)
         series.append((rec.name, rec.t, rec.tau, pred))
     return Validation(
-        robot.joint_names, needed, needed / result.noise, np.sqrt(sq_err / count), window_rms,
+        robot.joint_names, needed, needed / result.noise, scale, np.sqrt(sq_err / count),
+        window_rms,
         None if result.stribeck is None else np.sqrt(sq_err_s / count), series,
         resid, rows.joint)

@@ -45,13 +45,17 @@ def test_truth_satisfies_every_row_at_the_true_noise_bound(exact_case):
     assert excess.max() < 0.5 * NOISE
 
 
-def test_minimal_noise_is_below_the_truths_and_boxes_contain_the_truth(exact_case, gen3):
+def test_minimal_noise_is_consistent_minimal_and_boxes_contain_the_truth(exact_case, gen3):
     rows, prior, truth = exact_case
     scaled = scale_rows(rows, prior.lower, prior.upper)
-    delta, _ = min_noise(scaled, gen3.nj)
+    delta, profile = min_noise(scaled, gen3.nj)
     need = np.array([np.max(rows.residual(truth)[rows.joint == j]
                             / rows.t_noise[rows.joint == j]) for j in range(gen3.nj)])
-    assert np.all(delta <= np.maximum(need, 0.0) + 1e-6)
+    # the truth is one consistent fit (with the floor p): the LP's sum cannot exceed it
+    assert np.all(profile >= 0) and np.all(delta >= profile)
+    assert np.sum(delta) <= np.sum(np.maximum(need, profile)) + 1e-6
+    assert BoxLP(scaled, delta * (1 + 1e-6) + 1e-9).feasible
+    assert np.all(delta <= NOISE)        # below the per-sample bound: windows average noise
     lp = BoxLP(scaled, np.maximum(need, 0.0) + 1e-9)
     assert lp.feasible
     cols = friction_column(rows.n_theta, np.arange(gen3.nj)[:, None],
