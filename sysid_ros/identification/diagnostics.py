@@ -161,21 +161,15 @@ def _scale_lp(A: np.ndarray, c: np.ndarray, r_fixed: np.ndarray, S: np.ndarray,
     S (n, k) maps the k scale variables to each row's noise radius. Returns (x, s) or None."""
     n, nx = A.shape
     k = S.shape[1]
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    # A x − S s ≤ c + r_fixed  and  A x + S s ≥ c − r_fixed, on the identifier's own LP builder
+    inf = highspy.kHighsInf
+    h = _highs(np.vstack([np.hstack([A, -S]), np.hstack([A, S])]),
+               np.concatenate([np.full(n, -inf), c - r_fixed]),
+               np.concatenate([c + r_fixed, np.full(n, inf)]),
+               np.concatenate([lower, np.full(k, s_lower)]),
+               np.concatenate([upper, np.full(k, _S_MAX)]))
     cost = np.concatenate([np.zeros(nx), np.ones(k)])
-    h.addCols(nx + k, cost, np.concatenate([lower, np.full(k, s_lower)]),
-              np.concatenate([upper, np.full(k, _S_MAX)]), 0, np.array([], np.int32),
-              np.array([], np.int32), np.array([]))
-    # A x − S s ≤ c + r_fixed  and  A x + S s ≥ c − r_fixed
-    M1, M2 = np.hstack([A, -S]), np.hstack([A, S])
-    rows = np.vstack([M1, M2])
-    lo = np.concatenate([np.full(n, -highspy.kHighsInf), c - r_fixed])
-    hi = np.concatenate([c + r_fixed, np.full(n, highspy.kHighsInf)])
-    m = rows.shape[0]
-    starts = (np.arange(m) * (nx + k)).astype(np.int32)
-    idx = np.tile(np.arange(nx + k, dtype=np.int32), m)
-    h.addRows(m, lo, hi, m * (nx + k), starts, idx, rows.reshape(-1))
+    h.changeColsCost(nx + k, np.arange(nx + k, dtype=np.int32), cost)
     h.changeObjectiveSense(highspy.ObjSense.kMinimize)
     h.run()
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
