@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from rosbags.rosbag2 import StoragePlugin, Writer
@@ -53,7 +53,7 @@ STORAGES: dict[str, tuple[StoragePlugin, str]] = {
     "sqlite3": (StoragePlugin.SQLITE3, ".db3"),
 }
 # rosbag2 metadata version written by ROS 2 Jazzy.
-_BAG_VERSION = 9
+_BAG_VERSION: Literal[9] = 9
 
 _TYPESTORE: Typestore | None = None
 

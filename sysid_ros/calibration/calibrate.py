@@ -316,7 +316,7 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
         from sysid_ros.calibration.stribeck import fit_stribeck
 
         clock = time.perf_counter()
-        stribeck = fit_stribeck(rows, recordings, x_nom, delta, nj, band=config.coulomb_band)
+        stribeck = fit_stribeck(rows, list(recordings), x_nom, delta, nj, band=config.coulomb_band)
         seconds["stribeck"] = time.perf_counter() - clock
         notes += _law_warnings(robot, stribeck, config.coulomb_band)
     fr = lambda v: v[f_cols].reshape(nj, 4)  # noqa: E731

@@ -23,6 +23,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -32,6 +33,9 @@ from sysid_ros.calibration.errors import CalibrationInconsistentError, Calibrati
 from sysid_ros.calibration.map_estimate import ROBUST_LOSSES
 from sysid_ros.calibration.prior import FRICTION_PRIORS
 from sysid_ros.calibration.state import ESTIMATORS, encoder_sigma, estimate_state
+
+if TYPE_CHECKING:
+    from sysid_ros.simulation.hardware_like import HardwareRecording
 
 __all__ = ["main", "build_parser", "EXIT_CODES", "write_recording_bag", "with_estimated_state"]
 
@@ -115,7 +119,8 @@ def write_recording_bag(path: str | Path, rec: Recording, robot) -> Path:
     c = np.ascontiguousarray      # the CDR serialiser needs contiguous rows
     view = SimpleNamespace(t=rec.t, q=c(rec.q), dq=None if rec.dq is None else c(rec.dq),
                            tau_meas=c(rec.tau), joint_names=tuple(robot.joint_names))
-    return write_joint_states_bag(path, view, robot)
+    # duck-typed: the writer reads t, q, dq, tau_meas and joint_names only
+    return write_joint_states_bag(path, cast("HardwareRecording", view), robot)
 
 
 def _payload(text: str | None) -> np.ndarray | None:

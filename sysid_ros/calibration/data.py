@@ -84,4 +84,5 @@ def read_recording(path: str | Path, robot: Robot, topic: str = "/joint_states")
         s = read_joint_states(path, topic, robot.joint_names, require=("position", "effort"))
     except BagError as err:
         raise CalibrationInputError(f"{path}: {err}") from err
+    assert s.position is not None and s.effort is not None  # required above
     return Recording(s.t, s.position, s.velocity, s.effort, str(path))

@@ -54,6 +54,7 @@ def energy_rows(robot: Robot, rows: CalibrationRows, recordings: list[Recording]
         k = keys[keys[:, 0] == src]
         a, b = k[:, 1], k[:, 2]
         t, q, dq, tau = rec.t, _unwrapped(robot, rec.q), rec.dq, rec.tau
+        assert dq is not None  # calibrate() estimates velocities before building rows
         pts = np.unique(np.concatenate([a, b]))
         q_full = np.tile(robot.neutral(), (pts.size, 1))
         q_full[:, robot.q_index] = rec.q[pts]

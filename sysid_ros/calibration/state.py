@@ -126,6 +126,7 @@ def _filter(t, z, R_diag, s, keep: bool):
             x = x @ Fk.T
             P = Fk @ P @ Fk.T + Q[k - 1]
         if keep:
+            assert xp_all is not None and Pp_all is not None
             xp_all[k], Pp_all[k] = x, P
         S = P[:, :m, :m] + R_diag[:, :, None] * eye_m
         Sinv = np.linalg.inv(S)
@@ -137,6 +138,7 @@ def _filter(t, z, R_diag, s, keep: bool):
             loglik -= 0.5 * (np.einsum("ji,jik,jk->j", innov, Sinv, innov)
                              + np.log(np.linalg.det(S)))
         if keep:
+            assert xs is not None and Ps is not None
             xs[k], Ps[k] = x, P
     return xs, Ps, xp_all, Pp_all, F, loglik
 

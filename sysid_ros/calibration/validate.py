@@ -132,7 +132,7 @@ def validate(result: CalibrationResult, recordings: list[Recording],
         count += len(rec)
         series.append((rec.name, rec.t, rec.tau, pred))
     return Validation(
-        robot.joint_names, needed, needed / result.noise, scale, np.sqrt(sq_err / count),
+        list(robot.joint_names), needed, needed / result.noise, scale, np.sqrt(sq_err / count),
         window_rms,
         None if result.stribeck is None else np.sqrt(sq_err_s / count), series,
         resid, rows.joint)

@@ -25,13 +25,16 @@ from __future__ import annotations
 import copy
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pinocchio as pin
 
 from sysid_ros.model.errors import RobotConfigError
 from sysid_ros.model.parameters import is_physically_consistent
+
+if TYPE_CHECKING:  # robots.py imports this module
+    from sysid_ros.model.robots import Robot
 
 __all__ = ["FORMAT_VERSION", "apply_calibration", "read_calibration"]
 
@@ -68,7 +71,7 @@ def _friction_table(path: Path, sec: dict[str, Any], key: str, nj: int) -> np.nd
     return np.stack(cols, axis=1)
 
 
-def apply_calibration(robot, calibration: str | Path | dict[str, Any]):
+def apply_calibration(robot: Robot, calibration: str | Path | dict[str, Any]) -> Robot:
     """A copy of ``robot`` (a :class:`~sysid_ros.model.robots.Robot`) with the calibration
     applied. ``calibration``: a file path or an already parsed mapping."""
     from sysid_ros.model.robots import FrictionModel
@@ -126,8 +129,8 @@ def apply_calibration(robot, calibration: str | Path | dict[str, Any]):
             if jid in per_body:
                 lo_b, hi_b = per_body[jid]
             elif theta_r_box is not None:
-                k = _body_slot(robot, jid)
-                lo_b, hi_b = theta_r_box[0][k:k + 10], theta_r_box[1][k:k + 10]
+                slot = _body_slot(robot, jid)
+                lo_b, hi_b = theta_r_box[0][slot:slot + 10], theta_r_box[1][slot:slot + 10]
             else:
                 th = model.inertias[jid].toDynamicParameters()
                 rad = robot.links_rel_uncertainty * np.abs(th)
@@ -152,7 +155,7 @@ def apply_calibration(robot, calibration: str | Path | dict[str, Any]):
                                sources=(*robot.sources, str(path)))
 
 
-def _body_slot(robot, jid: int) -> int:
+def _body_slot(robot: Robot, jid: int) -> int:
     """Offset of body ``jid`` in the θ_r vector (bodies in model order, EE body skipped)."""
     k = 0
     for j in range(1, jid):

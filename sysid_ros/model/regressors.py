@@ -28,7 +28,7 @@ import numpy as np
 import pinocchio as pin
 
 from sysid_ros.model.robots import Robot
-from sysid_ros.model.spatial import (BatchKinematics, bilinear_matrix, bilinear_regressor,
+from sysid_ros.model.spatial import (BatchKinematics, KinematicsResult, bilinear_matrix, bilinear_regressor,
                                      cross_motion, inverse_action, inverse_action_matrix)
 
 __all__ = ["Regressors"]
@@ -55,8 +55,9 @@ class Regressors:
         self.n_theta = 10 * self.nb
 
     # -- closed-form, batched -------------------------------------------------------------
-    def _body_terms(self, q: np.ndarray, dq: np.ndarray):
+    def _body_terms(self, q: np.ndarray, dq: np.ndarray) -> tuple[KinematicsResult, np.ndarray]:
         k = self.kin.forward(q, dq)
+        assert k.v_world is not None  # velocities were given
         v_own = k.v_world[:, self.kin.v_body]                       # (N, nv, 6)
         t_world = -cross_motion(k.s_world, v_own)                   # ∂v/∂q_j, world frame
         return k, t_world
@@ -70,8 +71,12 @@ class Regressors:
         return self.momentum_pair(q, dq)[1]
 
     def momentum_pair(self, q: np.ndarray, dq: np.ndarray,
-                      bodies: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                      bodies: np.ndarray | None = None,
+                      gravity: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(W_m, W_c) sharing one kinematics pass; ``bodies`` (0-based) restricts the columns.
+
+        ``gravity`` (N, 3), world frame, replaces the model's gravity sample by sample (W_c is
+        affine in it; the floating-base identifier feeds the IMU's effective gravity).
 
         With ``bodies`` given, the result has 10·len(bodies) columns in that order. The bilinear
         forms of every body are folded with Ad⁻¹ into (10, 6) maps acting on world-frame motions,
@@ -90,14 +95,16 @@ class Regressors:
         # is what this costs
         for a in range(0, n, self.CHUNK):
             b = min(n, a + self.CHUNK)
-            w_m[a:b], w_c[a:b] = self._momentum_chunk(q[a:b], dq[a:b], bodies)
+            g = None if gravity is None else gravity[a:b]
+            w_m[a:b], w_c[a:b] = self._momentum_chunk(q[a:b], dq[a:b], bodies, g)
         return w_m, w_c
 
     CHUNK = 1024
 
-    def _momentum_chunk(self, q: np.ndarray, dq: np.ndarray,
-                        bodies: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _momentum_chunk(self, q: np.ndarray, dq: np.ndarray, bodies: np.ndarray,
+                        gravity: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         kin, t_world = self._body_terms(q, dq)
+        assert kin.v_world is not None  # velocities were given
         n, nb = q.shape[0], len(bodies)
         rot, pos = kin.rot[:, bodies], kin.pos[:, bodies]
         x_inv = inverse_action_matrix(rot, pos)                                 # (N, nb, 6, 6)
@@ -109,11 +116,12 @@ class Regressors:
         w_c = t_world @ p_map
         # −∂U_i/∂q_j in the world frame: U_i = −g·(m p_i + R_i h), and q_j moves the point p_i
         # with s_l + s_a × p_i and rotates R_i h with s_a, so only the m and h rows are non-zero.
-        g = self.model.gravity.linear
+        g = (np.broadcast_to(self.model.gravity.linear, (n, 3)) if gravity is None
+             else np.asarray(gravity, float))[:, None, :]                        # (N, 1, 3)
         s_l, s_a = kin.s_world[..., :3], kin.s_world[..., 3:]
         g_x_sa = np.cross(g, s_a)                                                # (N, nv, 3)
         grav = np.zeros((n, self.model.nv, nb, 10))
-        grav[..., 0] = (s_l @ g)[:, :, None] + g_x_sa @ np.swapaxes(pos, -1, -2)
+        grav[..., 0] = np.sum(s_l * g, axis=-1)[:, :, None] + g_x_sa @ np.swapaxes(pos, -1, -2)
         grav[..., 1:4] = np.swapaxes(g_x_sa[:, None] @ rot, 1, 2)
         w_c += grav.reshape(n, self.model.nv, 10 * nb)
         w_c *= mask
@@ -126,6 +134,7 @@ class Regressors:
         """Kinetic-energy row regressor (N, 10·n_bodies): K = row·θ."""
         q = _as_batch(q, self.model.nq, "q")
         kin = self.kin.forward(q, _as_batch(dq, self.model.nv, "dq"))
+        assert kin.v_world is not None  # velocities were given
         out = np.empty((q.shape[0], self.n_theta))
         for i in range(self.nb):
             v_i = inverse_action(kin.rot[:, i], kin.pos[:, i], kin.v_world[:, i:i + 1])[:, 0]
@@ -176,6 +185,7 @@ class Regressors:
         q, dq = _as_batch(q, nq, "q"), _as_batch(dq, nv, "dq")
         dq_a, ddq_a = _as_batch(dq_a, nv, "dq_a"), _as_batch(ddq_a, nv, "ddq_a")
         kin = self.kin.forward(q, dq)
+        assert kin.v_world is not None  # velocities were given
         s_dot = cross_motion(kin.v_world[:, self.kin.v_body], kin.s_world)   # d/dt S_j (world)
         u_cols = kin.s_world * dq_a[:, :, None]
         a_cols = s_dot * dq_a[:, :, None] + kin.s_world * ddq_a[:, :, None]

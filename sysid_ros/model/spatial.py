@@ -163,13 +163,15 @@ class BatchKinematics:
                                 else -1 for a in self.axis]
         # support_mask[i, c]: velocity coordinate c moves body i
         self.support_mask = np.zeros((self.nb, model.nv))
-        for i, cols in enumerate(self.support):
-            self.support_mask[i, cols] = 1.0
+        for i, support in enumerate(self.support):
+            self.support_mask[i, support] = 1.0
 
     def _local_rotation(self, i: int, angle: np.ndarray) -> np.ndarray:
         if self.coordinate_axis[i] >= 0:
             return _placed_rotation(self.place_rot[i], self.coordinate_axis[i], angle)
-        return self.place_rot[i] @ rotation_about(self.axis[i], angle)
+        axis = self.axis[i]
+        assert axis is not None  # only joints with an axis reach here (coordinate_axis < 0)
+        return self.place_rot[i] @ rotation_about(axis, angle)
 
     def forward(self, q: np.ndarray, v: np.ndarray | None = None) -> KinematicsResult:
         q = np.atleast_2d(np.asarray(q, float))

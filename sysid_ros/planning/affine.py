@@ -15,6 +15,8 @@ covered as in ``interval.py``: each result's remainder grows by 8u·(|c| + s + r
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from sysid_ros.planning.interval import Interval
@@ -36,7 +38,7 @@ class Affine:
         self.c = np.asarray(c, float)
         self.g = g
         self.r = np.asarray(r, float)
-        self._abs_sum = None
+        self._abs_sum: np.ndarray | None = None
         self.s = self.abs_sum() if s is None else s
 
     def abs_sum(self) -> np.ndarray:
@@ -70,7 +72,7 @@ class Affine:
     def mag(self) -> np.ndarray:
         return self.to_interval().mag()
 
-    def __getitem__(self, idx) -> "Affine":
+    def __getitem__(self, idx: Any) -> "Affine":
         shape = self.shape
         g = None if self.g is None else np.broadcast_to(self.g, shape + self.g.shape[-1:])[idx]
         return Affine(np.broadcast_to(self.c, shape)[idx], g, np.broadcast_to(self.r, shape)[idx],
@@ -80,7 +82,7 @@ class Affine:
     def __neg__(self) -> "Affine":
         return Affine(-self.c, None if self.g is None else -self.g, self.r, self.s)
 
-    def __add__(self, other) -> "Affine":
+    def __add__(self, other: Any) -> "Affine":
         if isinstance(other, Interval):
             other = Affine(other.mid, None, other.rad)
         if isinstance(other, Affine):
@@ -100,13 +102,13 @@ class Affine:
 
     __radd__ = __add__
 
-    def __sub__(self, other) -> "Affine":
+    def __sub__(self, other: Any) -> "Affine":
         return self + (-other)
 
-    def __rsub__(self, other) -> "Affine":
+    def __rsub__(self, other: Any) -> "Affine":
         return (-self) + other
 
-    def __mul__(self, other) -> "Affine":
+    def __mul__(self, other: Any) -> "Affine":
         if isinstance(other, Interval):
             other = Affine(other.mid, None, other.rad)
         if isinstance(other, Affine):

@@ -19,8 +19,8 @@ Soundness assumptions (stated once, relied on everywhere in ``sysid_ros.planning
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Union
+from collections.abc import Callable, Iterable
+from typing import Any, Union
 
 import numpy as np
 
@@ -71,7 +71,7 @@ class Interval:
     def shape(self) -> tuple[int, ...]:
         return np.broadcast_shapes(self.mid.shape, self.rad.shape)
 
-    def __getitem__(self, idx) -> "Interval":
+    def __getitem__(self, idx: Any) -> "Interval":
         shape = self.shape
         return Interval(np.broadcast_to(self.mid, shape)[idx], np.broadcast_to(self.rad, shape)[idx])
 
@@ -134,7 +134,7 @@ def as_interval(x: Scalar) -> Interval:
     return x if isinstance(x, Interval) else Interval(np.asarray(x, float), 0.0)
 
 
-def isum(terms: Iterable[Scalar]):
+def isum(terms: Iterable[Scalar]) -> Scalar:
     """Sum of a non-empty iterable of intervals/arrays (plain ``sum`` would add a leading 0)."""
     it = iter(terms)
     total = next(it)
@@ -151,7 +151,7 @@ def cos_sin(angle: Interval) -> tuple[Interval, Interval]:
     """
     lo, hi = angle.lo, angle.hi
 
-    def rng(f, shift: float) -> Interval:
+    def rng(f: Callable[[np.ndarray], np.ndarray], shift: float) -> Interval:
         a, b = f(lo), f(hi)
         low, high = np.minimum(a, b), np.maximum(a, b)
         # extremum points shift + nπ inside [lo, hi]: maxima when n even, minima when n odd
