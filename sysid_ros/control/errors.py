@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from sysid_ros.errors import SysidError
 
-__all__ = ["ControlError", "TrajectoryError", "BoundsError", "ControllerConfigError"]
+__all__ = ["ControlError", "TrajectoryError", "CertificateError", "BoundsError",
+           "ControllerConfigError"]
 
 
 class ControlError(SysidError):
@@ -13,6 +14,10 @@ class ControlError(SysidError):
 class TrajectoryError(ControlError):
     """A desired trajectory that cannot be followed: wrong joint names, non-increasing times,
     non-finite values, missing velocities/accelerations, or inconsistent array shapes."""
+
+
+class CertificateError(TrajectoryError):
+    """A trajectory certificate (header.frame_id ``sysid_cert/v1;…``) that cannot be read."""
 
 
 class BoundsError(ControlError):

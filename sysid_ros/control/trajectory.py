@@ -22,7 +22,8 @@ import numpy as np
 
 from sysid_ros.control.errors import TrajectoryError
 
-__all__ = ["Reference", "JointTrajectoryArrays", "TrajectoryQueue", "quintic_coefficients"]
+__all__ = ["Reference", "JointTrajectoryArrays", "ActiveTrajectory", "TrajectoryQueue",
+           "quintic_coefficients"]
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class JointTrajectoryArrays:
     @classmethod
     def from_arrays(cls, times: Sequence[float], positions, velocities, accelerations,
                     joint_names: Sequence[str], robot_joint_names: Sequence[str],
-                    start_time: float) -> "JointTrajectoryArrays":
+                    start_time: float) -> JointTrajectoryArrays:
         """Validate and reorder by name; raises ``TrajectoryError`` saying what is wrong."""
         names = list(joint_names)
         wanted = list(robot_joint_names)
@@ -95,10 +96,13 @@ class JointTrajectoryArrays:
                    float(start_time))
 
 
-class _Active:
-    """Interpolator of one trajectory (times relative to its start)."""
+class ActiveTrajectory:
+    """Interpolator of one trajectory (times ``t`` relative to its start; ``coef`` (segments,
+    6, nj) ascending in the time since each segment's first point; ``prefixed`` when the
+    reference state at take-over was prepended, module doc)."""
 
     def __init__(self, traj: JointTrajectoryArrays, prefix: tuple[float, Reference] | None):
+        self.prefixed = prefix is not None
         t, p, v, a = traj.times, traj.positions, traj.velocities, traj.accelerations
         if prefix is not None:
             t = np.concatenate([[prefix[0]], t])
@@ -109,6 +113,7 @@ class _Active:
         self.t = t
         self.final = Reference(p[-1].copy(), np.zeros(p.shape[1]), np.zeros(p.shape[1]))
         self.first = Reference(p[0].copy(), v[0].copy(), a[0].copy())
+        self.last = Reference(p[-1].copy(), v[-1].copy(), a[-1].copy())
         T = np.diff(t)[:, None]
         self.coef = quintic_coefficients(T, p[:-1], v[:-1], a[:-1], p[1:], v[1:], a[1:])
         self.coef = np.moveaxis(self.coef, 0, 1)          # (segments, 6, nj)
@@ -139,8 +144,10 @@ class TrajectoryQueue:
     def __init__(self, nj: int) -> None:
         self.nj = nj
         self._hold: Reference | None = None
-        self._active: _Active | None = None
-        self._pending: list[JointTrajectoryArrays] = []
+        self._active: ActiveTrajectory | None = None
+        # waiting trajectories, each with the interpolation it will run (fixed at push: a later
+        # push that starts earlier discards it, so the reference it joins cannot change)
+        self._pending: list[tuple[JointTrajectoryArrays, ActiveTrajectory]] = []
 
     @property
     def has_reference(self) -> bool:
@@ -158,17 +165,43 @@ class TrajectoryQueue:
     def clear(self) -> None:
         self._active, self._pending, self._hold = None, [], None
 
-    def push(self, traj: JointTrajectoryArrays, now: float) -> None:
-        """Queue ``traj``; a start time ≤ 0 means now. Later-queued trajectories replace pending
-        ones that would start after them (the newest plan wins from its start on)."""
+    def resolve(self, traj: JointTrajectoryArrays, now: float) -> JointTrajectoryArrays:
+        """``traj`` with a start time ≤ 0 replaced by ``now`` ("on arrival")."""
         if traj.positions.shape[1] != self.nj:
             raise TrajectoryError(f"trajectory has {traj.positions.shape[1]} joints, "
                                   f"controller has {self.nj}")
         if traj.start_time <= 0.0:
             traj = JointTrajectoryArrays(traj.times, traj.positions, traj.velocities,
                                          traj.accelerations, now)
-        self._pending = [p for p in self._pending if p.start_time < traj.start_time]
-        self._pending.append(traj)
+        return traj
+
+    def reference_at(self, t: float) -> Reference | None:
+        """The reference the queue will give at ``t`` if nothing starting before ``t`` is
+        pushed in between (None before any hold pose)."""
+        earlier = [a for p, a in self._pending if p.start_time <= t]
+        if earlier:
+            return earlier[-1].sample(t)
+        return self._current(t)
+
+    def plan(self, traj: JointTrajectoryArrays, now: float) -> ActiveTrajectory:
+        """The interpolation ``traj`` will run once it takes over (with the reference state at
+        its take-over prepended if its first point is later): what admission checks."""
+        traj = self.resolve(traj, now)
+        prefix = None
+        if traj.times[0] > 0.0:
+            ref = self.reference_at(traj.start_time)
+            if ref is not None:
+                prefix = (0.0, ref)
+        return ActiveTrajectory(traj, prefix)
+
+    def push(self, traj: JointTrajectoryArrays, now: float,
+             planned: ActiveTrajectory | None = None) -> None:
+        """Queue ``traj``; a start time ≤ 0 means now. Later-queued trajectories replace pending
+        ones that would start after them (the newest plan wins from its start on). ``planned``
+        is ``plan(traj, now)`` if the caller already has it."""
+        traj = self.resolve(traj, now)
+        self._pending = [(p, a) for p, a in self._pending if p.start_time < traj.start_time]
+        self._pending.append((traj, planned if planned is not None else self.plan(traj, now)))
 
     def _current(self, now: float) -> Reference | None:
         if self._active is not None:
@@ -177,16 +210,8 @@ class TrajectoryQueue:
 
     def sample(self, now: float) -> Reference | None:
         """Reference at ``now`` (None before any hold pose or trajectory)."""
-        due = [p for p in self._pending if p.start_time <= now]
+        due = [a for p, a in self._pending if p.start_time <= now]
         if due:
-            newest = due[-1]
-            self._pending = [p for p in self._pending if p.start_time > now]
-            take_over = newest.start_time
-            rel = take_over - newest.start_time
-            prefix = None
-            if newest.times[0] > rel:
-                ref = self._current(take_over)
-                if ref is not None:
-                    prefix = (rel, ref)
-            self._active = _Active(newest, prefix)
+            self._pending = [(p, a) for p, a in self._pending if p.start_time > now]
+            self._active = due[-1]
         return self._current(now)

@@ -18,7 +18,9 @@ import numpy as np
 from geometry_msgs.msg import Inertia, InertiaStamped
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+from trajectory_msgs.msg import JointTrajectory
 
+from sysid_ros.control.trajectory import JointTrajectoryArrays
 from sysid_ros.errors import SysidError
 from sysid_ros.model.parameters import PARAM_NAMES, com_inertia_from_theta, theta_from_com_inertia
 
@@ -32,6 +34,8 @@ __all__ = [
     "inertia_from_theta",
     "theta_from_inertia",
     "joint_state_arrays",
+    "trajectory_from_msg",
+    "labelled_array",
 ]
 
 BOUND_LABELS = ("lower", "nominal", "upper")
@@ -93,6 +97,14 @@ def bounds_from_msg(msg: Float64MultiArray) -> ParameterBounds:
     return ParameterBounds(block[0].copy(), block[1].copy(), block[2].copy())
 
 
+def labelled_array(values: np.ndarray, label: str) -> Float64MultiArray:
+    """A 1-D Float64MultiArray whose single dimension carries ``label`` (e.g. the names)."""
+    msg = Float64MultiArray()
+    msg.layout.dim = [MultiArrayDimension(label=label, size=len(values), stride=len(values))]
+    msg.data = np.asarray(values, float).tolist()
+    return msg
+
+
 def inertia_from_theta(theta: np.ndarray) -> Inertia:
     """θ (inertia about the frame origin) → geometry_msgs/Inertia (inertia about the COM)."""
     m, c, i_c = com_inertia_from_theta(theta)
@@ -146,3 +158,29 @@ def joint_state_arrays(msg: JointState, joint_names: tuple[str, ...] | list[str]
         if bad.any():
             raise JointStateError(f"non-finite {label} for {[joint_names[i] for i in np.flatnonzero(bad)]}")
     return q, dq, tau
+
+
+def trajectory_from_msg(msg: JointTrajectory,
+                        robot_joint_names: tuple[str, ...] | list[str]) -> JointTrajectoryArrays:
+    """JointTrajectory → validated arrays in the robot's joint order. Raises
+    ``sysid_ros.control.errors.TrajectoryError`` naming the field (the certificate in
+    ``header.frame_id`` is read by the controller's admission, not here)."""
+    from sysid_ros.control.errors import TrajectoryError
+    names = list(msg.joint_names)
+    pts = list(msg.points)
+    if not pts:
+        raise TrajectoryError("trajectory has no points")
+    cols = {}
+    for label in ("positions", "velocities", "accelerations"):
+        rows = [list(getattr(p, label)) for p in pts]
+        bad = [k for k, row in enumerate(rows) if len(row) != len(names)]
+        if bad:
+            what = "no" if not rows[bad[0]] else f"{len(rows[bad[0]])}"
+            raise TrajectoryError(f"point {bad[0]} has {what} {label} for {len(names)} joints "
+                                  "(positions, velocities and accelerations are all required)")
+        cols[label] = rows
+    times = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in pts]
+    start = (int(msg.header.stamp.sec) * 1_000_000_000 + int(msg.header.stamp.nanosec)) * 1e-9
+    return JointTrajectoryArrays.from_arrays(times, cols["positions"], cols["velocities"],
+                                             cols["accelerations"], names, robot_joint_names,
+                                             start)

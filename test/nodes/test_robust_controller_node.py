@@ -143,7 +143,8 @@ def test_lifecycle_and_closed_loop_over_dds(harness):
     q0 = np.array(robot.config["simulation"]["home"])
     sim.reset(q0)
     names = robot.joint_names
-    proc = start_node("robust_controller", "stale_timeout:=2.0", "debug_decimation:=1")
+    proc = start_node("robust_controller", "stale_timeout:=2.0", "debug_decimation:=1",
+                      "accept_uncertified:=true")
     try:
         assert harness.change_state(Transition.TRANSITION_CONFIGURE)
         harness.bounds_pub.publish(bounds_to_msg(ParameterBounds(truth - rad, truth, truth + rad)))
@@ -200,7 +201,8 @@ def test_stale_states_stop_commands_and_bad_trajectories_are_rejected(harness):
     names = list(robot.joint_names)
     q = np.array(robot.config["simulation"]["home"])
     target = q + 0.05
-    proc = start_node("robust_controller", "autostart:=true", "stale_timeout:=0.02", "debug_decimation:=1")
+    proc = start_node("robust_controller", "autostart:=true", "stale_timeout:=0.02",
+                      "debug_decimation:=1", "accept_uncertified:=true")
     try:
         def pump(seconds: float) -> None:
             end = time.monotonic() + seconds
@@ -212,7 +214,8 @@ def test_stale_states_stop_commands_and_bad_trajectories_are_rejected(harness):
         pump(0.5)
         assert harness.commands, "active controller sent no commands"
         z = np.zeros((2, 7))
-        harness.trajectory(names, [0.0, 0.01], [target, target], z, z, 0.0)   # hold target
+        # first point later than arrival: the controller joins it from its hold pose
+        harness.trajectory(names, [0.2, 0.3], [target, target], z, z, 0.0)   # hold target
         pump(0.4)
         np.testing.assert_allclose(harness.errors[-1][:7], target - q, atol=1e-9)
         bad = {

@@ -1,0 +1,455 @@
+"""The robust controller's runtime: settings, trajectory admission and take-over, watchdogs,
+activation and status — a state machine driven by plain calls with explicit time (no rclpy; the
+node ``sysid_ros.nodes.robust_controller`` only translates messages, parameters and timers).
+
+Two clocks are passed in: ``steady`` (monotonic seconds: watchdogs, ages, diagnostics periods —
+it cannot stall) and ``ros_now`` (ROS time: trajectory start times, the control law's t;
+under ``use_sim_time`` it is /clock and freezes with the simulator).
+
+States and transitions (the node maps them onto its lifecycle):
+
+- *inactive* (after configure): no commands. ``activate`` is refused while joint_states or
+  /clock are stale (received before, silent now); otherwise it resets the law, drops every
+  trajectory and holds the measured pose (any trajectory must be re-sent after an activation).
+- *active*: a command per fresh joint state (``publish_on = joint_states``) or per timer tick.
+- **stale** — joint_states older than ``stale_timeout`` or ROS time frozen for ``clock_timeout``
+  (``use_sim_time`` only), both on the steady clock: commanding stops at once (no command is
+  computed from a stale state; the drive's own watchdog then holds/brakes the robot) and
+  ``tick`` asks the node to deactivate (lifecycle *inactive*, reason on /diagnostics). With
+  ``auto_reactivate`` the node re-activates by itself once every input is fresh again (sim);
+  otherwise an operator activates (hardware).
+- bounds silent for ``bounds_warn_after``: WARN only — the last box still contains θ_e (the
+  identifier's boxes only shrink), so commanding continues; the age is reported.
+
+Diagnostics describe the last period: conditions now (stale, inactive, bounds age) plus what
+happened since the previous report (rejected joint states, trajectories, bounds; clipped
+commands); ``end_period`` starts a new period, so a NaN joint state is an ERROR for one period
+and clears when clean data follow.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from sysid_ros.control.admission import (KNOWN_CHECKS, Certificate, Tolerances, box_digest,
+                                         check_continuity, check_limits, check_torque)
+from sysid_ros.control.bounds import TrackingErrorBound, tracking_error_bound
+from sysid_ros.control.controller import (MODES, ControlOutput, PidGains, RobustController,
+                                          ThetaBox, gains_from_config)
+from sysid_ros.control.errors import (BoundsError, ControllerConfigError, TrajectoryError)
+from sysid_ros.control.prior import prior_box
+from sysid_ros.control.trajectory import JointTrajectoryArrays, TrajectoryQueue
+from sysid_ros.control.watchdog import ClockWatch, Freshness
+from sysid_ros.model.robots import Robot, load_robot
+
+__all__ = ["OK", "WARN", "ERROR", "STATE_LABELS", "ControllerSettings", "Admission", "Status", "Action",
+           "ControllerRuntime", "build_runtime"]
+
+OK, WARN, ERROR = 0, 1, 2
+#: the node's ``~/state`` vector (``ControllerRuntime.state_vector``)
+STATE_LABELS = ("r_norm", "V_sup", "V_max", "rho", "lambda", "bound_norm", "clipped", "compute_s")
+
+
+@dataclass(frozen=True)
+class ControllerSettings:
+    """The node's parameters (types and defaults; docs in config/robust_controller.yaml and
+    the node's module doc). ``validate`` names the first bad one."""
+
+    robot: str = "gen3"
+    robot_config: str = ""
+    calibration: str = ""
+    mode: str = "robust"
+    Kr: float = 0.0
+    alpha: float = 0.0
+    V_max: float = 0.0
+    r_norm_threshold: float = -1.0
+    torque_limit_scale: float = 1.0
+    theta_r_uncertainty: bool = True
+    publish_on: str = "joint_states"
+    timer_rate: float = 1000.0
+    stale_timeout: float = 0.02
+    clock_timeout: float = 0.1
+    bounds_warn_after: float = 5.0
+    watchdog_period: float = 0.005
+    auto_reactivate: bool = False
+    accept_uncertified: bool = False
+    check_torque: bool = True
+    takeover_position_tolerance: float = 0.02
+    takeover_velocity_tolerance: float = 0.05
+    takeover_acceleration_tolerance: float = 0.5
+    pid_kp: float = 100.0
+    pid_ki: float = 20.0
+    pid_kd: float = 20.0
+    pid_i_clamp: float = 0.2
+    debug_decimation: int = 10
+    diagnostics_period: float = 1.0
+    autostart: bool = False
+    joint_states_topic: str = "joint_states"
+    bounds_topic: str = "/sysid/payload_bounds"
+    trajectory_topic: str = "/sysid/desired_trajectory"
+    command_topic: str = "/effort_controller/commands"
+
+    @classmethod
+    def from_mapping(cls, values: dict[str, Any]) -> ControllerSettings:
+        """Settings from a name → value mapping (unknown names refused), validated."""
+        names = {f.name: f for f in fields(cls)}
+        unknown = sorted(set(values) - set(names))
+        if unknown:
+            raise ControllerConfigError(f"unknown controller parameters {unknown}")
+        typed: dict[str, Any] = {}
+        for key, value in values.items():
+            kind = type(names[key].default)
+            if kind is bool and not isinstance(value, bool):
+                raise ControllerConfigError(f"parameter {key}: {value!r} is not a bool")
+            try:
+                typed[key] = kind(value)
+            except (TypeError, ValueError) as exc:
+                raise ControllerConfigError(f"parameter {key}: {value!r} is not a "
+                                            f"{kind.__name__}") from exc
+        settings = cls(**typed)
+        settings.validate()
+        return settings
+
+    def validate(self) -> None:
+        def need(ok: bool, name: str, what: str) -> None:
+            if not ok:
+                raise ControllerConfigError(f"parameter {name} = {getattr(self, name)!r}: {what}")
+        need(self.mode in MODES, "mode", f"not one of {MODES}")
+        need(self.publish_on in ("joint_states", "timer"), "publish_on",
+             "must be joint_states or timer")
+        for name in ("stale_timeout", "clock_timeout", "bounds_warn_after", "watchdog_period",
+                     "timer_rate", "diagnostics_period", "takeover_position_tolerance",
+                     "takeover_velocity_tolerance", "takeover_acceleration_tolerance"):
+            need(getattr(self, name) > 0, name, "must be > 0")
+        need(self.watchdog_period <= self.stale_timeout, "watchdog_period",
+             "must be <= stale_timeout (stale input is noticed within one period)")
+        need(self.debug_decimation >= 1, "debug_decimation", "must be >= 1")
+        need(0 < self.torque_limit_scale <= 1, "torque_limit_scale", "must be in (0, 1]")
+
+
+@dataclass(frozen=True)
+class Admission:
+    """Outcome of one incoming trajectory."""
+
+    accepted: bool
+    certified: bool
+    reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Status:
+    """One diagnostics report: level (OK/WARN/ERROR), message, key/values."""
+
+    level: int
+    message: str
+    values: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Action:
+    """What ``tick`` asks the node to do: ``deactivate`` or ``activate``, and why."""
+
+    kind: str
+    reason: str
+
+
+@dataclass
+class _Period:
+    """Events since the last diagnostics report."""
+
+    rejected_states: int = 0
+    last_state_error: str = ""
+    rejected_trajectories: int = 0
+    last_trajectory_error: str = ""
+    rejected_bounds: int = 0
+    last_bounds_error: str = ""
+    commands: int = 0
+    clipped: int = 0
+
+
+@dataclass
+class _Counters:
+    commands: int = 0
+    clipped: int = 0
+    accepted: int = 0
+    accepted_certified: int = 0
+    rejected: int = 0
+    stale_events: int = 0
+
+
+class ControllerRuntime:
+    """The controller's state machine (module doc). Not thread-safe: one caller thread."""
+
+    def __init__(self, robot: Robot, ctl: RobustController, settings: ControllerSettings,
+                 bound: TrackingErrorBound, use_sim_time: bool, steady: float) -> None:
+        self.robot, self.ctl, self.settings, self.bound = robot, ctl, settings, bound
+        self.queue = TrajectoryQueue(robot.nj)
+        self.tolerances = Tolerances(settings.takeover_position_tolerance,
+                                     settings.takeover_velocity_tolerance,
+                                     settings.takeover_acceleration_tolerance)
+        self.js = Freshness(settings.stale_timeout)
+        self.bounds_seen = Freshness(settings.bounds_warn_after)
+        self.clock = ClockWatch(settings.clock_timeout, enabled=use_sim_time)
+        self.configured_at = steady
+        self.active = False
+        self.stale_reason = ""           # why tick deactivated the controller ("" = it did not)
+        self.bounds_source = "prior"
+        self.state: tuple[float, np.ndarray, np.ndarray] | None = None
+        self.last_output: ControlOutput | None = None
+        self.counters = _Counters()
+        self.period = _Period()
+        self.log: list[tuple[int, str]] = []
+        # every box the controller has held, by digest: certificates name one of them
+        self.known_boxes: dict[str, ThetaBox] = {}
+        self._remember(ctl.prior)
+
+    # -- activation --------------------------------------------------------------------------
+    def stale(self, steady: float) -> str:
+        """Why the inputs are stale now ("" = fresh or not yet received)."""
+        if self.js.stale(steady):
+            return (f"joint_states stale ({self.js.age(steady) * 1e3:.1f} ms > "
+                    f"{self.settings.stale_timeout * 1e3:.1f} ms)")
+        if self.clock.stalled(steady):
+            return (f"/clock stopped ({self.clock.age(steady):.2f} s > "
+                    f"{self.settings.clock_timeout:.2f} s without a change of ROS time)")
+        return ""
+
+    def activate(self, steady: float) -> str:
+        """Arm the output (module doc); returns the refusal reason, "" on success."""
+        why = self.stale(steady)
+        if why:
+            return f"activation refused: {why}"
+        self.ctl.reset()
+        self.queue.clear()
+        if self.state is not None:
+            self.queue.hold(self.state[1])
+        self.active, self.stale_reason = True, ""
+        return ""
+
+    def deactivate(self) -> None:
+        self.active = False
+
+    def tick(self, steady: float, ros_now: float) -> Action | None:
+        """Watchdog step (call every ``watchdog_period`` on the steady clock)."""
+        self.clock.observe(steady, ros_now)
+        why = self.stale(steady)
+        if why and self.active:
+            self.active, self.stale_reason = False, why
+            self.counters.stale_events += 1
+            self._log(ERROR, f"{why}: commands stopped, deactivating")
+            return Action("deactivate", why)
+        if (not why and not self.active and self.stale_reason and self.settings.auto_reactivate
+                and self.js.last is not None and steady - self.js.last <= self.js.timeout):
+            self._log(OK, f"inputs fresh again after '{self.stale_reason}': re-activating "
+                          "(auto_reactivate)")
+            return Action("activate", "inputs fresh again")
+        return None
+
+    # -- inputs ------------------------------------------------------------------------------
+    def joint_state(self, steady: float, stamp: float, q: np.ndarray,
+                    dq: np.ndarray) -> ControlOutput | None:
+        """A valid joint state (stamp in ROS seconds, ≤ 0 = unknown); returns the command to
+        send when commanding on joint_states."""
+        self.js.feed(steady)
+        self.state = (stamp, q, dq)
+        if not self.queue.has_reference:
+            self.queue.hold(q)
+        if self.settings.publish_on == "joint_states":
+            return self.command(steady)
+        return None
+
+    def joint_state_rejected(self, reason: str) -> None:
+        self.period.rejected_states += 1
+        if reason != self.period.last_state_error:
+            self._log(ERROR, f"joint_states rejected: {reason}")
+        self.period.last_state_error = reason
+
+    def bounds(self, steady: float, lower: np.ndarray, nominal: np.ndarray,
+               upper: np.ndarray) -> None:
+        try:
+            box = ThetaBox(lower, nominal, upper)
+        except BoundsError as exc:
+            self.bounds_rejected(str(exc))
+            return
+        self.ctl.set_bounds(box)
+        self._remember(box)
+        self.bounds_seen.feed(steady)
+        self.bounds_source = "identifier"
+
+    def bounds_rejected(self, reason: str) -> None:
+        self.period.rejected_bounds += 1
+        self.period.last_bounds_error = reason
+        self._log(WARN, f"payload bounds rejected, keeping the previous box: {reason}")
+
+    def trajectory(self, ros_now: float, traj: JointTrajectoryArrays | None, frame_id: str,
+                   decode_error: str = "") -> Admission:
+        """Admit or reject one trajectory (``traj`` None with the decoder's ``decode_error``).
+        A rejected trajectory leaves the current one running."""
+        if traj is None:
+            return self._reject(False, [decode_error])
+        try:
+            planned = self.queue.plan(traj, ros_now)
+        except TrajectoryError as exc:
+            return self._reject(False, [str(exc)])
+        certified, why_not = self._certified(frame_id)
+        reasons = check_limits(planned, self.robot.limits)
+        reasons += check_continuity(planned, self.queue.reference_at(planned.start),
+                                    self.tolerances)
+        if not reasons and self.settings.check_torque and self.ctl.mode != "pid":
+            reasons += check_torque(planned, self.ctl)
+        if not certified and not self.settings.accept_uncertified:
+            reasons.append(f"uncertified ({why_not}) and accept_uncertified is false")
+        if reasons:
+            return self._reject(certified, reasons)
+        self.queue.push(traj, ros_now, planned)
+        self.counters.accepted += 1
+        self.counters.accepted_certified += int(certified)
+        return Admission(True, certified)
+
+    def _certified(self, frame_id: str) -> tuple[bool, str]:
+        try:
+            cert = Certificate.parse(frame_id)
+        except TrajectoryError as exc:
+            return False, str(exc)
+        if cert is None:
+            return False, "no certificate"
+        if cert.check not in KNOWN_CHECKS:
+            return False, f"unknown check {cert.check!r}"
+        if self.ctl.mode == "pid":
+            return False, "the PID baseline has no certified bound"
+        box = self.known_boxes.get(cert.box)
+        if box is None:
+            return False, f"certificate names a box {cert.box} this controller never held"
+        held = self.ctl.box
+        if np.any(held.lower < box.lower) or np.any(held.upper > box.upper):
+            return False, "the controller's box is not inside the certified box"
+        return True, ""
+
+    def _reject(self, certified: bool, reasons: list[str]) -> Admission:
+        self.counters.rejected += 1
+        self.period.rejected_trajectories += 1
+        self.period.last_trajectory_error = "; ".join(reasons)
+        self._log(WARN, f"trajectory rejected, current one continues: {'; '.join(reasons)}")
+        return Admission(False, certified, tuple(reasons))
+
+    # -- output ------------------------------------------------------------------------------
+    def command(self, steady: float) -> ControlOutput | None:
+        """The torque command now, or None (inactive, no state yet, or stale input)."""
+        if not self.active or self.state is None or self.stale(steady):
+            return None
+        t, q, dq = self.state
+        ref = self.queue.sample(t)
+        if ref is None:
+            return None
+        out = self.ctl.compute(t, q, dq, ref.q, ref.dq, ref.ddq)
+        self.last_output = out
+        self.counters.commands += 1
+        self.counters.clipped += int(out.clipped)
+        self.period.commands += 1
+        self.period.clipped += int(out.clipped)
+        return out
+
+    def state_vector(self, out: ControlOutput, compute_s: float) -> np.ndarray:
+        """The quantities of ``STATE_LABELS`` for one command."""
+        return np.array([out.r_norm, out.V_sup, out.V_max, self.bound.rho, out.lam,
+                         out.bound_norm, float(out.clipped), compute_s])
+
+    # -- status ------------------------------------------------------------------------------
+    def status(self, steady: float) -> Status:
+        """The report for the current period (module doc)."""
+        issues: list[tuple[int, str]] = []
+        why = self.stale(steady)
+        if why:
+            issues.append((ERROR, why + ": not commanding"))
+        elif self.stale_reason and not self.active:
+            issues.append((ERROR, f"deactivated: {self.stale_reason}; inputs fresh again, "
+                                  "waiting for activation"))
+        elif not self.active:
+            issues.append((WARN, "inactive: not commanding"))
+        p = self.period
+        if p.rejected_states:
+            issues.append((ERROR, f"joint_states rejected ({p.rejected_states} this period; "
+                                  f"last: {p.last_state_error})"))
+        if p.rejected_trajectories:
+            issues.append((WARN, f"trajectory rejected, current one continues "
+                                 f"({p.rejected_trajectories} this period; last: "
+                                 f"{p.last_trajectory_error})"))
+        if p.rejected_bounds:
+            issues.append((WARN, f"payload bounds rejected (last: {p.last_bounds_error})"))
+        age = self._bounds_age(steady)
+        if age > self.settings.bounds_warn_after and self.ctl.mode in ("robust", "pid"):
+            since = "no bounds received" if self.bounds_seen.last is None else "no new bounds"
+            issues.append((WARN, f"identifier silent: {since} for {age:.1f} s (the last box "
+                                 "still holds; it stops shrinking)"))
+        if p.clipped:
+            issues.append((WARN, f"{p.clipped} of {p.commands} commands clipped this period "
+                                 "(guarantee void while clipped)"))
+        level = max((lvl for lvl, _ in issues), default=OK)
+        message = "; ".join(m for _, m in sorted(issues, key=lambda x: -x[0])) or \
+            "active: commanding torques"
+        values = {"active": str(self.active).lower(), "mode": self.ctl.mode,
+                  "bounds": self.bounds_source, "bounds_age_s": f"{age:.3f}",
+                  "bounds_digest": box_digest(self.ctl.box.lower, self.ctl.box.upper),
+                  "joint_states_age_ms": f"{self.js.age(steady) * 1e3:.1f}",
+                  "commands": str(self.counters.commands),
+                  "clipped_commands": str(self.counters.clipped),
+                  "trajectories_accepted": str(self.counters.accepted),
+                  "trajectories_certified": str(self.counters.accepted_certified),
+                  "trajectories_rejected": str(self.counters.rejected),
+                  "stale_events": str(self.counters.stale_events),
+                  "accept_uncertified": str(self.settings.accept_uncertified).lower(),
+                  "rho": f"{self.bound.rho:.6g}"}
+        return Status(level, message, values)
+
+    def end_period(self) -> None:
+        self.period = _Period()
+
+    def pop_log(self) -> list[tuple[int, str]]:
+        out, self.log = self.log, []
+        return out
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _bounds_age(self, steady: float) -> float:
+        last = self.bounds_seen.last
+        return steady - (self.configured_at if last is None else last)
+
+    def _remember(self, box: ThetaBox) -> None:
+        self.known_boxes[box_digest(box.lower, box.upper)] = box
+        if len(self.known_boxes) > 256:          # oldest first (dicts keep insertion order)
+            self.known_boxes.pop(next(iter(self.known_boxes)))
+
+    def _log(self, level: int, message: str) -> None:
+        self.log.append((level, message))
+
+
+def build_runtime(settings: ControllerSettings, use_sim_time: bool,
+                  steady: float) -> ControllerRuntime:
+    """Load the robot and build the law, its bound and the runtime (configure). Raises
+    ModelError / ControlError naming what is wrong."""
+    settings.validate()
+    robot = load_robot(settings.robot, settings.robot_config or None,
+                       settings.calibration or None)
+    defaults = robot.config.get("controller", {}) or {}
+
+    def override(value: float, floor: float = 0.0) -> float | None:
+        return float(value) if value > floor else None
+
+    # the robot file's controller: section, with the node's parameters overriding where set
+    gains = gains_from_config(robot, {
+        "Kr": override(settings.Kr), "alpha": override(settings.alpha),
+        "V_max": override(settings.V_max),
+        "r_norm_threshold": override(settings.r_norm_threshold, -1e-300),
+        "torque_limit_scale": settings.torque_limit_scale})
+    nj = robot.nj
+    pid = PidGains(*(np.full(nj, float(getattr(settings, n)))
+                     for n in ("pid_kp", "pid_ki", "pid_kd", "pid_i_clamp")))
+    # τ₀'s θ_e nominal (box centre by default) comes from the robot file: the planner's
+    # certificate assumes the same choice
+    ctl = RobustController(robot, gains, mode=settings.mode, prior=prior_box(robot), pid=pid,
+                           theta_r_uncertainty=settings.theta_r_uncertainty,
+                           nominal=str(defaults.get("nominal", "centre")))
+    bound = tracking_error_bound(robot, gains.Kr, gains.V_max)
+    return ControllerRuntime(robot, ctl, settings, bound, use_sim_time, steady)
+
