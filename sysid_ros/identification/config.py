@@ -47,6 +47,11 @@ Keys (all optional except the prior):
   never soundness.
 - ``online_max_rows``: the online identifier keeps only this many most recent rows (its previous
   box is the prior), so an update costs the same after an hour as after a minute.
+- ``imu`` (floating-base robots, required there): per-axis bounds of the trunk IMU, bias
+  included — ``gyro_abs`` (rad/s), ``accel_abs`` (m/s²) — and the rate bounds used between IMU
+  samples and for an off-origin mount, ``angular_accel_abs`` (rad/s²), ``jerk_abs`` (m/s³);
+  ``max_gap`` (s): joint samples with no IMU sample within it form no window. See
+  :mod:`.base_motion`.
 """
 from __future__ import annotations
 
@@ -57,6 +62,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from sysid_ros.identification.base_motion import ImuBounds
 from sysid_ros.identification.errors import IdentificationConfigError
 from sysid_ros.model.robots import FRICTION_NAMES, Robot
 
@@ -111,6 +117,7 @@ class IdentificationConfig:
     online_max_rows: int = 1400
     cut_rounds: int = 8
     max_cuts: int = 200
+    imu: ImuBounds | None = None               # trunk IMU bounds (floating base only)
     sources: tuple[str, ...] = ()              # where the values came from (robot file, calibration)
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -207,7 +214,15 @@ class IdentificationConfig:
                              "that are both outside it on that side",
             "rigid_grasp": "payload rigidly attached and unchanged during the data",
             "sources": list(self.sources),
-        }
+        } | ({} if self.imu is None else {
+            "imu_bounds": {"gyro_abs_rad_s": self.imu.gyro_abs,
+                           "accel_abs_m_s2": self.imu.accel_abs,
+                           "angular_accel_abs_rad_s2": self.imu.angular_accel_abs,
+                           "jerk_abs_m_s3": self.imu.jerk_abs, "max_gap_s": self.imu.max_gap},
+            "floating_base": "rows of the arm joints only, trunk motion from the IMU (angular "
+                             "velocity + specific force, bias included in the bounds); no "
+                             "contact on the arm or payload; IMU rigidly mounted as modelled",
+        })
 
 
 def _fail(key: str, why: str) -> IdentificationConfigError:
@@ -371,6 +386,12 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
             friction_unknowns=bool(sec.get("friction_unknowns", True)),
             sources=tuple(robot.sources),
         )
+        if robot.floating_base:
+            if "imu" not in sec:
+                raise _fail("imu", f"{robot.config_path}: a floating-base robot needs the trunk "
+                            "IMU's bounds (gyro_abs, accel_abs, angular_accel_abs, jerk_abs, "
+                            "max_gap)")
+            kwargs["imu"] = ImuBounds.from_mapping(sec["imu"], "identification.imu")
         if "robot_uncertainty_rel" in sec and explicit is not None:
             kwargs["theta_r_lower"] = kwargs["theta_r_upper"] = None
         kwargs.update({k: int(sec[k]) for k in _INT_KEYS if k in sec})

@@ -17,7 +17,10 @@ of these hold (they are repeated in every result's ``assumptions``):
 4. the trapezoid rule's error on each window is within ``quadrature_safety``·|Simpson − trapezoid|
    (smooth signals sampled fast enough for their bandwidth; windows never span a gap longer
    than ``max_sample_gap``);
-5. the payload is rigid, rigidly held and unchanged over the data, and the truth is in B₀.
+5. the payload is rigid, rigidly held and unchanged over the data, and the truth is in B₀;
+6. floating base (B1 + Z1; rows of the arm joints only): the trunk IMU's readings are within
+   the configured ``imu`` bounds (bias included), it is mounted as modelled, and nothing
+   touches the arm or payload (:mod:`.base_motion` derives why nothing else is needed).
 
 If the data contradict these, Θ is usually empty and the status is ``inconsistent``: no box is
 fabricated, and :mod:`diagnostics` says which joints, which time spans and how far off. An
@@ -34,6 +37,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from sysid_ros.identification.base_motion import BaseMotion, ImuSamples, ImuStream, \
+    base_motion, imu_mount
 from sysid_ros.identification.bounds import INCONSISTENT, INSUFFICIENT, OK, BoxResult, \
     chebyshev_center, polytope_box
 from sysid_ros.identification.config import IdentificationConfig
@@ -121,14 +126,31 @@ def _box(method: str, rows: PayloadRows, x_lo: np.ndarray, x_hi: np.ndarray,
                         max_cuts=config.max_cuts)
 
 
+def _base_motion(robot: Robot, config: IdentificationConfig, imu: ImuSamples | None,
+                 t: np.ndarray) -> BaseMotion | None:
+    """The trunk's base motion at the joint stamps (floating base), None for a fixed base."""
+    if not robot.floating_base:
+        if imu is not None:
+            raise SampleError(f"imu: {robot.name} has a fixed base; no IMU is used")
+        return None
+    if imu is None:
+        raise SampleError(f"imu: {robot.name} has a floating base; the arm rows need the trunk "
+                          "IMU (angular velocity and specific force)")
+    assert config.imu is not None       # load_identification_config requires it
+    return base_motion(imu_mount(robot), config.imu, imu.t, imu.angular_velocity,
+                       imu.linear_acceleration, t)
+
+
 def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.ndarray,
              dq: np.ndarray | None, tau: np.ndarray, method: str = "lp", *,
-             point_estimate: bool = True, chunk: int = 4000,
+             imu: ImuSamples | None = None, point_estimate: bool = True, chunk: int = 4000,
              progress: Callable[[int, int], None] | None = None) -> IdentificationResult:
     """Identify θ_e from a whole recording (arrays in ``robot.joint_names`` order).
 
     ``dq`` None (a recording without velocities) raises SampleError: velocities are never
     assumed zero; estimate them first (``sysid_ros.calibration``'s state estimator).
+    ``imu``: the trunk IMU (floating-base robots only, required there), e.g. a
+    ``bagio.ImuSeries``; joint samples it does not cover form no window.
     """
     if method not in METHODS:
         raise IdentificationConfigError(f"method {method!r} is not one of {METHODS}")
@@ -146,12 +168,14 @@ def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.nd
     plan = config.sampling_plan(float(np.median(steps)))
     summary = summarize(t, robot.joint_names, plan)
     clock = time.perf_counter()
+    base = _base_motion(robot, config, imu, t)
     win = MomentumWindows(robot, config, Regressors(robot), rate_hz=1.0 / plan.dt)
     problem = PayloadProblem(robot, config)
     parts = []
     n = t.size
     for s in range(0, n, chunk):
-        m = win.extend(t[s:s + chunk], q[s:s + chunk], dq[s:s + chunk], tau[s:s + chunk])
+        m = win.extend(t[s:s + chunk], q[s:s + chunk], dq[s:s + chunk], tau[s:s + chunk],
+                       None if base is None else base.take(slice(s, s + chunk)))
         parts.append(problem.rows(m))
         if progress is not None:
             progress(min(s + chunk, n), n)
@@ -159,6 +183,9 @@ def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.nd
     t_reg = time.perf_counter() - clock
     x_lo, x_hi = problem.prior()
     notes = [f"sampling: {plan.describe()}", f"prior: {config.prior_name}"]
+    if base is not None:
+        notes.append(f"floating base: rows of {len(win.row_joints)} arm joints; "
+                     f"{int((~base.valid).sum())} joint samples without IMU coverage")
     if len(rows) == 0:
         return IdentificationResult(INSUFFICIENT, x_lo[:N_THETA_E].copy(), None,
                                     x_hi[:N_THETA_E].copy(), win.n_samples, 0, method,
@@ -221,6 +248,12 @@ class OnlineIdentifier:
         self.background_cuts = background_cuts and method == "lp-cuts"
         self.windows = MomentumWindows(robot, config, Regressors(robot))
         self.problem = PayloadProblem(robot, config)
+        # floating base: joint samples wait here until the IMU covers their stamps
+        self.imu: ImuStream | None = None
+        if robot.floating_base:
+            assert config.imu is not None
+            self.imu = ImuStream(imu_mount(robot), config.imu)
+        self._held: list[tuple[np.ndarray, ...]] = []
         self._lock = threading.Lock()     # guards box/rows/cuts against tighten()'s thread
         self._epoch = 0
         self.reset()
@@ -230,6 +263,9 @@ class OnlineIdentifier:
         with self._lock:
             self._epoch += 1              # a tighten() started before this is discarded
             self.windows.reset()
+            self._held = []
+            if self.imu is not None:
+                self.imu.reset()
             self.lower = self.config.prior_lower.copy()
             self.upper = self.config.prior_upper.copy()
             self.nominal = np.clip(self.robot.theta_e(), self.lower, self.upper)
@@ -248,14 +284,47 @@ class OnlineIdentifier:
         a changed payload shows as ``inconsistent`` at the next update)."""
         with self._lock:
             self.windows.break_run()
+            self._held = []
+            if self.imu is not None:
+                self.imu.reset()
 
     @property
     def samples(self) -> int:
         return self.windows.n_samples
 
+    def add_imu(self, t, angular_velocity, linear_acceleration) -> int:
+        """Trunk IMU samples (floating base; IMU frame): returns new rows formed by joint
+        samples they now cover."""
+        if self.imu is None:
+            raise SampleError(f"imu: {self.robot.name} has a fixed base; no IMU is used")
+        self.imu.add(t, angular_velocity, linear_acceleration)
+        return self._drain()
+
     def add_samples(self, t, q, dq, tau) -> int:
-        """Append samples (raises SampleError, state unchanged); returns new rows formed."""
-        rows = self.problem.rows(self.windows.extend(t, q, dq, tau))
+        """Append samples (raises SampleError, state unchanged); returns new rows formed.
+        Floating base: samples wait until the IMU covers their stamps (:meth:`add_imu`)."""
+        if self.imu is None:
+            rows = self.problem.rows(self.windows.extend(t, q, dq, tau))
+            with self._lock:
+                return self._append(rows)
+        t, *arrays = self.windows._validate(t, q, dq, tau)
+        last = self._held[-1][0][-1] if self._held else self.windows.last_time
+        if t.size and last is not None and t[0] <= last:
+            raise SampleError("time: stamps not strictly increasing")
+        self._held.append((t, *arrays))
+        return self._drain()
+
+    def _drain(self) -> int:
+        """Feed the held joint samples the IMU now covers into the windows."""
+        assert self.imu is not None
+        if not self._held:
+            return 0
+        t, q, dq, tau = (np.concatenate(x) for x in zip(*self._held))
+        n, base = self.imu.resolve(t, float(t[-1]))
+        self._held = [] if n == t.size else [(t[n:], q[n:], dq[n:], tau[n:])]
+        if n == 0:
+            return 0
+        rows = self.problem.rows(self.windows.extend(t[:n], q[:n], dq[:n], tau[:n], base))
         with self._lock:
             return self._append(rows)
 
@@ -265,7 +334,7 @@ class OnlineIdentifier:
             both = PayloadRows.concat([self._rows, rows], self.problem.n_x)
             self._rows = both.take(slice(-keep, None))
             self._new_rows += len(rows)
-            self.windows_used += len(rows) // self.robot.nj
+            self.windows_used += len(rows) // len(self.windows.row_joints)
         return len(rows)
 
     def insufficient_reason(self) -> str:

@@ -16,6 +16,7 @@ which this module turns into |A·x − c| ≤ r_fixed + r_noise with
   ∫σ) for an unknown Fc (sound because Fc ≥ 0), and the quadrature allowance
   ``quadrature_safety``·|Simpson − trapezoid| of ∫τ̂, ∫W_r·θ_r and ∫W_e·θ_e (|θ| at the box
   edge);
+- the floating base's IMU error (:mod:`.base_motion`): base_W·|θ|max over θ_r's box and B₀;
 - r_noise: the torque-noise radius Σ_k w_k·δτ_k = (a_j·T + rel·∫|τ̂|)/(1 − rel), kept apart so
   diagnostics can scale it (the "noise scale" of :mod:`.diagnostics`).
 
@@ -140,6 +141,9 @@ class PayloadProblem:
         r_fixed += cfg.quadrature_safety * (m.quad_tau + m.quad_W[:, self._other]
                                             @ self.theta_r_abs_max
                                             + m.quad_W[:, self._ee] @ theta_e_abs_max)
+        # floating base: the IMU error's radius rows (zero for a fixed base), |θ| at the box edge
+        r_fixed += m.base_W[:, self._other] @ self.theta_r_abs_max \
+            + m.base_W[:, self._ee] @ theta_e_abs_max
         rel = cfg.torque_noise_rel
         r_noise = (cfg.torque_noise_abs[j] * m.duration + rel * m.tau_abs) / (1.0 - rel)
         return PayloadRows(A, c, r_fixed, r_noise, j.copy(), m.t_start.copy(), m.t_end.copy())

@@ -24,7 +24,7 @@ from sysid_ros.model.parameters import is_physically_consistent
 from sysid_ros.model.robots import Robot
 
 __all__ = ["SimulatedRun", "random_payload_theta", "perturbed_model", "simulate",
-           "exciting_reference"]
+           "exciting_reference", "FloatingRun", "simulate_standing"]
 
 
 @dataclass(frozen=True)
@@ -220,3 +220,72 @@ def simulate_mujoco(robot: Robot, rng: np.random.Generator, payload, *, duration
         t[i], q[i], dq[i], tau_meas[i] = meas.t, meas.q, meas.dq, meas.tau_measured
         tau[i] = sim._tau_applied
     return SimulatedRun(t, q, dq, tau, tau_meas, sim.true_theta_e())
+
+
+@dataclass(frozen=True)
+class FloatingRun:
+    """B1 + Z1 standing in the MuJoCo simulator: joint samples (as :class:`SimulatedRun`), the
+    exact IMU readings at the same stamps (IMU frame: gyro (N, 3) rad/s, specific force
+    (N, 3) m/s²) and the trunk's true pose (position (N, 3) m, rotation vector (N, 3) rad)."""
+
+    run: SimulatedRun
+    gyro: np.ndarray
+    accel: np.ndarray
+    trunk_position: np.ndarray
+    trunk_rotation: np.ndarray
+
+
+def simulate_standing(robot: Robot, rng: np.random.Generator, payload, *, duration: float,
+                      noise_tau: float = 0.1, settle: float = 0.4, amplitude: float = 0.35,
+                      physics_dt: float = 1e-3) -> FloatingRun:
+    """The floating-base robot standing on the simulator's ground (legs on the simulator's
+    posture controller) while its arm tracks a random sum of sines around ``simulation.home``
+    with PD + nominal full-body gravity feed-forward; sampled every physics step after
+    ``settle`` seconds (the drop onto the ground). Positions exact (not quantised), torque
+    noise uniform in ±``noise_tau``; the IMU readings are the simulator's exact ones."""
+    from sysid_ros.simulation import SimConfig, Simulator
+
+    sim = Simulator(robot, payload, SimConfig(noise_tau=noise_tau, quantize=False,
+                                              physics_dt=physics_dt),
+                    seed=int(rng.integers(2**31)))
+    sim.reset()
+    arm = np.array([robot.joint_names.index(j) for j in robot.config["arm_joints"]])
+    home = sim.q[arm].copy()
+    freq = rng.uniform(0.4, 1.2, (2, arm.size))
+    phase = rng.uniform(0, 2 * np.pi, (2, arm.size))
+    amp = amplitude * rng.uniform(0.5, 1.0, (2, arm.size)) / 2.0
+    model, data = robot.model, robot.model.createData()
+    kp, kd = 80.0, 4.0
+
+    def ref(t: float) -> tuple[np.ndarray, np.ndarray]:
+        w = 2 * np.pi * freq
+        ramp = min(1.0, t / settle) if settle > 0 else 1.0
+        return (home + ramp * np.sum(amp * np.sin(w * t + phase), axis=0),
+                ramp * np.sum(amp * w * np.cos(w * t + phase), axis=0))
+
+    steps = int(np.ceil((settle + duration) / sim.physics_dt))
+    skip = int(round(settle / sim.physics_dt))
+    n, nj = steps - skip, robot.nj
+    t = np.empty(n)
+    q, dq, tau, tau_meas = (np.empty((n, nj)) for _ in range(4))
+    gyro, acc, pos, rot = (np.empty((n, 3)) for _ in range(4))
+    cmd = np.zeros(nj)
+    for i in range(steps):
+        state = sim.state()
+        q_d, dq_d = ref(sim.time)
+        grav = pin.computeGeneralizedGravity(model, data, state.q)[robot.v_index]
+        cmd[arm] = grav[arm] + kp * (q_d - sim.q[arm]) + kd * (dq_d - sim.dq[arm])
+        sim.step(cmd)
+        if i < skip:
+            continue
+        k = i - skip
+        meas = sim.measure()
+        assert meas.imu is not None
+        t[k], q[k], dq[k], tau_meas[k] = meas.t, meas.q, meas.dq, meas.tau_measured
+        tau[k] = sim.tau_applied
+        gyro[k], acc[k] = meas.imu.angular_velocity, meas.imu.linear_acceleration
+        base = sim.state().q
+        pos[k] = base[:3]
+        rot[k] = pin.log3(pin.Quaternion(base[3:7]).toRotationMatrix())
+    return FloatingRun(SimulatedRun(t, q, dq, tau, tau_meas, sim.true_theta_e()), gyro, acc,
+                       pos, rot)

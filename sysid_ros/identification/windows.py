@@ -39,6 +39,13 @@ Assumptions these integrals rest on (the consumer repeats them in its results): 
 the sample instants; q̇ stays on one side of the Coulomb band between two samples that are both
 outside it on the same side; the trapezoid error of each window is within the consumer's
 safety factor × |Simpson − trapezoid|.
+
+Floating base (B1 + Z1): only the rows of the joints that carry the end effector (the arm) are
+formed, in the columns of the arm subtree's bodies (every other column of those rows is exactly
+zero); each sample needs the trunk's IMU-derived ω and effective gravity
+(:mod:`.base_motion`, which proves why these suffice), and ``base_W`` carries the radius rows
+of the IMU error: |row error| ≤ base_W·|θ|max. Samples without a valid base state end the run
+(no window spans them). For a fixed base ``base_W`` is zero and nothing else changes.
 """
 from __future__ import annotations
 
@@ -47,6 +54,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from sysid_ros.identification.base_motion import BaseMotion, arm_regressors
 from sysid_ros.identification.config import IdentificationConfig, SamplingPlan
 from sysid_ros.identification.errors import SampleError, UnsupportedRobotError
 from sysid_ros.model.regressors import Regressors
@@ -64,7 +72,7 @@ class MomentumRows:
 
     W (n, n_theta), tau/tau_abs (n,), fric (n, 4), sign_rad (n,), quad_tau (n,),
     quad_W (n, n_theta), joint (n,) int, start/end (n,) global sample indices,
-    t_start/t_end (n,) s.
+    t_start/t_end (n,) s, base_W (n, n_theta) the IMU-error radius rows (zero: fixed base).
     """
 
     W: np.ndarray
@@ -79,12 +87,13 @@ class MomentumRows:
     end: np.ndarray
     t_start: np.ndarray
     t_end: np.ndarray
+    base_W: np.ndarray
 
     @staticmethod
     def empty(n_theta: int) -> "MomentumRows":
         z, zi = np.zeros(0), np.zeros(0, int)
         return MomentumRows(np.zeros((0, n_theta)), z, z, np.zeros((0, 4)), z, z,
-                            np.zeros((0, n_theta)), zi, zi, zi, z, z)
+                            np.zeros((0, n_theta)), zi, zi, zi, z, z, np.zeros((0, n_theta)))
 
     def __len__(self) -> int:
         return int(self.tau.shape[0])
@@ -118,6 +127,7 @@ class _Checkpoint:
     fine: np.ndarray       # (D,) running trapezoid integral of the integrand vector
     coarse: np.ndarray     # (D,) running every-other-sample trapezoid
     sign_rad: np.ndarray   # (nj,) running radius of ∫σ(q̇)
+    r_m: np.ndarray | None = None   # (nr, nc) IMU radius row of W_m (floating base)
     used: bool = False     # already closed a window as its end point
 
 
@@ -144,7 +154,8 @@ class MomentumWindows:
     """Streams samples in, yields the rows of each window as soon as it is complete.
 
     Args:
-        robot: a fixed-base robot (a floating base would need base wrenches/contacts).
+        robot: a fixed-base robot (rows of every joint), or a floating-base one (rows of the
+            joints carrying the end effector only; :meth:`extend` then needs the base motion).
         config: sampling plan (window/stride/gap in seconds or samples) and Coulomb band.
         regressors: optional shared :class:`Regressors` (not thread-safe: one per thread).
         rate_hz: the stream's rate if known (offline: from the whole recording); otherwise it is
@@ -153,23 +164,29 @@ class MomentumWindows:
 
     def __init__(self, robot: Robot, config: IdentificationConfig,
                  regressors: Regressors | None = None, rate_hz: float | None = None) -> None:
-        if robot.floating_base:
-            raise UnsupportedRobotError(
-                f"{robot.name}: floating-base identification needs contact/base wrenches, which "
-                "the momentum identifier does not model; identify the arm on a fixed base")
         self.robot, self.config = robot, config
         self.reg = regressors or Regressors(robot)
         self.nj = robot.nj
         self.n_theta = self.reg.n_theta
         self.vi = robot.v_index
+        self.floating = robot.floating_base
+        #: joints (config order) whose rows are formed; their velocity indices; body columns
+        self.row_joints, self.bodies = _row_joints_and_bodies(robot)
+        self.rows_v = self.vi[self.row_joints]
+        self.cols = (10 * self.bodies[:, None] + np.arange(10)).reshape(-1)
+        self.nr, self.nc = self.row_joints.size, self.cols.size
         self._continuous = ~np.isfinite(robot.limits.q_lower) & ~np.isfinite(robot.limits.q_upper)
         self._fixed_rate = rate_hz
         self.reset()
 
-    # Integrand columns: [W_c (nj·n_theta) | τ̂ (nj) | |τ̂| (nj) | σ(q̇) (nj)].
-    def _integrand(self, w_c: np.ndarray, tau: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+    # Integrand columns: [W_c (nr·nc) | τ̂ (nr) | |τ̂| (nr) | σ(q̇) (nr) | r_c (nr·nc, floating)].
+    def _integrand(self, w_c: np.ndarray, tau: np.ndarray, sigma: np.ndarray,
+                   r_c: np.ndarray | None) -> np.ndarray:
         n = tau.shape[0]
-        return np.concatenate([w_c[:, self.vi].reshape(n, -1), tau, np.abs(tau), sigma], axis=1)
+        parts = [w_c.reshape(n, -1), tau, np.abs(tau), sigma]
+        if r_c is not None:
+            parts.append(r_c.reshape(n, -1))
+        return np.concatenate(parts, axis=1)
 
     def _sigma(self, dq: np.ndarray) -> np.ndarray:
         """σ(q̇) at the samples: ±1 outside the Coulomb band, 0 (= unknown in [−1, 1]) inside."""
@@ -206,6 +223,21 @@ class MomentumWindows:
             return float(self._pending[-1][0][-1])
         return None if self._last is None else self._last[0]
 
+    def _validate_base(self, base: BaseMotion | None, n: int) -> np.ndarray | None:
+        if not self.floating:
+            if base is not None:
+                raise SampleError(f"{self.robot.name}: base motion given for a fixed-base robot")
+            return None
+        if base is None:
+            raise SampleError(f"{self.robot.name}: floating base — the arm rows need the trunk "
+                              "IMU (base motion) for every sample")
+        if len(base) != n:
+            raise SampleError(f"imu: base motion for {len(base)} samples, {n} joint samples")
+        stacked = base.stacked()
+        if not np.all(np.isfinite(stacked)):
+            raise SampleError("imu: non-finite base motion")
+        return np.concatenate([stacked, base.valid[:, None].astype(float)], axis=1)
+
     def _validate(self, t, q, dq, tau) -> tuple[np.ndarray, ...]:
         t = np.asarray(t, float).reshape(-1)
         if dq is None:
@@ -225,22 +257,46 @@ class MomentumWindows:
             raise SampleError("time: stamps not strictly increasing")
         return (t, *arrays)
 
-    def extend(self, t, q, dq, tau) -> MomentumRows:
-        """Add samples (t (N,) s; q, q̇, τ̂ (N, nj) in ``robot.joint_names`` order) and return
-        the rows of every window completed by them. Raises SampleError on bad input (state is
-        unchanged then). A gap longer than the plan's ``max_sample_gap`` (also before the first
-        new sample) ends the current run: no window integrates across it (``n_gaps`` counts
-        them, ``longest_gap`` keeps the longest, s).
+    def extend(self, t, q, dq, tau, base: BaseMotion | None = None) -> MomentumRows:
+        """Add samples (t (N,) s; q, q̇, τ̂ (N, nj) in ``robot.joint_names`` order; ``base`` the
+        trunk motion at the same stamps, floating base only) and return the rows of every
+        window completed by them. Raises SampleError on bad input (state is unchanged then). A
+        gap longer than the plan's ``max_sample_gap`` (also before the first new sample), or a
+        sample without a valid base state, ends the current run: no window integrates across
+        it (``n_gaps`` counts them, ``longest_gap`` keeps the longest, s).
         """
         t, q, dq, tau = self._validate(t, q, dq, tau)
+        b = self._validate_base(base, t.size)
         if self.plan is None:
-            self._pending.append((t, q, dq, tau))
+            self._pending.append((t, q, dq, tau, b))
             held = sum(p[0].size for p in self._pending)
             if held < RATE_PROBE_SAMPLES:
                 return MomentumRows.empty(self.n_theta)
-            t, q, dq, tau = (np.concatenate(x) for x in zip(*self._pending))
+            t, q, dq, tau = (np.concatenate(x) for x in list(zip(*self._pending))[:4])
+            b = None if b is None else np.concatenate([p[4] for p in self._pending])
             self._pending = []
             self.plan = self.config.sampling_plan(float(np.median(np.diff(t))))
+        if b is None:
+            return self._extend_timed(t, q, dq, tau, None)
+        # samples without an IMU state split the stream like a gap
+        valid = b[:, -1] > 0.5
+        if valid.all():
+            return self._extend_timed(t, q, dq, tau, b[:, :-1])
+        parts = []
+        edges = np.flatnonzero(np.diff(np.concatenate([[0], valid.astype(int), [0]])))
+        for a, e in zip(edges[::2], edges[1::2]):
+            if a > 0:                # the run before an invalid sample ends there
+                self._break()
+                self.n_gaps += 1
+            parts.append(self._extend_timed(t[a:e], q[a:e], dq[a:e], tau[a:e], b[a:e, :-1]))
+        if not valid[-1]:
+            self._break()
+        parts = [p for p in parts if len(p)]
+        return MomentumRows.concat(parts) if parts else MomentumRows.empty(self.n_theta)
+
+    def _extend_timed(self, t, q, dq, tau, b) -> MomentumRows:
+        """:meth:`extend` after validation and rate probing: split at long gaps."""
+        assert self.plan is not None
         prev = [] if self._last is None else [self._last[0]]
         steps = np.diff(np.concatenate([prev, t]))
         big = steps > self.plan.max_sample_gap
@@ -248,31 +304,42 @@ class MomentumWindows:
             self.longest_gap = max(self.longest_gap, float(steps[big].max()))
         cuts = np.flatnonzero(big) + 1 - len(prev)
         if cuts.size == 0:
-            return self._extend_run(t, q, dq, tau)
+            return self._extend_run(t, q, dq, tau, b)
         parts = []
         bounds = [0, *[int(c) for c in cuts if c > 0], t.size]
-        for a, b in zip(bounds[:-1], bounds[1:]):
+        for a, e in zip(bounds[:-1], bounds[1:]):
             if a > 0 or cuts[0] <= 0:
                 self._break()
                 self.n_gaps += 1
-            if b > a:
-                parts.append(self._extend_run(t[a:b], q[a:b], dq[a:b], tau[a:b]))
+            if e > a:
+                parts.append(self._extend_run(t[a:e], q[a:e], dq[a:e], tau[a:e],
+                                              None if b is None else b[a:e]))
         parts = [p for p in parts if len(p)]
         return MomentumRows.concat(parts) if parts else MomentumRows.empty(self.n_theta)
 
-    def _extend_run(self, t, q, dq, tau) -> MomentumRows:
+    def _regressors(self, q: np.ndarray, dq: np.ndarray, b: np.ndarray | None
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """(W_m, W_c, r_m, r_c) of the row joints in the body columns, (N, nr, nc) each."""
+        n = q.shape[0]
+        q_full = np.tile(self.robot.neutral(), (n, 1))
+        q_full[:, self.robot.q_index] = q
+        dq_full = np.zeros((n, self.robot.nv))
+        dq_full[:, self.vi] = dq
+        if b is None:
+            w_m, w_c = self.reg.momentum_pair(q_full, dq_full)
+            return w_m[:, self.rows_v], w_c[:, self.rows_v], None, None
+        return arm_regressors(self.reg, q_full, dq_full, b, self.rows_v, self.bodies)
+
+    def _extend_run(self, t, q, dq, tau, b=None) -> MomentumRows:
         n = t.size
         assert self.plan is not None
         if n == 0:
             return MomentumRows.empty(self.n_theta)
         q = self._unwrap(q)
-        q_full = np.tile(self.robot.neutral(), (n, 1))
-        q_full[:, self.robot.q_index] = q
-        dq_full = np.zeros((n, self.robot.nv))
-        dq_full[:, self.vi] = dq
-        w_m, w_c = self.reg.momentum_pair(q_full, dq_full)
-        sigma = self._sigma(dq)
-        f = self._integrand(w_c, tau, sigma)
+        w_m, w_c, r_m, r_c = self._regressors(q, dq, b)
+        rj = self.row_joints
+        sigma = self._sigma(dq[:, rj])
+        f = self._integrand(w_c, tau[:, rj], sigma, r_c)
         g = self.n_samples + np.arange(n)
 
         stride = self.plan.stride
@@ -282,13 +349,14 @@ class MomentumWindows:
         # Fine trapezoid, continuing from the last sample of the previous batch. Only its values
         # at checkpoints (and the batch's last sample) are ever used, so it is summed segment by
         # segment between those points instead of as an (N, D) cumulative sum.
+        nr, o_sigma = self.nr, self.nr * self.nc + 2 * self.nr
         if self._last is None:
             t_ext, f_ext, base, off = t, f, np.zeros(f.shape[1]), 0
-            s_ext, srad_base = sigma, np.zeros(self.nj)
+            s_ext, srad_base = sigma, np.zeros(nr)
         else:
             t_ext = np.concatenate([[self._last[0]], t])
             f_ext = np.concatenate([self._last[1][None], f])
-            s_ext = np.concatenate([self._last[1][None, -self.nj:], sigma])
+            s_ext = np.concatenate([self._last[1][None, o_sigma:o_sigma + nr], sigma])
             base, srad_base, off = self._fine_last, self._sign_rad_last, 1
         fine_pos = np.unique(np.concatenate([ks, [n - 1]])) + off
         fine_at = dict(zip((fine_pos - off).tolist(), _trapezoid_at(t_ext, f_ext, base, fine_pos)))
@@ -316,8 +384,9 @@ class MomentumWindows:
         for k in ks:
             gi = int(g[k])
             self._checkpoints[gi] = _Checkpoint(
-                t[k], q[k].copy(), dq[k].copy(), w_m[k][self.vi].copy(), fine_at[int(k)].copy(),
-                coarse_at[coarse_index[gi]].copy(), srad[k].copy())
+                t[k], q[k, rj].copy(), dq[k, rj].copy(), w_m[k].copy(), fine_at[int(k)].copy(),
+                coarse_at[coarse_index[gi]].copy(), srad[k].copy(),
+                None if r_m is None else r_m[k].copy())
 
         self._last = (t[-1], f[-1].copy(), q[-1].copy(), dq[-1].copy())
         self._fine_last, self._sign_rad_last = fine_at[n - 1].copy(), srad[-1].copy()
@@ -362,17 +431,46 @@ class MomentumWindows:
         self.n_windows += len(parts)
         return MomentumRows.concat(parts) if parts else MomentumRows.empty(self.n_theta)
 
+    def _full(self, block: np.ndarray) -> np.ndarray:
+        """(nr, nc) body-column block → (nr, n_theta) rows (other columns exactly zero)."""
+        if self.nc == self.n_theta:
+            return block
+        out = np.zeros((self.nr, self.n_theta))
+        out[:, self.cols] = block
+        return out
+
     def _rows(self, a: int, ca: _Checkpoint, b: int, cb: _Checkpoint) -> MomentumRows:
-        nj, nt = self.nj, self.n_theta
+        nr, nc = self.nr, self.nc
         d_fine = cb.fine - ca.fine
         quad = np.abs(d_fine - (cb.coarse - ca.coarse)) / 3.0
-        o = nj * nt
+        o = nr * nc
         T = cb.t - ca.t
-        fric = np.stack([d_fine[o + 2 * nj:o + 3 * nj], cb.q - ca.q, cb.dq - ca.dq,
-                         np.full(nj, T)], axis=1)
+        fric = np.stack([d_fine[o + 2 * nr:o + 3 * nr], cb.q - ca.q, cb.dq - ca.dq,
+                         np.full(nr, T)], axis=1)
+        if ca.r_m is None or cb.r_m is None:
+            base_W = np.zeros((nr, self.n_theta))
+        else:
+            base_W = self._full(ca.r_m + cb.r_m + d_fine[o + 3 * nr:].reshape(nr, nc))
         return MomentumRows(
-            W=(cb.w_m - ca.w_m) - d_fine[:o].reshape(nj, nt),
-            tau=d_fine[o:o + nj], tau_abs=d_fine[o + nj:o + 2 * nj], fric=fric,
-            sign_rad=cb.sign_rad - ca.sign_rad, quad_tau=quad[o:o + nj],
-            quad_W=quad[:o].reshape(nj, nt), joint=np.arange(nj), start=np.full(nj, a),
-            end=np.full(nj, b), t_start=np.full(nj, ca.t), t_end=np.full(nj, cb.t))
+            W=self._full((cb.w_m - ca.w_m) - d_fine[:o].reshape(nr, nc)),
+            tau=d_fine[o:o + nr], tau_abs=d_fine[o + nr:o + 2 * nr], fric=fric,
+            sign_rad=cb.sign_rad - ca.sign_rad, quad_tau=quad[o:o + nr],
+            quad_W=self._full(quad[:o].reshape(nr, nc)), joint=self.row_joints.copy(),
+            start=np.full(nr, a), end=np.full(nr, b), t_start=np.full(nr, ca.t),
+            t_end=np.full(nr, cb.t), base_W=base_W)
+
+
+def _row_joints_and_bodies(robot: Robot) -> tuple[np.ndarray, np.ndarray]:
+    """Fixed base: every joint, every body. Floating base: the joints supporting the end
+    effector (their rows need neither contact forces nor leg torques) and the bodies of their
+    subtree (0-based body indices; every other column of those rows is zero)."""
+    nb = robot.n_bodies
+    if not robot.floating_base:
+        return np.arange(robot.nj), np.arange(nb)
+    support = set(int(j) for j in robot.model.supports[robot.ee_joint_id])
+    ids = robot.joint_ids
+    rows = np.array([k for k, j in enumerate(ids) if int(j) in support], int)
+    if rows.size == 0:
+        raise UnsupportedRobotError(f"{robot.name}: no actuated joint carries the end effector")
+    sub = sorted({int(b) for j in ids[rows] for b in robot.model.subtrees[int(j)]})
+    return rows, np.array([b - 1 for b in sub], int)

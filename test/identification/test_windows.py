@@ -99,12 +99,18 @@ def test_bad_samples_are_rejected_without_changing_state(gen3):
     assert win.n_samples == 2 * n
 
 
-def test_floating_base_is_refused():
-    from sysid_ros.identification import UnsupportedRobotError
+def test_floating_base_needs_the_imu():
+    """B1 + Z1: rows of the arm joints only, and never without the trunk's base motion."""
+    from sysid_ros.identification import SampleError
     from sysid_ros.model.robots import load_robot
     robot = load_robot("b1_z1")
-    with pytest.raises(UnsupportedRobotError, match="floating-base"):
-        MomentumWindows(robot, load_identification_config(robot, friction="config"))
+    win = MomentumWindows(robot, load_identification_config(robot, friction="config"),
+                          rate_hz=500.0)
+    assert [robot.joint_names[j] for j in win.row_joints] == robot.config["arm_joints"]
+    n = 40
+    z = np.zeros((n, robot.nj))
+    with pytest.raises(SampleError, match="IMU"):
+        win.extend(np.arange(n) * 2e-3, z, z, z)
 
 
 def test_window_plan_follows_the_streams_rate(gen3):

@@ -1,0 +1,342 @@
+"""Floating base: the trunk IMU → the arm rows' base inputs and their sound error radii.
+
+Why the arm rows need only (ω, f) of the trunk
+-----------------------------------------------
+For a floating-base robot whose arm is a branch of the trunk (B1 + Z1), the momentum rows of
+the arm joints involve only the arm subtree's bodies (θ_r of the arm links and θ_e): H's
+arm/leg block is zero (different branches), and foot contact forces enter through J_footᵀ,
+whose arm columns are zero (assumption: nothing touches the arm or payload). Write the world
+spatial velocity of an arm body as (v_o, 0) + V⁰ with v_o the velocity of the trunk origin and
+V⁰ the velocity it would have with the trunk origin at rest (the trunk only rotating, ω). Then
+K = K⁰ + v_oᵀ·d/dt(M·R·c) + ½M|v_o|², with M·c(q) the arm subtree's mass moment in the trunk
+frame and R the trunk orientation. In the Euler–Lagrange expression of an arm joint j
+(a true coordinate) the middle term gives, after integrating by parts, exactly a_oᵀ·M·R·∂_j c,
+and the potential gives −gᵀ·M·R·∂_j c, so
+
+    d/dt ∂K⁰/∂q̇_j − ∂K⁰/∂q_j + (a_o − g)ᵀ R · M ∂_j c = τ_j − τ_f,j.
+
+K⁰ depends on (ω_body, q, q̇) only and Rᵀ(a_o − g) = f_o is the specific force of the trunk
+origin in the trunk frame. So the arm rows are *exactly* those of the model with the trunk
+fixed at the origin (identity orientation), base velocity (0, ω_body) and gravity −f_o: the
+base's linear velocity (not measurable without drift) and its attitude drop out. This is the
+Galilean-invariance argument carried to its end: a velocity offset (constant or not) only
+enters through its derivative, and a drift-free accelerometer measures that derivative with
+gravity. (test_floating_base checks the identity against Pinocchio's full-body RNEA.)
+
+IMU → (ω, f_o) per joint-state sample
+-------------------------------------
+The IMU reports ω̂ and f̂ in its own frame, mounted rigidly on the trunk (rotation R_ti,
+position r in the trunk frame, from the model's frame of ``imu_body``):
+
+    ω = R_ti·ω_imu,     f_o = R_ti·f_imu − ω×(ω×r) − α×r      (rigid body, α = ω̇).
+
+IMU samples are linearly interpolated to the joint-state stamps. For a signal with
+|ẋ_i| ≤ L the interpolation error at t between samples t₁ ≤ t ≤ t₂ is ≤ 2L(t−t₁)(t₂−t)/(t₂−t₁)
+(0 on a shared stamp, as when the IMU and the joints arrive in one LowState message).
+A joint sample with no IMU sample at or before it and at or after it within ``max_gap``
+gets no base state: ``valid`` is False and the windows never span it (no silently wrong row).
+
+Error radii (per sample, per trunk axis), from the configured :class:`ImuBounds`:
+
+- ε_ω = |R_ti|·(gyro_abs + 2·angular_accel_abs·(t−t₁)(t₂−t)/h);
+- ε_f = |R_ti|·(accel_abs + 2·jerk_abs·(t−t₁)(t₂−t)/h) + lever: the α×r term is not
+  measured and is bounded by angular_accel_abs·(|r_j| + |r_k|) on axis i; the centripetal
+  term computed from ω̂ is off by ≤ 2‖r‖·‖δ‖·(2‖ω̂‖ + ‖δ‖), ‖δ‖ ≤ ‖ε_ω‖.
+
+:func:`arm_regressors` turns them into radius rows (|error of a row·θ| ≤ radius·|θ|max):
+
+- W_m is linear in the velocity: δ(W_m θ) = Σ_k δω_k W_m(e_k)θ, so r_m = Σ_k ε_ω,k |W_m(e_k)|;
+- W_c(v) = vᵀQv + G(g) is quadratic in v and affine in the gravity g, so, exactly,
+  W_c(v̂) − W_c(v) = Σ_k δ_k·2B(v̂, e_k) − Σ_kl δ_kδ_l Q_kl (δ = v̂ − v) and
+  G(ĝ) − G(g) = Σ_a δg_a G(e_a); with 2B(v̂, e_k) = [W_c(v̂+e_k) − W_c(v̂−e_k)]/2,
+  Q_kk = [W_c(v̂+e_k) + W_c(v̂−e_k) − 2W_c(v̂)]/2 and 2Q_kl = W_c(v̂+e_k+e_l) − W_c(v̂+e_k)
+  − W_c(v̂+e_l) + W_c(v̂) (all exact for a quadratic; gravity cancels in the differences),
+  r_c = Σ_k ε_k|2B_k| + Σ_k ε_k²|Q_kk| + Σ_{k<l} ε_kε_l|2Q_kl| + Σ_a ε_g,a|G(e_a)|.
+
+The window row's error is then ≤ (r_m(a) + r_m(b) + Σ trapezoid weights·r_c)·|θ|max: the
+trapezoid sum of per-sample errors is bounded by the trapezoid sum of their bounds, with no
+quadrature assumption added.
+
+Assumptions (repeated in the result's ``assumptions``): the IMU is rigidly mounted where the
+model says; every IMU reading is within gyro_abs / accel_abs of the truth per axis (bias,
+scale-factor and noise included); the true |ω̇| ≤ angular_accel_abs and |ḟ| ≤ jerk_abs per axis
+(used only between IMU samples and for the lever arm; both vanish for an IMU at the trunk
+origin sampled with the joints); no contact on the arm/payload.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from sysid_ros.identification.errors import IdentificationConfigError, SampleError, \
+    UnsupportedRobotError
+from sysid_ros.model.regressors import Regressors
+from sysid_ros.model.robots import Robot
+
+__all__ = ["ImuBounds", "ImuSamples", "BaseMotion", "ImuMount", "base_motion", "ImuStream",
+           "arm_regressors", "imu_mount"]
+
+# Perturbed velocities per sample for the radius rows: v̂, v̂ ± e_k (3 + 3), v̂ + e_k + e_l (3),
+# and the three unit gravities at rest.
+_PAIRS = ((0, 1), (0, 2), (1, 2))
+
+
+@dataclass(frozen=True)
+class ImuBounds:
+    """Per-axis IMU error bounds (bias included) and the rate bounds used between samples.
+
+    gyro_abs rad/s, accel_abs m/s², angular_accel_abs rad/s², jerk_abs m/s³, max_gap s.
+    """
+
+    gyro_abs: float
+    accel_abs: float
+    angular_accel_abs: float
+    jerk_abs: float
+    max_gap: float
+
+    @staticmethod
+    def from_mapping(raw: Any, where: str) -> "ImuBounds":
+        if not isinstance(raw, dict):
+            raise IdentificationConfigError(f"{where}: expected a mapping with gyro_abs, "
+                                            "accel_abs, angular_accel_abs, jerk_abs, max_gap")
+        vals = {}
+        for key in ("gyro_abs", "accel_abs", "angular_accel_abs", "jerk_abs", "max_gap"):
+            if key not in raw:
+                raise IdentificationConfigError(f"{where}.{key}: missing")
+            try:
+                v = float(raw[key])
+            except (TypeError, ValueError) as exc:
+                raise IdentificationConfigError(f"{where}.{key}: {raw[key]!r} is not a "
+                                                "number") from exc
+            if not (np.isfinite(v) and v >= 0) or (key == "max_gap" and v <= 0):
+                raise IdentificationConfigError(f"{where}.{key}: {v} must be finite and "
+                                                f"{'> 0' if key == 'max_gap' else '>= 0'}")
+            vals[key] = v
+        return ImuBounds(**vals)
+
+    def scaled(self, factor: float) -> "ImuBounds":
+        """The same bounds with the sensor errors (not the rate bounds) times ``factor``."""
+        return ImuBounds(self.gyro_abs * factor, self.accel_abs * factor,
+                         self.angular_accel_abs, self.jerk_abs, self.max_gap)
+
+
+class ImuSamples(Protocol):
+    """What the identifier reads from an IMU stream (e.g. ``bagio.ImuSeries``): stamps t (M,) s,
+    angular_velocity (M, 3) rad/s and linear_acceleration (M, 3) m/s², IMU frame."""
+
+    t: np.ndarray
+    angular_velocity: np.ndarray
+    linear_acceleration: np.ndarray
+
+
+@dataclass(frozen=True)
+class ImuMount:
+    """The IMU's rotation R_ti (IMU → trunk) and position r (m) in the trunk frame."""
+
+    rotation: np.ndarray
+    position: np.ndarray
+
+
+def imu_mount(robot: Robot) -> ImuMount:
+    """The mount of ``simulation.imu_body`` (default: the root body) from the Pinocchio model."""
+    if not robot.floating_base:
+        raise UnsupportedRobotError(f"{robot.name}: no floating base, no trunk IMU")
+    model = robot.model
+    name = str((robot.config.get("simulation") or {}).get("imu_body", ""))
+    if not name:
+        return ImuMount(np.eye(3), np.zeros(3))
+    if not model.existFrame(name):
+        raise UnsupportedRobotError(f"{robot.name}: imu_body {name!r} is not a frame of the model")
+    frame = model.frames[model.getFrameId(name)]
+    if frame.parentJoint != 1:
+        raise UnsupportedRobotError(f"{robot.name}: imu_body {name!r} is not on the trunk")
+    return ImuMount(frame.placement.rotation.copy(), frame.placement.translation.copy())
+
+
+@dataclass(frozen=True)
+class BaseMotion:
+    """Per joint-state sample, trunk frame: ω (N, 3), effective gravity g = −f_o (N, 3), their
+    per-axis error bounds (N, 3) each, and ``valid`` (N,) (False: no IMU around that stamp)."""
+
+    omega: np.ndarray
+    gravity: np.ndarray
+    eps_omega: np.ndarray
+    eps_gravity: np.ndarray
+    valid: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.valid.shape[0])
+
+    def take(self, index: Any) -> "BaseMotion":
+        return BaseMotion(self.omega[index], self.gravity[index], self.eps_omega[index],
+                          self.eps_gravity[index], self.valid[index])
+
+    def stacked(self) -> np.ndarray:
+        """(N, 12) [ω | g | ε_ω | ε_g], the form the windows carry sample by sample."""
+        return np.concatenate([self.omega, self.gravity, self.eps_omega, self.eps_gravity],
+                              axis=1)
+
+
+def _check_imu(t: np.ndarray, gyro: np.ndarray, acc: np.ndarray) -> None:
+    if gyro.shape != (t.size, 3) or acc.shape != (t.size, 3):
+        raise SampleError(f"imu: expected ({t.size}, 3) angular_velocity and "
+                          f"linear_acceleration, got {gyro.shape} and {acc.shape}")
+    if not (np.all(np.isfinite(t)) and np.all(np.isfinite(gyro)) and np.all(np.isfinite(acc))):
+        raise SampleError("imu: non-finite value")
+    if np.any(np.diff(t) <= 0):
+        raise SampleError("imu: stamps not strictly increasing")
+
+
+def base_motion(mount: ImuMount, bounds: ImuBounds, t_imu: np.ndarray, gyro: np.ndarray,
+                acc: np.ndarray, t: np.ndarray) -> BaseMotion:
+    """Base inputs and radii at joint stamps ``t`` from IMU samples (see module docstring)."""
+    t_imu = np.asarray(t_imu, float).reshape(-1)
+    gyro, acc = np.asarray(gyro, float), np.asarray(acc, float)
+    _check_imu(t_imu, gyro, acc)
+    t = np.asarray(t, float).reshape(-1)
+    n = t.size
+    if t_imu.size == 0:
+        z = np.zeros((n, 3))
+        return BaseMotion(z, z, z, z, np.zeros(n, bool))
+    k = np.clip(np.searchsorted(t_imu, t, side="right") - 1, 0, t_imu.size - 1)
+    exact = t_imu[k] == t
+    k2 = np.minimum(k + 1, t_imu.size - 1)
+    h = t_imu[k2] - t_imu[k]
+    inside = (t > t_imu[k]) & (k2 > k) & (h <= bounds.max_gap)
+    valid = exact | inside
+    w = np.where(inside, (t - t_imu[k]) / np.where(h > 0, h, 1.0), 0.0)
+    # 2(t−t₁)(t₂−t)/h: the interpolation error per unit rate bound
+    lag = np.where(inside, 2.0 * (t - t_imu[k]) * (t_imu[k2] - t) / np.where(h > 0, h, 1.0), 0.0)
+    gyro_t = (1 - w)[:, None] * gyro[k] + w[:, None] * gyro[k2]
+    acc_t = (1 - w)[:, None] * acc[k] + w[:, None] * acc[k2]
+    rot, r = mount.rotation, mount.position
+    abs_rot = np.abs(rot)
+    omega = gyro_t @ rot.T
+    f_o = acc_t @ rot.T - np.cross(omega, np.cross(omega, r))
+    eps_w = (bounds.gyro_abs + bounds.angular_accel_abs * lag)[:, None] * abs_rot.sum(axis=1)
+    norm_r = float(np.linalg.norm(r))
+    d = np.linalg.norm(eps_w, axis=1)
+    centripetal = 2.0 * norm_r * d * (2.0 * np.linalg.norm(omega, axis=1) + d)
+    lever = bounds.angular_accel_abs * (np.abs(r).sum() - np.abs(r))          # |α×r|_i bound
+    eps_f = ((bounds.accel_abs + bounds.jerk_abs * lag)[:, None] * abs_rot.sum(axis=1)
+             + centripetal[:, None] + lever[None, :])
+    zero = ~valid
+    omega[zero], f_o[zero], eps_w[zero], eps_f[zero] = 0.0, 0.0, 0.0, 0.0
+    return BaseMotion(omega, -f_o, eps_w, eps_f, valid)
+
+
+class ImuStream:
+    """Online IMU buffer: joint samples become usable once an IMU sample at or after them has
+    arrived; a joint sample still uncovered ``hold_s`` after a newer joint sample is given up
+    (invalid: no window spans it)."""
+
+    def __init__(self, mount: ImuMount, bounds: ImuBounds, hold_s: float = 0.5) -> None:
+        self.mount, self.bounds, self.hold_s = mount, bounds, hold_s
+        self.reset()
+
+    def reset(self) -> None:
+        self._t = np.zeros(0)
+        self._gyro = np.zeros((0, 3))
+        self._acc = np.zeros((0, 3))
+        self.n_samples = 0
+        self.n_rejected = 0
+
+    @property
+    def last_time(self) -> float | None:
+        return float(self._t[-1]) if self._t.size else None
+
+    def add(self, t: Any, gyro: Any, acc: Any) -> int:
+        """Append IMU samples; ones at or before the last accepted stamp are dropped and
+        counted (``n_rejected``). Returns the number accepted."""
+        t = np.asarray(t, float).reshape(-1)
+        gyro = np.asarray(gyro, float).reshape(-1, 3)
+        acc = np.asarray(acc, float).reshape(-1, 3)
+        if gyro.shape[0] != t.size or acc.shape[0] != t.size:
+            raise SampleError("imu: stamps, angular_velocity and linear_acceleration differ in "
+                              "length")
+        last = -np.inf if not self._t.size else self._t[-1]
+        keep = np.zeros(t.size, bool)
+        for i, ti in enumerate(t):
+            if np.isfinite(ti) and ti > last and np.all(np.isfinite(gyro[i])) \
+                    and np.all(np.isfinite(acc[i])):
+                keep[i], last = True, ti
+        self.n_rejected += int((~keep).sum())
+        self._t = np.concatenate([self._t, t[keep]])
+        self._gyro = np.concatenate([self._gyro, gyro[keep]])
+        self._acc = np.concatenate([self._acc, acc[keep]])
+        self.n_samples += int(keep.sum())
+        return int(keep.sum())
+
+    def resolve(self, t: np.ndarray, newest: float) -> tuple[int, BaseMotion]:
+        """(n_ready, base motion of t[:n_ready]): the leading joint stamps that an IMU sample
+        covers, or that waited longer than ``hold_s`` behind ``newest`` (those are invalid)."""
+        t = np.asarray(t, float).reshape(-1)
+        last = -np.inf if not self._t.size else self._t[-1]
+        ready = (t <= last) | (t < newest - self.hold_s)
+        n_ready = int(np.argmin(ready)) if not ready.all() else t.size
+        motion = base_motion(self.mount, self.bounds, self._t, self._gyro, self._acc,
+                             t[:n_ready])
+        if n_ready:
+            # keep one IMU sample at or before the next joint stamp for interpolation
+            keep_from = max(0, int(np.searchsorted(self._t, t[n_ready - 1], side="right")) - 1)
+            self._t, self._gyro, self._acc = (x[keep_from:] for x in
+                                              (self._t, self._gyro, self._acc))
+        return n_ready, motion
+
+
+def arm_regressors(reg: Regressors, q_full: np.ndarray, dq_full: np.ndarray,
+                   base: np.ndarray, rows_v: np.ndarray, bodies: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(W_m, W_c, r_m, r_c), each (N, len(rows_v), 10·len(bodies)), of the arm rows.
+
+    ``q_full``/``dq_full``: model configuration/velocity whose base part is overwritten here
+    (trunk at the origin, identity orientation, velocity (0, ω)); ``base``: (N, 12)
+    :meth:`BaseMotion.stacked`. r_m/r_c are the radius rows of the module docstring.
+    """
+    n = q_full.shape[0]
+    omega, grav, eps_w, eps_g = base[:, 0:3], base[:, 3:6], base[:, 6:9], base[:, 9:12]
+    q_full = q_full.copy()
+    q_full[:, :7] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+    v = dq_full.copy()
+    v[:, :3] = 0.0
+    v[:, 3:6] = omega
+    e = np.eye(3)
+    vs = [v]
+    for k in range(3):
+        vp = v.copy()
+        vp[:, 3 + k] += 1.0
+        vs.append(vp)
+    for k in range(3):
+        vm = v.copy()
+        vm[:, 3 + k] -= 1.0
+        vs.append(vm)
+    for k, ll in _PAIRS:
+        vkl = v.copy()
+        vkl[:, 3 + k] += 1.0
+        vkl[:, 3 + ll] += 1.0
+        vs.append(vkl)
+    n_vel = len(vs)
+    rest = np.zeros_like(v)
+    q_all = np.tile(q_full, (n_vel + 3, 1))
+    v_all = np.concatenate(vs + [rest] * 3)
+    g_all = np.concatenate([np.tile(grav, (n_vel, 1))] + [np.broadcast_to(e[a], (n, 3))
+                                                           for a in range(3)])
+    w_m, w_c = reg.momentum_pair(q_all, v_all, bodies, gravity=g_all)
+    w_m = w_m[:, rows_v].reshape(n_vel + 3, n, len(rows_v), -1)
+    w_c = w_c[:, rows_v].reshape(n_vel + 3, n, len(rows_v), -1)
+    c0 = w_c[0]
+    r_m = np.zeros_like(w_m[0])
+    r_c = np.zeros_like(c0)
+    for k in range(3):
+        ek = eps_w[:, k, None, None]
+        plus, minus = w_c[1 + k], w_c[4 + k]
+        r_m += ek * np.abs(w_m[1 + k] - w_m[4 + k]) * 0.5
+        r_c += ek * np.abs(plus - minus) * 0.5
+        r_c += ek**2 * np.abs(plus + minus - 2.0 * c0) * 0.5
+        r_c += eps_g[:, k, None, None] * np.abs(w_c[n_vel + k])
+    for p, (k, ll) in enumerate(_PAIRS):
+        both = w_c[7 + p] - w_c[1 + k] - w_c[1 + ll] + c0
+        r_c += (eps_w[:, k] * eps_w[:, ll])[:, None, None] * np.abs(both)
+    return w_m[0], c0, r_m, r_c
