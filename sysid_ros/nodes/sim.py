@@ -18,7 +18,9 @@ Modes (parameter ``mode``):
   (up to ``lockstep_wait`` wall seconds) for a command received after that publication, then
   steps. With no publisher on the command topic it does not wait at all.
 
-ROS parameters (config/sim.yaml): robot, robot_config, payload_mass (0 = none; otherwise a
+ROS parameters (config/sim.yaml; ``physics_dt`` 0 = the robot file's ``simulation.physics_dt``,
+0.25 ms if absent, B1 + Z1 1 ms, shortened to 1/(n·rate_hz) when it does not divide the
+period): robot, robot_config, payload_mass (0 = none; otherwise a
 dumbbell of that mass, see ``Payload.dumbbell``), payload_com / payload_inertia (optional custom
 payload: CoM (3) and inertia about the CoM [ixx, ixy, ixz, iyy, iyz, izz] in the EE frame),
 rate_hz, physics_dt, integrator, mode, lockstep_wait, noise_tau, noise_dq, quantize,
@@ -39,6 +41,7 @@ wait_subscribers (hold sim time at 0 until that many joint_states subscribers), 
 """
 from __future__ import annotations
 
+import array
 import threading
 import time
 from collections.abc import Sequence
@@ -61,6 +64,7 @@ from sysid_ros.nodes.messages import inertia_from_theta
 from sysid_ros.simulation import (
     HardwareProfile, HardwareSensor, Payload, SimConfig, SimConfigError, SimulationError,
     Simulator, dumbbell_for, hardware_simulator, hardware_truth_settings, random_hardware_truth,
+    robot_physics_dt,
 )
 
 __all__ = ["SimNode", "main", "payload_from_params"]
@@ -83,6 +87,12 @@ def payload_from_params(robot, mass: float, com: Sequence[float],
                    np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]], float))
 
 
+def _doubles(values: np.ndarray) -> array.array:
+    out = array.array("d")
+    out.frombytes(np.ascontiguousarray(values, dtype=np.float64).tobytes())
+    return out
+
+
 class SimNode(Node):
     """Runs the simulator in a worker thread; callbacks only exchange commands under a lock."""
 
@@ -90,7 +100,7 @@ class SimNode(Node):
         super().__init__("sim")
         p = {
             "robot": "gen3", "robot_config": "", "payload_mass": 0.0,
-            "rate_hz": 1000.0, "physics_dt": 2.5e-4, "integrator": "Euler",
+            "rate_hz": 1000.0, "physics_dt": 0.0, "integrator": "Euler",
             "mode": "realtime", "lockstep_wait": 0.05, "noise_tau": 0.1, "noise_dq": 0.0,
             "quantize": True, "command_timeout": 0.1, "publish_clock": True, "seed": 0,
             "duration": 0.0, "wait_subscribers": 0, "hardware_like": False, "hardware_seed": 0,
@@ -111,9 +121,11 @@ class SimNode(Node):
         self.hardware_like = bool(g("hardware_like"))
         self.profile = HardwareProfile.from_robot(self.robot) if self.hardware_like else None
         rate = self.profile.rate_hz if self.profile else float(g("rate_hz"))
-        dt = self.profile.physics_dt if self.profile else float(g("physics_dt"))
         if not 0.0 < rate <= 10000.0:
             raise SimConfigError(f"rate_hz must be in (0, 10000], got {rate}")
+        dt = self.profile.physics_dt if self.profile else float(g("physics_dt"))
+        if dt == 0.0:   # the robot's step, shortened to a whole fraction of the period
+            dt = 1.0 / (rate * np.ceil(1.0 / (rate * robot_physics_dt(self.robot)) - 1e-9))
         steps = 1.0 / (rate * dt)
         if self.profile is None and (abs(steps - round(steps)) > 1e-6 or round(steps) < 1):
             raise SimConfigError(f"1/rate_hz = {1 / rate} s must be a whole number of "
@@ -174,8 +186,13 @@ class SimNode(Node):
         truth.inertia = inertia_from_theta(self.sim.true_theta_e())
         self._truth_pub.publish(truth)
 
+        # messages reused every period (publish serialises them at once)
         self._js = JointState()
         self._js.name = list(self.robot.joint_names)
+        self._clock = Clock()
+        self._imu = Imu()
+        self._imu.header.frame_id = str(
+            (self.robot.config.get("simulation", {}) or {}).get("imu_body", "imu_link"))
         self.finished = threading.Event()
         self.exit_code = 0
         self._stop = threading.Event()
@@ -233,14 +250,15 @@ class SimNode(Node):
         m = self.sim.measure()
         sec, nsec = ns_to_stamp_fields(int(round(m.t * 1e9)))
         if self._clock_pub is not None:
-            clock = Clock()
+            clock = self._clock
             clock.clock.sec, clock.clock.nanosec = sec, nsec
             self._clock_pub.publish(clock)
         js = self._js
         if self._sensor is None:
             js.header.stamp.sec, js.header.stamp.nanosec = sec, nsec
-            js.position, js.velocity = m.q.tolist(), m.dq.tolist()
-            js.effort = m.tau_measured.tolist()
+            # array('d') skips the message setters' per-element type checks (rclpy's fast path)
+            js.position, js.velocity = _doubles(m.q), _doubles(m.dq)
+            js.effort = _doubles(m.tau_measured)
             self._js_pub.publish(js)
         else:
             # the same publication model as recorded data: drops, stalls, late stamps, noise
@@ -252,9 +270,8 @@ class SimNode(Node):
                 js.velocity = [] if out.dq is None else out.dq[0].tolist()
                 self._js_pub.publish(js)
         if self._imu_pub is not None and m.imu is not None:
-            imu = Imu()
+            imu = self._imu
             imu.header.stamp.sec, imu.header.stamp.nanosec = sec, nsec
-            imu.header.frame_id = "imu_link"
             o = m.imu.orientation_xyzw
             imu.orientation.x, imu.orientation.y, imu.orientation.z, imu.orientation.w = map(float, o)
             (imu.angular_velocity.x, imu.angular_velocity.y,

@@ -11,14 +11,16 @@ from sysid_ros.simulation.hardware_like import (
 from sysid_ros.simulation.mjmodel import MujocoRobot, build_mujoco_model
 from sysid_ros.simulation.payload import DUMBBELLS_KG, Payload, dumbbell_for, true_theta_e
 from sysid_ros.simulation.reference import SumOfSines, exciting_reference
-from sysid_ros.simulation.simulator import ImuReading, Measurement, SimConfig, SimState, Simulator
+from sysid_ros.simulation.simulator import (
+    ImuReading, Measurement, SimConfig, SimState, Simulator, robot_physics_dt,
+)
 from sysid_ros.simulation.truth import HardwareTruth, hardware_truth_settings, random_hardware_truth
 
 __all__ = [
     "CommandError", "PayloadError", "SimConfigError", "SimulationError",
     "MujocoRobot", "build_mujoco_model",
     "DUMBBELLS_KG", "Payload", "dumbbell_for", "true_theta_e",
-    "ImuReading", "Measurement", "SimConfig", "SimState", "Simulator",
+    "ImuReading", "Measurement", "SimConfig", "SimState", "Simulator", "robot_physics_dt",
     "SumOfSines", "exciting_reference",
     "HardwareTruth", "hardware_truth_settings", "random_hardware_truth",
     "VELOCITY_MODES", "ExactSamples", "HardwareProfile", "HardwareRecording", "HardwareSensor",

@@ -20,8 +20,10 @@ Per physics step (``mj_step1`` → control → ``mj_step2``) the motor torque is
   ``None`` (the node passes ``None`` once its command timeout expires), the *hold controller*
   ``τ = Kp (q_hold − q) − Kd q̇ + b(q, q̇)`` with b = MuJoCo's ``qfrc_bias`` (gravity + Coriolis)
   and q_hold the position when holding began (the reset position at start);
-- posture joints (robots with ``arm_joints`` in their config, i.e. B1's legs): always
-  ``Kp (q_posture − q) − Kd q̇`` towards ``leg_standing_posture`` (no feed-forward);
+- posture joints (robots with ``arm_joints`` in their config, i.e. B1's legs): always the
+  standing controller ``Kp (q_posture − q) − Kd q̇ + τ_ff`` towards ``leg_standing_posture``,
+  τ_ff the quasi-static torque that carries the robot's weight on its feet
+  (:mod:`sysid_ros.simulation.standing`), refreshed once per :meth:`Simulator.step` call;
 
 then clipped to ``robot.limits.tau_max`` (the ``clipped`` flag reports it). Gains are the robot
 config's ``simulation.hold_kp`` / ``hold_kd``.
@@ -43,19 +45,39 @@ from typing import Sequence
 
 import mujoco
 import numpy as np
+from scipy.linalg.lapack import dgesv as _dgesv
 from scipy.linalg.lapack import dposv as _dposv
 
 from sysid_ros.model.robots import Robot
 from sysid_ros.simulation._util import encoder_resolution, per_joint, quantize
 from sysid_ros.simulation.errors import CommandError, SimConfigError, SimulationError
 from sysid_ros.simulation.mjmodel import (
-    COULOMB_MODES, INTEGRATORS, MujocoRobot, build_mujoco_model, refresh_constants,
-    set_body_theta,
+    COULOMB_MODES, IMU_SENSORS, INTEGRATORS, MujocoRobot, build_mujoco_model,
+    refresh_constants, set_body_theta,
 )
 from sysid_ros.simulation.payload import Payload
+from sysid_ros.simulation.standing import QuasiStaticStance
 from sysid_ros.simulation.truth import HardwareTruth
 
-__all__ = ["SimConfig", "Simulator", "Measurement", "ImuReading", "SimState"]
+__all__ = ["SimConfig", "Simulator", "Measurement", "ImuReading", "SimState", "robot_physics_dt"]
+
+
+def robot_physics_dt(robot: Robot) -> float:
+    """The robot file's ``simulation.physics_dt`` (s), 2.5e-4 when it gives none."""
+    section = robot.config.get("simulation", {}) or {}
+    dt = float(section.get("physics_dt", 2.5e-4))
+    if not (np.isfinite(dt) and 0.0 < dt <= 1e-3):
+        raise SimConfigError(f"{robot.config_path}: simulation.physics_dt must be in (0, 1e-3] s, "
+                             f"got {dt!r}")
+    return dt
+
+
+def _as_slice(index: np.ndarray) -> slice | np.ndarray:
+    """A contiguous increasing index array as a slice (a view, no copy: cheaper per step)."""
+    index = np.asarray(index, dtype=int)
+    if index.size and np.array_equal(index, np.arange(index[0], index[0] + index.size)):
+        return slice(int(index[0]), int(index[0]) + index.size)
+    return index
 
 
 @dataclass(frozen=True)
@@ -63,7 +85,8 @@ class SimConfig:
     """Simulator settings. Arrays may be a scalar (all joints) or one value per joint.
 
     physics_dt: physics step (s), ≤ 1 ms; 0.25 ms default so 4 kHz publication gets fresh
-        states every step.
+        states every step; 0 = the robot file's ``simulation.physics_dt`` (0.25 ms if absent;
+        B1 + Z1: 1 ms, see config/b1_z1.yaml).
     integrator: ``Euler`` (semi-implicit, implicit joint damping), ``implicitfast`` or
         ``implicit`` (RK4 cannot be split for per-step control).
     noise_tau: torque-sensor noise bound (N·m): uniform in ±noise_tau.
@@ -140,7 +163,8 @@ class Simulator:
         self.truth = None if truth is None else truth.with_payload(robot, payload)
         self._theta_e = (HardwareTruth.nominal(robot, payload) if truth is None
                          else self.truth).theta_e.copy()
-        self.mj: MujocoRobot = build_mujoco_model(robot, payload, config.physics_dt,
+        physics_dt = config.physics_dt or robot_physics_dt(robot)
+        self.mj: MujocoRobot = build_mujoco_model(robot, payload, physics_dt,
                                                   config.integrator, truth=self.truth,
                                                   coulomb=config.coulomb)
         self.model = self.mj.model
@@ -149,6 +173,9 @@ class Simulator:
         self._noise_tau = per_joint(config.noise_tau, nj, "noise_tau")
         self._noise_dq = per_joint(config.noise_dq, nj, "noise_dq")
         self._resolution = encoder_resolution(robot)
+        res = self._resolution
+        self._quantize = ((lambda q: np.round(q / res) * res) if np.all(res > 0)
+                          else (lambda q: quantize(q, res)))
         kp = config.hold_kp if config.hold_kp is not None else section.get("hold_kp")
         kd = config.hold_kd if config.hold_kd is not None else section.get("hold_kd")
         if kp is None or kd is None:
@@ -188,17 +215,41 @@ class Simulator:
         self._coulomb_force = np.zeros(nj)
         self._fc_idx = np.flatnonzero(self._fc > 0)
         self._has_fc = self._fc_idx.size > 0
-        self._dense_m = np.zeros((self.model.nv, self.model.nv))
-        self._rhs = np.zeros((self.model.nv, 1 + self._fc_idx.size))
-        self._rhs[self.mj.dof_adr[self._fc_idx], 1 + np.arange(self._fc_idx.size)] = 1.0
+        # S of the Coulomb solve: every joint with dry friction or implicit damping (Fv)
+        s_joints = np.flatnonzero((self._fc > 0) | (self._fv > 0))
+        self._fc_pos = _as_slice(np.searchsorted(s_joints, self._fc_idx))
+        self._s_sel = _as_slice(self.mj.dof_adr[s_joints])
+        self._fc_sel = _as_slice(self._fc_idx)
+        self._fc_list = self._fc[self._fc_idx].tolist()
+        self._coulomb_out = np.zeros(nj)
+        self._h_fv_s = physics_dt * self._fv[s_joints]
+        self._eye_s = np.eye(s_joints.size)
+        self._y = np.zeros((1 + s_joints.size, self.model.nv))
+        self._y[1 + np.arange(s_joints.size), self.mj.dof_adr[s_joints]] = 1.0
+        self._x = np.zeros_like(self._y)
         self._tau_max = robot.limits.tau_max.copy()
-        self._qa, self._da = self.mj.qpos_adr, self.mj.dof_adr
+        # address maps as slices where contiguous (views: the per-step reads copy nothing)
+        self._qa, self._da = _as_slice(self.mj.qpos_adr), _as_slice(self.mj.dof_adr)
         self._q_index, self._v_index = robot.q_index, robot.v_index   # (properties rebuild them)
         self._tau_applied = np.zeros(nj)
         self._clipped = np.zeros(nj, dtype=bool)
         self._cmd_full = np.zeros(nj)
         self._holding = True
         self._hold_q = np.zeros(nj)
+        # PD joints' targets (hold position of the arm, posture of the legs) and feed-forward
+        self._pd_all = np.ones(nj, dtype=bool)
+        self._target = self._posture.copy()
+        self._ff = np.zeros(nj)
+        self._stance: QuasiStaticStance | None = None
+        if self.mj.free_dof is not None and np.any(self._posture_mask):
+            self._stance = QuasiStaticStance(
+                self.model, self.mj.free_dof, self.mj.dof_adr[self._posture_mask],
+                self.mj.contact_geoms)
+        self._cmd_dofs = _as_slice(self.mj.dof_adr[self._cmd_idx])
+        self._cmd_sel = _as_slice(self._cmd_idx)
+        self._imu_adr = ({name: (int(self.model.sensor(name).adr[0]),
+                                 int(self.model.sensor(name).dim[0])) for name in IMU_SENSORS}
+                         if self.mj.imu_body is not None else {})
         self.reset()
 
     # ------------------------------------------------------------------ state
@@ -301,6 +352,8 @@ class Simulator:
         mujoco.mj_forward(self.model, self.data)
         self.data.time = float(t0)
         self._hold_q = q0.copy()
+        self._target[self._cmd_idx] = q0[self._cmd_idx]
+        self._ff[:] = 0.0
         self._holding = True
         self._tau_applied[:] = 0.0
         self._clipped[:] = False
@@ -343,6 +396,7 @@ class Simulator:
         if tau_cmd is None:
             if not self._holding:
                 self._hold_q = self.data.qpos[self._qa].copy()
+                self._target[self._cmd_idx] = self._hold_q[self._cmd_idx]
                 self._holding = True
             self._cmd_full[:] = 0.0
         else:
@@ -350,23 +404,29 @@ class Simulator:
             self._holding = False
         self._clipped[:] = False
         m, d = self.model, self.data
-        cmd = self._cmd_idx
-        posture = self._posture_mask
-        for _ in range(n_steps):
+        qa, da = self._qa, self._da
+        pd = self._pd_all if self._holding else self._posture_mask
+        # feed-forward of the PD joints: the bias at each step for held arm joints (below),
+        # the standing controller's quasi-static torque for the legs (once per call)
+        ff = self._ff
+        bias_dofs = self._cmd_dofs if self._holding else None
+        kp, kd, target, tmax = self.hold_kp, self.hold_kd, self._target, self._tau_max
+        for i in range(n_steps):
             mujoco.mj_step1(m, d)
-            q, dq = d.qpos[self._qa], d.qvel[self._da]
-            tau = self._cmd_full.copy()
-            if self._holding:
-                tau[cmd] = (self.hold_kp[cmd] * (self._hold_q[cmd] - q[cmd])
-                            - self.hold_kd[cmd] * dq[cmd] + d.qfrc_bias[self._da[cmd]])
-            if posture.any():
-                tau[posture] = (self.hold_kp[posture] * (self._posture[posture] - q[posture])
-                                - self.hold_kd[posture] * dq[posture])
-            clipped = np.clip(tau, -self._tau_max, self._tau_max)
-            self._clipped |= clipped != tau
-            self._tau_applied = clipped
-            self._coulomb_force = self._coulomb(dq, clipped)
-            d.qfrc_applied[self._da] = clipped - self._beta + self._coulomb_force
+            if i == 0 and self._stance is not None:
+                ff[self._posture_mask] = self._stance.torques(d)
+            if bias_dofs is not None:
+                ff[self._cmd_sel] = d.qfrc_bias[bias_dofs]
+            q, dq = d.qpos[qa], d.qvel[da]
+            raw = np.where(pd, kp * (target - q) - kd * dq + ff, self._cmd_full)
+            tau = np.minimum(np.maximum(raw, -tmax), tmax)
+            self._clipped |= tau != raw
+            self._tau_applied = tau
+            if self._has_fc:
+                self._coulomb_force = self._coulomb(dq, tau)
+                d.qfrc_applied[da] = tau - self._beta + self._coulomb_force
+            else:
+                d.qfrc_applied[da] = tau - self._beta
             mujoco.mj_step2(m, d)
 
     def _coulomb(self, dq: np.ndarray, tau: np.ndarray) -> np.ndarray:
@@ -377,35 +437,57 @@ class Simulator:
         that keep sliding through the step get exactly −Fc·sign(q̇); joints that would stop or
         reverse get the force in [−Fc, Fc] that leaves them at rest at the step's end, solved
         jointly with the full mass matrix (A = M + h·Fv, MuJoCo's implicit-damping Euler step)
-        by a small active-set iteration. Contact forces (B1's feet) are not in this estimate.
+        by a small active-set iteration.
+
+        Only the rows of A⁻¹ on the k friction joints (S: their dofs) are needed. With MuJoCo's
+        own sparse factor of M (``mj_solveM``, computed by ``mj_step1``), P = SᵀM⁻¹S and
+        u = SᵀM⁻¹y, the push-through identity gives SᵀA⁻¹[y S] = (I + P·hD)⁻¹ [u P] (D = Fv on
+        S): one k×k solve instead of a dense nv×nv factorisation (nv = 24 on the B1 + Z1).
+        Contact forces (B1's feet) enter as the last step's ``qfrc_constraint``, an estimate:
+        a floating base's stick/slip decision is exact only up to the change of the contact
+        forces over one physics step.
         """
-        if not self._has_fc:
-            return np.zeros_like(dq)
-        m, d, h = self.model, self.data, self.physics_dt
-        idx = self._fc_idx
-        dofs = self._da[idx]
-        a = self._dense_m
-        mujoco.mj_fullM(m, d, a)
-        a[self._da, self._da] += h * self._fv
-        rhs = self._rhs
-        rhs[:, 0] = d.qfrc_passive - d.qfrc_bias
-        rhs[self._da, 0] += tau - self._beta
-        # A is symmetric positive definite: Cholesky via LAPACK (numpy's solve costs ~10x more
-        # in Python overhead at this size, and this runs every physics step)
-        _, sol, info = _dposv(a, rhs, lower=1)
+        m, d = self.model, self.data
+        y, x = self._y, self._x
+        np.subtract(d.qfrc_passive, d.qfrc_bias, out=y[0])
+        y[0, self._da] += tau - self._beta
+        if self.mj.free_dof is not None:
+            y[0] += d.qfrc_constraint
+        mujoco.mj_solveM(m, d, x, y)
+        xs = x[:, self._s_sel]
+        _, _, sol, info = _dgesv(self._eye_s + xs[1:] * self._h_fv_s, xs.T)
         if info != 0:
-            raise SimulationError(f"mass matrix not positive definite at t = {self.time}")
-        v_free = dq[idx] + h * sol[dofs, 0]        # end-of-step velocity without Coulomb
-        w = h * sol[dofs, 1:]                      # its response to unit Coulomb torques
-        fc = self._fc[idx]
-        out = np.zeros_like(dq)
-        f = -fc * np.sign(dq[idx])
-        if np.all(dq[idx] != 0) and np.all(np.sign(v_free + w @ f) == np.sign(dq[idx])):
-            out[idx] = f
+            raise SimulationError(f"mass matrix singular at t = {self.time}")
+        sol = sol[self._fc_pos]
+        v_free = dq[self._fc_sel] + self.physics_dt * sol[:, 0]  # end-of-step q̇, no Coulomb
+        w = self.physics_dt * sol[:, 1:][:, self._fc_pos]   # its response to unit Coulomb torques
+        out = self._coulomb_out
+        # (small k: the decisions below are Python scalars; numpy's per-call overhead on
+        # 6-vectors would dominate the physics step)
+        fc = self._fc_list
+        dq_l = dq[self._fc_sel].tolist()
+        if 0.0 not in dq_l:
+            f = np.array([-c if v > 0 else c for c, v in zip(fc, dq_l)])
+            v_end = (v_free + w @ f).tolist()
+            if all((a > 0) == (b > 0) and a != 0 for a, b in zip(v_end, dq_l)):
+                out[self._fc_sel] = f
+                return out
+        # every friction joint stuck: the forces that stop them all, if each is within ±Fc
+        _, f_all, info = _dposv(w, -v_free, lower=1)
+        if info == 0 and all(abs(a) <= c for a, c in zip(f_all.tolist(), fc)):
+            out[self._fc_sel] = f_all
             return out
-        stuck = np.ones(idx.size, dtype=bool)
-        f = np.zeros(idx.size)
-        for _ in range(idx.size):
+        out[self._fc_sel] = self._active_set(v_free, w, self._fc[self._fc_idx])
+        return out
+
+    @staticmethod
+    def _active_set(v_free: np.ndarray, w: np.ndarray, fc: np.ndarray) -> np.ndarray:
+        """Coulomb forces f (|f| ≤ fc) for end-of-step velocities v_free + w f: joints released
+        one at a time (largest excess over Fc first) to slide at ±Fc, the rest stopped."""
+        k = fc.size
+        stuck = np.ones(k, dtype=bool)
+        f = np.zeros(k)
+        for _ in range(k):
             free = ~stuck
             w_k = w[stuck]
             b = -(v_free[stuck] + w_k[:, free] @ f[free])
@@ -419,8 +501,7 @@ class Simulator:
             f[j] = np.sign(f[j]) * fc[j]
             if not stuck.any():
                 break
-        out[idx] = np.clip(f, -fc, fc)
-        return out
+        return np.clip(f, -fc, fc)
 
     # ------------------------------------------------------------------ sensors
     def measure(self) -> Measurement:
@@ -428,10 +509,11 @@ class Simulator:
         nj = self.robot.nj
         q = self.data.qpos[self._qa].copy()
         if self.config.quantize:
-            q = quantize(q, self._resolution)
-        dq = self.data.qvel[self._da] + self._rng.uniform(-1.0, 1.0, nj) * self._noise_dq
-        tau = (self._tau_applied + self._beta_sensor
-               + self._rng.uniform(-1.0, 1.0, nj) * self._noise_tau)
+            q = self._quantize(q)
+        # one draw for both noises (fewer calls per publication; same bounds)
+        u = self._rng.uniform(-1.0, 1.0, 2 * nj)
+        dq = self.data.qvel[self._da] + u[:nj] * self._noise_dq
+        tau = self._tau_applied + self._beta_sensor + u[nj:] * self._noise_tau
         return Measurement(self.time, q, dq, tau, self._clipped.copy(), self._imu())
 
     def _imu(self) -> ImuReading | None:
@@ -439,11 +521,11 @@ class Simulator:
             return None
         # mj_step2 leaves sensors at the pre-step state; recompute them for the current one.
         mujoco.mj_forward(self.model, self.data)
-        m, d = self.model, self.data
+        data = self.data.sensordata
 
         def read(name: str) -> np.ndarray:
-            s = m.sensor(name)
-            return d.sensordata[s.adr[0]:s.adr[0] + s.dim[0]].copy()
+            adr, dim = self._imu_adr[name]
+            return data[adr:adr + dim].copy()
 
         wxyz = read("imu_quat")
         return ImuReading(np.array([wxyz[1], wxyz[2], wxyz[3], wxyz[0]]), read("imu_gyro"),
