@@ -51,9 +51,9 @@ def _unit_roots(coef: np.ndarray) -> np.ndarray:
     for i in np.flatnonzero(~regular):
         if scale[i] == 0.0:
             continue
-        lam = np.roots(coef[i, ::-1])
-        lam = lam[np.abs(lam.imag) <= _IMAG_TOL * np.maximum(1.0, np.abs(lam.real))].real
-        out[i, :lam.size] = lam
+        z = np.roots(coef[i, ::-1]).astype(complex)
+        real = z[np.abs(z.imag) <= _IMAG_TOL * np.maximum(1.0, np.abs(z.real))].real
+        out[i, :real.size] = real
     out[(out < 0.0) | (out > 1.0)] = np.nan
     return out
 

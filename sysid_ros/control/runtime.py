@@ -100,7 +100,8 @@ class ControllerSettings:
             raise ControllerConfigError(f"unknown controller parameters {unknown}")
         typed: dict[str, Any] = {}
         for key, value in values.items():
-            kind = type(names[key].default)
+            default: Any = names[key].default
+            kind = type(default)
             if kind is bool and not isinstance(value, bool):
                 raise ControllerConfigError(f"parameter {key}: {value!r} is not a bool")
             try:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from sysid_ros.control.errors import TrajectoryError
 
@@ -35,7 +36,8 @@ class Reference:
     ddq: np.ndarray
 
 
-def quintic_coefficients(T: np.ndarray, p0, v0, a0, p1, v1, a1) -> np.ndarray:
+def quintic_coefficients(T: ArrayLike, p0: np.ndarray, v0: np.ndarray, a0: np.ndarray,
+                         p1: np.ndarray, v1: np.ndarray, a1: np.ndarray) -> np.ndarray:
     """Coefficients c (6, …) of p(s) = Σ c_k s^k on s ∈ [0, T] matching both ends' p, v, a."""
     T = np.asarray(T, float)
     d = p1 - p0 - v0 * T - 0.5 * a0 * T**2
@@ -58,7 +60,8 @@ class JointTrajectoryArrays:
     start_time: float
 
     @classmethod
-    def from_arrays(cls, times: Sequence[float], positions, velocities, accelerations,
+    def from_arrays(cls, times: Sequence[float], positions: ArrayLike | None,
+                    velocities: ArrayLike | None, accelerations: ArrayLike | None,
                     joint_names: Sequence[str], robot_joint_names: Sequence[str],
                     start_time: float) -> JointTrajectoryArrays:
         """Validate and reorder by name; raises ``TrajectoryError`` saying what is wrong."""

@@ -13,9 +13,10 @@ If planning overran that instant, the plan is discarded (reason ``missed start``
 
 Topics (docs/design.md §7): sub ``joint_states`` (sensor QoS), ``/sysid/payload_bounds``
 (latched; the robot's ``identification.prior`` box until the first message); pub
-``/sysid/desired_trajectory`` (two points: t = 0 with q₀, q̇₀, q̈₀ and t = t_f with q₀ + k, 0, 0)
-and ``/diagnostics`` (one status per cycle: solve_time, iterations, verified, objective (cond),
-status, reason).
+``/sysid/desired_trajectory`` (two points: t = 0 with q₀, q̇₀, q̈₀ and t = t_f with q₀ + k, 0, 0;
+``header.frame_id`` = the certificate naming the θ_e box it was verified for, see
+``sysid_ros.control.admission``) and ``/diagnostics`` (one status per cycle: solve_time,
+iterations, verified, objective (cond), status, reason).
 
 Stops (``finished``; the process exits) after ``max_trajectories`` published plans (0 = no
 limit) or when the bounds' total relative width shrank by less than ``shrink_tolerance`` over
@@ -43,6 +44,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from sysid_ros.control.admission import KNOWN_CHECKS, Certificate, box_digest
 from sysid_ros.model.robots import load_robot
 from sysid_ros.nodes._common import (DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_QOS, TRAJECTORY_QOS,
                                      ns_to_stamp_fields, run_node)
@@ -55,10 +57,15 @@ _OK, _WARN, _ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatu
 
 
 def trajectory_msg(traj: QuinticTrajectory, k: np.ndarray, joint_names: Sequence[str],
-                   start_ns: int) -> JointTrajectory:
-    """The plan as a two-point JointTrajectory (quintic interpolation reproduces it exactly)."""
+                   start_ns: int,
+                   box: tuple[np.ndarray, np.ndarray] | None = None) -> JointTrajectory:
+    """The plan as a two-point JointTrajectory (quintic interpolation reproduces it exactly).
+    ``box`` = the θ_e box (lower, upper) it was verified for: written as the certificate in
+    ``header.frame_id`` (``sysid_ros.control.admission``)."""
     msg = JointTrajectory()
     msg.header.stamp.sec, msg.header.stamp.nanosec = ns_to_stamp_fields(start_ns)
+    if box is not None:
+        msg.header.frame_id = Certificate(box_digest(*box), KNOWN_CHECKS[0]).to_frame_id()
     msg.joint_names = list(joint_names)
     p0 = JointTrajectoryPoint(positions=traj.q0.tolist(), velocities=traj.dq0.tolist(),
                               accelerations=traj.ddq0.tolist(), time_from_start=Duration())
@@ -209,7 +216,8 @@ class ExcitingPlannerNode(Node):
             values["reason"] = "missed start: plan certified after its start time"
             self._report(_WARN, "plan discarded (late): current trajectory continues", values)
             return
-        self.traj_pub.publish(trajectory_msg(res.trajectory, res.k, self.robot.joint_names, start))
+        self.traj_pub.publish(trajectory_msg(res.trajectory, res.k, self.robot.joint_names, start,
+                                             (lo, hi)))
         self.current = (start, res.trajectory, res.k)
         self.published += 1
         values["published"] = str(self.published)

@@ -124,7 +124,8 @@ def theta_from_inertia(msg: Inertia | InertiaStamped) -> np.ndarray:
     i_c = np.array([[inertia.ixx, inertia.ixy, inertia.ixz],
                     [inertia.ixy, inertia.iyy, inertia.iyz],
                     [inertia.ixz, inertia.iyz, inertia.izz]])
-    return theta_from_com_inertia(inertia.m, [inertia.com.x, inertia.com.y, inertia.com.z], i_c)
+    return theta_from_com_inertia(inertia.m, np.array([inertia.com.x, inertia.com.y,
+                                                      inertia.com.z]), i_c)
 
 
 class JointStateError(MessageError):

@@ -1,13 +1,10 @@
-"""``robust_controller``: lifecycle shell over ``sysid_ros.control.runtime.ControllerRuntime``
-(states, steady-clock watchdogs, self-deactivation on stale input, diagnostics: its module doc;
-law: ``control.controller``; trajectory admission and certificates: ``control.admission``).
-This node only translates messages, parameters (``ControllerSettings``, documented in
-config/robust_controller.yaml) and timers (all on the STEADY clock, so a dead /clock under
-use_sim_time cannot silence them). Topics: sub ``joint_states``, ``/sysid/payload_bounds``
-(latched), ``/sysid/desired_trajectory``; pub ``/effort_controller/commands``, ``/diagnostics``,
-``~/tracking_error`` [e, ė] and ``~/state`` (``STATE_LABELS``) every ``debug_decimation``-th
-command. Lifecycle: standard ``~/change_state``; ``autostart`` configures and activates.
-"""
+"""``robust_controller``: lifecycle shell over ``control.runtime.ControllerRuntime`` (states,
+steady-clock watchdogs, self-deactivation on stale input, diagnostics; law: ``control.controller``;
+admission and certificates: ``control.admission``). It only translates messages, parameters
+(``ControllerSettings``; config/robust_controller.yaml) and timers (all on the STEADY clock: a
+dead /clock cannot silence them). Sub ``joint_states``, ``/sysid/payload_bounds``,
+``/sysid/desired_trajectory``; pub ``/effort_controller/commands``, ``/diagnostics``,
+``~/tracking_error`` [e, ė], ``~/state`` (``STATE_LABELS``). Lifecycle: ``~/change_state``."""
 from __future__ import annotations
 
 import time
@@ -78,8 +75,7 @@ class RobustControllerNode(LifecycleNode):
                                 TRAJECTORY_QOS))]
         self._io += [("timer", self.create_timer(period, cb, clock=self._steady))
                      for period, cb in timers]
-        self.get_logger().info(f"configured: {self.rt.robot.name}, mode {s.mode}, rho "
-                               f"{self.rt.bound.rho:.4g}, accept_uncertified {s.accept_uncertified}")
+        self.get_logger().info(f"configured: {self.rt.robot.name}, {s}")
         self._publish_status()
         return TransitionCallbackReturn.SUCCESS
 
@@ -89,7 +85,6 @@ class RobustControllerNode(LifecycleNode):
             self.get_logger().error(why)
             self._publish_status()
             return TransitionCallbackReturn.FAILURE
-        self.get_logger().info("active: commanding torques")
         self._publish_status()
         return super().on_activate(state)
 
@@ -100,8 +95,8 @@ class RobustControllerNode(LifecycleNode):
         return super().on_deactivate(state)
 
     def on_cleanup(self, state: LifecycleState | None = None) -> TransitionCallbackReturn:
-        destroy = {"pub": self.destroy_publisher, "sub": self.destroy_subscription,
-                   "timer": self.destroy_timer}
+        destroy: dict[str, Any] = {"pub": self.destroy_publisher, "timer": self.destroy_timer,
+                                   "sub": self.destroy_subscription}
         for kind, handle in self._io:
             destroy[kind](handle)
         self._io, self.rt, self._unconfigured = [], None, (WARN, "unconfigured")
@@ -110,47 +105,52 @@ class RobustControllerNode(LifecycleNode):
     on_shutdown = on_cleanup
 
     # -- inputs -----------------------------------------------------------------------------
+    @property
+    def _rt(self) -> ControllerRuntime:
+        assert self.rt is not None, "callback of an unconfigured node"   # only then wired
+        return self.rt
+
     def _ros_now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
 
     def _on_joint_states(self, msg: JointState) -> None:
         try:
-            q, dq, _ = joint_state_arrays(msg, self.rt.robot.joint_names, need_effort=False)
+            q, dq, _ = joint_state_arrays(msg, self._rt.robot.joint_names, need_effort=False)
         except MessageError as exc:
-            self.rt.joint_state_rejected(str(exc))
+            self._rt.joint_state_rejected(str(exc))
             return self._flush()
         stamp = stamp_to_ns(msg.header.stamp) * 1e-9 or self._ros_now()
-        self._send(self.rt.joint_state(time.monotonic(), stamp, q, dq))
+        self._send(self._rt.joint_state(time.monotonic(), stamp, q, dq))
 
     def _on_timer(self) -> None:
-        self._send(self.rt.command(time.monotonic()))
+        self._send(self._rt.command(time.monotonic()))
 
     def _on_bounds(self, msg: Float64MultiArray) -> None:
         try:
             b = bounds_from_msg(msg)
         except MessageError as exc:
-            self.rt.bounds_rejected(str(exc))
+            self._rt.bounds_rejected(str(exc))
         else:
-            self.rt.bounds(time.monotonic(), b.lower, b.nominal, b.upper)
+            self._rt.bounds(time.monotonic(), b.lower, b.nominal, b.upper)
         self._flush()
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
         try:
-            traj, error = trajectory_from_msg(msg, self.rt.robot.joint_names), ""
+            traj, error = trajectory_from_msg(msg, self._rt.robot.joint_names), ""
         except TrajectoryError as exc:
             traj, error = None, str(exc)
-        self.rt.trajectory(self._ros_now(), traj, msg.header.frame_id, error)
+        self._rt.trajectory(self._ros_now(), traj, msg.header.frame_id, error)
         self._flush()
 
     def _on_watchdog(self) -> None:
-        action = self.rt.tick(time.monotonic(), self._ros_now())
+        action = self._rt.tick(time.monotonic(), self._ros_now())
         self._flush()
         if action is not None:
             (self.trigger_deactivate if action.kind == "deactivate" else self.trigger_activate)()
 
     def _on_period(self) -> None:
         self._publish_status()
-        self.rt.end_period()
+        self._rt.end_period()
 
     # -- output -----------------------------------------------------------------------------
     def _send(self, out: Any) -> None:
@@ -159,9 +159,9 @@ class RobustControllerNode(LifecycleNode):
         t0 = time.perf_counter()
         self.cmd_pub.publish(Float64MultiArray(data=out.tau.tolist()))
         self._n += 1
-        if self._n % self.rt.settings.debug_decimation == 0 or out.clipped:
+        if self._n % self._rt.settings.debug_decimation == 0 or out.clipped:
             self.err_pub.publish(labelled_array(np.concatenate([out.e, out.de]), "e,de"))
-            self.state_pub.publish(labelled_array(self.rt.state_vector(
+            self.state_pub.publish(labelled_array(self._rt.state_vector(
                 out, time.perf_counter() - t0), ",".join(STATE_LABELS)))
 
     def _flush(self) -> None:

@@ -201,7 +201,7 @@ def test_stale_states_stop_commands_and_bad_trajectories_are_rejected(harness):
     names = list(robot.joint_names)
     q = np.array(robot.config["simulation"]["home"])
     target = q + 0.05
-    proc = start_node("robust_controller", "autostart:=true", "stale_timeout:=0.02",
+    proc = start_node("robust_controller", "autostart:=true", "stale_timeout:=0.25",
                       "debug_decimation:=1", "accept_uncertified:=true")
     try:
         def pump(seconds: float) -> None:
@@ -215,8 +215,8 @@ def test_stale_states_stop_commands_and_bad_trajectories_are_rejected(harness):
         assert harness.commands, "active controller sent no commands"
         z = np.zeros((2, 7))
         # first point later than arrival: the controller joins it from its hold pose
-        harness.trajectory(names, [0.2, 0.3], [target, target], z, z, 0.0)   # hold target
-        pump(0.4)
+        harness.trajectory(names, [0.5, 0.6], [target, target], z, z, 0.0)   # hold target
+        pump(0.9)
         np.testing.assert_allclose(harness.errors[-1][:7], target - q, atol=1e-9)
         bad = {
             "joint names": dict(names=names[:-1] + ["elbow"]),
@@ -248,6 +248,74 @@ def test_stale_states_stop_commands_and_bad_trajectories_are_rejected(harness):
         harness.spin_until(lambda: False, 0.1)
         late = [c for c in harness.commands if c[0] > t_stop + 0.1]
         assert not late
+    finally:
+        out = stop(proc)
+    assert "Traceback" not in out, out
+
+
+def _lifecycle_state(harness) -> str:
+    from lifecycle_msgs.srv import GetState
+    cli = harness.node.create_client(GetState, "/robust_controller/get_state")
+    assert harness.spin_until(cli.service_is_ready, 20.0)
+    fut = cli.call_async(GetState.Request())
+    assert harness.spin_until(fut.done, 20.0)
+    harness.node.destroy_client(cli)
+    return fut.result().current_state.label
+
+
+def test_over_limit_rejected_nan_clears_stale_deactivates_until_activated(harness):
+    """Issue 14 items 1, 3 and the stale policy over DDS: the tester's q2 → 3.0 rad trajectory
+    is refused, a NaN joint state is an ERROR for one diagnostics period only, and stale
+    joint states deactivate the node until data are fresh AND an operator activates."""
+    from lifecycle_msgs.msg import Transition
+
+    from sysid_ros.model.robots import load_robot
+
+    robot = load_robot("gen3")
+    names = list(robot.joint_names)
+    q = np.array(robot.config["simulation"]["home"])
+    proc = start_node("robust_controller", "autostart:=true", "stale_timeout:=0.25",
+                      "accept_uncertified:=true", "diagnostics_period:=0.3")
+
+    def pump(seconds: float, qs=q) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            harness.joint_state(names, qs, np.zeros(7), 0.0)
+            harness.spin_until(lambda: False, 0.003)
+
+    def diag_after(t0: float, pred) -> bool:
+        return harness.spin_until(lambda: any(t > t0 and pred(lvl, m)
+                                              for t, lvl, m in harness.diags), 5.0)
+    try:
+        assert harness.spin_until(lambda: harness.js_pub.get_subscription_count() > 0, 20.0)
+        pump(0.3)
+        bad = q.copy()
+        bad[1] = 3.0
+        t0 = time.monotonic()
+        z = np.zeros((2, 7))
+        harness.trajectory(names, [0.0, 1.0], [q, bad], z, z, 0.0)
+        assert diag_after(t0, lambda lvl, m: lvl == 1 and "joint 2 reaches 3 rad" in m)
+        pump(0.3)
+        assert np.max(np.abs(harness.errors[-1][:7])) < 1e-9        # still holding q
+        # NaN: ERROR at once, cleared in a later period while clean data flow
+        nan_q = q.copy()
+        nan_q[2] = np.nan
+        t0 = time.monotonic()
+        harness.joint_state(names, nan_q, np.zeros(7), 0.0)
+        assert diag_after(t0, lambda lvl, m: lvl == 2 and "non-finite position" in m)
+        t1 = time.monotonic()
+        pump(1.0)
+        assert diag_after(t1 + 0.35, lambda lvl, m: lvl == 0), harness.diags[-5:]
+        # stale: ERROR, lifecycle inactive, no commands on fresh data until activated
+        t0 = time.monotonic()
+        assert diag_after(t0, lambda lvl, m: lvl == 2 and "joint_states stale" in m)
+        assert _lifecycle_state(harness) == "inactive"
+        n_cmd = len(harness.commands)
+        pump(0.3)
+        assert len(harness.commands) == n_cmd
+        assert harness.change_state(Transition.TRANSITION_ACTIVATE)
+        pump(0.3)
+        assert len(harness.commands) > n_cmd
     finally:
         out = stop(proc)
     assert "Traceback" not in out, out
