@@ -4,7 +4,9 @@ It is the identifier's prior B₀ (``identification.prior`` in the robot facts f
 one of ``identification.priors`` or an inline box, resolved by the identifier's own
 :func:`~sysid_ros.identification.config.load_prior`), so both nodes start from the same
 assumption; a ``controller.prior`` section (a box) overrides it. The nominal
-is the box centre (no better point is known before identification).
+is the box centre (no better point is known before identification). A payload-class prior
+(every mass above the unloaded end-effector body's, e.g. the Z1's ``dumbbell_1kg``) need not
+contain the unloaded body; any other prior must.
 """
 from __future__ import annotations
 
@@ -42,7 +44,12 @@ def prior_box(robot: Robot) -> ThetaBox:
         raise BoundsError(f"{robot.config_path}: {key}.prior needs numeric 'lower' and 'upper' "
                           f"({exc})") from exc
     box = ThetaBox(lower, 0.5 * (lower + upper), upper)
-    if not np.all((robot.theta_e() >= lower) & (robot.theta_e() <= upper)):
+    # a prior either admits the unloaded body (any payload, possibly none) or describes a
+    # payload class whose every mass lies above it (e.g. a catalogued tool); a box that admits
+    # the bare mass but not the bare body is in the wrong frame or order
+    unloaded = robot.theta_e()
+    loaded_class = lower[0] > unloaded[0]
+    if not loaded_class and not np.all((unloaded >= lower) & (unloaded <= upper)):
         raise BoundsError(f"{robot.config_path}: {key}.prior does not contain the nominal "
                           "unloaded end-effector body")
     return box

@@ -14,6 +14,18 @@ the runner from ``launch/sim.launch.yaml`` — the same file ``ros2 launch`` rea
 3. report: the recorded bag is evaluated (``sysid_ros.demo.report``) into ``report.md`` and PNGs.
 
 Progress goes to stderr; the last line on stdout is the path of ``report.md``.
+
+The θ_e prior every node starts from is ``--prior`` (an entry of the robot file's
+``identification.priors``; default: ``demo.prior`` for the robust controller, the robot file's
+``identification.prior`` for the baselines); the run's robot facts (the robot file with that
+prior) are written to the output folder and passed to every node (``sysid_ros.demo.priors``).
+Before starting, the robust run checks that the planner can certify holding the start pose for
+every θ_e in that prior; if not, no motion can ever be certified and the demo refuses.
+
+Exit codes: 0 — ``Result: success``; 1 — ``Result: failure`` (report written, reasons in it and
+on stderr); 2 — bad input (robot file without a demo task, unknown prior); 3 — refused before
+starting: the prior cannot be certified at the start pose (nothing ran); 4 — the run produced
+no bag to evaluate (a node failed to start; see graph.log).
 """
 from __future__ import annotations
 
@@ -26,9 +38,11 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["main", "TaskCertifier", "task_points"]
+__all__ = ["main", "TaskCertifier", "task_points", "EXIT_SUCCESS", "EXIT_FAILURE",
+           "EXIT_BAD_INPUT", "EXIT_REFUSED", "EXIT_NO_BAG"]
 
 LEAD = 0.5   # s of sim time between publishing a trajectory and its start
+EXIT_SUCCESS, EXIT_FAILURE, EXIT_BAD_INPUT, EXIT_REFUSED, EXIT_NO_BAG = 0, 1, 2, 3, 4
 
 
 def task_points(q_now: np.ndarray, start: np.ndarray, waypoints: list[np.ndarray],
@@ -122,6 +136,9 @@ def _controller_box(robot, mode: str, bounds) -> tuple[np.ndarray, np.ndarray] |
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="sysid-demo", description=__doc__.splitlines()[0])
     ap.add_argument("--robot", default="gen3")
+    ap.add_argument("--prior", default=None,
+                    help="θ_e prior: an entry of the robot file's identification.priors (default: "
+                    "demo.prior for the robust controller, identification.prior for baselines)")
     ap.add_argument("--payload", type=float, default=None,
                     help="dumbbell mass, kg (default: the robot file's demo.payload)")
     ap.add_argument("--trajectories", type=int, default=4, help="exciting trajectories")
@@ -161,11 +178,36 @@ def main(argv: list[str] | None = None) -> int:
     from sysid_ros.nodes.messages import bounds_from_msg
     from sysid_ros.planning.obstacles import obstacles_from_config
 
+    from sysid_ros.demo.errors import DemoConfigError
+    from sysid_ros.demo.priors import demo_prior, robot_with_prior, start_refusal
+
     robot = load_robot(args.robot)
     demo_cfg = robot.config.get("demo", {})
     if "waypoints" not in demo_cfg:
         _log(f"config/{args.robot}.yaml has no demo.waypoints: the demo needs a task")
-        return 2
+        return EXIT_BAD_INPUT
+    out = args.out or Path("out") / time.strftime("demo-%Y%m%d-%H%M%S")
+    out = out.resolve()
+    try:
+        prior = demo_prior(robot, args.prior, args.controller)
+    except DemoConfigError as exc:
+        _log(str(exc))
+        return EXIT_BAD_INPUT
+    robot_arg = args.robot
+    if prior:
+        # every node reads the prior from the robot facts: give them one file with this prior
+        robot_arg = str(robot_with_prior(robot, prior, out))
+        robot = load_robot(robot_arg)
+        _log(f"θ_e prior '{prior}' (robot facts for this run: {robot_arg})")
+    if args.controller == "robust" and args.trajectories > 0:
+        home = np.asarray(robot.config["simulation"]["home"], float)
+        refusal = start_refusal(robot, home)
+        if refusal:
+            _log(f"refused: from the prior '{prior or 'of the robot file'}' the planner cannot "
+                 f"certify even holding the start pose {home.tolist()}, so no motion can be "
+                 f"certified ({'; '.join(refusal[:2])}). Choose a payload class that can "
+                 f"(--prior, identification.priors in {robot.config_path}; docs/design.md §6.4)")
+            return EXIT_REFUSED
     waypoints = [np.asarray(w, float) for w in demo_cfg["waypoints"]]
     if args.payload is None:
         args.payload = float(demo_cfg.get("payload", 3.63))
@@ -174,15 +216,13 @@ def main(argv: list[str] | None = None) -> int:
     segment = args.segment if args.segment is not None else float(demo_cfg.get("segment", 1.0))
     certify = TaskCertifier(robot, task_start, waypoints, segment)
     obstacles = obstacles_from_config(robot.config.get("planner", {}).get("obstacles"))
-    out = args.out or Path("out") / time.strftime("demo-%Y%m%d-%H%M%S")
-    out = out.resolve()
     bag_root = out / "bag"
     out.mkdir(parents=True, exist_ok=True)
     log_file = (out / "graph.log").open("w")
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 
     launch_args = {
-        "robot": args.robot, "payload": str(args.payload), "record": "true",
+        "robot": robot_arg, "payload": str(args.payload), "record": "true",
         "output_dir": str(bag_root), "max_trajectories": str(args.trajectories),
         "controller_mode": args.controller,
         "enable_planner": "true" if args.trajectories > 0 else "false",
@@ -281,15 +321,22 @@ def main(argv: list[str] | None = None) -> int:
                     box = _controller_box(robot, args.controller, state["bounds"])
                     certification = (["the PID baseline has no model box"] if box is None
                                      else certify(*box))
-                    _log("task certified for every θ_e in the controller's box"
-                         if not certification else
-                         f"task NOT certifiable ({'; '.join(certification[:2])}); "
-                         "executing it anyway to show what happens")
                     start = now() + LEAD      # fresh: sim time moved on while certifying
                     times = segment * np.arange(len(waypoints) + 1)
-                    task_pub.publish(_trajectory(robot, start, times, [task_start, *waypoints]))
                     task_window = (start, start + times[-1] + 1.0)
-                    _log(f"move-and-place from t_sim = {start:.2f} s")
+                    if certification and args.controller == "robust":
+                        # the method never runs an uncertified motion: the arm holds the start
+                        # pose through the task window instead
+                        _log(f"task NOT certifiable ({'; '.join(certification[:2])}); not "
+                             "executed, the arm holds the start pose")
+                    else:
+                        _log("task certified for every θ_e in the controller's box"
+                             if not certification else
+                             f"task NOT certifiable ({'; '.join(certification[:2])}); "
+                             "baseline: executing it anyway to show what happens")
+                        task_pub.publish(_trajectory(robot, start, times,
+                                                     [task_start, *waypoints]))
+                        _log(f"move-and-place from t_sim = {start:.2f} s")
                 elif task_window is not None and t > task_window[1] + 0.2:
                     break
             else:
@@ -305,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     bags = sorted(p for p in bag_root.glob("*") if p.is_dir()) if bag_root.exists() else []
     if not bags:
         _log("no bag was recorded; see graph.log")
-        return 1
+        return EXIT_NO_BAG
     _log(f"evaluating {bags[-1]}")
     run = load_run(bags[-1], robot)
     window = task_window or (float(run.t[-1]), float(run.t[-1]))
@@ -318,6 +365,7 @@ def main(argv: list[str] | None = None) -> int:
         ev.fail("task not certifiable for every θ_e in the controller's box: "
                 + "; ".join(certification[:3]))
     header = {"robot": args.robot, "payload": f"dumbbell {args.payload} kg",
+              "θ_e prior": prior or "the robot file's inline box",
               "controller": args.controller,
               "certified exciting trajectories": f"{n_plans} of {args.trajectories} requested",
               "task certified before execution": "yes" if task_window and not certification
@@ -327,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     _log(f"result: {'success' if ev.success else 'failure'}"
          + (f" ({'; '.join(ev.reasons)})" if ev.reasons else ""))
     print(report)
-    return 0
+    return EXIT_SUCCESS if ev.success else EXIT_FAILURE
 
 
 if __name__ == "__main__":
