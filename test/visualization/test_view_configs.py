@@ -57,14 +57,3 @@ def test_foxglove_layout():
             else:
                 assert re.fullmatch(r"/joint_states\.(position|effort)\[[0-6]\]", path["value"])
     assert bound_plots == 9
-
-
-def test_markers_yaml_documents_the_node_parameters():
-    source = (ROOT / "sysid_ros" / "nodes" / "markers.py").read_text()
-    declared = set(re.findall(r'\bd\("(\w+)"', source))
-    params = yaml.safe_load((ROOT / "config" / "markers.yaml").read_text())["/**"][
-        "ros__parameters"]
-    assert set(params) == declared
-    doc = source.split('"""')[1]
-    for name in declared:
-        assert f"``{name}``" in doc, name
