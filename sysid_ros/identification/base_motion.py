@@ -36,16 +36,27 @@ IMU samples are linearly interpolated to the joint-state stamps. For a signal wi
 A joint sample with no IMU sample at or before it and at or after it within ``max_gap``
 gets no base state: ``valid`` is False and the windows never span it (no silently wrong row).
 
+The accelerometer error is split into a constant bias b (|b_a| ≤ ``accel_bias_abs`` per trunk
+axis, the same over the whole recording) and the rest (noise, in-run drift, quantisation:
+≤ ``accel_noise_abs`` per sample). The bias does not go into any radius: with the true
+effective gravity g = ĝ + b + n, the row gains −Σ_a b_a·(∫G(e_a) dt)·θ, which
+:class:`~.problem.PayloadProblem` carries as shared LP unknowns — b_a itself for the θ_r part
+(b_a·∫G_r(e_a)·θ_r^c; the θ_r radius part β·|∫G_r(e_a)|·rad θ_r goes into r) and z_a = b_a·θ_e
+(10 per axis, box β·max|θ_e|) for the payload part: the exact bilinear term relaxed to a linear
+one, as the friction coefficients are. A bias then costs a ~β/g relative uncertainty on the
+gravity-borne part of θ_e instead of a per-window radius of β·|G|·|θ|.
+
 Error radii (per sample, per trunk axis), from the configured :class:`ImuBounds`:
 
-- ε_ω = |R_ti|·(gyro_abs + 2·angular_accel_abs·(t−t₁)(t₂−t)/h);
-- ε_f = |R_ti|·(accel_abs + 2·jerk_abs·(t−t₁)(t₂−t)/h) + lever: the α×r term is not
+- ε_ω = |R_ti|·(gyro_noise_abs + 2·angular_accel_abs·(t−t₁)(t₂−t)/h);
+- ε_f = |R_ti|·(accel_noise_abs + 2·jerk_abs·(t−t₁)(t₂−t)/h) + lever: the α×r term is not
   measured and is bounded by angular_accel_abs·(|r_j| + |r_k|) on axis i; the centripetal
-  term computed from ω̂ is off by ≤ 2‖r‖·‖δ‖·(2‖ω̂‖ + ‖δ‖), ‖δ‖ ≤ ‖ε_ω‖.
+  term computed from ω̂ is off by ≤ 2‖r‖·‖δ‖·(2‖ω̂‖ + ‖δ‖), ‖δ‖ ≤ ‖ε_ω + gyro_bias_abs‖.
 
 :func:`arm_regressors` turns them into radius rows (|error of a row·θ| ≤ radius·|θ|max):
 
-- W_m is linear in the velocity: δ(W_m θ) = Σ_k δω_k W_m(e_k)θ, so r_m = Σ_k ε_ω,k |W_m(e_k)|;
+- W_m is linear in the velocity: δ(W_m θ) = Σ_k δω_k W_m(e_k)θ, so r_m = Σ_k ε_ω,k |W_m(e_k)|
+  (the noise part; the gyro bias is treated per window, below);
 - W_c(v) = vᵀQv + G(g) is quadratic in v and affine in the gravity g, so, exactly,
   W_c(v̂) − W_c(v) = Σ_k δ_k·2B(v̂, e_k) − Σ_kl δ_kδ_l Q_kl (δ = v̂ − v) and
   G(ĝ) − G(g) = Σ_a δg_a G(e_a); with 2B(v̂, e_k) = [W_c(v̂+e_k) − W_c(v̂−e_k)]/2,
@@ -53,13 +64,19 @@ Error radii (per sample, per trunk axis), from the configured :class:`ImuBounds`
   − W_c(v̂+e_l) + W_c(v̂) (all exact for a quadratic; gravity cancels in the differences),
   r_c = Σ_k ε_k|2B_k| + Σ_k ε_k²|Q_kk| + Σ_{k<l} ε_kε_l|2Q_kl| + Σ_a ε_g,a|G(e_a)|.
 
-The window row's error is then ≤ (r_m(a) + r_m(b) + Σ trapezoid weights·r_c)·|θ|max: the
-trapezoid sum of per-sample errors is bounded by the trapezoid sum of their bounds, with no
-quadrature assumption added.
+(in the quadratic terms ε_k is ε_ω,k + gyro_bias_abs: bias and noise together). The window
+row's error from the per-sample parts is then ≤ (r_m(a) + r_m(b) + Σ trapezoid weights·r_c)
+·|θ|max: the trapezoid sum of per-sample errors is bounded by the trapezoid sum of their
+bounds, with no quadrature assumption added. A constant gyro bias b_ω enters the row
+linearly as Σ_k b_ω,k·D_k·θ with D_k = W_m(q_b, e_k) − W_m(q_a, e_k) − ∫2B(v̂, e_k)dt (the
+endpoint momenta nearly cancel over a 0.1 s window: the radius β_ω·Σ_k|D_k|·|θ|max is far
+below the per-sample bound β_ω·(|W_m(q_a,e_k)| + |W_m(q_b,e_k)|)·|θ|max, which for the Z1 on
+the B1 trunk, ~2.5 kg·m² about the trunk origin, would dominate every other radius).
 
 Assumptions (repeated in the result's ``assumptions``): the IMU is rigidly mounted where the
-model says; every IMU reading is within gyro_abs / accel_abs of the truth per axis (bias,
-scale-factor and noise included); the true |ω̇| ≤ angular_accel_abs and |ḟ| ≤ jerk_abs per axis
+model says; every gyro (accelerometer) reading is truth + b + n per axis with a constant
+|b| ≤ gyro_bias_abs (accel_bias_abs) and |n| ≤ gyro_noise_abs (accel_noise_abs) at every
+sample (scale-factor error and in-run bias drift counted in n); the true |ω̇| ≤ angular_accel_abs and |ḟ| ≤ jerk_abs per axis
 (used only between IMU samples and for the lever arm; both vanish for an IMU at the trunk
 origin sampled with the joints); no contact on the arm/payload.
 """
@@ -76,7 +93,11 @@ from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
 
 __all__ = ["ImuBounds", "ImuSamples", "BaseMotion", "ImuMount", "base_motion", "ImuStream",
-           "arm_regressors", "imu_mount"]
+           "ArmModel", "arm_model", "arm_regressors", "imu_mount"]
+
+#: keys of ``identification.imu`` (all required)
+KEYS = ("gyro_bias_abs", "gyro_noise_abs", "accel_bias_abs", "accel_noise_abs", "angular_accel_abs", "jerk_abs",
+        "max_gap")
 
 # Perturbed velocities per sample for the radius rows: v̂, v̂ ± e_k (3 + 3), v̂ + e_k + e_l (3),
 # and the three unit gravities at rest.
@@ -85,13 +106,17 @@ _PAIRS = ((0, 1), (0, 2), (1, 2))
 
 @dataclass(frozen=True)
 class ImuBounds:
-    """Per-axis IMU error bounds (bias included) and the rate bounds used between samples.
+    """Per-axis IMU error bounds and the rate bounds used between samples.
 
-    gyro_abs rad/s, accel_abs m/s², angular_accel_abs rad/s², jerk_abs m/s³, max_gap s.
+    gyro_bias_abs and accel_bias_abs (rad/s, m/s²): constant over the recording;
+    gyro_noise_abs and accel_noise_abs: per sample; angular_accel_abs rad/s², jerk_abs m/s³,
+    max_gap s.
     """
 
-    gyro_abs: float
-    accel_abs: float
+    gyro_bias_abs: float
+    gyro_noise_abs: float
+    accel_bias_abs: float
+    accel_noise_abs: float
     angular_accel_abs: float
     jerk_abs: float
     max_gap: float
@@ -99,10 +124,9 @@ class ImuBounds:
     @staticmethod
     def from_mapping(raw: Any, where: str) -> "ImuBounds":
         if not isinstance(raw, dict):
-            raise IdentificationConfigError(f"{where}: expected a mapping with gyro_abs, "
-                                            "accel_abs, angular_accel_abs, jerk_abs, max_gap")
+            raise IdentificationConfigError(f"{where}: expected a mapping with {', '.join(KEYS)}")
         vals = {}
-        for key in ("gyro_abs", "accel_abs", "angular_accel_abs", "jerk_abs", "max_gap"):
+        for key in KEYS:
             if key not in raw:
                 raise IdentificationConfigError(f"{where}.{key}: missing")
             try:
@@ -118,8 +142,10 @@ class ImuBounds:
 
     def scaled(self, factor: float) -> "ImuBounds":
         """The same bounds with the sensor errors (not the rate bounds) times ``factor``."""
-        return ImuBounds(self.gyro_abs * factor, self.accel_abs * factor,
-                         self.angular_accel_abs, self.jerk_abs, self.max_gap)
+        return ImuBounds(self.gyro_bias_abs * factor, self.gyro_noise_abs * factor,
+                         self.accel_bias_abs * factor,
+                         self.accel_noise_abs * factor, self.angular_accel_abs, self.jerk_abs,
+                         self.max_gap)
 
 
 class ImuSamples(Protocol):
@@ -215,12 +241,12 @@ def base_motion(mount: ImuMount, bounds: ImuBounds, t_imu: np.ndarray, gyro: np.
     abs_rot = np.abs(rot)
     omega = gyro_t @ rot.T
     f_o = acc_t @ rot.T - np.cross(omega, np.cross(omega, r))
-    eps_w = (bounds.gyro_abs + bounds.angular_accel_abs * lag)[:, None] * abs_rot.sum(axis=1)
+    eps_w = (bounds.gyro_noise_abs + bounds.angular_accel_abs * lag)[:, None] * abs_rot.sum(axis=1)
     norm_r = float(np.linalg.norm(r))
-    d = np.linalg.norm(eps_w, axis=1)
+    d = np.linalg.norm(eps_w + bounds.gyro_bias_abs * abs_rot.sum(axis=1), axis=1)
     centripetal = 2.0 * norm_r * d * (2.0 * np.linalg.norm(omega, axis=1) + d)
     lever = bounds.angular_accel_abs * (np.abs(r).sum() - np.abs(r))          # |α×r|_i bound
-    eps_f = ((bounds.accel_abs + bounds.jerk_abs * lag)[:, None] * abs_rot.sum(axis=1)
+    eps_f = ((bounds.accel_noise_abs + bounds.jerk_abs * lag)[:, None] * abs_rot.sum(axis=1)
              + centripetal[:, None] + lever[None, :])
     zero = ~valid
     omega[zero], f_o[zero], eps_w[zero], eps_f[zero] = 0.0, 0.0, 0.0, 0.0
@@ -286,57 +312,108 @@ class ImuStream:
         return n_ready, motion
 
 
-def arm_regressors(reg: Regressors, q_full: np.ndarray, dq_full: np.ndarray,
-                   base: np.ndarray, rows_v: np.ndarray, bodies: np.ndarray
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(W_m, W_c, r_m, r_c), each (N, len(rows_v), 10·len(bodies)), of the arm rows.
+@dataclass(frozen=True)
+class ArmModel:
+    """The floating model with every joint outside the arm locked (pin.buildReducedModel): the
+    arm rows and the arm bodies' columns are those of the full model (the arm's kinematics and
+    inertias do not depend on the legs; the legs' inertia fused into the trunk enters no arm
+    row), at a fraction of the cost. Index maps from the robot's joints / bodies."""
 
-    ``q_full``/``dq_full``: model configuration/velocity whose base part is overwritten here
-    (trunk at the origin, identity orientation, velocity (0, ω)); ``base``: (N, 12)
-    :meth:`BaseMotion.stacked`. r_m/r_c are the radius rows of the module docstring.
+    reg: Regressors
+    kept: np.ndarray        # robot joint indices (config order) present in the reduced model
+    q_index: np.ndarray     # their reduced configuration indices
+    v_index: np.ndarray     # their reduced velocity indices
+    rows_v: np.ndarray      # reduced velocity index of each row joint
+    bodies: np.ndarray      # reduced 0-based body index of each column body (full-model order)
+
+
+def arm_model(robot: Robot, row_joints: np.ndarray, bodies: np.ndarray) -> ArmModel:
+    """:class:`ArmModel` for rows ``row_joints`` (robot joint indices) and column ``bodies``
+    (full-model 0-based body indices)."""
+    import pinocchio as pin
+
+    model = robot.model
+    body_ids = {int(b) + 1 for b in bodies}
+    lock = [int(j) for j in range(2, model.njoints) if j not in body_ids]
+    reduced = pin.buildReducedModel(model, lock, pin.neutral(model))
+    names = list(reduced.names)
+    kept = np.array([k for k, n in enumerate(robot.joint_names) if n in names], int)
+    ids = [reduced.getJointId(robot.joint_names[k]) for k in kept]
+    holder = _ModelHolder(reduced)
+    return ArmModel(
+        Regressors(holder),  # type: ignore[arg-type]   # momentum_pair needs the model only
+        kept, np.array([reduced.joints[i].idx_q for i in ids]),
+        np.array([reduced.joints[i].idx_v for i in ids]),
+        np.array([reduced.joints[reduced.getJointId(robot.joint_names[int(k)])].idx_v
+                  for k in row_joints]),
+        np.array([reduced.getJointId(model.names[int(b) + 1]) - 1 for b in bodies]))
+
+
+class _ModelHolder:
+    """What :class:`Regressors` reads of a robot for ``momentum_pair``: its model."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+
+
+def arm_regressors(arm: ArmModel, q: np.ndarray, dq: np.ndarray, base: np.ndarray,
+                   gyro_bias: float) -> tuple[np.ndarray, ...]:
+    """Per sample, in the arm rows × column bodies (nr, nc): W_m, W_c, the radius rows r_m,
+    r_c of the per-sample IMU errors, and (N, 3, nr, nc) each: G_a = W_c's gravity part per
+    unit gravity along trunk axis a (what the accelerometer bias multiplies), M_k = W_m(e_k)
+    and B_k = 2B(v̂, e_k) (what a constant gyro bias multiplies).
+
+    ``q``/``dq``: (N, nj) robot joints; ``base``: (N, 12) :meth:`BaseMotion.stacked`. The
+    quadratic gyro term uses ε_ω + ``gyro_bias`` (bias and noise together); the linear terms
+    use ε_ω only — the constant bias's linear effect is bounded per window by the caller from
+    ΔM_k − ∫B_k (see the module docstring).
     """
-    n = q_full.shape[0]
+    n = q.shape[0]
+    model = arm.reg.model
     omega, grav, eps_w, eps_g = base[:, 0:3], base[:, 3:6], base[:, 6:9], base[:, 9:12]
-    q_full = q_full.copy()
-    q_full[:, :7] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
-    v = dq_full.copy()
-    v[:, :3] = 0.0
+    q_red = np.tile(np.asarray(_neutral(model)), (n, 1))
+    q_red[:, arm.q_index] = q[:, arm.kept]
+    q_red[:, :7] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+    v = np.zeros((n, model.nv))
+    v[:, arm.v_index] = dq[:, arm.kept]
     v[:, 3:6] = omega
-    e = np.eye(3)
     vs = [v]
-    for k in range(3):
-        vp = v.copy()
-        vp[:, 3 + k] += 1.0
-        vs.append(vp)
-    for k in range(3):
-        vm = v.copy()
-        vm[:, 3 + k] -= 1.0
-        vs.append(vm)
+    for sign in (1.0, -1.0):
+        for k in range(3):
+            vk = v.copy()
+            vk[:, 3 + k] += sign
+            vs.append(vk)
     for k, ll in _PAIRS:
         vkl = v.copy()
         vkl[:, 3 + k] += 1.0
         vkl[:, 3 + ll] += 1.0
         vs.append(vkl)
     n_vel = len(vs)
-    rest = np.zeros_like(v)
-    q_all = np.tile(q_full, (n_vel + 3, 1))
-    v_all = np.concatenate(vs + [rest] * 3)
-    g_all = np.concatenate([np.tile(grav, (n_vel, 1))] + [np.broadcast_to(e[a], (n, 3))
-                                                           for a in range(3)])
-    w_m, w_c = reg.momentum_pair(q_all, v_all, bodies, gravity=g_all)
-    w_m = w_m[:, rows_v].reshape(n_vel + 3, n, len(rows_v), -1)
-    w_c = w_c[:, rows_v].reshape(n_vel + 3, n, len(rows_v), -1)
+    e = np.eye(3)
+    q_all = np.tile(q_red, (n_vel + 3, 1))
+    v_all = np.concatenate(vs + [np.zeros_like(v)] * 3)
+    g_all = np.concatenate([np.tile(grav, (n_vel, 1))]
+                           + [np.broadcast_to(e[a], (n, 3)) for a in range(3)])
+    w_m, w_c = arm.reg.momentum_pair(q_all, v_all, arm.bodies, gravity=g_all)
+    shape = (n_vel + 3, n, arm.rows_v.size, -1)
+    w_m, w_c = w_m[:, arm.rows_v].reshape(shape), w_c[:, arm.rows_v].reshape(shape)
     c0 = w_c[0]
-    r_m = np.zeros_like(w_m[0])
-    r_c = np.zeros_like(c0)
-    for k in range(3):
-        ek = eps_w[:, k, None, None]
-        plus, minus = w_c[1 + k], w_c[4 + k]
-        r_m += ek * np.abs(w_m[1 + k] - w_m[4 + k]) * 0.5
-        r_c += ek * np.abs(plus - minus) * 0.5
-        r_c += ek**2 * np.abs(plus + minus - 2.0 * c0) * 0.5
-        r_c += eps_g[:, k, None, None] * np.abs(w_c[n_vel + k])
+    m_k = 0.5 * (w_m[1:4] - w_m[4:7])               # W_m(e_k): W_m is linear in v
+    b_k = 0.5 * (w_c[1:4] - w_c[4:7])               # 2B(v̂, e_k)
+    q_kk = 0.5 * (w_c[1:4] + w_c[4:7] - 2.0 * c0)   # Q_kk
+    eps_q = eps_w + gyro_bias                       # the quadratic term sees bias + noise
+    r_m = np.einsum("nk,knrc->nrc", eps_w, np.abs(m_k))
+    r_c = (np.einsum("nk,knrc->nrc", eps_w, np.abs(b_k))
+           + np.einsum("nk,knrc->nrc", eps_q**2, np.abs(q_kk))
+           + np.einsum("nk,knrc->nrc", eps_g, np.abs(w_c[n_vel:])))
     for p, (k, ll) in enumerate(_PAIRS):
-        both = w_c[7 + p] - w_c[1 + k] - w_c[1 + ll] + c0
-        r_c += (eps_w[:, k] * eps_w[:, ll])[:, None, None] * np.abs(both)
-    return w_m[0], c0, r_m, r_c
+        both = w_c[7 + p] - w_c[1 + k] - w_c[1 + ll] + c0          # 2Q_kl
+        r_c += (eps_q[:, k] * eps_q[:, ll])[:, None, None] * np.abs(both)
+    swap = (lambda x: np.swapaxes(x, 0, 1))
+    return w_m[0], c0, r_m, r_c, swap(w_c[n_vel:]), swap(m_k), swap(b_k)
+
+
+def _neutral(model: Any) -> np.ndarray:
+    import pinocchio as pin
+
+    return pin.neutral(model)

@@ -47,9 +47,12 @@ Keys (all optional except the prior):
   never soundness.
 - ``online_max_rows``: the online identifier keeps only this many most recent rows (its previous
   box is the prior), so an update costs the same after an hour as after a minute.
-- ``imu`` (floating-base robots, required there): per-axis bounds of the trunk IMU, bias
-  included — ``gyro_abs`` (rad/s), ``accel_abs`` (m/s²) — and the rate bounds used between IMU
-  samples and for an off-origin mount, ``angular_accel_abs`` (rad/s²), ``jerk_abs`` (m/s³);
+- ``imu`` (floating-base robots, required there): per-axis bounds of the trunk IMU —
+  ``gyro_bias_abs`` (rad/s) and ``accel_bias_abs`` (m/s²), constant over the recording (the
+  accelerometer's is a shared LP unknown), ``gyro_noise_abs`` (rad/s) and ``accel_noise_abs``
+  (m/s²) per sample — and the rate bounds used
+  between IMU samples and for an off-origin mount, ``angular_accel_abs`` (rad/s²),
+  ``jerk_abs`` (m/s³);
   ``max_gap`` (s): joint samples with no IMU sample within it form no window. See
   :mod:`.base_motion`.
 """
@@ -215,8 +218,10 @@ class IdentificationConfig:
             "rigid_grasp": "payload rigidly attached and unchanged during the data",
             "sources": list(self.sources),
         } | ({} if self.imu is None else {
-            "imu_bounds": {"gyro_abs_rad_s": self.imu.gyro_abs,
-                           "accel_abs_m_s2": self.imu.accel_abs,
+            "imu_bounds": {"gyro_bias_abs_rad_s": self.imu.gyro_bias_abs,
+                           "gyro_noise_abs_rad_s": self.imu.gyro_noise_abs,
+                           "accel_bias_abs_m_s2": self.imu.accel_bias_abs,
+                           "accel_noise_abs_m_s2": self.imu.accel_noise_abs,
                            "angular_accel_abs_rad_s2": self.imu.angular_accel_abs,
                            "jerk_abs_m_s3": self.imu.jerk_abs, "max_gap_s": self.imu.max_gap},
             "floating_base": "rows of the arm joints only, trunk motion from the IMU (angular "
@@ -389,8 +394,8 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
         if robot.floating_base:
             if "imu" not in sec:
                 raise _fail("imu", f"{robot.config_path}: a floating-base robot needs the trunk "
-                            "IMU's bounds (gyro_abs, accel_abs, angular_accel_abs, jerk_abs, "
-                            "max_gap)")
+                            "IMU's bounds (gyro_bias_abs, gyro_noise_abs, accel_bias_abs, "
+                            "accel_noise_abs, angular_accel_abs, jerk_abs, max_gap)")
             kwargs["imu"] = ImuBounds.from_mapping(sec["imu"], "identification.imu")
         if "robot_uncertainty_rel" in sec and explicit is not None:
             kwargs["theta_r_lower"] = kwargs["theta_r_upper"] = None

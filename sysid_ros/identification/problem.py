@@ -16,11 +16,20 @@ which this module turns into |A·x − c| ≤ r_fixed + r_noise with
   ∫σ) for an unknown Fc (sound because Fc ≥ 0), and the quadrature allowance
   ``quadrature_safety``·|Simpson − trapezoid| of ∫τ̂, ∫W_r·θ_r and ∫W_e·θ_e (|θ| at the box
   edge);
-- the floating base's IMU error (:mod:`.base_motion`): base_W·|θ|max over θ_r's box and B₀;
+- the floating base's IMU error (:mod:`.base_motion`): base_W·|θ|max over θ_r's box and B₀
+  (per-sample noise) and gyro_bias_abs·Σ_k|D_ω,k|·|θ|max (a constant gyro bias);
 - r_noise: the torque-noise radius Σ_k w_k·δτ_k = (a_j·T + rel·∫|τ̂|)/(1 − rel), kept apart so
   diagnostics can scale it (the "noise scale" of :mod:`.diagnostics`).
 
-The prior of x is [B₀ | the friction box of the unknowns]; boxes are reported on θ_e only.
+Floating base (:mod:`.base_motion`): only the arm joints have rows (friction unknowns of the
+other joints would have no row: they are not unknowns), and x gains the accelerometer bias
+unknowns [b (3) | z (3 × 10)]: the row's bias term −Σ_a b_a·∫G_a·θ is −Σ_a b_a·(∫G_a,r·θ_r^c)
+− Σ_a ∫G_a,e·z_a with z_a = b_a·θ_e, |b_a| ≤ β, z_a in β·max(|θ_e lower|, |θ_e upper|)
+(the bilinear term relaxed to its box, sound for every θ_e in the box); the θ_r remainder
+β·Σ_a|∫G_a,r|·rad θ_r and the quadrature allowance of ∫G_a go into r_fixed.
+
+The prior of x is [B₀ | the friction box of the unknowns | bias box]; boxes are reported on θ_e
+only.
 """
 from __future__ import annotations
 
@@ -29,7 +38,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from sysid_ros.identification.config import IdentificationConfig
-from sysid_ros.identification.windows import MomentumRows
+from sysid_ros.identification.windows import MomentumRows, row_joints_and_bodies
 from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.robots import FRICTION_NAMES, Robot
 
@@ -92,19 +101,36 @@ class PayloadProblem:
         scale = np.maximum(1.0, np.maximum(np.abs(self.f_lo), np.abs(self.f_hi)))
         self.free = (width > 1e-12 * scale) if config.friction_unknowns \
             else np.zeros((nj, 4), bool)
+        has_rows = np.zeros(nj, bool)
+        has_rows[row_joints_and_bodies(robot)[0]] = True
+        self.free &= has_rows[:, None]
         self.col = np.full((nj, 4), -1)
         self.col[self.free] = N_THETA_E + np.arange(int(self.free.sum()))
         self.n_x = N_THETA_E + int(self.free.sum())
         self.names = list(PARAM_NAMES) + [
             f"{FRICTION_NAMES[k]}[{robot.joint_names[j]}]" for j, k in zip(*np.nonzero(self.free))]
+        # accelerometer-bias unknowns (floating base): b (3) then z_a = b_a·θ_e (3 × 10)
+        self.bias = 0.0 if config.imu is None else config.imu.accel_bias_abs
+        self.n_bias = 33 if robot.floating_base and self.bias > 0 else 0
+        self.bias_col = self.n_x
+        self.n_x += self.n_bias
+        if self.n_bias:
+            axes = "xyz"
+            self.names += [f"accel_bias_{a}" for a in axes] + [
+                f"accel_bias_{a}*{p}" for a in axes for p in PARAM_NAMES]
 
     def prior(self, theta_lower: np.ndarray | None = None,
               theta_upper: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Box of x: [θ_e box (default B₀) | friction box of the unknowns]."""
         lo = self.config.prior_lower if theta_lower is None else theta_lower
         hi = self.config.prior_upper if theta_upper is None else theta_upper
-        return (np.concatenate([lo, self.f_lo[self.free]]),
-                np.concatenate([hi, self.f_hi[self.free]]))
+        if not self.n_bias:
+            return (np.concatenate([lo, self.f_lo[self.free]]),
+                    np.concatenate([hi, self.f_hi[self.free]]))
+        z = self.bias * np.tile(np.maximum(np.abs(lo), np.abs(hi)), 3)
+        b = np.full(3, self.bias)
+        return (np.concatenate([lo, self.f_lo[self.free], -b, -z]),
+                np.concatenate([hi, self.f_hi[self.free], b, z]))
 
     def rows(self, m: MomentumRows) -> PayloadRows:
         """The constraint rows of momentum rows ``m`` (see module docstring)."""
@@ -144,6 +170,20 @@ class PayloadProblem:
         # floating base: the IMU error's radius rows (zero for a fixed base), |θ| at the box edge
         r_fixed += m.base_W[:, self._other] @ self.theta_r_abs_max \
             + m.base_W[:, self._ee] @ theta_e_abs_max
+        if self.config.imu is not None and m.D_omega.shape[1]:
+            # a constant gyro bias (|b_ω| ≤ β_ω): Σ_k b_ω,k·D_k·θ, |·| ≤ β_ω·Σ_k|D_k|·|θ|max
+            D = np.abs(m.D_omega).sum(axis=1)
+            r_fixed += self.config.imu.gyro_bias_abs * (D[:, self._other] @ self.theta_r_abs_max
+                                                        + D[:, self._ee] @ theta_e_abs_max)
+        if self.n_bias:
+            G_r, G_e = m.G[:, :, self._other], m.G[:, :, self._ee]       # (n, 3, ·)
+            o = self.bias_col
+            A[:, o:o + 3] = -G_r @ self.theta_r_c
+            A[:, o + 3:o + 33] = -G_e.reshape(n, 30)
+            r_fixed += self.bias * (np.abs(G_r) @ self.theta_r_rad).sum(axis=1)
+            r_fixed += cfg.quadrature_safety * self.bias * (
+                (m.quad_G[:, :, self._other] @ self.theta_r_abs_max).sum(axis=1)
+                + (m.quad_G[:, :, self._ee] @ theta_e_abs_max).sum(axis=1))
         rel = cfg.torque_noise_rel
         r_noise = (cfg.torque_noise_abs[j] * m.duration + rel * m.tau_abs) / (1.0 - rel)
         return PayloadRows(A, c, r_fixed, r_noise, j.copy(), m.t_start.copy(), m.t_end.copy())

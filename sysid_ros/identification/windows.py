@@ -54,13 +54,13 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from sysid_ros.identification.base_motion import BaseMotion, arm_regressors
+from sysid_ros.identification.base_motion import BaseMotion, arm_model, arm_regressors
 from sysid_ros.identification.config import IdentificationConfig, SamplingPlan
 from sysid_ros.identification.errors import SampleError, UnsupportedRobotError
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
 
-__all__ = ["MomentumRows", "MomentumWindows"]
+__all__ = ["MomentumRows", "MomentumWindows", "row_joints_and_bodies"]
 
 # Samples used to measure the stream's rate before the first window is laid out online.
 RATE_PROBE_SAMPLES = 32
@@ -72,7 +72,10 @@ class MomentumRows:
 
     W (n, n_theta), tau/tau_abs (n,), fric (n, 4), sign_rad (n,), quad_tau (n,),
     quad_W (n, n_theta), joint (n,) int, start/end (n,) global sample indices,
-    t_start/t_end (n,) s, base_W (n, n_theta) the IMU-error radius rows (zero: fixed base).
+    t_start/t_end (n,) s, base_W (n, n_theta) the IMU-error radius rows (zero: fixed base),
+    G (n, k, n_theta) ∫ of W_c's gravity part per unit trunk-axis gravity and quad_G its
+    quadrature allowance, D_omega (n, k, n_theta) what a constant gyro bias multiplies
+    (k = 3 for a floating base, 0 for a fixed one; see :mod:`.base_motion`).
     """
 
     W: np.ndarray
@@ -88,12 +91,17 @@ class MomentumRows:
     t_start: np.ndarray
     t_end: np.ndarray
     base_W: np.ndarray
+    G: np.ndarray
+    quad_G: np.ndarray
+    D_omega: np.ndarray
 
     @staticmethod
-    def empty(n_theta: int) -> "MomentumRows":
+    def empty(n_theta: int, k: int = 0) -> "MomentumRows":
         z, zi = np.zeros(0), np.zeros(0, int)
         return MomentumRows(np.zeros((0, n_theta)), z, z, np.zeros((0, 4)), z, z,
-                            np.zeros((0, n_theta)), zi, zi, zi, z, z, np.zeros((0, n_theta)))
+                            np.zeros((0, n_theta)), zi, zi, zi, z, z, np.zeros((0, n_theta)),
+                            np.zeros((0, k, n_theta)), np.zeros((0, k, n_theta)),
+                            np.zeros((0, k, n_theta)))
 
     def __len__(self) -> int:
         return int(self.tau.shape[0])
@@ -128,6 +136,7 @@ class _Checkpoint:
     coarse: np.ndarray     # (D,) running every-other-sample trapezoid
     sign_rad: np.ndarray   # (nj,) running radius of ∫σ(q̇)
     r_m: np.ndarray | None = None   # (nr, nc) IMU radius row of W_m (floating base)
+    m_k: np.ndarray | None = None   # (3, nr, nc) W_m(e_k): what a gyro bias multiplies
     used: bool = False     # already closed a window as its end point
 
 
@@ -171,21 +180,24 @@ class MomentumWindows:
         self.vi = robot.v_index
         self.floating = robot.floating_base
         #: joints (config order) whose rows are formed; their velocity indices; body columns
-        self.row_joints, self.bodies = _row_joints_and_bodies(robot)
+        self.row_joints, self.bodies = row_joints_and_bodies(robot)
         self.rows_v = self.vi[self.row_joints]
         self.cols = (10 * self.bodies[:, None] + np.arange(10)).reshape(-1)
         self.nr, self.nc = self.row_joints.size, self.cols.size
+        self.n_g = 3 if self.floating else 0
+        self.arm = arm_model(robot, self.row_joints, self.bodies) if self.floating else None
+        self.gyro_bias = 0.0 if config.imu is None else config.imu.gyro_bias_abs
         self._continuous = ~np.isfinite(robot.limits.q_lower) & ~np.isfinite(robot.limits.q_upper)
         self._fixed_rate = rate_hz
         self.reset()
 
-    # Integrand columns: [W_c (nr·nc) | τ̂ (nr) | |τ̂| (nr) | σ(q̇) (nr) | r_c (nr·nc, floating)].
+    # Integrand columns: [W_c (nr·nc) | τ̂ (nr) | |τ̂| (nr) | σ(q̇) (nr) | floating base:
+    # r_c (nr·nc) | G (3·nr·nc) | B (3·nr·nc)].
     def _integrand(self, w_c: np.ndarray, tau: np.ndarray, sigma: np.ndarray,
-                   r_c: np.ndarray | None) -> np.ndarray:
+                   extra: tuple[np.ndarray, ...]) -> np.ndarray:
         n = tau.shape[0]
         parts = [w_c.reshape(n, -1), tau, np.abs(tau), sigma]
-        if r_c is not None:
-            parts.append(r_c.reshape(n, -1))
+        parts += [x.reshape(n, -1) for x in extra]
         return np.concatenate(parts, axis=1)
 
     def _sigma(self, dq: np.ndarray) -> np.ndarray:
@@ -271,7 +283,7 @@ class MomentumWindows:
             self._pending.append((t, q, dq, tau, b))
             held = sum(p[0].size for p in self._pending)
             if held < RATE_PROBE_SAMPLES:
-                return MomentumRows.empty(self.n_theta)
+                return MomentumRows.empty(self.n_theta, self.n_g)
             t, q, dq, tau = (np.concatenate(x) for x in list(zip(*self._pending))[:4])
             b = None if b is None else np.concatenate([p[4] for p in self._pending])
             self._pending = []
@@ -292,7 +304,7 @@ class MomentumWindows:
         if not valid[-1]:
             self._break()
         parts = [p for p in parts if len(p)]
-        return MomentumRows.concat(parts) if parts else MomentumRows.empty(self.n_theta)
+        return MomentumRows.concat(parts) if parts else MomentumRows.empty(self.n_theta, self.n_g)
 
     def _extend_timed(self, t, q, dq, tau, b) -> MomentumRows:
         """:meth:`extend` after validation and rate probing: split at long gaps."""
@@ -315,31 +327,35 @@ class MomentumWindows:
                 parts.append(self._extend_run(t[a:e], q[a:e], dq[a:e], tau[a:e],
                                               None if b is None else b[a:e]))
         parts = [p for p in parts if len(p)]
-        return MomentumRows.concat(parts) if parts else MomentumRows.empty(self.n_theta)
+        return MomentumRows.concat(parts) if parts else MomentumRows.empty(self.n_theta, self.n_g)
 
     def _regressors(self, q: np.ndarray, dq: np.ndarray, b: np.ndarray | None
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
-        """(W_m, W_c, r_m, r_c) of the row joints in the body columns, (N, nr, nc) each."""
+                    ) -> tuple[np.ndarray, ...]:
+        """(W_m, W_c) of the row joints in the body columns, (N, nr, nc) each, and for a
+        floating base (r_m, r_c, G, M, B) of :func:`~.base_motion.arm_regressors`."""
         n = q.shape[0]
+        if b is not None:
+            assert self.arm is not None
+            return arm_regressors(self.arm, q, dq, b, self.gyro_bias)
         q_full = np.tile(self.robot.neutral(), (n, 1))
         q_full[:, self.robot.q_index] = q
         dq_full = np.zeros((n, self.robot.nv))
         dq_full[:, self.vi] = dq
-        if b is None:
-            w_m, w_c = self.reg.momentum_pair(q_full, dq_full)
-            return w_m[:, self.rows_v], w_c[:, self.rows_v], None, None
-        return arm_regressors(self.reg, q_full, dq_full, b, self.rows_v, self.bodies)
+        w_m, w_c = self.reg.momentum_pair(q_full, dq_full)
+        return w_m[:, self.rows_v], w_c[:, self.rows_v]
 
     def _extend_run(self, t, q, dq, tau, b=None) -> MomentumRows:
         n = t.size
         assert self.plan is not None
         if n == 0:
-            return MomentumRows.empty(self.n_theta)
+            return MomentumRows.empty(self.n_theta, self.n_g)
         q = self._unwrap(q)
-        w_m, w_c, r_m, r_c = self._regressors(q, dq, b)
+        w_m, w_c, *extra = self._regressors(q, dq, b)
+        r_m, m_k = (extra[0], extra[3]) if extra else (None, None)
         rj = self.row_joints
         sigma = self._sigma(dq[:, rj])
-        f = self._integrand(w_c, tau[:, rj], sigma, r_c)
+        f = self._integrand(w_c, tau[:, rj], sigma,
+                            (extra[1], extra[2], extra[4]) if extra else ())
         g = self.n_samples + np.arange(n)
 
         stride = self.plan.stride
@@ -386,7 +402,7 @@ class MomentumWindows:
             self._checkpoints[gi] = _Checkpoint(
                 t[k], q[k, rj].copy(), dq[k, rj].copy(), w_m[k].copy(), fine_at[int(k)].copy(),
                 coarse_at[coarse_index[gi]].copy(), srad[k].copy(),
-                None if r_m is None else r_m[k].copy())
+                None if r_m is None else r_m[k].copy(), None if m_k is None else m_k[k].copy())
 
         self._last = (t[-1], f[-1].copy(), q[-1].copy(), dq[-1].copy())
         self._fine_last, self._sign_rad_last = fine_at[n - 1].copy(), srad[-1].copy()
@@ -429,7 +445,7 @@ class MomentumWindows:
             for k in [k for k in self._checkpoints if k < oldest_needed]:
                 del self._checkpoints[k]
         self.n_windows += len(parts)
-        return MomentumRows.concat(parts) if parts else MomentumRows.empty(self.n_theta)
+        return MomentumRows.concat(parts) if parts else MomentumRows.empty(self.n_theta, self.n_g)
 
     def _full(self, block: np.ndarray) -> np.ndarray:
         """(nr, nc) body-column block → (nr, n_theta) rows (other columns exactly zero)."""
@@ -439,6 +455,10 @@ class MomentumWindows:
         out[:, self.cols] = block
         return out
 
+    def _full3(self, block: np.ndarray) -> np.ndarray:
+        """(3, nr, nc) → (nr, 3, n_theta)."""
+        return np.swapaxes(np.stack([self._full(x) for x in block]), 0, 1)
+
     def _rows(self, a: int, ca: _Checkpoint, b: int, cb: _Checkpoint) -> MomentumRows:
         nr, nc = self.nr, self.nc
         d_fine = cb.fine - ca.fine
@@ -447,20 +467,25 @@ class MomentumWindows:
         T = cb.t - ca.t
         fric = np.stack([d_fine[o + 2 * nr:o + 3 * nr], cb.q - ca.q, cb.dq - ca.dq,
                          np.full(nr, T)], axis=1)
-        if ca.r_m is None or cb.r_m is None:
+        if ca.r_m is None or cb.r_m is None or ca.m_k is None or cb.m_k is None:
             base_W = np.zeros((nr, self.n_theta))
+            G = quad_G = D_omega = np.zeros((nr, 0, self.n_theta))
         else:
-            base_W = self._full(ca.r_m + cb.r_m + d_fine[o + 3 * nr:].reshape(nr, nc))
+            o_r = o + 3 * nr
+            base_W = self._full(ca.r_m + cb.r_m + d_fine[o_r:o_r + o].reshape(nr, nc))
+            o_g, o_b = o_r + o, o_r + 4 * o
+            G, quad_G = (self._full3(v[o_g:o_b].reshape(3, nr, nc)) for v in (d_fine, quad))
+            D_omega = self._full3(cb.m_k - ca.m_k - d_fine[o_b:].reshape(3, nr, nc))
         return MomentumRows(
             W=self._full((cb.w_m - ca.w_m) - d_fine[:o].reshape(nr, nc)),
             tau=d_fine[o:o + nr], tau_abs=d_fine[o + nr:o + 2 * nr], fric=fric,
             sign_rad=cb.sign_rad - ca.sign_rad, quad_tau=quad[o:o + nr],
             quad_W=self._full(quad[:o].reshape(nr, nc)), joint=self.row_joints.copy(),
             start=np.full(nr, a), end=np.full(nr, b), t_start=np.full(nr, ca.t),
-            t_end=np.full(nr, cb.t), base_W=base_W)
+            t_end=np.full(nr, cb.t), base_W=base_W, G=G, quad_G=quad_G, D_omega=D_omega)
 
 
-def _row_joints_and_bodies(robot: Robot) -> tuple[np.ndarray, np.ndarray]:
+def row_joints_and_bodies(robot: Robot) -> tuple[np.ndarray, np.ndarray]:
     """Fixed base: every joint, every body. Floating base: the joints supporting the end
     effector (their rows need neither contact forces nor leg torques) and the bodies of their
     subtree (0-based body indices; every other column of those rows is zero)."""
