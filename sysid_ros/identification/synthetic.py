@@ -237,12 +237,15 @@ class FloatingRun:
 
 def simulate_standing(robot: Robot, rng: np.random.Generator, payload, *, duration: float,
                       noise_tau: float = 0.1, settle: float = 0.4, amplitude: float = 0.35,
-                      physics_dt: float = 1e-3) -> FloatingRun:
+                      physics_dt: float = 1e-3, swap: tuple[float, object] | None = None
+                      ) -> FloatingRun:
     """The floating-base robot standing on the simulator's ground (legs on the simulator's
     posture controller) while its arm tracks a random sum of sines around ``simulation.home``
     with PD + nominal full-body gravity feed-forward; sampled every physics step after
     ``settle`` seconds (the drop onto the ground). Positions exact (not quantised), torque
-    noise uniform in ±``noise_tau``; the IMU readings are the simulator's exact ones."""
+    noise uniform in ±``noise_tau``; the IMU readings are the simulator's exact ones.
+    ``swap`` = (t, payload): the payload is replaced t seconds into the recording (the run's
+    ``theta_e`` is then the first payload's)."""
     from sysid_ros.simulation import SimConfig, Simulator
 
     sim = Simulator(robot, payload, SimConfig(noise_tau=noise_tau, quantize=False,
@@ -270,7 +273,11 @@ def simulate_standing(robot: Robot, rng: np.random.Generator, payload, *, durati
     q, dq, tau, tau_meas = (np.empty((n, nj)) for _ in range(4))
     gyro, acc, pos, rot = (np.empty((n, 3)) for _ in range(4))
     cmd = np.zeros(nj)
+    theta_e = sim.true_theta_e()
+    swap_step = None if swap is None else skip + int(round(swap[0] / sim.physics_dt))
     for i in range(steps):
+        if i == swap_step and swap is not None:
+            sim.set_payload(swap[1])  # type: ignore[arg-type]
         state = sim.state()
         q_d, dq_d = ref(sim.time)
         grav = pin.computeGeneralizedGravity(model, data, state.q)[robot.v_index]
@@ -287,5 +294,4 @@ def simulate_standing(robot: Robot, rng: np.random.Generator, payload, *, durati
         base = sim.state().q
         pos[k] = base[:3]
         rot[k] = pin.log3(pin.Quaternion(base[3:7]).toRotationMatrix())
-    return FloatingRun(SimulatedRun(t, q, dq, tau, tau_meas, sim.true_theta_e()), gyro, acc,
-                       pos, rot)
+    return FloatingRun(SimulatedRun(t, q, dq, tau, tau_meas, theta_e), gyro, acc, pos, rot)
