@@ -11,7 +11,8 @@ choices, unit, description). From that one table come
 - the check of the node's YAML file in config/ (:func:`check_yaml`; a test runs it).
 
 No sentinels: a parameter with ``default=None`` is *optional* — declared with its type only, and
-absent means "use the robot file" (the value read back is ``None``), never −1, 0 or "".
+absent means "use the robot file" (the value read back is ``None``), never −1 or 0. (An optional
+string given as "" counts as absent: a launch file cannot leave a parameter out conditionally.)
 """
 from __future__ import annotations
 
@@ -143,6 +144,8 @@ def declare(node: Any, table: Sequence[Param]) -> dict[str, Any]:
             value = None
         except Exception as exc:  # rclpy's own type/range refusals, re-raised with the name
             raise ParameterError(f"{where}: parameter {p.name}: {exc}") from exc
+        if value == "" and p.type == "string" and p.default is None:
+            value = None      # launch files cannot omit a parameter: "" given = absent
         values[p.name] = None if value is None else check_value(p, value, where)
     return values
 
@@ -193,7 +196,8 @@ def markdown(node: str, table: Sequence[Param]) -> str:
 
 #: Nodes whose parameters come from a ``PARAMETERS`` table: node name → module. (The others
 #: still declare their parameters by hand; they move here one by one.)
-TABLE_NODES: dict[str, str] = {"markers": "sysid_ros.nodes.markers"}
+TABLE_NODES: dict[str, str] = {"exciting_planner": "sysid_ros.nodes.exciting_planner",
+                               "markers": "sysid_ros.nodes.markers"}
 
 
 def node_tables() -> dict[str, tuple[Param, ...]]:
