@@ -1,5 +1,9 @@
 """``sysid-identify``: a rosbag2 JointState recording → sound box on θ_e as JSON.
 
+A floating-base robot (``--robot b1_z1``) also needs the trunk IMU (``--imu-topic``, default
+``/imu``): the arm joints' rows are formed with the trunk's angular velocity and specific force
+(docs/design.md §4.6); a bag without that topic exits 2 naming it.
+
 The first line on stderr summarises the data (samples, joints, span, rate, gaps); the last line
 is the verdict. Exit codes:
 
@@ -48,7 +52,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--robot", default="gen3", help="robot registry name (default gen3)")
     p.add_argument("--bag", required=True, help="rosbag2 directory or .mcap/.db3 file")
     p.add_argument("--out", required=True, help="result JSON path")
-    p.add_argument("--topic", default="/joint_states")
+    p.add_argument("--topic", "--joint-states-topic", dest="topic", default="/joint_states",
+                   help="sensor_msgs/JointState topic (default /joint_states)")
+    p.add_argument("--imu-topic", default="/imu",
+                   help="sensor_msgs/Imu topic of the trunk IMU, read for floating-base robots "
+                        "(b1_z1) only (default /imu)")
     p.add_argument("--method", choices=METHODS, default="lp")
     p.add_argument("--calibration", help="sysid-calibrate result (calib.yaml) to rest on")
     p.add_argument("--prior", help="prior box B0: a name from the robot file's priors "
@@ -103,10 +111,11 @@ def _listed(x):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from sysid_ros.bagio import BagError, read_joint_states
+    from sysid_ros.bagio import BagError, read_imu, read_joint_states
 
     args = build_parser().parse_args(argv)
     clock = time.perf_counter()
+    robot = None
     try:
         robot = load_robot(args.robot, args.config, args.calibration)
         overrides = dict(torque_noise_abs=args.torque_noise_abs,
@@ -129,6 +138,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _fail(f"{args.bag}: {args.topic} has no joint velocities; the identifier "
                          "never assumes them zero — estimate them first (sysid-calibrate "
                          "--state-estimate writes a bag with estimated velocities)")
+        imu = None
+        if robot.floating_base:
+            # the arm rows of a floating base need the trunk's motion (identification.base_motion)
+            imu = read_imu(args.bag, args.imu_topic)
         t_read = time.perf_counter() - clock
         if series.t.size >= 2 and np.all(np.diff(series.t) > 0):
             plan = config.sampling_plan(float(np.median(np.diff(series.t))))
@@ -136,9 +149,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                   + summarize(series.t, robot.joint_names, plan).describe(), file=sys.stderr)
         bar = _Progress("identifying", not args.no_progress)
         result = identify(robot, config, series.t, series.position, series.velocity,
-                          series.effort, args.method, progress=bar)
+                          series.effort, args.method, imu=imu, progress=bar)
         bar.close()
     except BagError as err:
+        if robot is not None and robot.floating_base and args.imu_topic in str(err):
+            return _fail(f"{err} (the floating-base robot {robot.name} needs the trunk IMU on "
+                         f"{args.imu_topic}; --imu-topic remaps it)")
         return _fail(str(err))
     except (IdentificationError, UnknownRobotError, RobotConfigError) as err:
         return _fail(str(err))
@@ -167,6 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "seconds": seconds,
         "bag": str(args.bag),
         "topic": args.topic,
+        "imu_topic": args.imu_topic if robot.floating_base else None,
         "calibration": args.calibration,
     }
     try:

@@ -188,13 +188,21 @@ def test_imu_bias_above_the_bound_is_detected(b1, cfg, standing):
     assert res.status == "inconsistent"
 
 
-def test_payload_swap_is_inconsistent(b1, cfg):
+def test_payload_swap_is_inconsistent(tmp_path, b1, cfg):
+    """A 0.5 kg dumbbell swapped for a 2 kg one mid-recording: inconsistent (library), exit 3
+    (sysid-identify on the bag)."""
+    from sysid_ros.identification.cli import main
+
     run = simulate_standing(b1, np.random.default_rng(3), dumbbell_for(b1, 0.5), duration=1.6,
                             noise_tau=NOISE, swap=(0.8, dumbbell_for(b1, 2.0)))
     imu = corrupted_imu(run, cfg.imu, np.random.default_rng(6))
     res = identify(b1, cfg, run.run.t, run.run.q, run.run.dq, run.run.tau_meas, "lp", imu=imu,
                    point_estimate=False)
     assert res.status == "inconsistent"
+    bag = _bag_with_imu(tmp_path / "swap", run, imu, b1.joint_names)
+    assert main(["--robot", "b1_z1", "--bag", str(bag), "--out", str(tmp_path / "r.json"),
+                 "--friction", "config", "--torque-noise-abs", str(NOISE), "--imu-topic",
+                 "/trunk/imu", "--no-progress"]) == 3
 
 
 def test_missing_imu_means_no_window_there(b1, cfg, standing):
@@ -257,3 +265,57 @@ def test_ten_payloads_boxes_contain_the_truth(b1, cfg):
         assert res.contains(run.run.theta_e), trial
         widths.append(res.upper[0] - res.lower[0])
     print(f"mass interval widths (kg): {np.round(widths, 3).tolist()}")
+
+
+def _bag_with_imu(path, run: FloatingRun, imu, names, with_imu: bool = True):
+    from sysid_ros.bagio import BagWriter, default_typestore
+
+    ts = default_typestore()
+    js, imu_t = ts.types["sensor_msgs/msg/JointState"], ts.types["sensor_msgs/msg/Imu"]
+    header, stamp = ts.types["std_msgs/msg/Header"], ts.types["builtin_interfaces/msg/Time"]
+    vec, quat = ts.types["geometry_msgs/msg/Vector3"], ts.types["geometry_msgs/msg/Quaternion"]
+    r = run.run
+    with BagWriter(path) as w:
+        for i in range(r.t.size):
+            ns = int(round((100.0 + r.t[i]) * 1e9))
+            h = header(stamp=stamp(sec=ns // 10**9, nanosec=ns % 10**9), frame_id="")
+            w.write("/joint_states", js(header=h, name=list(names),
+                                        position=np.ascontiguousarray(r.q[i]),
+                                        velocity=np.ascontiguousarray(r.dq[i]),
+                                        effort=np.ascontiguousarray(r.tau_meas[i])), ns)
+            if with_imu:
+                g, a = imu.angular_velocity[i], imu.linear_acceleration[i]
+                w.write("/trunk/imu", imu_t(
+                    header=h, orientation=quat(x=0.0, y=0.0, z=0.0, w=1.0),
+                    orientation_covariance=np.zeros(9), angular_velocity=vec(x=g[0], y=g[1],
+                                                                             z=g[2]),
+                    angular_velocity_covariance=np.zeros(9),
+                    linear_acceleration=vec(x=a[0], y=a[1], z=a[2]),
+                    linear_acceleration_covariance=np.zeros(9)), ns)
+    return path
+
+
+def test_cli_b1_bag(tmp_path, b1, cfg, standing, capsys):
+    """sysid-identify --robot b1_z1 on an MCAP bag with joint_states and the trunk IMU: exit 0
+    with a box containing the truth; without the IMU topic: exit 2 naming the topic."""
+    import json
+
+    from sysid_ros.identification.cli import main
+
+    run = standing[1]
+    imu = corrupted_imu(run, cfg.imu, np.random.default_rng(11))
+    bag = _bag_with_imu(tmp_path / "b1", run, imu, b1.joint_names)
+    out = tmp_path / "r.json"
+    args = ["--robot", "b1_z1", "--bag", str(bag), "--out", str(out), "--friction", "config",
+            "--torque-noise-abs", str(NOISE), "--no-progress"]
+    assert main(args + ["--imu-topic", "/trunk/imu"]) == 0
+    doc = json.loads(out.read_text())
+    lo, hi = np.array(doc["lower"]), np.array(doc["upper"])
+    assert np.all(lo <= run.run.theta_e) and np.all(run.run.theta_e <= hi)
+    assert doc["imu_topic"] == "/trunk/imu" and "imu_bounds" in doc["assumptions"]
+    capsys.readouterr()
+    assert main(args) == 2                        # default /imu is not in this bag
+    assert "/imu" in capsys.readouterr().err
+    bare = _bag_with_imu(tmp_path / "bare", run, imu, b1.joint_names, with_imu=False)
+    assert main(args + ["--bag", str(bare), "--imu-topic", "/trunk/imu"]) == 2
+    assert "/trunk/imu" in capsys.readouterr().err
