@@ -1,0 +1,300 @@
+"""Fixed-base *arm view* of a floating-base robot (B1 + Z1): the arm with the trunk as its base.
+
+The planner and the robust controller handle fixed-base arms. On a standing B1 the Z1's joint
+equations, written in the trunk frame, are those of the same arm on a fixed base plus the
+fictitious forces of the trunk's motion::
+
+    H_a(q_a) q̈_a + C_a(q_a, q̇_a) q̇_a + g_a(q_a) + τ_f = τ_a + d,
+
+H_a, C_a, g_a the arm subtree's (trunk fixed, gravity along the trunk's −z), and d the torque the
+trunk's motion induces: its linear acceleration, angular velocity/acceleration and its tilt
+(gravity no longer along the trunk's −z). :func:`arm_view` returns a :class:`Robot` the planner
+and controller accept (Pinocchio model of the arm with every other joint — free flyer and legs —
+locked; the legs at ``leg_standing_posture``, which moves nothing the arm's rows depend on); d
+enters it as a widened constant-offset (β) box of the friction law, which both consumers already
+carry in their interval torque (the controller's robust input dominates any mismatch inside that
+box at every instant, the planner's torque check covers it), so nothing inside planning/ or
+control/ changes.
+
+:func:`base_disturbance_bound` gives |d_j| ≤ d̄_j, sound under :class:`TrunkMotionBound`
+(config ``arm_view.trunk_motion``: ‖a_trunk‖ ≤ accel, ‖ω‖ ≤ omega, ‖α‖ ≤ alpha, tilt ≤ tilt):
+
+    d̄_j = Σ_{i ⪰ j} [ r_ji F̄_i + ‖mc‖_i (a + (α + ω²) o_i + 2 ω V_i)
+                      + tr(I_i) (3/2 α + 3/2 ω² + 4 ω Ω_i) ],
+    F̄_i = m_i (a + (α + ω²) o_i + 2 ω V_i) + ‖mc‖_i (α + ω² + 2 ω Ω_i),
+    a = accel + 2 g sin(tilt/2),
+
+for the bodies i from joint j outward: r_ji ≥ ‖o_i − o_j‖ and o_i ≥ ‖o_i‖ (joint origins from the
+trunk origin, triangle inequality over the joint placements), Ω_i = Σ_{k ≤ i} q̇̄_k and V_i the
+largest speed of o_i relative to the trunk (joint speeds q̇̄: the smaller of the velocity limit
+and ``arm_view.joint_speed_max``, which the view's velocity limits become, so the planner
+certifies them); m, ‖mc‖ and tr(I) (inertia about the joint origin, ⪰ the one about the CoM;
+tr(I) ≥ 2 m‖c‖² bounds every m‖c‖² term) at the top of each body's box:
+θ_r nominal ± ``links_rel``, θ_e the identifier's prior box. It is the bound of the fictitious
+wrench F = m (a_O + α×p + ω×(ω×p) + 2 ω×ṗ) and N = I α_extra + ω_b×Iω_b + cross terms on each
+body, whose moment about joint j's axis is at most ‖p − o_j‖‖F‖ + ‖N‖. Loose (triangle
+inequalities, norms) but sound; it never uses the arm's configuration.
+
+Assumptions, stated where they are used: the trunk motion bound holds (the standing controller's
+job, checked against the recorded IMU by :func:`trunk_motion_report`); the arm's joint speeds
+stay within the velocity limits (the planner certifies it); rotor armature acts on the joint's
+relative acceleration (the package's friction law; the rotors' share of the trunk's rotation is
+neglected, as every rotor gyroscopic term is). Obstacles and the tool path are in the **trunk**
+frame: the view certifies clearance from boxes that move with the trunk, not from the world.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+from sysid_ros.model.errors import RobotConfigError
+from sysid_ros.model.robots import CollisionSphere, FrictionModel, JointLimits, Robot
+
+__all__ = ["TrunkMotionBound", "TrunkMotionReport", "arm_view", "base_disturbance_bound",
+           "joint_speed_bound", "trunk_motion_report", "GRAVITY"]
+
+GRAVITY = 9.81
+_PER_JOINT_KEYS = ("limits.position_lower", "limits.position_upper", "limits.velocity",
+                   "limits.torque_Nm", "friction.Fc", "friction.Fv", "friction.Ia",
+                   "friction.beta", "simulation.home", "simulation.encoder_resolution_deg",
+                   "simulation.hold_kp", "simulation.hold_kd")
+
+
+@dataclass(frozen=True)
+class TrunkMotionBound:
+    """Assumed bound on the trunk's motion while the arm works (trunk frame, at its origin):
+    ‖a‖ ≤ accel (m/s², linear acceleration), ‖ω‖ ≤ omega (rad/s), ‖α‖ ≤ alpha (rad/s²), and
+    the angle between the trunk's z axis and the vertical ≤ tilt (rad)."""
+
+    accel: float
+    omega: float
+    alpha: float
+    tilt: float
+
+    @classmethod
+    def from_robot(cls, robot: Robot) -> "TrunkMotionBound":
+        """``arm_view.trunk_motion`` of the robot file: accel_max, omega_max, alpha_max,
+        tilt_max_deg; RobotConfigError naming the field otherwise."""
+        where = f"{robot.config_path}: field 'arm_view.trunk_motion"
+        sec = ((robot.config.get("arm_view") or {}).get("trunk_motion"))
+        if not isinstance(sec, dict):
+            raise RobotConfigError(f"{where}': missing (accel_max, omega_max, alpha_max, "
+                                   "tilt_max_deg)")
+        values = {}
+        for key in ("accel_max", "omega_max", "alpha_max", "tilt_max_deg"):
+            v = sec.get(key)
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not np.isfinite(v) \
+                    or v < 0:
+                raise RobotConfigError(f"{where}.{key}': expected a non-negative number, got {v!r}")
+            values[key] = float(v)
+        return cls(values["accel_max"], values["omega_max"], values["alpha_max"],
+                   np.deg2rad(values["tilt_max_deg"]))
+
+
+def _arm_indices(robot: Robot) -> np.ndarray:
+    arm = robot.config.get("arm_joints")
+    if not arm:
+        raise RobotConfigError(f"{robot.config_path}: field 'arm_joints': missing (the joints "
+                               "of the arm the view keeps)")
+    missing = [n for n in arm if n not in robot.joint_names]
+    if missing:
+        raise RobotConfigError(f"{robot.config_path}: field 'arm_joints': {missing} are not "
+                               "among 'joints'")
+    return np.array([robot.joint_names.index(n) for n in arm], dtype=int)
+
+
+def _reduced_model(robot: Robot, arm: np.ndarray) -> pin.Model:
+    """The arm with every other joint (free flyer, legs) locked: trunk at the origin, legs at
+    their standing posture (the arm's rows do not depend on them)."""
+    model = robot.model
+    keep = {robot.joint_names[i] for i in arm}
+    lock = [j for j in range(1, model.njoints) if model.names[j] not in keep]
+    q_ref = robot.neutral()
+    legs = np.setdiff1d(np.arange(robot.nj), arm)
+    posture = robot.config.get("leg_standing_posture")
+    if posture is not None and len(posture) == legs.size:
+        q_ref[robot.q_index[legs]] = np.asarray(posture, float)
+    return pin.buildReducedModel(model, lock, q_ref)
+
+
+def _chain(model: pin.Model) -> np.ndarray:
+    """Parent-to-child distances ‖t_k‖ of the joint placements (joint k from its parent's frame;
+    for joint 1, from the base = trunk origin). The view's arm must be a serial chain."""
+    for j in range(2, model.njoints):
+        if model.parents[j] != j - 1:
+            raise RobotConfigError("arm view: the arm joints must form one serial chain "
+                                   f"({model.names[j]} does not follow {model.names[j - 1]})")
+    return np.array([np.linalg.norm(model.jointPlacements[j].translation)
+                     for j in range(1, model.njoints)])
+
+
+def _body_tops(theta: np.ndarray, lower: np.ndarray | None, upper: np.ndarray | None,
+               rel: float) -> tuple[float, float, float]:
+    """(m_max, ‖mc‖_max, tr(I)_max) of one body: from its box (θ_e) or nominal ± rel."""
+    if lower is None or upper is None:
+        top = np.abs(theta) * (1.0 + rel)
+    else:
+        top = np.maximum(np.abs(lower), np.abs(upper))
+    trace = top[4] + top[6] + top[9]
+    return float(top[0]), float(np.linalg.norm(top[1:4])), float(trace)
+
+
+def joint_speed_bound(robot: Robot) -> np.ndarray:
+    """q̇̄ of the arm joints: the velocity limits, capped by ``arm_view.joint_speed_max``
+    (rad/s, one number or one per arm joint) when the robot file gives it."""
+    arm = _arm_indices(robot)
+    dq = robot.limits.dq_max[arm].copy()
+    cap = (robot.config.get("arm_view") or {}).get("joint_speed_max")
+    if cap is not None:
+        try:
+            cap_arr = np.broadcast_to(np.asarray(cap, float), dq.shape)
+        except ValueError:
+            cap_arr = np.array([np.nan])
+        if not np.all(np.isfinite(cap_arr)) or np.any(cap_arr <= 0):
+            raise RobotConfigError(f"{robot.config_path}: field 'arm_view.joint_speed_max': "
+                                   f"expected a positive number or {dq.size}, got {cap!r}")
+        dq = np.minimum(dq, cap_arr)
+    return dq
+
+
+def base_disturbance_bound(robot: Robot, motion: TrunkMotionBound,
+                           theta_e_box: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """d̄ (n_arm,) N·m: |d_j| ≤ d̄_j for the torque the trunk's motion induces on the arm's
+    joints (module doc). ``theta_e_box``: (lower, upper) of the end-effector body; default the
+    robot's θ_e prior (``identification.prior``)."""
+    arm = _arm_indices(robot)
+    model = _reduced_model(robot, arm)
+    step = _chain(model)
+    n = arm.size
+    if theta_e_box is None:
+        from sysid_ros.control.prior import prior_box   # (control imports model, not back)
+        box = prior_box(robot)
+        theta_e_box = (box.lower, box.upper)
+    ee = model.getJointId(robot.ee_joint)
+    dq = joint_speed_bound(robot)
+    a = motion.accel + 2.0 * GRAVITY * np.sin(0.5 * motion.tilt)
+    w, al = motion.omega, motion.alpha
+    reach = np.cumsum(step)                        # o_i ≥ ‖o_i‖ (from the trunk origin)
+    omega_rel = np.cumsum(dq)                      # Ω_i
+    # V_i ≥ Σ_{k<i} q̇̄_k ‖o_i − o_k‖, with ‖o_i − o_k‖ ≤ Σ_{l=k+1..i} ‖t_l‖
+    dist = np.array([[step[k + 1:i + 1].sum() if i > k else 0.0 for k in range(n)]
+                     for i in range(n)])           # dist[i, k] ≥ ‖o_i − o_k‖ (k ≤ i)
+    speed = np.array([float(dq[:i] @ dist[i, :i]) for i in range(n)])
+    bound = np.zeros(n)
+    for i in range(n):
+        jid = i + 1
+        theta = model.inertias[jid].toDynamicParameters()
+        lo, hi = (theta_e_box if jid == ee else (None, None))
+        m, mc, trace = _body_tops(theta, lo, hi, robot.links_rel_uncertainty)
+        origin = a + (al + w * w) * reach[i] + 2 * w * speed[i]   # fictitious acc. at o_i
+        force = m * origin + mc * (al + w * w + 2 * w * omega_rel[i])
+        # ‖mc‖‖Ā‖ with m‖c‖² ≤ tr/2, plus ‖N‖ ≤ tr (α + ω² + 3ωΩ)
+        own = mc * origin + trace * (1.5 * (al + w * w) + 4 * w * omega_rel[i])
+        bound[: i + 1] += dist[i, : i + 1] * force + own
+    return bound
+
+
+def _subset(cfg: dict[str, Any], arm: np.ndarray, n_all: int) -> dict[str, Any]:
+    out = copy.deepcopy(cfg)
+    for key in _PER_JOINT_KEYS:
+        node = out
+        parts = key.split(".")
+        for p in parts[:-1]:
+            node = node.get(p) if isinstance(node, dict) else None
+        if isinstance(node, dict) and isinstance(node.get(parts[-1]), list) \
+                and len(node[parts[-1]]) == n_all:
+            node[parts[-1]] = [node[parts[-1]][int(i)] for i in arm]
+    return out
+
+
+def arm_view(robot: Robot, motion: TrunkMotionBound | None = None) -> Robot:
+    """The fixed-base arm of a floating-base ``robot`` (module doc); a fixed-base robot is
+    returned unchanged. The β box of every arm joint is widened by
+    :func:`base_disturbance_bound` under ``motion`` (default: the robot file's
+    ``arm_view.trunk_motion``). Config sections are the robot file's, per-joint lists cut to the
+    arm; ``planner``/``controller``/``demo`` are read as they are (they describe the arm)."""
+    if not robot.floating_base:
+        return robot
+    arm = _arm_indices(robot)
+    motion = motion or TrunkMotionBound.from_robot(robot)
+    d_bar = base_disturbance_bound(robot, motion)
+    model = _reduced_model(robot, arm)
+    names = tuple(robot.joint_names[i] for i in arm)
+    fr = robot.friction
+    lower, upper = fr.lower[arm].copy(), fr.upper[arm].copy()
+    lower[:, 3] -= d_bar
+    upper[:, 3] += d_bar
+    friction = FrictionModel(fr.nominal[arm].copy(), lower, upper)
+    lim = robot.limits
+    limits = JointLimits(lim.q_lower[arm].copy(), lim.q_upper[arm].copy(),
+                         joint_speed_bound(robot), lim.tau_max[arm].copy())
+    spheres = tuple(CollisionSphere(s.joint, model.getJointId(s.joint), s.offset, s.radius)
+                    for s in robot.spheres if s.joint in names)
+    cfg = _subset(robot.config, arm, robot.nj)
+    cfg["joints"] = list(names)
+    cfg["model"] = {**cfg.get("model", {}), "floating_base": False}
+    cfg.pop("arm_joints", None)
+    cfg["arm_view"] = {**(cfg.get("arm_view") or {}), "of": robot.name,
+                       "base_disturbance_Nm": d_bar.tolist()}
+    theta_r_box = None
+    if robot.theta_r_box is not None:
+        # θ_r of the full model (EE removed) → the arm bodies' columns, same order
+        full = np.arange(10 * robot.n_bodies).reshape(-1, 10)
+        keep_bodies = [robot.model.getJointId(n) - 1 for n in names
+                       if robot.model.getJointId(n) != robot.ee_joint_id]
+        mask = np.ones(full.size, bool)
+        mask[robot.ee_columns] = False
+        position = np.cumsum(mask) - 1
+        cols = position[full[keep_bodies].reshape(-1)]
+        theta_r_box = (robot.theta_r_box[0][cols], robot.theta_r_box[1][cols])
+    return replace(robot, name=f"{robot.name}_arm", model=model, joint_names=names,
+                   floating_base=False, limits=limits, friction=friction,
+                   ee_joint_id=model.getJointId(robot.ee_joint), spheres=spheres, config=cfg,
+                   theta_r_box=theta_r_box)
+
+
+@dataclass(frozen=True)
+class TrunkMotionReport:
+    """The largest trunk motion seen in a recording against the assumed bound."""
+
+    accel: float
+    omega: float
+    alpha: float
+    tilt: float
+    bound: TrunkMotionBound
+
+    @property
+    def violations(self) -> list[str]:
+        out = []
+        for name, unit, scale in (("accel", "m/s²", 1.0), ("omega", "rad/s", 1.0),
+                                  ("alpha", "rad/s²", 1.0), ("tilt", "deg", 180.0 / np.pi)):
+            seen, bound = getattr(self, name), getattr(self.bound, name)
+            if seen > bound:
+                out.append(f"trunk {name} {seen * scale:.3g} {unit} > assumed "
+                           f"{bound * scale:.3g} {unit}")
+        return out
+
+
+def trunk_motion_report(t: np.ndarray, orientation_xyzw: np.ndarray, gyro: np.ndarray,
+                        specific_force: np.ndarray, bound: TrunkMotionBound) -> TrunkMotionReport:
+    """Largest trunk motion in an IMU recording (IMU at the trunk origin, aligned with it, as on
+    the B1): ω from the gyro, α by central differences of the gyro, linear acceleration
+    a = f + Rᵀg (specific force plus gravity in the IMU frame), tilt from the orientation."""
+    t = np.asarray(t, float)
+    quat = np.asarray(orientation_xyzw, float)
+    gyro = np.asarray(gyro, float)
+    f = np.asarray(specific_force, float)
+    x, y, z, w = quat.T
+    # third row of R (world ← IMU): the world's z axis in IMU coordinates
+    up = np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=1)
+    accel = np.linalg.norm(f - GRAVITY * up, axis=1)
+    tilt = np.arccos(np.clip(up[:, 2] / np.linalg.norm(up, axis=1), -1.0, 1.0))
+    alpha = (np.linalg.norm(np.gradient(gyro, t, axis=0), axis=1) if t.size > 2
+             else np.zeros(t.size))
+    return TrunkMotionReport(float(accel.max(initial=0.0)),
+                             float(np.linalg.norm(gyro, axis=1).max(initial=0.0)),
+                             float(alpha.max(initial=0.0)), float(tilt.max(initial=0.0)), bound)
