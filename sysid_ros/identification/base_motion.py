@@ -256,18 +256,35 @@ def base_motion(mount: ImuMount, bounds: ImuBounds, t_imu: np.ndarray, gyro: np.
 class ImuStream:
     """Online IMU buffer: joint samples become usable once an IMU sample at or after them has
     arrived; a joint sample still uncovered ``hold_s`` after a newer joint sample is given up
-    (invalid: no window spans it)."""
+    (invalid: no window spans it). IMU stamps follow the identifier's stamp policy
+    (:mod:`.stamps`): isolated bad stamps are dropped and counted, a persistent jump back
+    empties the buffer (no interpolation across the jump)."""
 
-    def __init__(self, mount: ImuMount, bounds: ImuBounds, hold_s: float = 0.5) -> None:
+    def __init__(self, mount: ImuMount, bounds: ImuBounds, hold_s: float = 0.5,
+                 restart_after: int = 10) -> None:
+        from sysid_ros.identification.stamps import StampFilter
+
         self.mount, self.bounds, self.hold_s = mount, bounds, hold_s
+        self.stamps = StampFilter(restart_after)
         self.reset()
 
     def reset(self) -> None:
+        """Forget every IMU sample and the last stamp."""
+        self._clear()
+        self.stamps.reset()
+        self.n_samples = 0
+
+    def _clear(self) -> None:
         self._t = np.zeros(0)
         self._gyro = np.zeros((0, 3))
         self._acc = np.zeros((0, 3))
-        self.n_samples = 0
-        self.n_rejected = 0
+
+    @property
+    def n_rejected(self) -> int:
+        """IMU messages dropped for their stamp or a non-finite value."""
+        from sysid_ros.identification.stamps import RESTARTS
+
+        return sum(v for k, v in self.stamps.counts.items() if k != RESTARTS)
 
     @property
     def last_time(self) -> float | None:
@@ -282,13 +299,19 @@ class ImuStream:
         if gyro.shape[0] != t.size or acc.shape[0] != t.size:
             raise SampleError("imu: stamps, angular_velocity and linear_acceleration differ in "
                               "length")
-        last = -np.inf if not self._t.size else self._t[-1]
+        from sysid_ros.identification.stamps import REJECT, RESTART
+
         keep = np.zeros(t.size, bool)
         for i, ti in enumerate(t):
-            if np.isfinite(ti) and ti > last and np.all(np.isfinite(gyro[i])) \
-                    and np.all(np.isfinite(acc[i])):
-                keep[i], last = True, ti
-        self.n_rejected += int((~keep).sum())
+            if not (np.isfinite(ti) and np.all(np.isfinite(gyro[i]))
+                    and np.all(np.isfinite(acc[i]))):
+                self.stamps.counts["non-finite IMU value"] += 1
+                continue
+            verdict = self.stamps.check(float(ti))
+            if verdict == RESTART:        # drop everything before the jump, keep this one
+                self._clear()
+                keep[:i] = False
+            keep[i] = verdict != REJECT
         self._t = np.concatenate([self._t, t[keep]])
         self._gyro = np.concatenate([self._gyro, gyro[keep]])
         self._acc = np.concatenate([self._acc, acc[keep]])

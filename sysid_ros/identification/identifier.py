@@ -46,6 +46,7 @@ from sysid_ros.identification.diagnostics import Consistency, DataSummary, box_w
     consistency, insufficient_reason, pinned_faces, summarize
 from sysid_ros.identification.errors import IdentificationConfigError, SampleError
 from sysid_ros.identification.problem import N_THETA_E, PayloadProblem, PayloadRows
+from sysid_ros.identification.stamps import ACCEPT, RESTART, StampFilter
 from sysid_ros.identification.windows import MomentumWindows
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
@@ -239,7 +240,8 @@ class OnlineIdentifier:
     """
 
     def __init__(self, robot: Robot, config: IdentificationConfig, method: str = "lp",
-                 point_estimate: bool = True, background_cuts: bool = False) -> None:
+                 point_estimate: bool = True, background_cuts: bool = False,
+                 restart_after: int = 10) -> None:
         if method not in ONLINE_METHODS:
             raise IdentificationConfigError(f"online method {method!r}: use one of "
                                             f"{ONLINE_METHODS}")
@@ -248,11 +250,13 @@ class OnlineIdentifier:
         self.background_cuts = background_cuts and method == "lp-cuts"
         self.windows = MomentumWindows(robot, config, Regressors(robot))
         self.problem = PayloadProblem(robot, config)
+        #: stamp policy of :meth:`add_messages` (:mod:`.stamps`)
+        self.stamps = StampFilter(restart_after)
         # floating base: joint samples wait here until the IMU covers their stamps
         self.imu: ImuStream | None = None
         if robot.floating_base:
             assert config.imu is not None
-            self.imu = ImuStream(imu_mount(robot), config.imu)
+            self.imu = ImuStream(imu_mount(robot), config.imu, restart_after=restart_after)
         self._held: list[tuple[np.ndarray, ...]] = []
         self._lock = threading.Lock()     # guards box/rows/cuts against tighten()'s thread
         self._epoch = 0
@@ -263,7 +267,9 @@ class OnlineIdentifier:
         with self._lock:
             self._epoch += 1              # a tighten() started before this is discarded
             self.windows.reset()
+            self.n_restarts = 0
             self._held = []
+            self.stamps.reset()
             if self.imu is not None:
                 self.imu.reset()
             self.lower = self.config.prior_lower.copy()
@@ -278,19 +284,46 @@ class OnlineIdentifier:
             self.diagnosis: Consistency | None = None
             self.reason = ""
 
-    def restart_windows(self) -> None:
+    def restart_windows(self, keep_stamps: bool = False) -> None:
         """Time jumped back (bag loop, simulator reset): drop the samples in progress so no
         window spans the jump, keep the box and the rows (both stay sound for the same payload;
-        a changed payload shows as ``inconsistent`` at the next update)."""
+        a changed payload shows as ``inconsistent`` at the next update). The IMU buffer is
+        emptied too (never interpolated across the jump); ``keep_stamps`` keeps the stamp
+        policy's last stamp (set by the restart that called this)."""
         with self._lock:
             self.windows.break_run()
             self._held = []
+            self.n_restarts += 1
+            if not keep_stamps:
+                self.stamps.reset()
             if self.imu is not None:
                 self.imu.reset()
 
     @property
     def samples(self) -> int:
         return self.windows.n_samples
+
+    def add_messages(self, t, q, dq, tau) -> int:
+        """Samples as messages arrive, under the stamp policy (:mod:`.stamps`): zero, duplicate
+        and isolated backward stamps are dropped and counted in ``stamps.counts`` (the windows
+        in progress are kept); ``restart_after`` consecutive consistent stamps behind the last
+        one restart the windows (:meth:`restart_windows`: box kept). Returns new rows formed."""
+        t = np.asarray(t, float).reshape(-1)
+        q, dq, tau = (np.asarray(x, float) for x in (q, dq, tau))
+        formed = 0
+        keep: list[int] = []
+        for i, ti in enumerate(t):
+            verdict = self.stamps.check(float(ti))
+            if verdict == RESTART:
+                if keep:
+                    formed += self.add_samples(t[keep], q[keep], dq[keep], tau[keep])
+                keep = []
+                self.restart_windows(keep_stamps=True)
+            if verdict in (ACCEPT, RESTART):
+                keep.append(i)
+        if keep:
+            formed += self.add_samples(t[keep], q[keep], dq[keep], tau[keep])
+        return formed
 
     def add_imu(self, t, angular_velocity, linear_acceleration) -> int:
         """Trunk IMU samples (floating base; IMU frame): returns new rows formed by joint
