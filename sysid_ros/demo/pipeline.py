@@ -5,10 +5,12 @@ One *episode* = the Gen3 in the built-in MuJoCo simulator carrying a dumbbell, c
 nodes wrap, called in sim time:
 
 1. identification (methods ``ours`` and ``random`` only): every ``t_p`` a new degree-5
-   trajectory takes over from the current desired state (receding horizon, as the
-   ``exciting_planner`` node does) until ``n_trajectories`` were executed —
-   ``ours``: :meth:`ExcitingPlanner.plan` with the current bounds, only certified plans are
-   executed (an uncertified cycle keeps the current trajectory, which brakes to rest);
+   trajectory takes over from the current desired state until ``n_trajectories`` were
+   executed — the same :class:`~sysid_ros.planning.receding.RecedingHorizon` object the
+   ``exciting_planner`` node runs (first plan from rest at the measured pose, each plan starting
+   one solve budget after its cycle, continuity at start + t_p):
+   ``ours``: its certified cycle with the current bounds, only certified plans are executed (an
+   uncertified cycle keeps the current trajectory, which brakes to rest);
    ``random``: k uniform in 𝒦 ∩ the joint-limit box (``ExcitingPlanner.k_box``), executed
    whether or not it would pass the sound check (the check is run and recorded only).
    An :class:`~sysid_ros.identification.OnlineIdentifier` takes the *measured* samples and
@@ -49,6 +51,7 @@ from sysid_ros.model.robots import Robot
 from sysid_ros.paths import package_share
 from sysid_ros.planning import (BoxObstacle, ExcitingPlanner, PlannerConfig, QuinticTrajectory,
                                 controller_model)
+from sysid_ros.planning.receding import PublishedPlan, RecedingHorizon
 from sysid_ros.simulation import SimConfig, Simulator, dumbbell_for
 
 __all__ = ["METHODS", "EpisodeConfig", "Episode", "EpisodeResult", "simulate_episode",
@@ -238,6 +241,8 @@ def simulate_episode(robot: Robot, payload_kg: float, method: str,
         ident = OnlineIdentifier(robot, load_identification_config(robot, friction="config"),
                                  point_estimate=uses_estimate and config.point_estimate == "every")
     t_p = planner.config.t_p if planner else 0.0
+    horizon = (RecedingHorizon(planner, (ident.lower, ident.upper))
+               if planner is not None and ident is not None else None)
 
     log_t, log_q, log_dq, log_tau, log_cmd, log_tau0, log_bound = [], [], [], [], [], [], []
     ref_t, ref_q, ref_dq, ref_ddq = [], [], [], []
@@ -251,7 +256,6 @@ def simulate_episode(robot: Robot, payload_kg: float, method: str,
     buf_start = 0
     next_update = res["update_period"]
     next_plan = 0.0 if excitation else np.inf
-    current: tuple[float, QuinticTrajectory, np.ndarray] | None = None
     task_window: tuple[float, float] | None = None
     ident_window: tuple[float, float] | None = None
     t_task_start = 0.5 if excitation is None else None    # sim time the task is published
@@ -289,41 +293,46 @@ def simulate_episode(robot: Robot, payload_kg: float, method: str,
         # -- identification: receding-horizon excitation ------------------------------------
         if t >= next_plan - 1e-9 and len(executed) < config.n_trajectories \
                 and len(plans) < config.max_cycles:
-            if current is None:
-                state = (m.q, m.dq, np.zeros(robot.nj))
-            else:
-                start, traj_c, k_c = current
-                state = traj_c.state_at(t - start, k_c)
+            now_ns = int(round(t * 1e9))
             lo, hi = (ident.lower, ident.upper)
+            horizon.on_state(m.q, m.dq)
+            horizon.on_bounds(lo, hi)
+            plan: PublishedPlan | None = None
             if excitation == "planned":
-                r = planner.plan(*state, lo, hi)
-                rec = {"t": t, "verified": r.verified, "seconds": r.solve_time, "cond": r.cond,
-                       "status": r.status, "reasons": list(r.reasons)}
-                ok, traj, k = r.verified, r.trajectory, r.k
+                out = horizon.cycle(now_ns)      # lock-step: no sim time passes while solving
+                r = out.result
+                rec = {"t": t, "verified": bool(r and r.verified),
+                       "seconds": r.solve_time if r else 0.0,
+                       "cond": r.cond if r else float("nan"),
+                       "status": r.status if r else out.message,
+                       "reasons": list(r.reasons) if r else [out.message]}
+                plan = out.plan
             else:
-                traj = QuinticTrajectory(*state, planner.config.t_f)
+                q0, dq0, ddq0, start_ns = horizon.start_state(now_ns)
+                traj = QuinticTrajectory(q0, dq0, ddq0, planner.config.t_f)
                 k = _random_k(planner, traj, rng)
                 clock = time.perf_counter()
                 ver = planner.reach.verify(traj, k, lo, hi)
                 rec = {"t": t, "verified": ver.ok, "seconds": time.perf_counter() - clock,
                        "cond": planner.model.objective(traj, k)[2], "status": "random",
                        "reasons": list(ver.reasons)}
-                ok = True
+                plan = PublishedPlan(start_ns, traj, k, lo.copy(), hi.copy())
+                horizon.adopt(plan)              # executed unchecked: the baseline
             plans.append(rec)
             say(f"  t = {t:5.2f} s cycle {len(plans)}: "
-                + ("executed" if ok else "no certified plan")
+                + ("executed" if plan is not None else "no certified plan")
                 + f" ({rec['seconds']:.2f} s wall"
                 + (", would NOT pass the sound check" if excitation == "random"
                    and not rec["verified"] else "") + ")")
-            if ok:
-                arr = _as_arrays(robot, traj, k, t)
+            if plan is not None:
+                start = plan.start_ns * 1e-9
+                arr = _as_arrays(robot, plan.trajectory, plan.k, start)
                 trajectories.append(arr)
                 queue.push(arr, now=t)
                 if executed:
                     prev = executed[-1]
-                    executed[-1] = (prev[0], prev[1], prev[2], t)
-                executed.append((traj, k, t, t + traj.t_f))
-                current = (t, traj, k)
+                    executed[-1] = (prev[0], prev[1], prev[2], start)
+                executed.append((plan.trajectory, plan.k, start, start + plan.trajectory.t_f))
             next_plan = t + t_p
         # -- task ---------------------------------------------------------------------------
         if t_task_start is not None and task_window is None and t >= t_task_start - 1e-9:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sysid_ros.planning.errors import PlanningError
-from sysid_ros.planning.planner import ExcitingPlanner
+from sysid_ros.planning.planner import ExcitingPlanner, PlanResult
 from sysid_ros.planning.trajectory import QuinticTrajectory
 
 __all__ = ["CycleOutcome", "PublishedPlan", "RecedingHorizon"]
@@ -51,6 +51,7 @@ class CycleOutcome:
     values: dict[str, str] = field(default_factory=dict)
     plan: PublishedPlan | None = None
     finished: str = ""            # why the planner is done ("" = not done)
+    result: PlanResult | None = None   # the planner's own outcome, when it ran
 
 
 class RecedingHorizon:
@@ -124,19 +125,25 @@ class RecedingHorizon:
                   "bounds_source": self.bounds_source, "reason": "; ".join(res.reasons)}
         if not res.verified or res.k is None:
             return CycleOutcome("warn", "no certified plan: following the current trajectory to "
-                                "rest", values)
+                                "rest", values, result=res)
         done_ns = clock_ns() if clock_ns is not None else now_ns
         if done_ns >= start:
             values["reason"] = "missed start: plan certified after its start time"
             return CycleOutcome("warn", "plan discarded (late): current trajectory continues",
-                                values)
+                                values, result=res)
         plan = PublishedPlan(start, res.trajectory, res.k, lo.copy(), hi.copy())
+        self.adopt(plan)
+        values["published"] = str(self.published)
+        return CycleOutcome("ok", f"plan {self.published} published (cond {res.cond:.1f})",
+                            values, plan, self.finished, res)
+
+    def adopt(self, plan: PublishedPlan) -> None:
+        """Make ``plan`` the current one (counted, stop rules applied). :meth:`cycle` calls it for
+        its certified plans; the in-process pipeline also calls it for the paper's *random*
+        excitation baseline, which executes unchecked plans — the node never does."""
         self.current = plan
         self.published += 1
-        values["published"] = str(self.published)
         self.finished = self._done_reason()
-        return CycleOutcome("ok", f"plan {self.published} published (cond {res.cond:.1f})",
-                            values, plan, self.finished)
 
     def _done_reason(self) -> str:
         if self.max_trajectories > 0 and self.published >= self.max_trajectories:

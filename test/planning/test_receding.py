@@ -15,8 +15,9 @@ from .conftest import HOME
 S = 1_000_000_000   # ns per s
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def planner(gen3, gen3_controller) -> ExcitingPlanner:
+    """A fresh planner per test: it warm-starts from its previous solution."""
     cfg = PlannerConfig.from_robot(gen3, {"max_solve_time": 0.8, "t_p": 1.2})
     return ExcitingPlanner(gen3, cfg, gen3_controller)
 
