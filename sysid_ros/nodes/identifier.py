@@ -1,15 +1,23 @@
 """``identifier`` node: joint_states → sound payload bounds (docs/design.md §4, §7).
 
-Subscribes ``joint_states``; every ``update_period`` seconds a worker thread turns the buffered
+Subscribes ``joint_states`` (and, for a floating-base robot such as ``b1_z1``, the trunk IMU on
+``imu``, sensor_msgs/Imu: the arm rows need the trunk's angular velocity and specific force,
+docs/design.md §4.6); every ``update_period`` seconds a worker thread turns the buffered
 samples into momentum windows and updates the box (:class:`OnlineIdentifier`), so callbacks
 never wait for an LP. Publishes ``/sysid/payload_bounds`` and ``/sysid/payload_inertia``
 (transient_local, only while the status is ok — an inconsistent update keeps the last sound box
 published and raises an ERROR diagnostic) and ``/diagnostics`` (status, samples, windows, last
 update latency, rejected messages by reason). ``~/reset`` (std_srvs/Trigger) starts over for a
-new payload. A JointState that cannot be used is counted and reported, never fatal; a stamp at
-or before the previous one (a bag replayed in a loop, ROS time jumping back) restarts the run
-of samples (no window spans the jump) and keeps the box; a zero stamp (an unstamped
-publisher) is rejected.
+new payload. A JointState that cannot be used is counted and reported, never fatal.
+
+Stamp policy (:mod:`sysid_ros.identification.stamps`, the same for the IMU): a zero stamp (an
+unstamped publisher), a duplicate stamp or an isolated stamp before the last accepted one is
+dropped and counted (``rejected: …`` in the diagnostics) — the windows in progress are kept,
+so one bad message costs only itself. The windows restart (no window spans the jump; the box is
+kept: it stays sound for the same payload, and a changed payload makes the next update
+inconsistent) only when ``stamp_restart_samples`` consecutive messages are all behind the last
+accepted stamp and increasing among themselves: a persistent jump back, such as a bag replayed
+in a loop or a simulator restarted (counted as ``time jumped back persistently``).
 
 The window plan follows the stream's own rate (measured from its first samples): windows of
 ``window_s`` seconds, split at gaps longer than ``max_sample_gap`` (0 = 2.5 × the median step).
@@ -22,7 +30,8 @@ Parameters (besides those in config/identifier.yaml): ``calibration`` (string, p
 ``sysid-calibrate`` result, "" = none), ``prior`` (string, a prior name of the robot file or a
 YAML file, "" = the robot file's), ``friction`` (config | wide | none, "" = the robot file's),
 ``window_s`` / ``stride_s`` / ``max_sample_gap`` (double, s; ≤ 0 = robot file), ``torque_noise_abs``
-(double, or a string of per-joint values "0.1,0.2,…").
+(double, or a string of per-joint values "0.1,0.2,…"), ``stamp_restart_samples`` (int ≥ 2,
+default 10: consecutive consistent stamps behind the last one that mean a restart).
 
 Method ``lp-cuts`` (default in config/identifier.yaml) with ``tighten_period`` > 0: the 0.5 s
 updates re-use the pseudo-inertia cut pool (LP cost only) and a second thread runs the
@@ -42,11 +51,12 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import InertiaStamped
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 
 from sysid_ros.identification import OnlineIdentifier, SampleError, load_identification_config
+from sysid_ros.identification.stamps import RESTARTS
 from sysid_ros.model.robots import load_robot
 from sysid_ros.nodes._common import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_QOS, run_node, \
     stamp_to_ns
@@ -94,17 +104,18 @@ class IdentifierNode(Node):
         background = method == "lp-cuts" and self.tighten_period > 0
         self.ident = OnlineIdentifier(self.robot, self.config, method=method,
                                       point_estimate=bool(p("point_estimate", True).value),
-                                      background_cuts=background)
+                                      background_cuts=background,
+                                      restart_after=int(p("stamp_restart_samples", 10).value))
         self.tighten_latency = float("nan")
         self._publish_lock = threading.Lock()
         self.frame = self.robot.ee_joint
         self._lock = threading.Lock()
         self._buffer: list[tuple[float, np.ndarray, np.ndarray, np.ndarray]] = []
-        self._last_stamp: float | None = None
+        self._imu_buffer: list[tuple[float, np.ndarray, np.ndarray]] = []
         self._reset_requested = False
-        self._restart_windows = False
         self.rejected: Counter[str] = Counter()
         self.received = 0
+        self.imu_received = 0
         self.resets = 0
         self.latency = float("nan")
         self.bounds_pub = self.create_publisher(Float64MultiArray, "/sysid/payload_bounds",
@@ -113,6 +124,8 @@ class IdentifierNode(Node):
                                                  LATCHED_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", DIAGNOSTICS_QOS)
         self.create_subscription(JointState, "joint_states", self._on_joint_state, SENSOR_QOS)
+        if self.robot.floating_base:
+            self.create_subscription(Imu, "imu", self._on_imu, SENSOR_QOS)
         self.create_service(Trigger, "~/reset", self._on_reset)
         self._stop = threading.Event()
         self._worker = threading.Thread(target=self._work, name="identifier-worker", daemon=True)
@@ -131,26 +144,21 @@ class IdentifierNode(Node):
         except JointStateError as err:
             self._reject(str(err))
             return
-        ns = stamp_to_ns(msg.header.stamp)
-        if ns == 0:
-            # an unstamped publisher: no time to integrate over, and taking it as a jump back to
-            # t = 0 would throw away every window in progress
-            self._reject("zero stamp (unstamped message)")
-            return
-        t = ns * 1e-9
+        # stamps (zero, duplicate, backward, restart) are judged by the library's stamp policy
+        # when the worker hands the batch over (OnlineIdentifier.add_messages)
+        t = stamp_to_ns(msg.header.stamp) * 1e-9
         with self._lock:
-            if self._last_stamp is not None and t <= self._last_stamp:
-                if t == self._last_stamp:
-                    self._reject("duplicate stamp")
-                    return
-                # Time went backwards (bag loop / sim reset): windows must not span the jump,
-                # so the run of samples restarts; the box is kept — it stays sound for the same
-                # payload, and a changed payload makes the next update inconsistent.
-                self._buffer.clear()
-                self._restart_windows = True
-                self.rejected["time jumped backwards (windows restarted, box kept)"] += 1
-            self._last_stamp = t
             self._buffer.append((t, q, dq, tau))
+
+    def _on_imu(self, msg: Imu) -> None:
+        self.imu_received += 1
+        w, a = msg.angular_velocity, msg.linear_acceleration
+        gyro, acc = np.array([w.x, w.y, w.z]), np.array([a.x, a.y, a.z])
+        if not (np.all(np.isfinite(gyro)) and np.all(np.isfinite(acc))):
+            self._reject("imu: non-finite angular velocity / linear acceleration")
+            return
+        with self._lock:
+            self._imu_buffer.append((stamp_to_ns(msg.header.stamp) * 1e-9, gyro, acc))
 
     def _reject(self, reason: str) -> None:
         with self._lock:
@@ -159,7 +167,7 @@ class IdentifierNode(Node):
     def _on_reset(self, _req: Trigger.Request, resp: Trigger.Response) -> Trigger.Response:
         with self._lock:
             self._buffer.clear()
-            self._last_stamp = None
+            self._imu_buffer.clear()
             self._reset_requested = True
         resp.success, resp.message = True, "identifier reset to the prior box"
         return resp
@@ -185,19 +193,21 @@ class IdentifierNode(Node):
     def _update_once(self) -> None:
         with self._lock:
             batch, self._buffer = self._buffer, []
+            imu_batch, self._imu_buffer = self._imu_buffer, []
             reset, self._reset_requested = self._reset_requested, False
-            restart, self._restart_windows = self._restart_windows, False
         start = time.perf_counter()
         if reset:
             self.ident.reset()
             self.resets += 1
-        elif restart:
-            self.ident.restart_windows()
+        if imu_batch:
+            self.ident.add_imu(np.array([b[0] for b in imu_batch]),
+                               np.array([b[1] for b in imu_batch]),
+                               np.array([b[2] for b in imu_batch]))
         if batch:
             t = np.array([b[0] for b in batch])
             arrays = [np.array([b[k] for b in batch]) for k in (1, 2, 3)]
             try:
-                self.ident.add_samples(t, *arrays)
+                self.ident.add_messages(t, *arrays)
             except SampleError as err:
                 self._reject(f"batch rejected: {err}")
             else:
@@ -231,23 +241,26 @@ class IdentifierNode(Node):
         st.level = {"ok": DiagnosticStatus.OK, "insufficient_data": DiagnosticStatus.WARN,
                     "inconsistent": DiagnosticStatus.ERROR}[status]
         warnings = list(self.ident.warnings) if status == "ok" else []
-        if status == "ok" and (self.rejected or warnings):
+        rejected = self._rejected()
+        if status == "ok" and (rejected or warnings):
             st.level = DiagnosticStatus.WARN
         reason = {"insufficient_data": self.ident.insufficient_reason(),
                   "inconsistent": self.ident.reason}.get(status, "")
         st.message = status + (f": {reason}" if reason else "") + \
             (f"; WARNING: {' | '.join(warnings)}" if warnings else "")
-        with self._lock:
-            rejected = dict(self.rejected)
         values = {"status": status, "samples": self.ident.samples,
                   "windows": self.ident.windows_used, "received": self.received,
                   "gaps": self.ident.windows.n_gaps,
-                  "resets": self.resets, "last_update_latency_s": f"{self.latency:.6f}",
+                  "resets": self.resets, "window_restarts": self.ident.n_restarts,
+                  "last_update_latency_s": f"{self.latency:.6f}",
                   "method": self.ident.method,
                   "last_tighten_latency_s": f"{self.tighten_latency:.6f}",
                   "rejected_total": sum(rejected.values()),
                   "prior": self.config.prior_name, "friction": self.config.friction,
                   "sources": ", ".join(self.config.sources)}
+        if self.ident.imu is not None:
+            values["imu_received"] = self.imu_received
+            values["imu_samples"] = self.ident.imu.n_samples
         plan = self.ident.windows.plan
         if plan is not None:
             values["sampling"] = plan.describe()
@@ -261,6 +274,18 @@ class IdentifierNode(Node):
         arr.header.stamp = self.get_clock().now().to_msg()
         arr.status = [st]
         self.diag_pub.publish(arr)
+
+    def _rejected(self) -> dict[str, int]:
+        """Rejected messages by reason: the node's (undecodable messages) and the stamp
+        policy's, joint states and IMU (restarts are reported as ``window_restarts``)."""
+        with self._lock:
+            rejected = dict(self.rejected)
+        counts = [("", self.ident.stamps.counts)]
+        if self.ident.imu is not None:
+            counts.append(("imu: ", self.ident.imu.stamps.counts))
+        for prefix, c in counts:
+            rejected.update({prefix + k: v for k, v in c.items() if k != RESTARTS and v > 0})
+        return rejected
 
     def on_shutdown(self) -> None:
         self._stop.set()

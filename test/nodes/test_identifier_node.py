@@ -109,7 +109,7 @@ def test_identifier_node_publishes_sound_bounds_and_reports_bad_messages(tmp_pat
         replay = start("sysid_ros.nodes.replay", str(bag), "--loop", "--wait-subscribers", "1")
         def seen_all():
             keys = " ".join(diag_values()[1])
-            return (len(got["bounds"]) >= 2 and "time jumped backwards" in keys
+            return (len(got["bounds"]) >= 2 and int(diag_values()[1].get("window_restarts", 0)) >= 1
                     and "non-finite effort" in keys and "missing joints" in keys
                     and "zero stamp" in keys)
 
@@ -129,7 +129,8 @@ def test_identifier_node_publishes_sound_bounds_and_reports_bad_messages(tmp_pat
         rejected = {k: int(v) for k, v in values.items() if k.startswith("rejected: ")}
         assert any("non-finite effort" in k for k in rejected), values
         assert any("missing joints" in k or "array lengths" in k for k in rejected), str(values)
-        assert "rejected: time jumped backwards (windows restarted, box kept)" in values
+        # the loop's jump back restarts the windows (persistent); the zero stamp does not
+        assert int(values["window_restarts"]) >= 1
         assert "rejected: zero stamp (unstamped message)" in values
         # ~/reset answers and the node keeps running.
         cli = node.create_client(Trigger, "/identifier/reset")
