@@ -24,7 +24,7 @@ from sysid_ros.model.parameters import is_physically_consistent
 from sysid_ros.model.robots import Robot
 
 __all__ = ["SimulatedRun", "random_payload_theta", "perturbed_model", "simulate",
-           "exciting_reference", "FloatingRun", "simulate_standing"]
+           "exciting_reference", "FloatingRun", "simulate_standing", "write_bag"]
 
 
 @dataclass(frozen=True)
@@ -295,3 +295,34 @@ def simulate_standing(robot: Robot, rng: np.random.Generator, payload, *, durati
         pos[k] = base[:3]
         rot[k] = pin.log3(pin.Quaternion(base[3:7]).toRotationMatrix())
     return FloatingRun(SimulatedRun(t, q, dq, tau, tau_meas, theta_e), gyro, acc, pos, rot)
+
+
+def write_bag(path, run: SimulatedRun, names, imu=None, imu_topic: str = "/imu",
+              t0: float = 100.0):
+    """An MCAP bag of ``run`` on /joint_states (columns in ``names`` = the robot's joint order)
+    and, with ``imu`` (t, angular_velocity, linear_acceleration at the joint stamps), the trunk
+    IMU on ``imu_topic``; header stamps and receive times t0 + t. Returns ``path``."""
+    from sysid_ros.bagio import BagWriter, default_typestore
+
+    ts = default_typestore()
+    js, imu_t = ts.types["sensor_msgs/msg/JointState"], ts.types["sensor_msgs/msg/Imu"]
+    header, stamp = ts.types["std_msgs/msg/Header"], ts.types["builtin_interfaces/msg/Time"]
+    vec, quat = ts.types["geometry_msgs/msg/Vector3"], ts.types["geometry_msgs/msg/Quaternion"]
+    with BagWriter(path) as w:
+        for i in range(run.t.size):
+            ns = int(round((t0 + run.t[i]) * 1e9))
+            h = header(stamp=stamp(sec=ns // 10**9, nanosec=ns % 10**9), frame_id="")
+            w.write("/joint_states", js(header=h, name=list(names),
+                                        position=np.ascontiguousarray(run.q[i], float),
+                                        velocity=np.ascontiguousarray(run.dq[i], float),
+                                        effort=np.ascontiguousarray(run.tau_meas[i], float)), ns)
+            if imu is not None:
+                g, a = imu.angular_velocity[i], imu.linear_acceleration[i]
+                w.write(imu_topic, imu_t(
+                    header=h, orientation=quat(x=0.0, y=0.0, z=0.0, w=1.0),
+                    orientation_covariance=np.zeros(9),
+                    angular_velocity=vec(x=float(g[0]), y=float(g[1]), z=float(g[2])),
+                    angular_velocity_covariance=np.zeros(9),
+                    linear_acceleration=vec(x=float(a[0]), y=float(a[1]), z=float(a[2])),
+                    linear_acceleration_covariance=np.zeros(9)), ns)
+    return path

@@ -19,7 +19,8 @@ import pytest
 from sysid_ros.identification import MomentumWindows, OnlineIdentifier, PayloadProblem, \
     identify, load_identification_config
 from sysid_ros.identification.base_motion import arm_regressors, base_motion, imu_mount
-from sysid_ros.identification.synthetic import FloatingRun, random_payload, simulate_standing
+from sysid_ros.identification.synthetic import FloatingRun, random_payload, simulate_standing, \
+    write_bag
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import dumbbell_for
 
@@ -268,31 +269,7 @@ def test_ten_payloads_boxes_contain_the_truth(b1, cfg):
 
 
 def _bag_with_imu(path, run: FloatingRun, imu, names, with_imu: bool = True):
-    from sysid_ros.bagio import BagWriter, default_typestore
-
-    ts = default_typestore()
-    js, imu_t = ts.types["sensor_msgs/msg/JointState"], ts.types["sensor_msgs/msg/Imu"]
-    header, stamp = ts.types["std_msgs/msg/Header"], ts.types["builtin_interfaces/msg/Time"]
-    vec, quat = ts.types["geometry_msgs/msg/Vector3"], ts.types["geometry_msgs/msg/Quaternion"]
-    r = run.run
-    with BagWriter(path) as w:
-        for i in range(r.t.size):
-            ns = int(round((100.0 + r.t[i]) * 1e9))
-            h = header(stamp=stamp(sec=ns // 10**9, nanosec=ns % 10**9), frame_id="")
-            w.write("/joint_states", js(header=h, name=list(names),
-                                        position=np.ascontiguousarray(r.q[i]),
-                                        velocity=np.ascontiguousarray(r.dq[i]),
-                                        effort=np.ascontiguousarray(r.tau_meas[i])), ns)
-            if with_imu:
-                g, a = imu.angular_velocity[i], imu.linear_acceleration[i]
-                w.write("/trunk/imu", imu_t(
-                    header=h, orientation=quat(x=0.0, y=0.0, z=0.0, w=1.0),
-                    orientation_covariance=np.zeros(9), angular_velocity=vec(x=g[0], y=g[1],
-                                                                             z=g[2]),
-                    angular_velocity_covariance=np.zeros(9),
-                    linear_acceleration=vec(x=a[0], y=a[1], z=a[2]),
-                    linear_acceleration_covariance=np.zeros(9)), ns)
-    return path
+    return write_bag(path, run.run, names, imu if with_imu else None, imu_topic="/trunk/imu")
 
 
 def test_cli_b1_bag(tmp_path, b1, cfg, standing, capsys):
