@@ -58,16 +58,23 @@ def read_calibration(path: str | Path) -> dict[str, Any]:
     return doc
 
 
+def _numbers(path: Path, key: str, raw: Any, n: int) -> np.ndarray:
+    """``raw`` as n finite numbers, or a RobotConfigError naming ``key``."""
+    ok = isinstance(raw, list) and len(raw) == n and all(
+        isinstance(x, (int, float)) and not isinstance(x, bool) for x in raw)
+    arr = np.asarray(raw, float) if ok else np.empty(0)
+    if not ok or not np.all(np.isfinite(arr)):
+        raise _fail(path, key, f"expected {n} finite numbers")
+    return arr
+
+
 def _friction_table(path: Path, sec: dict[str, Any], key: str, nj: int) -> np.ndarray:
     table = sec.get(key)
     if not isinstance(table, dict):
         raise _fail(path, f"friction.{key}", "expected a mapping {Fc, Fv, Ia, beta}")
     cols = []
     for name in _FRICTION_NAMES:
-        arr = np.asarray(table.get(name), float)
-        if arr.shape != (nj,) or not np.all(np.isfinite(arr)):
-            raise _fail(path, f"friction.{key}.{name}", f"expected {nj} finite numbers")
-        cols.append(arr)
+        cols.append(_numbers(path, f"friction.{key}.{name}", table.get(name), nj))
     return np.stack(cols, axis=1)
 
 
@@ -107,12 +114,10 @@ def apply_calibration(robot: Robot, calibration: str | Path | dict[str, Any]) ->
         for joint, entry in links.items():
             if not model.existJointName(str(joint)):
                 raise _fail(path, f"links.{joint}", "no such joint in the model")
-            vals = {}
-            for k in ("nominal", "lower", "upper"):
-                arr = np.asarray((entry or {}).get(k), float)
-                if arr.shape != (10,) or not np.all(np.isfinite(arr)):
-                    raise _fail(path, f"links.{joint}.{k}", "expected 10 finite numbers")
-                vals[k] = arr
+            if not isinstance(entry, dict):
+                raise _fail(path, f"links.{joint}", "expected a mapping {nominal, lower, upper}")
+            vals = {k: _numbers(path, f"links.{joint}.{k}", entry.get(k), 10)
+                    for k in ("nominal", "lower", "upper")}
             if np.any(vals["lower"] > vals["nominal"]) or np.any(vals["nominal"] > vals["upper"]):
                 raise _fail(path, f"links.{joint}", "nominal must lie inside [lower, upper]")
             if not is_physically_consistent(vals["nominal"]):

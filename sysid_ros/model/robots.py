@@ -261,6 +261,13 @@ class _Fields:
                                 + (" or null" if allow_null else ""))
         return out
 
+    def number(self, key: str, default: float) -> float:
+        """A finite number at ``key`` (``default`` when absent)."""
+        raw = self.get(key, default)
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not np.isfinite(raw):
+            raise self.fail(key, f"expected a finite number, got {raw!r}")
+        return float(raw)
+
     def angle_vector(self, key: str, n: int, allow_null: bool = False,
                      suffix: str = "_deg") -> np.ndarray:
         """``key`` in rad(/s) or ``key<suffix>`` in degrees(/s): exactly one must be present."""
@@ -329,8 +336,8 @@ def _build(cfg: dict[str, Any], path: Path) -> Robot:
     limits = JointLimits(q_lo, q_hi, dq, tau)
 
     nominal = np.stack([f.vector(f"friction.{k}", nj) for k in FRICTION_NAMES], axis=1)
-    rel = np.array([float(f.get(f"friction.uncertainty.rel.{k}", 0.0)) for k in FRICTION_NAMES])
-    absr = np.array([float(f.get(f"friction.uncertainty.abs.{k}", 0.0)) for k in FRICTION_NAMES])
+    rel = np.array([f.number(f"friction.uncertainty.rel.{k}", 0.0) for k in FRICTION_NAMES])
+    absr = np.array([f.number(f"friction.uncertainty.abs.{k}", 0.0) for k in FRICTION_NAMES])
     if np.any(rel < 0) or np.any(absr < 0):
         raise f.fail("friction.uncertainty", "radii must be non-negative")
     rad = absr + rel * np.abs(nominal)
@@ -344,19 +351,25 @@ def _build(cfg: dict[str, Any], path: Path) -> Robot:
         raise f.fail("tool_frame", f"no frame named {tool!r}")
 
     spheres = []
-    for joint, items in (f.get("collision_spheres", {}) or {}).items():
+    sphere_map = f.get("collision_spheres", {}) or {}
+    if not isinstance(sphere_map, dict):
+        raise f.fail("collision_spheres", "expected a mapping joint name -> list of spheres")
+    for joint, items in sphere_map.items():
         if not model.existJointName(str(joint)):
             raise f.fail("collision_spheres", f"no joint named {joint!r}")
+        if not isinstance(items, list):
+            raise f.fail(f"collision_spheres.{joint}", "expected a list of [[x, y, z], radius]")
         for k, item in enumerate(items):
             ok = (isinstance(item, list) and len(item) == 2 and isinstance(item[0], list)
-                  and len(item[0]) == 3 and isinstance(item[1], (int, float)) and item[1] > 0)
+                  and len(item[0]) == 3 and isinstance(item[1], (int, float)) and item[1] > 0
+                  and all(isinstance(x, (int, float)) and np.isfinite(x) for x in item[0]))
             if not ok:
                 raise f.fail(f"collision_spheres.{joint}[{k}]",
                              "expected [[x, y, z], radius] with radius > 0 (metres)")
             spheres.append(CollisionSphere(str(joint), model.getJointId(str(joint)),
                                            np.asarray(item[0], float), float(item[1])))
 
-    links_rel = float(f.get("model_uncertainty.links_rel", 0.05))
+    links_rel = f.number("model_uncertainty.links_rel", 0.05)
     if not 0.0 <= links_rel < 1.0:
         raise f.fail("model_uncertainty.links_rel", "expected a fraction in [0, 1)")
 

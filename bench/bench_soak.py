@@ -1,0 +1,205 @@
+"""Soak benchmark of the full sim graph (issue 14 item 5): does every node keep up at 1 kHz?
+
+Runs ``launch/sim.launch.yaml`` (sim realtime + identifier + exciting planner without a plan
+limit + robust controller + recorder) for ``--minutes`` and reports:
+
+- per node: RSS at start (after ``--warmup``) and end, and its maximum (/proc/<pid>/status);
+- joint_states received / published by the identifier (its ``received`` diagnostic over the
+  sim-time span between two of its reports after warm-up; published = span × rate) and by the
+  recorder (bag messages whose log time falls in the same kind of span);
+- the controller's commands / published joint_states over the same kind of span, its stale
+  events and the worst age of the bounds it used;
+- the identifier's update cost (``last_update_latency_s``: median, max);
+- the simulator's real-time factor (sim-time span / steady span).
+
+The bench process listens to /diagnostics only (never to the 1 kHz streams, so it does not
+compete for the CPU it measures).
+
+Usage: ``python -m bench.bench_soak --minutes 3 [--json out/soak.json] [--robot gen3]``.
+JSON keys (stable): ``minutes``, ``robot``, ``rate_hz``, ``sim_rtf``, ``nodes`` {name:
+{rss_start_mb, rss_end_mb, rss_max_mb}}, ``identifier`` {received_ratio, update_median_s,
+update_max_s}, ``recorder`` {received_ratio}, ``controller`` {command_ratio, stale_events,
+bounds_age_max_s}.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+RATE_HZ = 1000.0
+
+
+def _rss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return float("nan")
+
+
+class _Probe:
+    """Collects the identifier's and the controller's /diagnostics (values by key, with the
+    report's ROS stamp and the steady arrival time)."""
+
+    def __init__(self) -> None:
+        import rclpy
+        from diagnostic_msgs.msg import DiagnosticArray
+
+        from sysid_ros.nodes._common import DIAGNOSTICS_QOS
+        rclpy.init()
+        self.node = rclpy.create_node(f"soak_probe_{os.getpid()}")
+        self.ident: list[tuple[float, float, dict[str, str]]] = []
+        self.ctl: list[tuple[float, float, dict[str, str]]] = []
+        self.node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diag,
+                                      DIAGNOSTICS_QOS)
+        from rclpy.executors import SingleThreadedExecutor
+        self.ex = SingleThreadedExecutor()
+        self.ex.add_node(self.node)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
+        while not self._stop.is_set():
+            self.ex.spin_once(timeout_sec=0.1)
+
+    def _on_diag(self, msg: Any) -> None:
+        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        for st in msg.status:
+            values = {kv.key: kv.value for kv in st.values}
+            if st.name == "sysid_ros/identifier":
+                self.ident.append((time.monotonic(), stamp, values))
+            elif st.name.endswith("robust controller") and "commands" in values:
+                self.ctl.append((time.monotonic(), stamp, values))
+
+    def close(self) -> None:
+        import rclpy
+        self._stop.set()
+        self._thread.join(timeout=2.0)
+        self.node.destroy_node()
+        self.ex.shutdown()
+        rclpy.try_shutdown()
+
+
+def _ratio(reports: list[tuple[float, float, dict[str, str]]], key: str,
+           after: float) -> tuple[float, float, float]:
+    """(Δkey / (Δsim-time × rate), Δsim-time, Δsteady) between the first report after ``after``
+    (steady) and the last one."""
+    use = [r for r in reports if r[0] >= after and key in r[2]]
+    if len(use) < 2:
+        return float("nan"), 0.0, 0.0
+    (w0, t0, v0), (w1, t1, v1) = use[0], use[-1]
+    span = t1 - t0
+    if span <= 0:
+        return float("nan"), span, w1 - w0
+    return (float(v1[key]) - float(v0[key])) / (span * RATE_HZ), span, w1 - w0
+
+
+def run(minutes: float, robot: str, warmup: float) -> dict[str, Any]:
+    from sysid_ros.bagio.reader import open_bag
+    from sysid_ros.launcher.graph import launch_graph
+
+    out_dir = Path(tempfile.mkdtemp(prefix="soak_"))
+    log = (out_dir / "graph.log").open("w")
+    probe = _Probe()
+    rss: dict[str, list[float]] = {}
+    try:
+        args = {"robot": robot, "record": "true", "output_dir": str(out_dir),
+                "max_trajectories": "0", "robot_state_publisher": "false"}
+        with launch_graph("sim", args, output=lambda line: log.write(line + "\n")) as graph:
+            t_start = time.monotonic()
+            t_end = t_start + warmup + 60.0 * minutes
+            while time.monotonic() < t_end and graph.running:
+                for name, pid in graph.pids.items():
+                    if time.monotonic() >= t_start + warmup:
+                        rss.setdefault(name, []).append(_rss_mb(pid))
+                time.sleep(2.0)
+            alive = graph.running
+    finally:
+        probe.close()
+        log.close()
+    after = t_start + warmup
+    ident_ratio, sim_span, wall_span = _ratio(probe.ident, "received", after)
+    ctl_ratio, _, _ = _ratio(probe.ctl, "commands", after)
+    lat = [float(v["last_update_latency_s"]) for w, _, v in probe.ident
+           if w >= after and v.get("last_update_latency_s", "nan") != "nan"]
+    ctl_after = [v for w, _, v in probe.ctl if w >= after]
+    stale = int(ctl_after[-1]["stale_events"]) if ctl_after else -1
+    bounds_age = max((float(v["bounds_age_s"]) for v in ctl_after), default=float("nan"))
+    # recorder: joint_states in the bag whose log time (sim time) lies after warm-up
+    bag = next((p for p in out_dir.iterdir() if p.is_dir()), None)
+    rec_ratio = float("nan")
+    if bag is not None:
+        reader = open_bag(bag)
+        try:
+            conns = [c for c in reader.connections if c.topic == "/joint_states"]
+            times = np.array([t for _, t, _ in reader.messages(connections=conns)],
+                             dtype=np.int64) * 1e-9
+        finally:
+            reader.close()
+        if times.size > 2:
+            t0 = times[0] + warmup * 0.8     # sim time lags wall time a little under load
+            used = times[times >= t0]
+            if used.size > 2:
+                rec_ratio = (used.size - 1) / ((used[-1] - used[0]) * RATE_HZ)
+    return {
+        "minutes": minutes, "robot": robot, "rate_hz": RATE_HZ, "graph_alive": alive,
+        "sim_rtf": sim_span / wall_span if wall_span > 0 else float("nan"),
+        "nodes": {name: {"rss_start_mb": v[0], "rss_end_mb": v[-1], "rss_max_mb": max(v)}
+                  for name, v in rss.items() if v},
+        "identifier": {"received_ratio": ident_ratio,
+                       "update_median_s": float(np.median(lat)) if lat else float("nan"),
+                       "update_max_s": max(lat) if lat else float("nan")},
+        "recorder": {"received_ratio": rec_ratio},
+        "controller": {"command_ratio": ctl_ratio, "stale_events": stale,
+                       "bounds_age_max_s": bounds_age},
+        "output_dir": str(out_dir),
+    }
+
+
+def table(res: dict[str, Any]) -> str:
+    lines = [f"soak: {res['robot']}, {res['minutes']} min, sim real-time factor "
+             f"{res['sim_rtf']:.3f}, graph alive at the end: {res['graph_alive']}",
+             f"{'node':<22}{'RSS start MB':>14}{'RSS end MB':>12}{'RSS max MB':>12}"]
+    for name, v in sorted(res["nodes"].items()):
+        lines.append(f"{name:<22}{v['rss_start_mb']:>14.1f}{v['rss_end_mb']:>12.1f}"
+                     f"{v['rss_max_mb']:>12.1f}")
+    i, r, c = res["identifier"], res["recorder"], res["controller"]
+    lines += [f"identifier joint_states received/published  {i['received_ratio']:.4f}",
+              f"recorder   joint_states received/published  {r['received_ratio']:.4f}",
+              f"controller commands/published joint_states   {c['command_ratio']:.4f}",
+              f"controller stale events                      {c['stale_events']}",
+              f"controller worst bounds age (s)              {c['bounds_age_max_s']:.2f}",
+              f"identifier update cost median / max (s)      {i['update_median_s']:.4f} / "
+              f"{i['update_max_s']:.4f}"]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--minutes", type=float, default=3.0)
+    p.add_argument("--robot", default="gen3")
+    p.add_argument("--warmup", type=float, default=20.0,
+                   help="s of start-up excluded from the ratios (imports, discovery)")
+    p.add_argument("--json", type=Path, help="write the figures to this JSON file")
+    a = p.parse_args(argv)
+    res = run(a.minutes, a.robot, a.warmup)
+    print(table(res))
+    if a.json:
+        a.json.parent.mkdir(parents=True, exist_ok=True)
+        a.json.write_text(json.dumps(res, indent=2, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
