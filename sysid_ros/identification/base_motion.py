@@ -76,9 +76,10 @@ the B1 trunk, ~2.5 kg·m² about the trunk origin, would dominate every other ra
 Assumptions (repeated in the result's ``assumptions``): the IMU is rigidly mounted where the
 model says; every gyro (accelerometer) reading is truth + b + n per axis with a constant
 |b| ≤ gyro_bias_abs (accel_bias_abs) and |n| ≤ gyro_noise_abs (accel_noise_abs) at every
-sample (scale-factor error and in-run bias drift counted in n); the true |ω̇| ≤ angular_accel_abs and |ḟ| ≤ jerk_abs per axis
-(used only between IMU samples and for the lever arm; both vanish for an IMU at the trunk
-origin sampled with the joints); no contact on the arm/payload.
+sample (scale-factor error and in-run bias drift counted in n); the true |ω̇| ≤
+angular_accel_abs and |ḟ| ≤ jerk_abs per axis (used only between IMU samples and for the
+lever arm; both vanish for an IMU at the trunk origin sampled with the joints); no contact on
+the arm/payload.
 """
 from __future__ import annotations
 
@@ -96,8 +97,8 @@ __all__ = ["ImuBounds", "ImuSamples", "BaseMotion", "ImuMount", "base_motion", "
            "ArmModel", "arm_model", "arm_regressors", "imu_mount"]
 
 #: keys of ``identification.imu`` (all required)
-KEYS = ("gyro_bias_abs", "gyro_noise_abs", "accel_bias_abs", "accel_noise_abs", "angular_accel_abs", "jerk_abs",
-        "max_gap")
+KEYS = ("gyro_bias_abs", "gyro_noise_abs", "accel_bias_abs", "accel_noise_abs",
+        "angular_accel_abs", "jerk_abs", "max_gap")
 
 # Perturbed velocities per sample for the radius rows: v̂, v̂ ± e_k (3 + 3), v̂ + e_k + e_l (3),
 # and the three unit gravities at rest.
@@ -122,7 +123,7 @@ class ImuBounds:
     max_gap: float
 
     @staticmethod
-    def from_mapping(raw: Any, where: str) -> "ImuBounds":
+    def from_mapping(raw: Any, where: str) -> ImuBounds:
         if not isinstance(raw, dict):
             raise IdentificationConfigError(f"{where}: expected a mapping with {', '.join(KEYS)}")
         vals = {}
@@ -140,7 +141,7 @@ class ImuBounds:
             vals[key] = v
         return ImuBounds(**vals)
 
-    def scaled(self, factor: float) -> "ImuBounds":
+    def scaled(self, factor: float) -> ImuBounds:
         """The same bounds with the sensor errors (not the rate bounds) times ``factor``."""
         return ImuBounds(self.gyro_bias_abs * factor, self.gyro_noise_abs * factor,
                          self.accel_bias_abs * factor,
@@ -152,9 +153,14 @@ class ImuSamples(Protocol):
     """What the identifier reads from an IMU stream (e.g. ``bagio.ImuSeries``): stamps t (M,) s,
     angular_velocity (M, 3) rad/s and linear_acceleration (M, 3) m/s², IMU frame."""
 
-    t: np.ndarray
-    angular_velocity: np.ndarray
-    linear_acceleration: np.ndarray
+    @property
+    def t(self) -> np.ndarray: ...
+
+    @property
+    def angular_velocity(self) -> np.ndarray: ...
+
+    @property
+    def linear_acceleration(self) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -195,7 +201,7 @@ class BaseMotion:
     def __len__(self) -> int:
         return int(self.valid.shape[0])
 
-    def take(self, index: Any) -> "BaseMotion":
+    def take(self, index: Any) -> BaseMotion:
         return BaseMotion(self.omega[index], self.gravity[index], self.eps_omega[index],
                           self.eps_gravity[index], self.valid[index])
 
@@ -432,8 +438,8 @@ def arm_regressors(arm: ArmModel, q: np.ndarray, dq: np.ndarray, base: np.ndarra
     for p, (k, ll) in enumerate(_PAIRS):
         both = w_c[7 + p] - w_c[1 + k] - w_c[1 + ll] + c0          # 2Q_kl
         r_c += (eps_q[:, k] * eps_q[:, ll])[:, None, None] * np.abs(both)
-    swap = (lambda x: np.swapaxes(x, 0, 1))
-    return w_m[0], c0, r_m, r_c, swap(w_c[n_vel:]), swap(m_k), swap(b_k)
+    return (w_m[0], c0, r_m, r_c, np.swapaxes(w_c[n_vel:], 0, 1), np.swapaxes(m_k, 0, 1),
+            np.swapaxes(b_k, 0, 1))
 
 
 def _neutral(model: Any) -> np.ndarray:

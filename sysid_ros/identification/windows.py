@@ -211,7 +211,7 @@ class MomentumWindows:
         self.n_gaps = 0
         self.longest_gap = 0.0
         self.plan: SamplingPlan | None = None
-        self._pending: list[tuple[np.ndarray, ...]] = []
+        self._pending: list[tuple[np.ndarray | None, ...]] = []
         if self._fixed_rate is not None:
             self.plan = self.config.sampling_plan(1.0 / self._fixed_rate)
         self._break()
@@ -281,11 +281,12 @@ class MomentumWindows:
         b = self._validate_base(base, t.size)
         if self.plan is None:
             self._pending.append((t, q, dq, tau, b))
-            held = sum(p[0].size for p in self._pending)
+            held = sum(len(p[0]) for p in self._pending if p[0] is not None)
             if held < RATE_PROBE_SAMPLES:
                 return MomentumRows.empty(self.n_theta, self.n_g)
             t, q, dq, tau = (np.concatenate(x) for x in list(zip(*self._pending))[:4])
-            b = None if b is None else np.concatenate([p[4] for p in self._pending])
+            b = None if b is None else np.concatenate([p[4] for p in self._pending
+                                                       if p[4] is not None])
             self._pending = []
             self.plan = self.config.sampling_plan(float(np.median(np.diff(t))))
         if b is None:
