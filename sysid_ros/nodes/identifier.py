@@ -58,7 +58,7 @@ from std_srvs.srv import Trigger
 from sysid_ros.identification import OnlineIdentifier, SampleError, load_identification_config
 from sysid_ros.identification.stamps import RESTARTS
 from sysid_ros.model.robots import load_robot
-from sysid_ros.nodes._common import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_QOS, run_node, \
+from sysid_ros.nodes._common import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_STREAM_QOS, run_node, \
     stamp_to_ns
 from sysid_ros.nodes.messages import JointStateError, ParameterBounds, bounds_to_msg, \
     inertia_from_theta, joint_state_arrays
@@ -123,9 +123,10 @@ class IdentifierNode(Node):
         self.inertia_pub = self.create_publisher(InertiaStamped, "/sysid/payload_inertia",
                                                  LATCHED_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", DIAGNOSTICS_QOS)
-        self.create_subscription(JointState, "joint_states", self._on_joint_state, SENSOR_QOS)
+        self.create_subscription(JointState, "joint_states", self._on_joint_state,
+                                 SENSOR_STREAM_QOS)
         if self.robot.floating_base:
-            self.create_subscription(Imu, "imu", self._on_imu, SENSOR_QOS)
+            self.create_subscription(Imu, "imu", self._on_imu, SENSOR_STREAM_QOS)
         self.create_service(Trigger, "~/reset", self._on_reset)
         self._stop = threading.Event()
         self._worker = threading.Thread(target=self._work, name="identifier-worker", daemon=True)

@@ -23,8 +23,8 @@ from sysid_ros.control.errors import ControlError, TrajectoryError
 from sysid_ros.control.runtime import (ERROR, STATE_LABELS, WARN, ControllerRuntime,
                                        ControllerSettings, Status, build_runtime)
 from sysid_ros.model.errors import ModelError
-from sysid_ros.nodes._common import (COMMAND_QOS, DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_QOS,
-                                     TRAJECTORY_QOS, run_node, stamp_to_ns)
+from sysid_ros.nodes._common import (COMMAND_QOS, CONTROL_SENSOR_QOS, DIAGNOSTICS_QOS,
+                                     LATCHED_QOS, TRAJECTORY_QOS, run_node, stamp_to_ns)
 from sysid_ros.nodes.messages import (MessageError, bounds_from_msg, joint_state_arrays,
                                       labelled_array, trajectory_from_msg)
 
@@ -69,7 +69,7 @@ class RobustControllerNode(LifecycleNode):
             timers.append((1.0 / s.timer_rate, self._on_timer))
         self._io = [("pub", self.cmd_pub), ("pub", self.err_pub), ("pub", self.state_pub),
                     ("sub", sub(JointState, s.joint_states_topic, self._on_joint_states,
-                                SENSOR_QOS)),
+                                CONTROL_SENSOR_QOS)),
                     ("sub", sub(Float64MultiArray, s.bounds_topic, self._on_bounds, LATCHED_QOS)),
                     ("sub", sub(JointTrajectory, s.trajectory_topic, self._on_trajectory,
                                 TRAJECTORY_QOS))]
