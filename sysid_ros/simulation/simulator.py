@@ -483,24 +483,57 @@ class Simulator:
     @staticmethod
     def _active_set(v_free: np.ndarray, w: np.ndarray, fc: np.ndarray) -> np.ndarray:
         """Coulomb forces f (|f| ≤ fc) for end-of-step velocities v_free + w f: joints released
-        one at a time (largest excess over Fc first) to slide at ±Fc, the rest stopped."""
+        one at a time (largest excess over Fc first) to slide at ±Fc, the rest stopped.
+
+        A sliding joint's force opposes its own end-of-step velocity given the others' forces
+        (maximum dissipation), never the sign of the force that would have stopped it jointly
+        with the others: through a light wrist's coupling that force can point along the motion
+        (a Z1 elbow sliding at +0.1 rad/s got +Fc, friction doing positive work)."""
         k = fc.size
         stuck = np.ones(k, dtype=bool)
         f = np.zeros(k)
-        for _ in range(k):
+        diag = np.diag(w)
+
+        def solve_stuck() -> None:
             free = ~stuck
-            w_k = w[stuck]
-            b = -(v_free[stuck] + w_k[:, free] @ f[free])
-            _, f_k, info = _dposv(w_k[:, stuck], b, lower=1)
-            f[stuck] = f_k if info == 0 else np.linalg.lstsq(w_k[:, stuck], b, rcond=None)[0]
+            if stuck.any():
+                w_k = w[stuck]
+                b = -(v_free[stuck] + w_k[:, free] @ f[free])
+                _, f_k, info = _dposv(w_k[:, stuck], b, lower=1)
+                f[stuck] = f_k if info == 0 else np.linalg.lstsq(w_k[:, stuck], b,
+                                                                 rcond=None)[0]
+
+        def slide_signs(restick: bool = False) -> bool:
+            """Set the sliding joints' ±Fc against their own end velocity; True if changed.
+            The stuck joints enter at most at ±Fc (a larger stopping force is not real).
+            ``restick``: a sliding joint that full friction would reverse is stopped instead."""
+            free = ~stuck
+            g = np.clip(f, -fc, fc)
+            own = v_free[free] + w[free] @ g - diag[free] * g[free]
+            new = np.where(own != 0.0, -np.sign(own), np.sign(f[free])) * fc[free]
+            changed = bool(np.any(new != f[free]))
+            f[free] = new
+            if restick:
+                back = np.abs(own) < diag[free] * fc[free]
+                if back.any():
+                    stuck[np.flatnonzero(free)[back]] = True
+                    changed = True
+            return changed
+
+        for _ in range(k):
+            solve_stuck()
             excess = np.where(stuck, np.abs(f) - fc, -np.inf)
             j = int(np.argmax(excess))
             if excess[j] <= 0.0:
                 break
             stuck[j] = False
-            f[j] = np.sign(f[j]) * fc[j]
+            slide_signs()
             if not stuck.any():
                 break
+        for _ in range(k):          # the final forces: every sliding sign consistent
+            if not slide_signs(restick=True):
+                break
+            solve_stuck()
         return np.clip(f, -fc, fc)
 
     # ------------------------------------------------------------------ sensors
