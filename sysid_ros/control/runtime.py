@@ -42,6 +42,7 @@ from sysid_ros.control.errors import (BoundsError, ControllerConfigError, Trajec
 from sysid_ros.control.prior import prior_box
 from sysid_ros.control.trajectory import JointTrajectoryArrays, TrajectoryQueue
 from sysid_ros.control.watchdog import ClockWatch, Freshness
+from sysid_ros.model.arm_view import arm_view
 from sysid_ros.model.robots import Robot, load_robot
 
 __all__ = ["OK", "WARN", "ERROR", "STATE_LABELS", "ControllerSettings", "Admission", "Status", "Action",
@@ -430,8 +431,9 @@ def build_runtime(settings: ControllerSettings, use_sim_time: bool,
     """Load the robot and build the law, its bound and the runtime (configure). Raises
     ModelError / ControlError naming what is wrong."""
     settings.validate()
-    robot = load_robot(settings.robot, settings.robot_config or None,
-                       settings.calibration or None)
+    # a floating-base robot (B1 + Z1) is controlled as its arm with the trunk as base
+    robot = arm_view(load_robot(settings.robot, settings.robot_config or None,
+                                settings.calibration or None))
     defaults = robot.config.get("controller", {}) or {}
 
     def override(value: float, floor: float = 0.0) -> float | None:

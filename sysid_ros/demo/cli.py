@@ -181,7 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     from sysid_ros.demo.errors import DemoConfigError
     from sysid_ros.demo.priors import demo_prior, robot_with_prior, start_refusal
 
-    robot = load_robot(args.robot)
+    from sysid_ros.model.arm_view import arm_view
+    full_robot = load_robot(args.robot)
+    robot = arm_view(full_robot)      # B1 + Z1: the arm with the trunk as base (demo/floating.py)
     demo_cfg = robot.config.get("demo", {})
     if "waypoints" not in demo_cfg:
         _log(f"config/{args.robot}.yaml has no demo.waypoints: the demo needs a task")
@@ -196,9 +198,16 @@ def main(argv: list[str] | None = None) -> int:
     robot_arg = args.robot
     if prior:
         # every node reads the prior from the robot facts: give them one file with this prior
-        robot_arg = str(robot_with_prior(robot, prior, out))
-        robot = load_robot(robot_arg)
+        robot_arg = str(robot_with_prior(full_robot, prior, out))
+        full_robot = load_robot(robot_arg)
+        robot = arm_view(full_robot)
         _log(f"θ_e prior '{prior}' (robot facts for this run: {robot_arg})")
+    if not prior and (demo_cfg.get("prior_box") and full_robot.floating_base):
+        from sysid_ros.demo.floating import robot_file_with_prior_box
+        robot_arg = str(robot_file_with_prior_box(full_robot, out))
+        full_robot = load_robot(robot_arg)
+        robot = arm_view(full_robot)
+        _log(f"θ_e prior: demo.prior_box (robot facts for this run: {robot_arg})")
     if args.controller == "robust" and args.trajectories > 0:
         home = np.asarray(robot.config["simulation"]["home"], float)
         refusal = start_refusal(robot, home)
@@ -371,6 +380,15 @@ def main(argv: list[str] | None = None) -> int:
               "task certified before execution": "yes" if task_window and not certification
               else ("no" if task_window else "not reached"),
               "bag": str(bags[-1]), "wall time": f"{time.monotonic() - wall0:.0f} s"}
+    if full_robot.floating_base:
+        from sysid_ros.demo.floating import floating_base_findings
+        # the closed loop: from the first commanded motion (the landing before it is not)
+        starts = [p[0] for p in state["plans"]] + ([task_window[0]] if task_window else [])
+        extra, violations = floating_base_findings(
+            full_robot, robot, bags[-1], (min(starts), np.inf) if starts else None)
+        header.update(extra)
+        for reason in violations:
+            ev.fail(reason)
     report = write_report(out, run, ev, robot, header)
     _log(f"result: {'success' if ev.success else 'failure'}"
          + (f" ({'; '.join(ev.reasons)})" if ev.reasons else ""))

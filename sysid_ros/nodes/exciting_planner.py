@@ -32,6 +32,7 @@ from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from sysid_ros.control.admission import KNOWN_CHECKS, Certificate, box_digest
+from sysid_ros.model.arm_view import arm_view
 from sysid_ros.model.robots import load_robot
 from sysid_ros.nodes._common import (DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_QOS, TRAJECTORY_QOS,
                                      ns_to_stamp_fields, run_node)
@@ -95,7 +96,8 @@ class ExcitingPlannerNode(Node):
     def __init__(self, argv: Sequence[str] = ()) -> None:
         super().__init__("exciting_planner")
         p = declare(self, PARAMETERS)
-        self.robot = load_robot(p["robot"], p["robot_config"], p["calibration"])
+        # a floating-base robot (B1 + Z1) is planned as its arm with the trunk as base
+        self.robot = arm_view(load_robot(p["robot"], p["robot_config"], p["calibration"]))
         overrides = {key: p[key] for key in ("t_f", "t_p", "max_solve_time") if p[key] is not None}
         if p["obstacles"] is not None:
             overrides["obstacles"] = obstacle_items(self.robot, p["obstacles"])
