@@ -240,8 +240,10 @@ def simulate_standing(robot: Robot, rng: np.random.Generator, payload, *, durati
                       physics_dt: float = 1e-3, swap: tuple[float, object] | None = None
                       ) -> FloatingRun:
     """The floating-base robot standing on the simulator's ground (legs on the simulator's
-    posture controller) while its arm tracks a random sum of sines around ``simulation.home``
-    with PD + nominal full-body gravity feed-forward; sampled every physics step after
+    posture controller) while its arm tracks a random sum of sines with PD + nominal full-body
+    gravity feed-forward, around ``simulation.home`` moved (during ``settle``) at least
+    amplitude + 0.15 rad inside the joint limits — MuJoCo's limit constraint is a torque the
+    identifier does not model (it reports ``inconsistent`` when an arm joint hits its limit); sampled every physics step after
     ``settle`` seconds (the drop onto the ground). Positions exact (not quantised), torque
     noise uniform in ±``noise_tau``; the IMU readings are the simulator's exact ones.
     ``swap`` = (t, payload): the payload is replaced t seconds into the recording (the run's
@@ -257,13 +259,15 @@ def simulate_standing(robot: Robot, rng: np.random.Generator, payload, *, durati
     freq = rng.uniform(0.4, 1.2, (2, arm.size))
     phase = rng.uniform(0, 2 * np.pi, (2, arm.size))
     amp = amplitude * rng.uniform(0.5, 1.0, (2, arm.size)) / 2.0
+    margin = amplitude + 0.15
+    centre = np.clip(home, robot.limits.q_lower[arm] + margin, robot.limits.q_upper[arm] - margin)
     model, data = robot.model, robot.model.createData()
     kp, kd = 80.0, 4.0
 
     def ref(t: float) -> tuple[np.ndarray, np.ndarray]:
         w = 2 * np.pi * freq
         ramp = min(1.0, t / settle) if settle > 0 else 1.0
-        return (home + ramp * np.sum(amp * np.sin(w * t + phase), axis=0),
+        return (home + ramp * (centre - home + np.sum(amp * np.sin(w * t + phase), axis=0)),
                 ramp * np.sum(amp * w * np.cos(w * t + phase), axis=0))
 
     steps = int(np.ceil((settle + duration) / sim.physics_dt))
