@@ -11,7 +11,12 @@ For each robot (gen3, b1_z1) and publication rate (1 kHz, 4 kHz; physics dt 0.25
 
 Run: ``python -m bench.bench_sim [--duration S] [--json PATH]``. JSON keys:
 ``sim_rtf.<robot>.<rate_hz>.{node_lockstep, library, physics, node_over_physics,
-library_over_physics}``.
+library_over_physics}`` (all at physics dt 0.25 ms), and
+``sim_rtf_robot_dt.b1_z1.1000.{physics_dt, physics, library, node_lockstep, library_cpu,
+node_lockstep_cpu}``: the B1 + Z1 at 1 kHz with the sim node's default step (the robot file's
+``simulation.physics_dt``, 1 ms) — the configuration ``sysid-launch sim.launch.yaml
+robot:=b1_z1`` runs (target ≥ 1×); ``*_cpu`` per second of the process's own CPU time, which
+other users of a shared machine do not change.
 """
 from __future__ import annotations
 
@@ -24,50 +29,58 @@ from pathlib import Path
 import mujoco
 
 from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation import SimConfig, Simulator
+from sysid_ros.simulation import SimConfig, Simulator, robot_physics_dt
 
 DT = 2.5e-4
 
 
-def physics_rtf(robot_name: str, duration: float) -> float:
-    sim = Simulator(load_robot(robot_name), config=SimConfig(physics_dt=DT))
+def physics_rtf(robot_name: str, duration: float, dt: float = DT) -> float:
+    sim = Simulator(load_robot(robot_name), config=SimConfig(physics_dt=dt))
     m, d = sim.model, sim.data
     sim.step(None, 1)
-    n = int(round(duration / DT))
+    n = int(round(duration / dt))
     t0 = time.perf_counter()
     for _ in range(n):
         mujoco.mj_step(m, d)
     return duration / (time.perf_counter() - t0)
 
 
-def library_rtf(robot_name: str, rate: float, duration: float) -> float:
-    sim = Simulator(load_robot(robot_name), config=SimConfig(physics_dt=DT, noise_tau=0.1), seed=0)
-    per = int(round(1.0 / (rate * DT)))
+def library_rtf(robot_name: str, rate: float, duration: float, dt: float = DT,
+                cpu: bool = False) -> float:
+    """``cpu``: simulated seconds per second of this process's CPU time instead of wall time
+    (what the simulator itself costs, whatever else the shared machine runs)."""
+    clock = time.process_time if cpu else time.perf_counter
+    sim = Simulator(load_robot(robot_name), config=SimConfig(physics_dt=dt, noise_tau=0.1), seed=0)
+    per = int(round(1.0 / (rate * dt)))
     n = int(round(duration * rate))
-    t0 = time.perf_counter()
+    t0 = clock()
     for _ in range(n):
         sim.step(None, per)
         sim.measure()
-    return duration / (time.perf_counter() - t0)
+    return duration / (clock() - t0)
 
 
-def node_rtf(robot_name: str, rate: float, duration: float) -> float:
+def node_rtf(robot_name: str, rate: float, duration: float, dt: float = DT,
+             cpu: bool = False) -> float:
+    """``dt`` 0: the node's default (the robot file's step); ``cpu``: per second of this
+    process's CPU time (all its threads: executor, simulation worker, DDS)."""
+    clock = time.process_time if cpu else time.perf_counter
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
 
     from sysid_ros.nodes.sim import SimNode
 
     rclpy.init(args=["bench", "--ros-args", "-p", f"robot:={robot_name}", "-p", "mode:=lockstep",
-                     "-p", f"rate_hz:={rate}", "-p", f"physics_dt:={DT}",
+                     "-p", f"rate_hz:={rate}", "-p", f"physics_dt:={dt}",
                      "-p", f"duration:={duration}", "-p", "noise_tau:=0.1"])
     try:
-        t0 = time.perf_counter()
+        t0 = clock()
         node = SimNode()
         ex = SingleThreadedExecutor()
         ex.add_node(node)
         while not node.finished.is_set():
             ex.spin_once(timeout_sec=0.01)
-        wall = time.perf_counter() - t0
+        wall = clock() - t0
         assert node.sim.time >= duration - 1e-9 and node.exit_code == 0
         node.on_shutdown()
         node.destroy_node()
@@ -95,6 +108,12 @@ def main(argv: list[str] | None = None) -> int:
                 "physics": base, "library": lib, "node_lockstep": node,
                 "library_over_physics": lib / base, "node_over_physics": node / base,
             }
+    robot_dt = robot_physics_dt(load_robot("b1_z1"))
+    own = {"physics_dt": robot_dt, "physics": physics_rtf("b1_z1", a.duration, robot_dt),
+           "library": library_rtf("b1_z1", 1000.0, a.duration, robot_dt),
+           "node_lockstep": node_rtf("b1_z1", 1000.0, a.duration, 0.0),
+           "library_cpu": library_rtf("b1_z1", 1000.0, a.duration, robot_dt, cpu=True),
+           "node_lockstep_cpu": node_rtf("b1_z1", 1000.0, a.duration, 0.0, cpu=True)}
     print(f"{'robot':<7} {'rate Hz':>7} {'physics RTF':>12} {'library RTF':>12} "
           f"{'node lockstep RTF':>18} {'lib/phys':>9} {'node/phys':>10}")
     for robot, by_rate in results.items():
@@ -102,9 +121,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{robot:<7} {rate:>7} {r['physics']:>12.1f} {r['library']:>12.2f} "
                   f"{r['node_lockstep']:>18.2f} {r['library_over_physics']:>9.3f} "
                   f"{r['node_over_physics']:>10.3f}")
+    print(f"b1_z1 at 1 kHz, physics dt {robot_dt * 1e3:g} ms (the node's default): physics "
+          f"{own['physics']:.1f}, library {own['library']:.2f}, node lockstep "
+          f"{own['node_lockstep']:.2f}; per CPU second: library {own['library_cpu']:.2f}, "
+          f"node lockstep {own['node_lockstep_cpu']:.2f}")
     if a.json:
         a.json.parent.mkdir(parents=True, exist_ok=True)
-        a.json.write_text(json.dumps({"sim_rtf": results}, indent=2, sort_keys=True))
+        a.json.write_text(json.dumps({"sim_rtf": results,
+                                      "sim_rtf_robot_dt": {"b1_z1": {"1000": own}}},
+                                     indent=2, sort_keys=True))
     return 0
 
 
