@@ -1,0 +1,93 @@
+"""The demo's floating-base check: the trunk motion read back from a recorded /imu equals the
+simulator's truth, a calm stance holds the assumed bound, and an arm whose torque chatters (as
+the robust input does in the closed loop) violates it and fails the run with the value."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from sysid_ros.bagio import BagWriter, default_typestore
+from sysid_ros.demo.floating import floating_base_findings, robot_file_with_prior_box
+from sysid_ros.model.arm_view import arm_view
+from sysid_ros.model.robots import load_robot
+from sysid_ros.simulation import SimConfig, Simulator
+
+_TS = default_typestore()
+
+
+def imu_msg(stamp_ns: int, vals) -> object:
+    t = _TS.types
+    vec = t["geometry_msgs/msg/Vector3"]
+    return t["sensor_msgs/msg/Imu"](
+        header=t["std_msgs/msg/Header"](
+            stamp=t["builtin_interfaces/msg/Time"](sec=stamp_ns // 10**9,
+                                                   nanosec=stamp_ns % 10**9),
+            frame_id="imu_link"),
+        orientation=t["geometry_msgs/msg/Quaternion"](x=vals[0], y=vals[1], z=vals[2], w=vals[3]),
+        orientation_covariance=np.zeros(9),
+        angular_velocity=vec(x=vals[4], y=vals[5], z=vals[6]),
+        angular_velocity_covariance=np.zeros(9),
+        linear_acceleration=vec(x=vals[7], y=vals[8], z=vals[9]),
+        linear_acceleration_covariance=np.zeros(9))
+
+
+@pytest.fixture(scope="module")
+def b1_z1():
+    return load_robot("b1_z1")
+
+
+def _record(robot, tmp_path, name: str, chatter: float) -> tuple[object, float]:
+    """1.5 s of the standing robot (arm holding; ``chatter`` N·m alternating on joint 1 each
+    ms after 0.5 s) with its IMU written to a bag; returns the bag and the truth's max ‖ω‖."""
+    sim = Simulator(robot, config=SimConfig(physics_dt=1e-3), seed=0)
+    sim.step(None, n_steps=1000)
+    hold = sim.q[12:]
+    bag = tmp_path / name
+    omega_truth = 0.0
+    with BagWriter(bag) as w:
+        for k in range(1500):
+            if k < 500 or chatter == 0.0:
+                sim.step(None, n_steps=1)
+            else:
+                tau = 30.0 * (hold - sim.q[12:]) - 1.0 * sim.dq[12:]
+                tau[0] += chatter * (1 if k % 2 else -1)
+                sim.step(tau, n_steps=1)
+            m = sim.measure()
+            vals = [*m.imu.orientation_xyzw, *m.imu.angular_velocity, *m.imu.linear_acceleration]
+            stamp = int(round(m.t * 1e9))
+            w.write("/imu", imu_msg(stamp, vals), stamp)
+            omega_truth = max(omega_truth, float(np.linalg.norm(sim.state().v[3:6])))
+    return bag, omega_truth
+
+
+def test_calm_stance_holds_the_bound_and_the_report_matches_the_truth(b1_z1, tmp_path):
+    bag, omega = _record(b1_z1, tmp_path, "calm", 0.0)
+    header, violations = floating_base_findings(b1_z1, arm_view(b1_z1), bag, (1.0, np.inf))
+    assert violations == []
+    line = header["trunk motion (IMU, max over the closed loop)"]
+    assert line.endswith("held)")
+    seen = float(re.search(r"‖ω‖ ([0-9.e-]+) rad/s", line).group(1))
+    assert seen == pytest.approx(omega, rel=0.01)  # the gyro is the trunk's ω (3 digits)
+    assert "trunk frame" in header["not guaranteed on a moving base"]
+
+
+def test_chattering_arm_violates_the_bound_and_fails_the_run(b1_z1, tmp_path):
+    bag, omega = _record(b1_z1, tmp_path, "chatter", 8.0)
+    header, violations = floating_base_findings(b1_z1, arm_view(b1_z1), bag, (1.0, np.inf))
+    assert any("alpha" in v for v in violations)
+    assert all(v.startswith("floating base: trunk ") for v in violations)
+    assert header["trunk motion (IMU, max over the closed loop)"].endswith("violated)")
+    line = header["trunk motion (IMU, max over the closed loop)"]
+    seen = float(re.search(r"‖ω‖ ([0-9.e-]+) rad/s", line).group(1))
+    assert seen == pytest.approx(omega, rel=0.01)  # gyro = the trunk's angular velocity
+
+
+def test_run_robot_file_carries_the_demo_prior_box(b1_z1, tmp_path):
+    path = robot_file_with_prior_box(b1_z1, tmp_path)
+    run = load_robot(path)
+    box = b1_z1.config["demo"]["prior_box"]
+    assert run.config["identification"]["prior"] == {"lower": box["lower"], "upper": box["upper"]}
+    assert load_robot("b1_z1").config["identification"]["prior"] != run.config[
+        "identification"]["prior"]                 # the robot file itself is untouched
