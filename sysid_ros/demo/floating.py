@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from sysid_ros.bagio.reader import read_imu
+from sysid_ros.demo.errors import DemoConfigError
 from sysid_ros.model.arm_view import TrunkMotionBound, trunk_motion_report
 from sysid_ros.model.robots import Robot
 
@@ -26,6 +27,9 @@ def robot_file_with_prior_box(robot: Robot, directory: Path) -> Path:
 
     config = yaml.safe_load(Path(robot.config_path).read_text())
     box = (config.get("demo") or {}).get("prior_box")
+    if not isinstance(box, dict) or "lower" not in box or "upper" not in box:
+        raise DemoConfigError(f"{robot.config_path}: demo.prior_box needs lower and upper "
+                              "(10 values each)")
     config.setdefault("identification", {})["prior"] = {"lower": list(box["lower"]),
                                                         "upper": list(box["upper"])}
     directory.mkdir(parents=True, exist_ok=True)

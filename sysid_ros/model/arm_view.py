@@ -76,7 +76,7 @@ class TrunkMotionBound:
     tilt: float
 
     @classmethod
-    def from_robot(cls, robot: Robot) -> "TrunkMotionBound":
+    def from_robot(cls, robot: Robot) -> TrunkMotionBound:
         """``arm_view.trunk_motion`` of the robot file: accel_max, omega_max, alpha_max,
         tilt_max_deg; RobotConfigError naming the field otherwise."""
         where = f"{robot.config_path}: field 'arm_view.trunk_motion"
@@ -201,7 +201,7 @@ def base_disturbance_bound(robot: Robot, motion: TrunkMotionBound,
 def _subset(cfg: dict[str, Any], arm: np.ndarray, n_all: int) -> dict[str, Any]:
     out = copy.deepcopy(cfg)
     for key in _PER_JOINT_KEYS:
-        node = out
+        node: Any = out
         parts = key.split(".")
         for p in parts[:-1]:
             node = node.get(p) if isinstance(node, dict) else None

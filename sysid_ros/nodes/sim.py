@@ -123,7 +123,8 @@ class SimNode(Node):
         rate = self.profile.rate_hz if self.profile else float(g("rate_hz"))
         if not 0.0 < rate <= 10000.0:
             raise SimConfigError(f"rate_hz must be in (0, 10000], got {rate}")
-        dt = self.profile.physics_dt if self.profile else float(g("physics_dt"))
+        raw_dt = self.profile.physics_dt if self.profile else g("physics_dt")
+        dt = float(raw_dt or 0.0)
         if dt == 0.0:   # the robot's step, shortened to a whole fraction of the period
             dt = 1.0 / (rate * np.ceil(1.0 / (rate * robot_physics_dt(self.robot)) - 1e-9))
         steps = 1.0 / (rate * dt)
