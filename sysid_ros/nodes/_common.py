@@ -2,6 +2,7 @@
 and :func:`run_node`, the ``main()`` wrapper that stops nodes cleanly on SIGINT/SIGTERM."""
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import signal
@@ -9,10 +10,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import rclpy
-from rclpy.executors import Executor, MultiThreadedExecutor, SingleThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import (
     DurabilityPolicy,
@@ -27,6 +28,7 @@ from rclpy.utilities import remove_ros_args
 __all__ = [
     "SENSOR_QOS",
     "SENSOR_STREAM_QOS",
+    "STREAM_DEPTH",
     "CONTROL_SENSOR_QOS",
     "LATCHED_QOS",
     "TRAJECTORY_QOS",
@@ -47,12 +49,15 @@ __all__ = [
 #: keep last 5 (rclpy's sensor-data profile).
 SENSOR_QOS: QoSProfile = qos_profile_sensor_data
 #: joint_states, imu for nodes that need EVERY sample (identifier, recorder): best effort (a
-#: reliable reader would not match the sensor publishers), keep last 1000 = 1 s at 1 kHz, so a
-#: reader whose process is descheduled for a while catches up instead of losing samples
-#: (measured: a 1 kHz stream on the loaded 2-core machine, 65 % → 98-99 % received).
+#: reliable reader would not match the sensor publishers), keep last 10000 = 10 s at 1 kHz
+#: (≈ 3 MB), so a reader whose callbacks are held up — the process descheduled on a busy
+#: machine, or a worker thread holding the GIL through a multi-second LP update — catches up
+#: instead of losing samples. Measured on the loaded 2-core machine, a bare 1 kHz subscriber
+#: with use_sim_time received 65 % at depth 5, 98-99 % at depth 1000 and 100 % at depth 10000.
+STREAM_DEPTH = 10000
 SENSOR_STREAM_QOS = QoSProfile(
     history=HistoryPolicy.KEEP_LAST,
-    depth=1000,
+    depth=STREAM_DEPTH,
     reliability=ReliabilityPolicy.BEST_EFFORT,
     durability=DurabilityPolicy.VOLATILE,
 )
@@ -134,7 +139,45 @@ def declare_string_list(node: Node, name: str) -> list[str]:
         return []
 
 
-def make_executor(threads: int = 1) -> Executor:
+#: s to wait at shutdown for callbacks still running (longer than any planning budget)
+_SHUTDOWN_WAIT = 10.0
+
+
+class Spinner(Protocol):
+    """What ``run_node`` needs of an executor (rclpy's Executor classes and the pybind11
+    EventsExecutor, which is not an ``Executor`` subclass)."""
+
+    def add_node(self, node: Node) -> Any: ...
+    def remove_node(self, node: Node) -> Any: ...
+    def spin_once(self, timeout_sec: float | None = None) -> Any: ...
+    def shutdown(self, timeout_sec: float | None = None) -> Any: ...
+
+
+def _settle(executor: Spinner, node: Node | None) -> None:
+    """Stop dispatching and let callbacks still running on executor threads finish (a planning
+    cycle lasts up to its solve budget). rclpy's ``Executor.shutdown`` (Jazzy) does not wait
+    for them — it sets its shutdown flag before testing it — and destroys its guard condition,
+    so a callback finishing afterwards failed inside a task nobody awaits: "The following
+    exception was never retrieved: cannot use Destroyable because destruction was requested".
+    Reads MultiThreadedExecutor's in-flight list ``_futures`` (absent elsewhere: nothing to
+    wait for)."""
+    if node is not None:
+        with contextlib.suppress(Exception):     # already removed or never added
+            executor.remove_node(node)
+    futures = list(getattr(executor, "_futures", []) or [])
+    end = time.monotonic() + _SHUTDOWN_WAIT
+    while any(not f.done() for f in futures) and time.monotonic() < end:
+        time.sleep(0.01)
+    for f in futures:
+        if f.done():
+            try:
+                f.result()        # retrieve: an error of the last callback is reported here
+            except Exception as err:
+                print(f"[{node.get_name() if node else 'node'}] callback failed at shutdown: "
+                      f"{err}", file=sys.stderr)
+
+
+def make_executor(threads: int = 1) -> Spinner:
     """The executor of a node process: ``threads`` > 1 → MultiThreadedExecutor; otherwise
     rclpy's EventsExecutor (C++ event queue: about half the CPU per message of the
     SingleThreadedExecutor, which rebuilds a wait set per callback — measured 1.5 vs 3.6-4.9 s
@@ -145,7 +188,8 @@ def make_executor(threads: int = 1) -> Executor:
     if os.environ.get("SYSID_EXECUTOR", "events") != "single":
         try:
             from rclpy.experimental import EventsExecutor
-            return EventsExecutor()
+            spinner: Spinner = EventsExecutor()
+            return spinner
         except ImportError:
             pass
     return SingleThreadedExecutor()
@@ -201,6 +245,8 @@ def run_node(
         print(f"[{getattr(node, 'get_name', lambda: 'node')()}] error: {err}", file=sys.stderr)
         code = 1
     finally:
+        _settle(executor, node)
+        executor.shutdown(timeout_sec=_SHUTDOWN_WAIT)
         if node is not None:
             hook = getattr(node, "on_shutdown", None)
             if hook is not None:
@@ -209,9 +255,7 @@ def run_node(
                 except Exception as err:
                     print(f"[{node.get_name()}] shutdown error: {err}", file=sys.stderr)
                     code = 1
-            executor.remove_node(node)
             node.destroy_node()
-        executor.shutdown()
         rclpy.try_shutdown()
         for s, h in previous.items():
             signal.signal(s, h)

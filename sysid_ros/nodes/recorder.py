@@ -25,11 +25,11 @@ from rclpy.clock import Clock, ClockType
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from sysid_ros.bagio import STORAGES, BagError, BagWriter, default_typestore
-from sysid_ros.nodes._common import declare_string_list, import_msg_type, run_node
+from sysid_ros.nodes._common import STREAM_DEPTH, declare_string_list, import_msg_type, run_node
 
 __all__ = ["RecorderNode", "main", "parse_args"]
 
-_QUEUE_DEPTH = 1000
+_QUEUE_DEPTH = STREAM_DEPTH     # 10 s at 1 kHz: a busy recorder catches up instead of dropping
 # Never record the graph's own bookkeeping topics when recording "everything".
 _SKIP_ALWAYS = {"/parameter_events", "/rosout"}
 
