@@ -383,7 +383,8 @@ def main(argv: list[str] | None = None) -> int:
     if full_robot.floating_base:
         from sysid_ros.demo.floating import floating_base_findings
         # the closed loop: from the first commanded motion (the landing before it is not)
-        starts = [p[0] for p in state["plans"]] + ([task_window[0]] if task_window else [])
+        starts = ([p[0] for p in state["plans"]] + ([task_window[0]] if task_window else [])
+                  + ([return_end - return_duration - 0.5] if return_end is not None else []))
         extra, violations = floating_base_findings(
             full_robot, robot, bags[-1], (min(starts), np.inf) if starts else None)
         header.update(extra)
