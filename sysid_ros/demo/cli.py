@@ -317,6 +317,13 @@ def main(argv: list[str] | None = None) -> int:
                             reason_no_plan = (f"the planner published {len(plans)} of "
                                               f"{args.trajectories} trajectories")
                             _log(reason_no_plan)
+                            if args.controller == "robust":
+                                # the planner may still publish a (late, certified) plan: a
+                                # return or task published now would fight it, and neither
+                                # is certified from this state; the arm stays on its last
+                                # certified trajectory, which ends at rest
+                                _log("identification incomplete: no return, no task")
+                                break
                         q0 = plans[-1][2] if plans else state["q"]
                         start = t + LEAD
                         task_pub.publish(_trajectory(robot, start, [0.0, return_duration],

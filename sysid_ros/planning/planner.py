@@ -227,6 +227,9 @@ class ExcitingPlanner:
                        else 0.5 * cfg.k_range * np.where(np.arange(nj) % 2 == 0, 1.0, -1.0))
         self.margin_d: np.ndarray | None = None
         self.margin_t: np.ndarray | None = None
+        # wall time of the last sound checks: the NLP stops early enough for one to finish
+        # within max_solve_time (a plan certified after its budget is discarded as late)
+        self.check_seconds = 0.0
 
     # -- pieces ----------------------------------------------------------------------------------
     def k_box(self, traj: QuinticTrajectory) -> tuple[np.ndarray, np.ndarray, list[str]]:
@@ -319,19 +322,24 @@ class ExcitingPlanner:
             return result
         x0 = np.clip(self.k_last, lo, hi)
         if self.margin_t is None:
-            self._measure_margins(traj, x0, theta_c,
-                                  self.reach.verify(traj, x0, theta_e_lo, theta_e_hi))
+            t_check = time.monotonic()
+            ver0 = self.reach.verify(traj, x0, theta_e_lo, theta_e_hi)
+            self.check_seconds = time.monotonic() - t_check
+            self._measure_margins(traj, x0, theta_c, ver0)
         candidate = x0
         last_ver = None
-        per_check = 0.0
+        per_check = self.check_seconds
         while True:
-            k, iters, status = self._solve(traj, candidate, lo, hi, theta_c, deadline)
+            k, iters, status = self._solve(traj, candidate, lo, hi, theta_c,
+                                           max(deadline - 1.2 * per_check, time.monotonic()))
             result.iterations += iters
             result.solves += 1
             result.status = status
             t_check = time.monotonic()
             ver = self.reach.verify(traj, k, theta_e_lo, theta_e_hi, lo, hi)
             per_check = time.monotonic() - t_check
+            self.check_seconds = 0.5 * (self.check_seconds + per_check) if self.check_seconds \
+                else per_check
             last_ver = ver
             if ver.ok:
                 result.verified, result.k = True, k
