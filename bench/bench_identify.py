@@ -23,6 +23,12 @@ and armature truth up to ±50 % off the catalogue, dry friction, offsets, 10 % d
 stamp jitter, quantised positions) at each rate, identified uncalibrated (``friction: wide``)
 with the sensor's noise bound plus the interpolation allowance of
 test/identification/test_real_data.py: containment and median mass width per rate.
+
+B1 + Z1 (``--b1-trials``, JSON key ``b1_z1``; ``--only-b1`` runs this section alone): the B1
+standing in the MuJoCo simulator (real foot contacts) while the Z1 moves, 1 kHz, random payloads
+0–2 kg (CoM and size from the law B₀ was derived for), 2.5 % relative torque noise, trunk-IMU readings with bias and noise at the bounds of
+config/b1_z1.yaml; containment, median mass-interval width against the Gen3's at the same
+relative noise and duration, and the online CPU per 0.5 s update (IMU + joint states + LP).
 """
 from __future__ import annotations
 
@@ -64,8 +70,16 @@ def main(argv=None) -> int:
     ap.add_argument("--rates", default="100,500,1000,4000",
                     help="comma list of rates (Hz) for the hardware-like section ('' = skip)")
     ap.add_argument("--rate-trials", type=int, default=5)
+    ap.add_argument("--b1-trials", type=int, default=5)
+    ap.add_argument("--b1-duration", type=float, default=3.0)
+    ap.add_argument("--only-b1", action="store_true", help="run the B1 + Z1 section only")
     ap.add_argument("--json")
     a = ap.parse_args(argv)
+    b1 = _b1_z1(a.b1_trials, a.b1_duration) if a.b1_trials > 0 else None
+    if a.only_b1:
+        if a.json:
+            Path(a.json).write_text(json.dumps({"b1_z1": b1}, indent=2))
+        return 0
     robot = load_robot("gen3")
     cfg = load_identification_config(robot, friction="config", torque_noise_abs=0.0, torque_noise_rel=0.025,
                                      robot_uncertainty_rel=0.05)
@@ -151,7 +165,8 @@ def main(argv=None) -> int:
                                             "online": onl, "online_fixed_friction": onl_fixed,
                                             "real_rates": rates,
                                             "baseline_momentum_pair_s": baseline,
-                                            "trials": a.trials, "duration_s": a.duration},
+                                            "trials": a.trials, "duration_s": a.duration,
+                                            "b1_z1": b1},
                                            indent=2))
     return 0
 
@@ -192,6 +207,70 @@ def _online(robot, cfg, run, seconds: float, tighten_every: int) -> dict:
             "tighten_cpu_s_median": float(np.median(tightens)) if tightens else float("nan"),
             "tighten_every_updates": tighten_every,
             "data_seconds": float(arr[-1, 0]), "updates": len(arr)}
+
+
+def _b1_z1(trials: int, duration: float) -> dict:
+    """The B1 + Z1 row (see the module docstring); prints its summary."""
+    from types import SimpleNamespace
+
+    from sysid_ros.identification.synthetic import simulate_standing, z1_payload
+
+    b1, gen3 = load_robot("b1_z1"), load_robot("gen3")
+    rel = 0.025
+    cfg = load_identification_config(b1, friction="config", torque_noise_abs=0.0,
+                                     torque_noise_rel=rel)
+    cfg_g = load_identification_config(gen3, friction="config", torque_noise_abs=0.0,
+                                       torque_noise_rel=rel, robot_uncertainty_rel=0.05)
+    imu_b = cfg.imu
+    assert imu_b is not None
+    contains, width, width_g, trunk, online_cpu = [], [], [], [], []
+    for k in range(trials):
+        rng = np.random.default_rng(3000 + k)
+        run = simulate_standing(b1, rng, z1_payload(rng), duration=duration,
+                                noise_tau=0.0)
+        r = run.run
+        tau_meas = r.tau + rng.uniform(-1, 1, r.tau.shape) * rel * np.abs(r.tau)
+        n = r.t.size
+        imu = SimpleNamespace(
+            t=r.t, angular_velocity=run.gyro + rng.choice([-1.0, 1.0], 3) * imu_b.gyro_bias_abs
+            + rng.uniform(-1, 1, (n, 3)) * imu_b.gyro_noise_abs,
+            linear_acceleration=run.accel + rng.choice([-1.0, 1.0], 3) * imu_b.accel_bias_abs
+            + rng.uniform(-1, 1, (n, 3)) * imu_b.accel_noise_abs)
+        res = identify(b1, cfg, r.t, r.q, r.dq, tau_meas, "lp", imu=imu, point_estimate=False)
+        contains.append(res.status == "ok" and res.contains(r.theta_e))
+        width.append(res.upper[0] - res.lower[0] if res.lower is not None else np.nan)
+        trunk.append([float(np.ptp(run.trunk_position, 0).max() * 1e3),
+                      float(np.ptp(run.trunk_rotation, 0).max() * 1e3)])
+        theta_g = gen3.theta_e() + random_payload_theta(rng, 2.0)
+        run_g = simulate(gen3, rng, theta_e=theta_g, duration=duration, noise_rel=rel)
+        res_g = identify(gen3, cfg_g, run_g.t, run_g.q, run_g.dq, run_g.tau_meas, "lp",
+                         point_estimate=False)
+        width_g.append(res_g.upper[0] - res_g.lower[0] if res_g.lower is not None else np.nan)
+        online = OnlineIdentifier(b1, cfg, "lp", point_estimate=False)
+        for s in range(0, n, 500):
+            sl = slice(s, s + 500)
+            c0 = time.process_time()
+            online.add_imu(imu.t[sl], imu.angular_velocity[sl], imu.linear_acceleration[sl])
+            online.add_samples(r.t[sl], r.q[sl], r.dq[sl], tau_meas[sl])
+            online.update()
+            online_cpu.append(time.process_time() - c0)
+        print(f"b1_z1 trial {k + 1}/{trials}", flush=True)
+    out = {"trials": trials, "duration_s": duration, "rate_hz": 1000.0,
+           "torque_noise_rel": rel, "contains_fraction": float(np.mean(contains)),
+           "median_mass_width_kg": float(np.nanmedian(width)),
+           "gen3_median_mass_width_kg": float(np.nanmedian(width_g)),
+           "prior_mass_width_kg": float(cfg.prior_upper[0] - cfg.prior_lower[0]),
+           "trunk_motion_max_mm_mrad": np.max(trunk, axis=0).tolist(),
+           "online_cpu_s_per_update_median": float(np.median(online_cpu[1:])),
+           "imu_bounds": cfg.assumptions()["imu_bounds"]}
+    print(f"\nB1 + Z1 standing, {trials} x {duration:.1f} s at 1 kHz, {rel:.1%} torque noise, "
+          f"IMU errors at the bounds: contains {out['contains_fraction']:.2f}, median mass width "
+          f"{out['median_mass_width_kg']:.3f} kg (prior {out['prior_mass_width_kg']:.2f} kg; "
+          f"Gen3 same noise/duration, 4 kHz: {out['gen3_median_mass_width_kg']:.3f} kg); "
+          f"online {out['online_cpu_s_per_update_median']:.3f} s CPU per 0.5 s update; trunk "
+          f"motion up to {out['trunk_motion_max_mm_mrad'][0]:.1f} mm / "
+          f"{out['trunk_motion_max_mm_mrad'][1]:.1f} mrad")
+    return out
 
 
 # Interpolation allowance added to the sensor's noise bound (fraction of it), per rate: see

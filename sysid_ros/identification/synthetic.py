@@ -24,7 +24,7 @@ from sysid_ros.model.parameters import is_physically_consistent
 from sysid_ros.model.robots import Robot
 
 __all__ = ["SimulatedRun", "random_payload_theta", "perturbed_model", "simulate",
-           "exciting_reference", "FloatingRun", "simulate_standing", "write_bag"]
+           "exciting_reference", "FloatingRun", "simulate_standing", "write_bag", "z1_payload"]
 
 
 @dataclass(frozen=True)
@@ -220,6 +220,14 @@ def simulate_mujoco(robot: Robot, rng: np.random.Generator, payload, *, duration
         t[i], q[i], dq[i], tau_meas[i] = meas.t, meas.q, meas.dq, meas.tau_measured
         tau[i] = sim._tau_applied
     return SimulatedRun(t, q, dq, tau, tau_meas, sim.true_theta_e())
+
+
+def z1_payload(rng: np.random.Generator, mass_max: float = 2.0):
+    """A random box payload from the law the Z1 / B1 + Z1 prior box B₀ was derived for
+    (config/b1_z1.yaml: mass 0–2 kg, CoM x in [−0.1, 0.3] m, y, z in [−0.1, 0.1] m, radius of
+    gyration ≤ 0.12 m), so the truth is inside B₀ (assumption 5 of the identifier)."""
+    return random_payload(rng, mass_max, com_lower=(-0.1, -0.1, -0.1),
+                          com_upper=(0.3, 0.1, 0.1), size_max=0.15)
 
 
 @dataclass(frozen=True)

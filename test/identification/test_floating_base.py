@@ -19,8 +19,8 @@ import pytest
 from sysid_ros.identification import MomentumWindows, OnlineIdentifier, PayloadProblem, \
     identify, load_identification_config
 from sysid_ros.identification.base_motion import arm_regressors, base_motion, imu_mount
-from sysid_ros.identification.synthetic import FloatingRun, random_payload, simulate_standing, \
-    write_bag
+from sysid_ros.identification.synthetic import FloatingRun, simulate_standing, write_bag, \
+    z1_payload
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import dumbbell_for
 
@@ -52,11 +52,12 @@ def corrupted_imu(run: FloatingRun, bounds, rng: np.random.Generator,
 
 @pytest.fixture(scope="module")
 def standing(b1):
-    """Two standing runs (random payloads up to the Z1's 2 kg), 1.2 s each after settling."""
+    """Two standing runs (random payloads up to the Z1's 2 kg, from the law B₀ was derived
+    for), 1.2 s each after settling."""
     out = []
     for trial in range(2):
         rng = np.random.default_rng(900 + trial)
-        out.append(simulate_standing(b1, rng, random_payload(rng, 2.0), duration=1.2,
+        out.append(simulate_standing(b1, rng, z1_payload(rng), duration=1.2,
                                      noise_tau=NOISE))
     return out
 
@@ -171,6 +172,8 @@ def test_standing_boxes_contain_the_truth(b1, cfg, standing):
         print(f"trial {k}: trunk motion {pos_mm.round(2)} mm, {rot_mrad.round(2)} mrad, "
               f"|ω|max {np.abs(run.gyro).max():.3f} rad/s")
         assert np.max(pos_mm) > 0.5 and np.max(rot_mrad) > 0.5      # the trunk does move
+        theta = run.run.theta_e
+        assert np.all(cfg.prior_lower <= theta) and np.all(theta <= cfg.prior_upper)   # in B₀
         imu = corrupted_imu(run, cfg.imu, np.random.default_rng(10 + k))
         res = identify(b1, cfg, run.run.t, run.run.q, run.run.dq, run.run.tau_meas, "lp",
                        imu=imu, point_estimate=False)
@@ -258,7 +261,9 @@ def test_ten_payloads_boxes_contain_the_truth(b1, cfg):
     widths = []
     for trial in range(10):
         rng = np.random.default_rng(1000 + trial)
-        run = simulate_standing(b1, rng, random_payload(rng, 2.0), duration=1.0, noise_tau=NOISE)
+        run = simulate_standing(b1, rng, z1_payload(rng), duration=1.0, noise_tau=NOISE)
+        theta = run.run.theta_e
+        assert np.all(cfg.prior_lower <= theta) and np.all(theta <= cfg.prior_upper)   # in B₀
         imu = corrupted_imu(run, cfg.imu, rng)
         res = identify(b1, cfg, run.run.t, run.run.q, run.run.dq, run.run.tau_meas, "lp",
                        imu=imu, point_estimate=False)
