@@ -7,6 +7,9 @@
    2^6 sign vertices more per command) against the Z1's own baseline.
 2. End-to-end latency joint_states → /effort_controller/commands through DDS on this machine:
    the real node as a subprocess (autostart), lock-step round trips from an in-process publisher.
+3. Trajectory admission cost (``control.admission`` through ``ControllerRuntime.trajectory``:
+   exact limit ranges, continuity, sampled torque intervals) for a planner-like two-point plan
+   and the demo's six-segment task: the time one admission holds the controller's callback.
 
 Usage: python -m bench.bench_controller [--json PATH] [--samples 3000] [--round-trips 500]
 """
@@ -130,6 +133,35 @@ def dds_latency(round_trips: int) -> dict[str, float]:
     return {**_stats(lat[20:]), "round_trips": len(lat[20:])}
 
 
+def admission_times(n: int = 50) -> dict[str, dict[str, float]]:
+    """Admission of a 2-point plan and of the gen3 demo's 6-segment rest-to-rest task."""
+    from sysid_ros.control.runtime import ControllerSettings, build_runtime
+    from sysid_ros.control.trajectory import JointTrajectoryArrays
+    rt = build_runtime(ControllerSettings(accept_uncertified=True), use_sim_time=False,
+                       steady=0.0)
+    robot = rt.robot
+    q0 = np.array(robot.config["demo"]["start"])
+    rt.joint_state(0.0, 1.0, q0, np.zeros(robot.nj))
+    rt.activate(0.0)
+    way = [q0, *map(np.array, robot.config["demo"]["waypoints"])]
+    cases = {"2-point plan": (np.array([0.0, 3.0]), [q0, q0 + 0.1]),
+             f"{len(way) - 1}-segment task": (np.arange(len(way)) * 1.0, way)}
+    out = {}
+    for name, (times, pos) in cases.items():
+        z = np.zeros((len(times), robot.nj))
+        traj = JointTrajectoryArrays.from_arrays(times, np.stack(pos), z, z, robot.joint_names,
+                                                 robot.joint_names, 0.0)
+        samples = []
+        for _ in range(n):
+            rt.queue.clear()
+            rt.queue.hold(q0)
+            t0 = time.perf_counter()
+            adm = rt.trajectory(1.0, traj, "")
+            samples.append(time.perf_counter() - t0)
+        out[name] = {**_stats(samples), "accepted": float(adm.accepted)}
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", type=Path)
@@ -153,6 +185,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'z1 robust law (mass metric)':34s} {zr['median_ms']:10.4f} {zr['p99_ms']:8.4f} "
           f"{zr['median_ms'] / base_z1['median_ms']:10.1f} {zr['p99_ms'] / base_z1['p99_ms']:10.1f}"
           f"  (x the z1 rnea baseline; p99 target {'met' if zr['p99_ms'] <= 0.5 else 'MISSED'})")
+    adm = admission_times()
+    for name, st in adm.items():
+        print(f"{'admission ' + name:34s} {st['median_ms']:10.4f} {st['p99_ms']:8.4f}")
     lat = dds_latency(args.round_trips)
     print(f"DDS joint_states -> command latency ({lat['round_trips']} round trips): "
           f"median {lat['median_ms']:.3f} ms, p99 {lat['p99_ms']:.3f} ms")
@@ -164,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
             "target_p99_ms": 0.5, "target_met": robust_p99 <= 0.5,
             "z1_mass_metric": {"robust": zr, "baseline": base_z1,
                                "ratio_p99": zr["p99_ms"] / base_z1["p99_ms"]},
-            "dds_latency": lat}, indent=2))
+            "admission": adm, "dds_latency": lat}, indent=2))
     return 0
 
 

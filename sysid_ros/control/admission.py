@@ -9,8 +9,11 @@ when its first point is later):
 2. **joint velocity limits** — each segment's exact q̇_d range (roots of q̈_d) inside ±dq_max;
 3. **continuity at take-over** — when no state is prepended, the first point must equal the
    reference the queue gives at the take-over instant (position, velocity, acceleration within
-   ``Tolerances``), and the last point must be at rest (the queue holds it with q̇ = q̈ = 0);
-4. **torque, where cheap** — at every point and segment midpoint the exact interval of the torque
+   ``Tolerances``); a trajectory stamped to start before it arrived is compared at its arrival
+   instead (it joins mid-way); the last point must be at rest (the queue holds it with
+   q̇ = q̈ = 0);
+4. **torque, where cheap** — at every point, segment midpoint and the two instants of a
+   minimum-jerk segment's peak acceleration (4 samples a segment) the exact interval of the torque
    the plant needs to follow the reference exactly (``RobustController.torque_interval`` at zero
    tracking error, over the controller's current boxes) must reach into ±τ_max. A rejection is
    then certain (no parameter in the box can follow it: the plant would saturate); passing is
@@ -126,23 +129,27 @@ def check_limits(active: ActiveTrajectory, limits: JointLimits) -> list[str]:
     return reasons
 
 
-def check_continuity(active: ActiveTrajectory, reference: Reference | None,
+def check_continuity(active: ActiveTrajectory, reference: Reference | None, take_over: float,
                      tol: Tolerances) -> list[str]:
-    """Reasons the trajectory does not join ``reference`` (the queue's reference at its
-    take-over) or does not end at rest (empty: continuous)."""
+    """Reasons the trajectory does not join ``reference`` — the queue's reference at the
+    take-over instant ``take_over`` (its start, or the arrival time if it starts in the past) —
+    or does not end at rest (empty: continuous)."""
     reasons = []
-    if not active.prefixed:
+    late = take_over > active.start
+    if not active.prefixed or late:
         if reference is None:
             return ["no reference state to continue from yet (no joint_states received)"]
-        first = active.first
-        for label, a, b, limit in (("position", first.q, reference.q, tol.position),
-                                   ("velocity", first.dq, reference.dq, tol.velocity),
-                                   ("acceleration", first.ddq, reference.ddq, tol.acceleration)):
+        joined = active.sample(take_over) if late else active.first
+        for label, a, b, limit in (("position", joined.q, reference.q, tol.position),
+                                   ("velocity", joined.dq, reference.dq, tol.velocity),
+                                   ("acceleration", joined.ddq, reference.ddq, tol.acceleration)):
             gap = np.abs(a - b)
             if np.any(gap > limit):
                 j = int(np.argmax(gap))
-                reasons.append(f"first point's {label} is {gap[j]:.3g} from the current "
-                               f"reference at take-over (joint {j + 1}; tolerance {limit:g})")
+                reasons.append(f"{label} at take-over is {gap[j]:.3g} from the current "
+                               f"reference (joint {j + 1}; tolerance {limit:g}"
+                               + (f"; it started {take_over - active.start:.3f} s before "
+                                  "arrival)" if late else ")"))
     last_v, last_a = active.last.dq, active.last.ddq
     if np.any(np.abs(last_v) > tol.velocity) or np.any(np.abs(last_a) > tol.acceleration):
         reasons.append("last point is not at rest (the controller holds it with zero velocity "
@@ -154,7 +161,10 @@ def check_torque(active: ActiveTrajectory, ctl: RobustController) -> list[str]:
     """Reasons (module doc item 4) the plant certainly cannot follow the trajectory: at a
     point or segment midpoint, every torque in the box's interval is beyond ±τ_max."""
     t = active.t
-    instants = np.unique(np.concatenate([t, 0.5 * (t[:-1] + t[1:])]))
+    # per segment its start, middle and the two instants where a rest-to-rest (minimum-jerk)
+    # segment accelerates hardest, s = ½ ∓ √3/6; plus the final point
+    frac = np.array([0.0, 0.5 - np.sqrt(3.0) / 6.0, 0.5, 0.5 + np.sqrt(3.0) / 6.0])
+    instants = np.append((t[:-1, None] + np.diff(t)[:, None] * frac).ravel(), t[-1])
     reasons = []
     for s in instants:
         ref = active.sample(active.start + float(s))

@@ -10,7 +10,10 @@ States and transitions (the node maps them onto its lifecycle):
 
 - *inactive* (after configure): no commands. ``activate`` is refused while joint_states or
   /clock are stale (received before, silent now); otherwise it resets the law, drops every
-  trajectory and holds the measured pose (any trajectory must be re-sent after an activation).
+  trajectory and holds the measured pose (any trajectory must be re-sent after an activation)
+  — except an automatic re-activation (below), which resumes the running trajectory: in
+  simulation the planner's next plan continues from it (the reference moved on during the gap,
+  so the first commands may clip; hardware never re-activates by itself).
 - *active*: a command per fresh joint state (``publish_on = joint_states``) or per timer tick.
 - **stale** — joint_states older than ``stale_timeout`` or ROS time frozen for ``clock_timeout``
   (``use_sim_time`` only), both on the steady clock: commanding stops at once (no command is
@@ -197,6 +200,7 @@ class ControllerRuntime:
         self.configured_at = steady
         self.active = False
         self.stale_reason = ""           # why tick deactivated the controller ("" = it did not)
+        self._resume = False             # the next activation is an auto re-activation
         self.bounds_source = "prior"
         self.state: tuple[float, np.ndarray, np.ndarray] | None = None
         self.last_output: ControlOutput | None = None
@@ -224,10 +228,11 @@ class ControllerRuntime:
         if why:
             return f"activation refused: {why}"
         self.ctl.reset()
-        self.queue.clear()
-        if self.state is not None:
-            self.queue.hold(self.state[1])
-        self.active, self.stale_reason = True, ""
+        if not self._resume:
+            self.queue.clear()
+            if self.state is not None:
+                self.queue.hold(self.state[1])
+        self.active, self.stale_reason, self._resume = True, "", False
         return ""
 
     def deactivate(self) -> None:
@@ -245,7 +250,8 @@ class ControllerRuntime:
         if (not why and not self.active and self.stale_reason and self.settings.auto_reactivate
                 and self.js.last is not None and steady - self.js.last <= self.js.timeout):
             self._log(OK, f"inputs fresh again after '{self.stale_reason}': re-activating "
-                          "(auto_reactivate)")
+                          "(auto_reactivate; the running trajectory resumes)")
+            self._resume = True
             return Action("activate", "inputs fresh again")
         return None
 
@@ -296,8 +302,9 @@ class ControllerRuntime:
         except TrajectoryError as exc:
             return self._reject(False, [str(exc)])
         certified, why_not = self._certified(frame_id)
+        take_over = max(planned.start, ros_now)
         reasons = check_limits(planned, self.robot.limits)
-        reasons += check_continuity(planned, self.queue.reference_at(planned.start),
+        reasons += check_continuity(planned, self.queue.reference_at(take_over), take_over,
                                     self.tolerances)
         if not reasons and self.settings.check_torque and self.ctl.mode != "pid":
             reasons += check_torque(planned, self.ctl)

@@ -111,9 +111,12 @@ def test_takeover_continuity_and_rest_at_the_end(gen3):
     rt, q = gen3(accept_uncertified=True)
     jump = q + 0.05
     adm = rt.trajectory(1.0, _traj(rt, [0.0, 1.0], [jump, jump]), "")
-    assert not adm.accepted and any("first point's position" in r for r in adm.reasons)
+    assert not adm.accepted and any("position at take-over" in r for r in adm.reasons)
     # the same target with its first point later: the controller joins it from its reference
     assert rt.trajectory(1.0, _traj(rt, [0.5, 1.0], [jump, jump]), "").accepted
+    # stamped to start 0.4 s before it arrives: it would join mid-way, 0.05 rad away
+    late = rt.trajectory(2.0, _traj(rt, [0.0, 1.0], [q, q + 0.1], start=1.6), "")
+    assert not late.accepted and any("before arrival" in r for r in late.reasons), late
     moving = np.zeros((2, 7))
     moving[1, 0] = 0.5
     adm = rt.trajectory(1.0, _traj(rt, [1.0, 2.0], [jump, jump + 0.1], vel=moving), "")

@@ -50,17 +50,26 @@ def test_stale_joint_states_stop_commands_deactivate_and_need_fresh_data_to_resu
     assert rt.status(1.006).level == OK
 
 
-def test_auto_reactivate_after_fresh_data():
-    rt, q = _runtime(stale_timeout=0.02, auto_reactivate=True)
+def test_auto_reactivate_resumes_the_trajectory_an_operator_activation_drops_it():
+    from sysid_ros.control.trajectory import JointTrajectoryArrays
+    rt, q = _runtime(stale_timeout=0.02, auto_reactivate=True, accept_uncertified=True)
     assert rt.activate(0.0) == ""
     _stream(rt, q, 0.0, 0.05)
+    z = np.zeros((2, 7))
+    target = q + 0.05
+    traj = JointTrajectoryArrays.from_arrays([0.5, 2.0], [target, target], z, z,
+                                             rt.robot.joint_names, rt.robot.joint_names, 0.0)
+    assert rt.trajectory(1.05, traj, "").accepted
     assert rt.tick(0.2, 0.0).kind == "deactivate"
     assert rt.tick(0.3, 0.0) is None                           # no data yet
     _stream(rt, q, 0.4, 0.41)
     action = rt.tick(0.41, 0.0)
     assert action is not None and action.kind == "activate"
     assert rt.activate(0.41) == ""
-    # activation starts from the measured pose: every earlier trajectory is dropped
+    np.testing.assert_allclose(rt.queue.reference_at(10.0).q, target)   # resumed
+    # an operator's activation (after a manual deactivation) starts from the measured pose
+    rt.deactivate()
+    assert rt.activate(0.42) == ""
     np.testing.assert_allclose(rt.queue.reference_at(10.0).q, q)
 
 
