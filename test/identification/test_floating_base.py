@@ -301,3 +301,25 @@ def test_cli_b1_bag(tmp_path, b1, cfg, standing, capsys):
     bare = _bag_with_imu(tmp_path / "bare", run, imu, b1.joint_names, with_imu=False)
     assert main(args + ["--bag", str(bare), "--imu-topic", "/trunk/imu"]) == 2
     assert "/trunk/imu" in capsys.readouterr().err
+
+
+def test_imu_bounds_are_required_and_checked(b1, tmp_path):
+    """The floating-base robot file must state its IMU bounds; bad values name the key."""
+    import copy
+
+    import yaml
+
+    from sysid_ros.identification import IdentificationConfigError
+
+    for edit, key in ((lambda sec: sec.pop("imu"), "identification.imu"),
+                      (lambda sec: sec["imu"].update(accel_bias_abs=-0.1),
+                       "identification.imu.accel_bias_abs"),
+                      (lambda sec: sec["imu"].pop("gyro_noise_abs"),
+                       "identification.imu.gyro_noise_abs")):
+        cfg = copy.deepcopy(b1.config)
+        edit(cfg["identification"])
+        path = tmp_path / "b1.yaml"
+        path.write_text(yaml.safe_dump(cfg))
+        robot = load_robot(str(path))
+        with pytest.raises(IdentificationConfigError, match=key.replace(".", r"\.")):
+            load_identification_config(robot)
