@@ -237,3 +237,16 @@ def test_planner_and_controller_accept_the_view(view):
     assert out.tau.shape == (6,)
     assert PlannerConfig.from_robot(view).obstacles
     assert load_robot("z1") is not None and arm_view(load_robot("z1")).name == "z1"
+
+
+def test_calibrated_link_box_is_cut_to_the_arm_bodies(b1_z1):
+    """A calibrated θ_r box (robot.theta_r_box) keeps, in the view, exactly the arm bodies'
+    columns: its centre is the view's own nominal θ_r and its width follows it."""
+    from dataclasses import replace
+    theta_r = b1_z1.theta_r()
+    width = 0.1 * np.abs(theta_r) + 1e-3
+    view = arm_view(replace(b1_z1, theta_r_box=(theta_r - width, theta_r + width)))
+    lower, upper = view.theta_r_box
+    np.testing.assert_allclose(0.5 * (lower + upper), view.theta_r(), atol=1e-12)
+    np.testing.assert_allclose(0.5 * (upper - lower), 0.1 * np.abs(view.theta_r()) + 1e-3,
+                               atol=1e-12)
