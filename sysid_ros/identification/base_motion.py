@@ -94,7 +94,7 @@ from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
 
 __all__ = ["ImuBounds", "ImuSamples", "BaseMotion", "ImuMount", "base_motion", "ImuStream",
-           "ArmModel", "arm_model", "arm_regressors", "imu_mount"]
+           "ArmModel", "arm_model", "arm_regressors", "imu_mount", "trunk_bias"]
 
 #: keys of ``identification.imu`` (all required)
 KEYS = ("gyro_bias_abs", "gyro_noise_abs", "accel_bias_abs", "accel_noise_abs",
@@ -187,6 +187,11 @@ def imu_mount(robot: Robot) -> ImuMount:
     return ImuMount(frame.placement.rotation.copy(), frame.placement.translation.copy())
 
 
+def trunk_bias(mount: ImuMount, bias_abs: float) -> np.ndarray:
+    """(3,) bound per trunk axis of a bias bounded by ``bias_abs`` per IMU axis: |R_ti·b|."""
+    return bias_abs * np.abs(mount.rotation).sum(axis=1)
+
+
 @dataclass(frozen=True)
 class BaseMotion:
     """Per joint-state sample, trunk frame: ω (N, 3), effective gravity g = −f_o (N, 3), their
@@ -249,7 +254,7 @@ def base_motion(mount: ImuMount, bounds: ImuBounds, t_imu: np.ndarray, gyro: np.
     f_o = acc_t @ rot.T - np.cross(omega, np.cross(omega, r))
     eps_w = (bounds.gyro_noise_abs + bounds.angular_accel_abs * lag)[:, None] * abs_rot.sum(axis=1)
     norm_r = float(np.linalg.norm(r))
-    d = np.linalg.norm(eps_w + bounds.gyro_bias_abs * abs_rot.sum(axis=1), axis=1)
+    d = np.linalg.norm(eps_w + trunk_bias(mount, bounds.gyro_bias_abs), axis=1)
     centripetal = 2.0 * norm_r * d * (2.0 * np.linalg.norm(omega, axis=1) + d)
     lever = bounds.angular_accel_abs * (np.abs(r).sum() - np.abs(r))          # |α×r|_i bound
     eps_f = ((bounds.accel_noise_abs + bounds.jerk_abs * lag)[:, None] * abs_rot.sum(axis=1)
@@ -386,14 +391,15 @@ class _ModelHolder:
 
 
 def arm_regressors(arm: ArmModel, q: np.ndarray, dq: np.ndarray, base: np.ndarray,
-                   gyro_bias: float) -> tuple[np.ndarray, ...]:
+                   gyro_bias: np.ndarray) -> tuple[np.ndarray, ...]:
     """Per sample, in the arm rows × column bodies (nr, nc): W_m, W_c, the radius rows r_m,
     r_c of the per-sample IMU errors, and (N, 3, nr, nc) each: G_a = W_c's gravity part per
     unit gravity along trunk axis a (what the accelerometer bias multiplies), M_k = W_m(e_k)
     and B_k = 2B(v̂, e_k) (what a constant gyro bias multiplies).
 
     ``q``/``dq``: (N, nj) robot joints; ``base``: (N, 12) :meth:`BaseMotion.stacked`. The
-    quadratic gyro term uses ε_ω + ``gyro_bias`` (bias and noise together); the linear terms
+    quadratic gyro term uses ε_ω + ``gyro_bias`` ((3,) per trunk axis, :func:`trunk_bias`: bias
+    and noise together); the linear terms
     use ε_ω only — the constant bias's linear effect is bounded per window by the caller from
     ΔM_k − ∫B_k (see the module docstring).
     """

@@ -38,6 +38,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from sysid_ros.identification.config import IdentificationConfig
+from sysid_ros.identification.base_motion import imu_mount, trunk_bias
 from sysid_ros.identification.windows import MomentumRows, row_joints_and_bodies
 from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.robots import FRICTION_NAMES, Robot
@@ -109,9 +110,14 @@ class PayloadProblem:
         self.n_x = N_THETA_E + int(self.free.sum())
         self.names = list(PARAM_NAMES) + [
             f"{FRICTION_NAMES[k]}[{robot.joint_names[j]}]" for j, k in zip(*np.nonzero(self.free))]
-        # accelerometer-bias unknowns (floating base): b (3) then z_a = b_a·θ_e (3 × 10)
-        self.bias = 0.0 if config.imu is None else config.imu.accel_bias_abs
-        self.n_bias = 33 if robot.floating_base and self.bias > 0 else 0
+        # IMU biases per trunk axis (floating base); accelerometer-bias unknowns b (3) then
+        # z_a = b_a·θ_e (3 × 10)
+        self.bias = self.gyro_bias = np.zeros(3)
+        if robot.floating_base and config.imu is not None:
+            mount = imu_mount(robot)
+            self.bias = trunk_bias(mount, config.imu.accel_bias_abs)
+            self.gyro_bias = trunk_bias(mount, config.imu.gyro_bias_abs)
+        self.n_bias = 33 if np.any(self.bias > 0) else 0
         self.bias_col = self.n_x
         self.n_x += self.n_bias
         if self.n_bias:
@@ -127,8 +133,8 @@ class PayloadProblem:
         if not self.n_bias:
             return (np.concatenate([lo, self.f_lo[self.free]]),
                     np.concatenate([hi, self.f_hi[self.free]]))
-        z = self.bias * np.tile(np.maximum(np.abs(lo), np.abs(hi)), 3)
-        b = np.full(3, self.bias)
+        z = np.repeat(self.bias, 10) * np.tile(np.maximum(np.abs(lo), np.abs(hi)), 3)
+        b = self.bias
         return (np.concatenate([lo, self.f_lo[self.free], -b, -z]),
                 np.concatenate([hi, self.f_hi[self.free], b, z]))
 
@@ -170,20 +176,19 @@ class PayloadProblem:
         # floating base: the IMU error's radius rows (zero for a fixed base), |θ| at the box edge
         r_fixed += m.base_W[:, self._other] @ self.theta_r_abs_max \
             + m.base_W[:, self._ee] @ theta_e_abs_max
-        if self.config.imu is not None and m.D_omega.shape[1]:
-            # a constant gyro bias (|b_ω| ≤ β_ω): Σ_k b_ω,k·D_k·θ, |·| ≤ β_ω·Σ_k|D_k|·|θ|max
-            D = np.abs(m.D_omega).sum(axis=1)
-            r_fixed += self.config.imu.gyro_bias_abs * (D[:, self._other] @ self.theta_r_abs_max
-                                                        + D[:, self._ee] @ theta_e_abs_max)
+        if m.D_omega.shape[1]:
+            # a constant gyro bias (|b_ω,k| ≤ β_ω,k): Σ_k b_ω,k·D_k·θ, |·| ≤ Σ_k β_ω,k|D_k|·|θ|max
+            D = np.einsum("k,nkt->nt", self.gyro_bias, np.abs(m.D_omega))
+            r_fixed += D[:, self._other] @ self.theta_r_abs_max + D[:, self._ee] @ theta_e_abs_max
         if self.n_bias:
             G_r, G_e = m.G[:, :, self._other], m.G[:, :, self._ee]       # (n, 3, ·)
             o = self.bias_col
             A[:, o:o + 3] = -G_r @ self.theta_r_c
             A[:, o + 3:o + 33] = -G_e.reshape(n, 30)
-            r_fixed += self.bias * (np.abs(G_r) @ self.theta_r_rad).sum(axis=1)
-            r_fixed += cfg.quadrature_safety * self.bias * (
-                (m.quad_G[:, :, self._other] @ self.theta_r_abs_max).sum(axis=1)
-                + (m.quad_G[:, :, self._ee] @ theta_e_abs_max).sum(axis=1))
+            r_fixed += (np.abs(G_r) @ self.theta_r_rad) @ self.bias
+            r_fixed += cfg.quadrature_safety * (
+                (m.quad_G[:, :, self._other] @ self.theta_r_abs_max
+                 + m.quad_G[:, :, self._ee] @ theta_e_abs_max) @ self.bias)
         rel = cfg.torque_noise_rel
         r_noise = (cfg.torque_noise_abs[j] * m.duration + rel * m.tau_abs) / (1.0 - rel)
         return PayloadRows(A, c, r_fixed, r_noise, j.copy(), m.t_start.copy(), m.t_end.copy())

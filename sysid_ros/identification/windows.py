@@ -54,7 +54,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from sysid_ros.identification.base_motion import BaseMotion, arm_model, arm_regressors
+from sysid_ros.identification.base_motion import BaseMotion, arm_model, arm_regressors, \
+    imu_mount, trunk_bias
 from sysid_ros.identification.config import IdentificationConfig, SamplingPlan
 from sysid_ros.identification.errors import SampleError, UnsupportedRobotError
 from sysid_ros.model.regressors import Regressors
@@ -186,7 +187,8 @@ class MomentumWindows:
         self.nr, self.nc = self.row_joints.size, self.cols.size
         self.n_g = 3 if self.floating else 0
         self.arm = arm_model(robot, self.row_joints, self.bodies) if self.floating else None
-        self.gyro_bias = 0.0 if config.imu is None else config.imu.gyro_bias_abs
+        self.gyro_bias = (trunk_bias(imu_mount(robot), config.imu.gyro_bias_abs)
+                          if self.floating and config.imu is not None else np.zeros(3))
         self._continuous = ~np.isfinite(robot.limits.q_lower) & ~np.isfinite(robot.limits.q_upper)
         self._fixed_rate = rate_hz
         self.reset()

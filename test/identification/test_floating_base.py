@@ -104,7 +104,7 @@ def test_radius_rows_cover_imu_perturbations(b1, cfg):
     grav = np.array([0.0, 0.0, -9.81]) + rng.uniform(-0.5, 0.5, (n, 3))
     eps_w, eps_g = np.full((n, 3), 0.01), np.full((n, 3), 0.1)
     base = np.concatenate([omega, grav, eps_w, eps_g], axis=1)
-    w_m, w_c, r_m, r_c, *_ = arm_regressors(arm, q, dq, base, 0.0)
+    w_m, w_c, r_m, r_c, *_ = arm_regressors(arm, q, dq, base, np.zeros(3))
     problem = PayloadProblem(b1, cfg)
     lo, hi = np.zeros(b1.n_bodies * 10), np.zeros(b1.n_bodies * 10)
     lo[problem._other], hi[problem._other] = cfg.theta_r_box
@@ -116,7 +116,7 @@ def test_radius_rows_cover_imu_perturbations(b1, cfg):
         d_w = rng.choice([-1.0, 1.0], (n, 3)) * eps_w * rng.uniform(0.5, 1.0, (n, 1))
         d_g = rng.choice([-1.0, 1.0], (n, 3)) * eps_g * rng.uniform(0.5, 1.0, (n, 1))
         exact = np.concatenate([omega + d_w, grav + d_g, 0 * eps_w, 0 * eps_g], axis=1)
-        w_m2, w_c2, *_ = arm_regressors(arm, q, dq, exact, 0.0)
+        w_m2, w_c2, *_ = arm_regressors(arm, q, dq, exact, np.zeros(3))
         for theta in (rng.uniform(lo, hi), None):
             dm, dc = w_m2 - w_m, w_c2 - w_c
             if theta is None:      # the worst vertex for W_c's change of the first sample/row
