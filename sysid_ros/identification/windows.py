@@ -495,7 +495,7 @@ def row_joints_and_bodies(robot: Robot) -> tuple[np.ndarray, np.ndarray]:
     nb = robot.n_bodies
     if not robot.floating_base:
         return np.arange(robot.nj), np.arange(nb)
-    support = set(int(j) for j in robot.model.supports[robot.ee_joint_id])
+    support = {int(j) for j in robot.model.supports[robot.ee_joint_id]}
     ids = robot.joint_ids
     rows = np.array([k for k, j in enumerate(ids) if int(j) in support], int)
     if rows.size == 0:
