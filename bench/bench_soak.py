@@ -19,7 +19,7 @@ Usage: ``python -m bench.bench_soak --minutes 3 [--json out/soak.json] [--robot 
 JSON keys (stable): ``minutes``, ``robot``, ``rate_hz``, ``sim_rtf``, ``nodes`` {name:
 {rss_start_mb, rss_end_mb, rss_max_mb}}, ``identifier`` {received_ratio, update_median_s,
 update_max_s}, ``recorder`` {received_ratio}, ``controller`` {command_ratio, stale_events,
-bounds_age_max_s}.
+last_stale, bounds_age_max_s}.
 """
 from __future__ import annotations
 
@@ -135,6 +135,7 @@ def run(minutes: float, robot: str, warmup: float) -> dict[str, Any]:
            if w >= after and v.get("last_update_latency_s", "nan") != "nan"]
     ctl_after = [v for w, _, v in probe.ctl if w >= after]
     stale = int(ctl_after[-1]["stale_events"]) if ctl_after else -1
+    last_stale = ctl_after[-1].get("last_stale", "") if ctl_after else ""
     bounds_age = max((float(v["bounds_age_s"]) for v in ctl_after), default=float("nan"))
     # recorder: joint_states in the bag whose log time (sim time) lies after warm-up
     bag = next((p for p in out_dir.iterdir() if p.is_dir()), None)
@@ -161,7 +162,7 @@ def run(minutes: float, robot: str, warmup: float) -> dict[str, Any]:
                        "update_median_s": float(np.median(lat)) if lat else float("nan"),
                        "update_max_s": max(lat) if lat else float("nan")},
         "recorder": {"received_ratio": rec_ratio},
-        "controller": {"command_ratio": ctl_ratio, "stale_events": stale,
+        "controller": {"command_ratio": ctl_ratio, "stale_events": stale, "last_stale": last_stale,
                        "bounds_age_max_s": bounds_age},
         "output_dir": str(out_dir),
     }
@@ -178,7 +179,8 @@ def table(res: dict[str, Any]) -> str:
     lines += [f"identifier joint_states received/published  {i['received_ratio']:.4f}",
               f"recorder   joint_states received/published  {r['received_ratio']:.4f}",
               f"controller commands/published joint_states   {c['command_ratio']:.4f}",
-              f"controller stale events                      {c['stale_events']}",
+              f"controller stale events                      {c['stale_events']} "
+              f"{('(last: ' + c['last_stale'] + ')') if c['last_stale'] else ''}",
               f"controller worst bounds age (s)              {c['bounds_age_max_s']:.2f}",
               f"identifier update cost median / max (s)      {i['update_median_s']:.4f} / "
               f"{i['update_max_s']:.4f}"]

@@ -201,6 +201,7 @@ class ControllerRuntime:
         self.active = False
         self.stale_reason = ""           # why tick deactivated the controller ("" = it did not)
         self._resume = False             # the next activation is an auto re-activation
+        self.last_stale = ""             # reason of the last stale stop (kept for reports)
         self.bounds_source = "prior"
         self.state: tuple[float, np.ndarray, np.ndarray] | None = None
         self.last_output: ControlOutput | None = None
@@ -245,6 +246,7 @@ class ControllerRuntime:
         if why and self.active:
             self.active, self.stale_reason = False, why
             self.counters.stale_events += 1
+            self.last_stale = why
             self._log(ERROR, f"{why}: commands stopped, deactivating")
             return Action("deactivate", why)
         if (not why and not self.active and self.stale_reason and self.settings.auto_reactivate
@@ -408,6 +410,7 @@ class ControllerRuntime:
                   "trajectories_certified": str(self.counters.accepted_certified),
                   "trajectories_rejected": str(self.counters.rejected),
                   "stale_events": str(self.counters.stale_events),
+                  "last_stale": self.last_stale,
                   "accept_uncertified": str(self.settings.accept_uncertified).lower(),
                   "rho": f"{self.bound.rho:.6g}"}
         return Status(level, message, values)
