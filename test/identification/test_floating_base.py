@@ -249,6 +249,10 @@ def test_online_floating_base_matches_offline_windows(b1, cfg, standing):
     online.update()
     plan = online.windows.plan
     assert plan is not None
+    # no IMU at all: joint samples wait hold_s for it, then are given up — never a window
+    blind = OnlineIdentifier(b1, cfg, method="lp", point_estimate=False)
+    blind.add_samples(r.t, r.q, r.dq, r.tau_meas)
+    assert blind.windows_used == 0 and blind.samples == 0
     assert online.windows_used == (r.t.size - 1 - plan.window) // plan.stride + 1
     assert online.imu is not None and online.imu.n_rejected == 0
     assert online.status == "ok"
