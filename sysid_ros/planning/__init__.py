@@ -1,8 +1,8 @@
 """Safe exciting-trajectory planning (docs/design.md §6): degree-5 trajectories linear in k, sound
 reachable sets over time sub-intervals (interval / affine arithmetic), and a receding-horizon
 planner that only ever returns a k it has verified. No rclpy here."""
-from sysid_ros.planning.errors import (PlannerConfigError, PlanningError, TrajectoryError,
-                                       UnsupportedRobotError)
+from sysid_ros.planning.errors import (PlannerConfigError, PlanningError, PlanRequestError,
+                                       UnplannableRobotError)
 from sysid_ros.planning.obstacles import BoxObstacle, obstacles_from_config
 from sysid_ros.planning.planner import ExcitingPlanner, PlannerConfig, PlanResult, controller_model
 from sysid_ros.planning.reachability import ControllerModel, Reachability, Verification
@@ -10,5 +10,5 @@ from sysid_ros.planning.trajectory import QuinticTrajectory
 
 __all__ = ["BoxObstacle", "ControllerModel", "ExcitingPlanner", "PlanResult", "PlannerConfig",
            "PlannerConfigError", "PlanningError", "QuinticTrajectory", "Reachability",
-           "TrajectoryError", "UnsupportedRobotError", "Verification", "controller_model",
+           "PlanRequestError", "UnplannableRobotError", "Verification", "controller_model",
            "obstacles_from_config"]

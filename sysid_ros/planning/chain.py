@@ -30,7 +30,7 @@ import numpy as np
 import pinocchio as pin
 
 from sysid_ros.model.robots import Robot
-from sysid_ros.planning.errors import UnsupportedRobotError
+from sysid_ros.planning.errors import UnplannableRobotError
 
 __all__ = ["SerialChain", "body_regressor", "sphere_centres", "passivity_torque", "world_poses",
            "world_axes", "reference_torque"]
@@ -60,7 +60,7 @@ class SerialChain:
     def from_robot(cls, robot: Robot) -> "SerialChain":
         model = robot.model
         if robot.floating_base:
-            raise UnsupportedRobotError(
+            raise UnplannableRobotError(
                 f"{robot.name}: the planner handles fixed-base arms only (floating base found)")
         parent, rot, pos, axis, principal = [], [], [], [], []
         for i in range(1, model.njoints):
@@ -74,14 +74,14 @@ class SerialChain:
                 a = np.asarray(joint.extract().axis, float).copy()
                 principal.append(-1)
             else:
-                raise UnsupportedRobotError(f"{robot.name}: joint {model.names[i]} of type {kind} "
+                raise UnplannableRobotError(f"{robot.name}: joint {model.names[i]} of type {kind} "
                                             "is not a revolute joint")
             parent.append(model.parents[i] - 1)
             rot.append(model.jointPlacements[i].rotation.copy())
             pos.append(model.jointPlacements[i].translation.copy())
             axis.append(a)
         if robot.nj != len(parent):
-            raise UnsupportedRobotError(f"{robot.name}: every body must be an actuated joint")
+            raise UnplannableRobotError(f"{robot.name}: every body must be an actuated joint")
         spheres = robot.spheres
         return cls(tuple(parent), np.array(rot), np.array(pos), np.array(axis), tuple(principal),
                    model.gravity.linear.copy(),

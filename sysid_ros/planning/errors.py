@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from sysid_ros.errors import SysidError
 
-__all__ = ["PlanningError", "PlannerConfigError", "TrajectoryError", "UnsupportedRobotError"]
+__all__ = ["PlanningError", "PlannerConfigError", "PlanRequestError", "UnplannableRobotError"]
 
 
 class PlanningError(SysidError):
@@ -14,9 +14,9 @@ class PlannerConfigError(PlanningError):
     """A missing or malformed planner setting (config section ``planner:`` or node parameter)."""
 
 
-class TrajectoryError(PlanningError):
+class PlanRequestError(PlanningError):
     """A malformed trajectory request: wrong shapes, NaN/inf, non-positive duration."""
 
 
-class UnsupportedRobotError(PlanningError):
+class UnplannableRobotError(PlanningError):
     """A robot the planner's kinematics cannot handle (e.g. a floating base)."""

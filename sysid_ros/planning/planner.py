@@ -26,8 +26,8 @@ import cyipopt
 import numpy as np
 
 from sysid_ros.model.robots import Robot
-from sysid_ros.planning.errors import (PlannerConfigError, TrajectoryError,
-                                       UnsupportedRobotError)
+from sysid_ros.planning.errors import (PlannerConfigError, PlanRequestError,
+                                       UnplannableRobotError)
 from sysid_ros.planning.nominal import NominalModel
 from sysid_ros.planning.obstacles import BoxObstacle, obstacles_from_config
 from sysid_ros.planning.reachability import ControllerModel, Reachability, Verification
@@ -212,7 +212,7 @@ class ExcitingPlanner:
                  controller: ControllerModel | None = None) -> None:
         self.robot = robot
         if robot.floating_base:
-            raise UnsupportedRobotError(
+            raise UnplannableRobotError(
                 f"{robot.name}: the planner handles fixed-base arms only (floating base found)")
         self.config = config or PlannerConfig.from_robot(robot)
         self.controller = controller or controller_model(robot)
@@ -309,8 +309,8 @@ class ExcitingPlanner:
         deadline = start + self.config.max_solve_time
         try:
             traj = QuinticTrajectory(q0, dq0, ddq0, self.config.t_f)
-        except TrajectoryError as exc:
-            raise TrajectoryError(f"initial state: {exc}") from None
+        except PlanRequestError as exc:
+            raise PlanRequestError(f"initial state: {exc}") from None
         theta_e_lo = np.asarray(theta_e_lo, float)
         theta_e_hi = np.asarray(theta_e_hi, float)
         theta_c = 0.5 * (theta_e_lo + theta_e_hi)

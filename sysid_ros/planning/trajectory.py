@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sysid_ros.planning.errors import TrajectoryError
+from sysid_ros.planning.errors import PlanRequestError
 from sysid_ros.planning.interval import Interval
 
 __all__ = ["QuinticTrajectory", "TrajectoryEnclosure", "H5"]
@@ -70,11 +70,11 @@ class QuinticTrajectory:
     def __post_init__(self) -> None:
         arrays = [np.asarray(a, float) for a in (self.q0, self.dq0, self.ddq0)]
         if any(a.ndim != 1 or a.shape != arrays[0].shape for a in arrays):
-            raise TrajectoryError("q0, dq0, ddq0 must be 1-D arrays of the same length")
+            raise PlanRequestError("q0, dq0, ddq0 must be 1-D arrays of the same length")
         if any(not np.all(np.isfinite(a)) for a in arrays):
-            raise TrajectoryError("initial state contains NaN or inf")
+            raise PlanRequestError("initial state contains NaN or inf")
         if not (np.isfinite(self.t_f) and self.t_f > 0):
-            raise TrajectoryError(f"t_f must be positive, got {self.t_f}")
+            raise PlanRequestError(f"t_f must be positive, got {self.t_f}")
         for name, a in zip(("q0", "dq0", "ddq0"), arrays):
             object.__setattr__(self, name, a)
 
@@ -116,10 +116,10 @@ class QuinticTrajectory:
     def enclose(self, k: np.ndarray, n_intervals: int) -> TrajectoryEnclosure:
         """Exact ranges of q_d, q̇_d, q̈_d over ``n_intervals`` equal sub-intervals of [0, t_f]."""
         if n_intervals < 1:
-            raise TrajectoryError(f"n_intervals must be >= 1, got {n_intervals}")
+            raise PlanRequestError(f"n_intervals must be >= 1, got {n_intervals}")
         k = np.asarray(k, float)
         if k.shape != (self.nj,) or not np.all(np.isfinite(k)):
-            raise TrajectoryError(f"k must be finite with shape ({self.nj},), got {k.shape}")
+            raise PlanRequestError(f"k must be finite with shape ({self.nj},), got {k.shape}")
         edges_s = np.linspace(0.0, 1.0, n_intervals + 1)
         c = self.coefficients(k)
         out = []
