@@ -30,10 +30,11 @@ largest speed of o_i relative to the trunk (joint speeds q̇̄: the smaller of t
 and ``arm_view.joint_speed_max``, which the view's velocity limits become, so the planner
 certifies them); m, ‖mc‖ and tr(I) (inertia about the joint origin, ⪰ the one about the CoM;
 tr(I) ≥ 2 m‖c‖² bounds every m‖c‖² term) at the top of each body's box:
-θ_r nominal ± ``links_rel``, θ_e the identifier's prior box. It is the bound of the fictitious
-wrench F = m (a_O + α×p + ω×(ω×p) + 2 ω×ṗ) and N = I α_extra + ω_b×Iω_b + cross terms on each
-body, whose moment about joint j's axis is at most ‖p − o_j‖‖F‖ + ‖N‖. Loose (triangle
-inequalities, norms) but sound; it never uses the arm's configuration.
+θ_r nominal ± ``links_rel`` (or the calibrated θ_r box), θ_e the identifier's prior box. It
+is the bound of the fictitious wrench F = m (a_O + α×p + ω×(ω×p) + 2 ω×ṗ) and
+N = I α_extra + ω_b×Iω_b + cross terms on each body, whose moment about joint j's axis is at
+most ‖p − o_j‖‖F‖ + ‖N‖. Loose (triangle inequalities, norms) but sound; it never uses the
+arm's configuration.
 
 Assumptions, stated where they are used: the trunk motion bound holds (the standing controller's
 job, checked against the recorded IMU by :func:`trunk_motion_report`); the arm's joint speeds
@@ -161,6 +162,14 @@ def joint_speed_bound(robot: Robot) -> np.ndarray:
     return dq
 
 
+def _theta_r_columns(robot: Robot, joint: str) -> np.ndarray:
+    """The 10 columns of ``joint``'s body in the full robot's θ_r (θ without the EE body)."""
+    body = robot.model.getJointId(joint) - 1
+    mask = np.ones(10 * robot.n_bodies, bool)
+    mask[robot.ee_columns] = False
+    return (np.cumsum(mask) - 1)[10 * body:10 * body + 10]
+
+
 def base_disturbance_bound(robot: Robot, motion: TrunkMotionBound,
                            theta_e_box: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """d̄ (n_arm,) N·m: |d_j| ≤ d̄_j for the torque the trunk's motion induces on the arm's
@@ -188,7 +197,10 @@ def base_disturbance_bound(robot: Robot, motion: TrunkMotionBound,
     for i in range(n):
         jid = i + 1
         theta = model.inertias[jid].toDynamicParameters()
-        lo, hi = (theta_e_box if jid == ee else (None, None))
+        lo, hi = theta_e_box if jid == ee else (None, None)
+        if jid != ee and robot.theta_r_box is not None:      # a calibrated link box
+            cols = _theta_r_columns(robot, model.names[jid])
+            lo, hi = robot.theta_r_box[0][cols], robot.theta_r_box[1][cols]
         m, mc, trace = _body_tops(theta, lo, hi, robot.links_rel_uncertainty)
         origin = a + (al + w * w) * reach[i] + 2 * w * speed[i]   # fictitious acc. at o_i
         force = m * origin + mc * (al + w * w + 2 * w * omega_rel[i])
@@ -242,14 +254,8 @@ def arm_view(robot: Robot, motion: TrunkMotionBound | None = None) -> Robot:
                        "base_disturbance_Nm": d_bar.tolist()}
     theta_r_box = None
     if robot.theta_r_box is not None:
-        # θ_r of the full model (EE removed) → the arm bodies' columns, same order
-        full = np.arange(10 * robot.n_bodies).reshape(-1, 10)
-        keep_bodies = [robot.model.getJointId(n) - 1 for n in names
-                       if robot.model.getJointId(n) != robot.ee_joint_id]
-        mask = np.ones(full.size, bool)
-        mask[robot.ee_columns] = False
-        position = np.cumsum(mask) - 1
-        cols = position[full[keep_bodies].reshape(-1)]
+        cols = np.concatenate([_theta_r_columns(robot, n) for n in names
+                               if n != robot.ee_joint])
         theta_r_box = (robot.theta_r_box[0][cols], robot.theta_r_box[1][cols])
     return replace(robot, name=f"{robot.name}_arm", model=model, joint_names=names,
                    floating_base=False, limits=limits, friction=friction,

@@ -250,3 +250,19 @@ def test_calibrated_link_box_is_cut_to_the_arm_bodies(b1_z1):
     np.testing.assert_allclose(0.5 * (lower + upper), view.theta_r(), atol=1e-12)
     np.testing.assert_allclose(0.5 * (upper - lower), 0.1 * np.abs(view.theta_r()) + 1e-3,
                                atol=1e-12)
+
+
+def test_a_wider_calibrated_link_box_widens_the_disturbance_bound(b1_z1):
+    """The bound takes the links at the top of their box: a calibrated box twice as wide as
+    links_rel gives a larger d̄ on every joint with links outward of it."""
+    from dataclasses import replace
+    theta_r = b1_z1.theta_r()
+    bound = TrunkMotionBound.from_robot(b1_z1)
+    same = np.abs(theta_r) * b1_z1.links_rel_uncertainty
+    wide = 2.0 * same
+    d_same = base_disturbance_bound(replace(b1_z1, theta_r_box=(theta_r - same, theta_r + same)),
+                                    bound)
+    np.testing.assert_allclose(d_same, base_disturbance_bound(b1_z1, bound), rtol=1e-12)
+    d_wide = base_disturbance_bound(replace(b1_z1, theta_r_box=(theta_r - wide, theta_r + wide)),
+                                    bound)
+    assert np.all(d_wide[:-1] > d_same[:-1]) and np.all(d_wide >= d_same)
