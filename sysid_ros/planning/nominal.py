@@ -9,6 +9,8 @@ outer functions (SVD, distance to a box, log-sum-exp) are differentiated by hand
 - objective: log cond(Y_e), Y_e the end-effector columns of the inverse-dynamics regressor stacked
   over N_s samples (S3-30). d log cond = u₁ᵀdY v₁/σ₁ − u_nᵀdY v_n/σ_n (simple singular values).
   The log keeps the scale sane; minimising it is minimising cond, so no surrogate is involved.
+  Or (planner ``objective: box``) ``box_objective``: the predicted variances of mass and first
+  moments relative to their current box widths, given the rows already executed.
 - collision: per (sphere, obstacle), a soft minimum over the sample times of the signed distance
   minus radius, −(1/β)·log Σ exp(−β·dₙ) ≤ min dₙ: a smooth LOWER bound (never optimistic).
 - torque: per joint, a soft maximum of ±τ over the samples, (1/β)·log Σ exp(±β τₙ) ≥ max |τₙ|:
@@ -29,9 +31,13 @@ from sysid_ros.planning.chain import (SerialChain, body_regressor, passivity_tor
 from sysid_ros.planning.obstacles import BoxObstacle, signed_distance
 from sysid_ros.planning.trajectory import QuinticTrajectory
 
-__all__ = ["NominalEvaluation", "NominalModel"]
+__all__ = ["NominalEvaluation", "NominalModel", "BOX_PARAMETERS", "OBJECTIVES"]
 
 _H = 1e-30
+#: θ_e entries the ``box`` objective targets: mass and first moments (Pinocchio order)
+BOX_PARAMETERS = [0, 1, 2, 3]
+#: planner objectives: ``cond`` = log cond(Y_e) (S3-30), ``box`` = ``NominalModel.box_objective``
+OBJECTIVES = ("cond", "box")
 
 
 @dataclass(frozen=True)
@@ -112,6 +118,44 @@ class NominalModel:
         d_hi = np.einsum("i,kij,j->k", u[:, 0], dy, vt[0])
         d_lo = np.einsum("i,kij,j->k", u[:, -1], dy, vt[-1])
         return float(np.log(s[0] / s[-1])), d_hi / s[0] - d_lo / s[-1], float(s[0] / s[-1])
+
+    def information(self, traj: QuinticTrajectory, k: np.ndarray,
+                    t_end: float | None = None) -> np.ndarray:
+        """Y_eᵀY_e (10, 10) of the objective's samples on [0, t_end] (default t_f), at the same
+        sample density as the objectives: what executing that part of the plan adds."""
+        t_end = traj.t_f if t_end is None else min(float(t_end), traj.t_f)
+        n = max(2, int(round(self.n_samples * t_end / traj.t_f)))
+        q, dq, ddq = traj.sample(np.linspace(0.0, t_end, n), np.asarray(k, float))
+        y = self.regressor_ee(q, dq, ddq).reshape(-1, 10)
+        return y.T @ y
+
+    def box_objective(self, traj: QuinticTrajectory, k: np.ndarray, info: np.ndarray,
+                      width: np.ndarray) -> tuple[float, np.ndarray, float]:
+        """(log Σ_i [(A₀ + Y_eᵀY_e)⁻¹]_ii / w_i² over mass and first moments, gradient (nj,),
+        cond Y_e) at k — the predicted least-squares variances of the parameters that the sound
+        box is slowest to shrink, each relative to its current box width w (issue 15).
+
+        A₀ = ``info`` (the rows already executed, ``information``) + diag(1/w²) (one N·m of
+        per-sample noise per box width: a weak prior that keeps A invertible before any data).
+        Unlike cond(Y_e) of the new segment alone, this rewards the rows the data so far lack.
+        d[A⁻¹]_ii = −(A⁻¹ dA A⁻¹)_ii with dA = Y₀ᵀdY + dYᵀY₀.
+        """
+        times = np.linspace(0.0, traj.t_f, self.n_samples)
+        y = self.regressor_ee(*self._perturbed(traj, k, times)).reshape(self.nj, -1, 10)
+        y0, dy = y[0].real, y.imag / _H
+        w = np.maximum(np.asarray(width, float), 1e-12)
+        a = info + np.diag(1.0 / w ** 2) + y0.T @ y0
+        try:
+            b = np.linalg.inv(a)
+        except np.linalg.LinAlgError:
+            return float("inf"), np.zeros(self.nj), float("inf")
+        sel = np.zeros(10)
+        sel[BOX_PARAMETERS] = 1.0 / w[BOX_PARAMETERS] ** 2
+        c = float(np.sum(np.diag(b) * sel))
+        g = b @ np.diag(sel) @ b                                           # ∂c/∂A = −G
+        grad = -2.0 * np.einsum("nc,knc->k", y0 @ g, dy) / c
+        sv = np.linalg.svd(y0, compute_uv=False)
+        return float(np.log(c)), grad, float(sv[0] / sv[-1]) if sv[-1] > 0 else float("inf")
 
     def constraints(self, traj: QuinticTrajectory, k: np.ndarray, theta_e: np.ndarray,
                     margin_distance: np.ndarray, margin_torque: np.ndarray,

@@ -28,7 +28,7 @@ import numpy as np
 from sysid_ros.model.robots import Robot
 from sysid_ros.planning.errors import (PlannerConfigError, PlanRequestError,
                                        UnplannableRobotError)
-from sysid_ros.planning.nominal import NominalModel
+from sysid_ros.planning.nominal import OBJECTIVES, NominalModel
 from sysid_ros.planning.obstacles import BoxObstacle, obstacles_from_config
 from sysid_ros.planning.reachability import ControllerModel, Reachability, Verification
 from sysid_ros.planning.trajectory import QuinticTrajectory
@@ -44,7 +44,10 @@ class PlannerConfig:
     period; n_samples: N_s samples of the objective; n_intervals: time sub-intervals of the sound
     check; max_solve_time: wall-time limit of one ``plan`` call (< t_p); max_iter: Ipopt
     iterations per solve; constraint_stride: the NLP's constraints are sampled at every
-    stride-th sub-interval edge; margin_growth: factor on measured margins; obstacles: boxes.
+    stride-th sub-interval edge; margin_growth: factor on measured margins; obstacles: boxes;
+    objective: ``cond`` (log cond(Y_e), S3-30; default) or ``box`` (predicted variances of mass
+    and first moments relative to the current box widths, given the rows already executed:
+    ``NominalModel.box_objective``); cond(Y_e) is reported either way.
     """
 
     k_range: np.ndarray
@@ -62,6 +65,7 @@ class PlannerConfig:
     obstacles: tuple[BoxObstacle, ...] = ()
     fallback_scales: tuple[float, ...] = (0.5, 0.25)
     k_init: np.ndarray | None = None
+    objective: str = "cond"
 
     @classmethod
     def from_robot(cls, robot: Robot, overrides: dict[str, Any] | None = None) -> "PlannerConfig":
@@ -96,7 +100,9 @@ class PlannerConfig:
                   (self.max_iter >= 1, "max_iter must be >= 1"),
                   (self.constraint_stride >= 1 and self.n_intervals % self.constraint_stride == 0,
                    "constraint_stride must divide n_intervals"),
-                  (self.margin_growth >= 1.0, "margin_growth must be >= 1")]
+                  (self.margin_growth >= 1.0, "margin_growth must be >= 1"),
+                  (self.objective in OBJECTIVES,
+                   f"objective must be one of {OBJECTIVES}, got {self.objective!r}")]
         for ok, why in checks:
             if not ok:
                 raise PlannerConfigError(f"planner: {why}")
@@ -167,8 +173,10 @@ class _Problem:
     """cyipopt problem over k with cached evaluations and a wall-clock stop."""
 
     def __init__(self, model: NominalModel, traj: QuinticTrajectory, theta_e: np.ndarray,
-                 margin_d: np.ndarray, margin_t: np.ndarray, deadline: float) -> None:
+                 margin_d: np.ndarray, margin_t: np.ndarray, deadline: float,
+                 box: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         self.model, self.traj, self.theta_e = model, traj, theta_e
+        self.box = box             # (executed information, box widths) for the box objective
         self.margin_d, self.margin_t, self.deadline = margin_d, margin_t, deadline
         self._key_f = self._key_g = None
         self.iterations = 0
@@ -176,7 +184,8 @@ class _Problem:
     def _obj(self, x: np.ndarray):
         key = x.tobytes()
         if key != self._key_f:
-            self._f = self.model.objective(self.traj, x)
+            self._f = (self.model.objective(self.traj, x) if self.box is None
+                       else self.model.box_objective(self.traj, x, *self.box))
             self._key_f = key
         return self._f
 
@@ -230,6 +239,9 @@ class ExcitingPlanner:
         # wall time of the last sound checks: the NLP stops early enough for one to finish
         # within max_solve_time (a plan certified after its budget is discarded as late)
         self.check_seconds = 0.0
+        # Y_eᵀY_e of the executed parts of the published plans (each up to t_p): the history
+        # the ``box`` objective adds the new rows to
+        self.information = np.zeros((10, 10))
 
     # -- pieces ----------------------------------------------------------------------------------
     def k_box(self, traj: QuinticTrajectory) -> tuple[np.ndarray, np.ndarray, list[str]]:
@@ -286,8 +298,9 @@ class ExcitingPlanner:
             m_d = np.zeros(self.reach.chain.sphere_radius.size)
         self.margin_d = m_d if self.margin_d is None else np.maximum(self.margin_d, m_d)
 
-    def _solve(self, traj, x0, lo, hi, theta_e, deadline) -> tuple[np.ndarray, int, str]:
-        prob = _Problem(self.model, traj, theta_e, self.margin_d, self.margin_t, deadline)
+    def _solve(self, traj, x0, lo, hi, theta_e, deadline,
+               box=None) -> tuple[np.ndarray, int, str]:
+        prob = _Problem(self.model, traj, theta_e, self.margin_d, self.margin_t, deadline, box)
         m = self.model.n_constraints
         nlp = cyipopt.Problem(n=traj.nj, m=m, problem_obj=prob, lb=lo, ub=hi,
                               cl=np.zeros(m), cu=np.full(m, 2e19))
@@ -329,9 +342,12 @@ class ExcitingPlanner:
         candidate = x0
         last_ver = None
         per_check = self.check_seconds
+        box = ((self.information, theta_e_hi - theta_e_lo)
+               if self.config.objective == "box" else None)
         while True:
             k, iters, status = self._solve(traj, candidate, lo, hi, theta_c,
-                                           max(deadline - 1.2 * per_check, time.monotonic()))
+                                           max(deadline - 1.2 * per_check, time.monotonic()),
+                                           box)
             result.iterations += iters
             result.solves += 1
             result.status = status
@@ -364,5 +380,8 @@ class ExcitingPlanner:
             result.reasons = list(last_ver.reasons) if last_ver else ["no candidate"]
         else:
             self.k_last = result.k.copy()
+            # the part that runs before the next cycle takes over (all of it if none does)
+            self.information = self.information + self.model.information(
+                traj, result.k, self.config.t_p)
         result.solve_time = time.monotonic() - start
         return result
