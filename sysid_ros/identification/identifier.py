@@ -156,6 +156,10 @@ def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.nd
     if method not in METHODS:
         raise IdentificationConfigError(f"method {method!r} is not one of {METHODS}")
     if method == "sensitivity":      # the paper's method has no shared unknowns
+        if robot.floating_base:
+            raise IdentificationConfigError(
+                f"method sensitivity: {robot.name} has a floating base, whose IMU-bias unknowns "
+                "that method cannot carry; use lp, lp-cuts or lp-lmi")
         config = config.with_overrides(friction_unknowns=False)
     t = np.asarray(t, float).reshape(-1)
     if dq is None:

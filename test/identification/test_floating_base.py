@@ -327,3 +327,12 @@ def test_imu_bounds_are_required_and_checked(b1, tmp_path):
         robot = load_robot(str(path))
         with pytest.raises(IdentificationConfigError, match=key.replace(".", r"\.")):
             load_identification_config(robot)
+
+
+def test_sensitivity_method_is_refused_for_a_floating_base(b1, cfg, standing):
+    from sysid_ros.identification import IdentificationConfigError
+
+    r = standing[0].run
+    with pytest.raises(IdentificationConfigError, match="sensitivity"):
+        identify(b1, cfg, r.t, r.q, r.dq, r.tau_meas, "sensitivity",
+                 imu=corrupted_imu(standing[0], cfg.imu, np.random.default_rng(1)))
