@@ -60,18 +60,19 @@ def library_rtf(robot_name: str, rate: float, duration: float, dt: float = DT,
     return duration / (clock() - t0)
 
 
-def node_rtf(robot_name: str, rate: float, duration: float, dt: float = DT,
+def node_rtf(robot_name: str, rate: float, duration: float, dt: float | None = DT,
              cpu: bool = False) -> float:
-    """``dt`` 0: the node's default (the robot file's step); ``cpu``: per second of this
-    process's CPU time (all its threads: executor, simulation worker, DDS)."""
+    """``dt`` None: the node's default (``physics_dt`` absent: the robot file's step); ``cpu``:
+    per second of this process's CPU time (all its threads: executor, simulation worker, DDS)."""
     clock = time.process_time if cpu else time.perf_counter
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
 
     from sysid_ros.nodes.sim import SimNode
 
+    step = [] if dt is None else ["-p", f"physics_dt:={dt}"]
     rclpy.init(args=["bench", "--ros-args", "-p", f"robot:={robot_name}", "-p", "mode:=lockstep",
-                     "-p", f"rate_hz:={rate}", "-p", f"physics_dt:={dt}",
+                     "-p", f"rate_hz:={rate}", *step,
                      "-p", f"duration:={duration}", "-p", "noise_tau:=0.1"])
     try:
         t0 = clock()
@@ -81,7 +82,7 @@ def node_rtf(robot_name: str, rate: float, duration: float, dt: float = DT,
         while not node.finished.is_set():
             ex.spin_once(timeout_sec=0.01)
         wall = clock() - t0
-        assert node.sim.time >= duration - 1e-9 and node.exit_code == 0
+        assert node.runtime.time >= duration - 1e-9 and node.exit_code == 0
         node.on_shutdown()
         node.destroy_node()
         ex.shutdown()
@@ -111,9 +112,9 @@ def main(argv: list[str] | None = None) -> int:
     robot_dt = robot_physics_dt(load_robot("b1_z1"))
     own = {"physics_dt": robot_dt, "physics": physics_rtf("b1_z1", a.duration, robot_dt),
            "library": library_rtf("b1_z1", 1000.0, a.duration, robot_dt),
-           "node_lockstep": node_rtf("b1_z1", 1000.0, a.duration, 0.0),
+           "node_lockstep": node_rtf("b1_z1", 1000.0, a.duration, None),
            "library_cpu": library_rtf("b1_z1", 1000.0, a.duration, robot_dt, cpu=True),
-           "node_lockstep_cpu": node_rtf("b1_z1", 1000.0, a.duration, 0.0, cpu=True)}
+           "node_lockstep_cpu": node_rtf("b1_z1", 1000.0, a.duration, None, cpu=True)}
     print(f"{'robot':<7} {'rate Hz':>7} {'physics RTF':>12} {'library RTF':>12} "
           f"{'node lockstep RTF':>18} {'lib/phys':>9} {'node/phys':>10}")
     for robot, by_rate in results.items():

@@ -197,7 +197,7 @@ def markdown(node: str, table: Sequence[Param]) -> str:
 #: Nodes whose parameters come from a ``PARAMETERS`` table: node name → module. (The others
 #: still declare their parameters by hand; they move here one by one.)
 TABLE_NODES: dict[str, str] = {"exciting_planner": "sysid_ros.nodes.exciting_planner",
-                               "markers": "sysid_ros.nodes.markers"}
+                               "markers": "sysid_ros.nodes.markers", "sim": "sysid_ros.nodes.sim"}
 
 
 def node_tables() -> dict[str, tuple[Param, ...]]:

@@ -2,7 +2,8 @@
 friction/armature from the robot facts, torque limits, sensors with bounded noise, and a payload
 whose truth is known to evaluation only. ``hardware_like`` records data that look like a real
 robot's logs (a perturbed truth, MuJoCo dry friction, sensor offsets, imperfect publication).
-The ROS node is ``sysid_ros.nodes.sim``."""
+``runtime`` is the sim node's logic (schedule, commands, lock-step, reset) without ROS; the
+ROS node ``sysid_ros.nodes.sim`` only moves its messages."""
 from sysid_ros.simulation.errors import CommandError, PayloadError, SimConfigError, SimulationError
 from sysid_ros.simulation.hardware_like import (
     VELOCITY_MODES, ExactSamples, HardwareProfile, HardwareRecording, HardwareSensor,
@@ -11,6 +12,9 @@ from sysid_ros.simulation.hardware_like import (
 from sysid_ros.simulation.mjmodel import MujocoRobot, build_mujoco_model
 from sysid_ros.simulation.payload import DUMBBELLS_KG, Payload, dumbbell_for, true_theta_e
 from sysid_ros.simulation.reference import SumOfSines, exciting_reference
+from sysid_ros.simulation.runtime import (
+    JointSample, Publication, RealtimePacer, RuntimeSettings, SimRuntime, payload_from_settings,
+)
 from sysid_ros.simulation.simulator import (
     ImuReading, Measurement, SimConfig, SimState, Simulator, robot_physics_dt,
 )
@@ -22,6 +26,8 @@ __all__ = [
     "DUMBBELLS_KG", "Payload", "dumbbell_for", "true_theta_e",
     "ImuReading", "Measurement", "SimConfig", "SimState", "Simulator", "robot_physics_dt",
     "SumOfSines", "exciting_reference",
+    "JointSample", "Publication", "RealtimePacer", "RuntimeSettings", "SimRuntime",
+    "payload_from_settings",
     "HardwareTruth", "hardware_truth_settings", "random_hardware_truth",
     "VELOCITY_MODES", "ExactSamples", "HardwareProfile", "HardwareRecording", "HardwareSensor",
     "PublishedSamples", "hardware_simulator", "record_hardware_like", "write_joint_states_bag",

@@ -1,0 +1,174 @@
+"""The sim node's logic without ROS (sysid_ros.simulation.runtime), driven by plain calls with
+explicit time and checked against an independently stepped MuJoCo Simulator (the truth) or
+against the definitions of the hardware-like profile — fast, no DDS."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import yaml
+
+from sysid_ros.model.robots import load_robot
+from sysid_ros.simulation import (
+    CommandError, Payload, PayloadError, RealtimePacer, RuntimeSettings, SimConfig, SimConfigError,
+    SimRuntime, Simulator, dumbbell_for, true_theta_e,
+)
+from sysid_ros.simulation.runtime import COMMANDER_MEMORY_S, payload_from_settings
+
+EXACT = dict(noise_tau=0.0, quantize=False)   # published = simulated, to compare bit for bit
+
+
+@pytest.fixture(scope="module")
+def gen3():
+    return load_robot("gen3")
+
+
+def test_stale_command_gives_way_to_hold(gen3) -> None:
+    """Zero-order hold of the newest command until it is command_timeout sim seconds old (aged
+    from its arrival, not from t = 0), then the hold controller: the same MuJoCo simulator stepped
+    by hand with that schedule gives the same trajectory, bit for bit."""
+    timeout = 0.0305            # mid-period: no rounding ambiguity at the switch
+    rt = SimRuntime(gen3, RuntimeSettings(rate_hz=1000.0, command_timeout=timeout, **EXACT))
+    ref = Simulator(gen3, config=SimConfig(physics_dt=rt.sim.physics_dt, **EXACT))
+    ref.reset(ref.home)
+    assert rt.steps_per_pub == 4                      # 1 ms of the robot file's 0.25 ms steps
+    tau = np.array([3.0, 0.0, 0.0, 0.0, 0.0, 0.0, -2.0])
+    pubs = [rt.advance() for _ in range(11)]          # t = 0 … 10 ms, holding
+    rt.command(tau, wall_time=0.0)                    # arrives at sim time 10 ms
+    pubs += [rt.advance() for _ in range(80)]
+    for _ in range(10):
+        ref.step(None, 4)
+    for _ in range(31):                               # periods starting at 10 … 40 ms: fresh
+        ref.step(tau, 4)
+    ref_q_at_switch = ref.q.copy()
+    for _ in range(49):                               # 41 … 90 ms: the hold controller
+        ref.step(None, 4)
+    np.testing.assert_array_equal(pubs[41].joint_states.q, ref_q_at_switch)
+    np.testing.assert_array_equal(pubs[-1].joint_states.q, ref.q)
+    efforts = np.array([p.joint_states.effort for p in pubs])
+    np.testing.assert_array_equal(efforts[11:42], np.tile(tau, (31, 1)))   # the command acted
+    assert np.all(np.abs(efforts[42:] - tau).max(axis=1) > 1.0)             # then the hold
+    assert rt.fresh_command() is None
+    stamps = np.array([p.stamp_ns for p in pubs])
+    np.testing.assert_array_equal(stamps, np.arange(91) * 1_000_000)
+
+
+def test_commands_are_validated_and_arm_only_commands_drive_b1_z1() -> None:
+    b1z1 = load_robot("b1_z1")
+    rt = SimRuntime(b1z1, RuntimeSettings(rate_hz=1000.0))
+    arm = len(rt.sim.command_joints)
+    assert arm < b1z1.nj
+    rt.advance()
+    rt.command(np.full(arm, 0.5), wall_time=0.0)
+    for bad in (np.zeros(arm + 1), np.full(arm, np.nan)):
+        with pytest.raises(CommandError, match="finite torques"):
+            rt.command(bad, wall_time=0.0)
+    np.testing.assert_array_equal(rt.fresh_command(), np.full(arm, 0.5))   # the last good one
+    rt.advance()
+    # arm joints apply the command; the legs stay under the standing controller
+    idx = [b1z1.joint_names.index(j) for j in rt.sim.command_joints]
+    np.testing.assert_allclose(rt.sim.tau_applied[idx], 0.5)
+
+
+def test_lockstep_waits_only_when_a_commander_exists(gen3) -> None:
+    rt = SimRuntime(gen3, RuntimeSettings(mode="lockstep"))
+    rt.advance()
+    assert not rt.waits_for_command(commander_seen=False, wall_now=100.0)    # nobody commands
+    assert rt.waits_for_command(commander_seen=True, wall_now=100.0)
+    rt.command(np.zeros(7), wall_time=100.0)
+    assert not rt.waits_for_command(commander_seen=True, wall_now=100.0)     # answered
+    rt.advance()
+    # a graph query may miss the publisher: a controller that just commanded is waited for ...
+    assert rt.waits_for_command(commander_seen=False, wall_now=100.0 + 0.5 * COMMANDER_MEMORY_S)
+    # ... but not forever
+    assert not rt.waits_for_command(commander_seen=False, wall_now=100.0 + 2 * COMMANDER_MEMORY_S)
+    realtime = SimRuntime(gen3, RuntimeSettings(mode="realtime"))
+    realtime.advance()
+    assert not realtime.waits_for_command(commander_seen=True, wall_now=0.0)
+
+
+def test_hardware_like_profile_drops_what_it_says(gen3, tmp_path) -> None:
+    """Clock and imu keep every 2 ms period; joint_states miss ~drop_prob of the slots outside
+    stalls and every slot inside one, stamps lie in [instant, instant + jitter·period], and a
+    'missing' velocity is None."""
+    cfg = yaml.safe_load(gen3.config_path.read_text())
+    cfg["simulation"]["hardware_like"]["profile"].update(
+        rate_hz=500.0, jitter=0.2, drop_prob=0.2, gap_every_s=0.5, gap_s=0.1, velocity="missing")
+    path = tmp_path / "gen3_hw.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    rt = SimRuntime(load_robot("gen3", path), RuntimeSettings(hardware_like=True,
+                                                              hardware_seed=3))
+    pubs = [rt.advance() for _ in range(2000)]                  # 4 s
+    t = np.array([p.stamp_ns for p in pubs]) * 1e-9
+    np.testing.assert_allclose(t, np.arange(2000) * 2e-3, atol=1e-9)
+    sent = np.array([p.joint_states is not None for p in pubs])
+    phase_ms = np.array([p.stamp_ns for p in pubs]) // 1_000_000 % 500
+    stall, free = phase_ms > 400, phase_ms < 400     # (the boundary instant is either)
+    assert not sent[stall].any()
+    n = int(free.sum())
+    missing = 1.0 - sent[free].mean()
+    assert abs(missing - 0.2) < 4.0 * np.sqrt(0.2 * 0.8 / n)   # binomial, 4 σ
+    delay = np.array([p.joint_states.stamp_ns * 1e-9 for p in pubs if p.joint_states]) - t[sent]
+    assert delay.min() >= -1e-9 and delay.max() <= 0.2 * 2e-3 + 1e-9
+    assert delay.max() > 0.1 * 2e-3
+    assert all(p.joint_states.dq is None for p in pubs if p.joint_states)
+
+
+def test_reset_keeps_time_monotonic_and_drops_the_command(gen3) -> None:
+    rt = SimRuntime(gen3, RuntimeSettings(command_timeout=10.0, **EXACT))
+    rt.advance()
+    rt.command(np.array([3.0, 0, 0, 0, 0, 0, -2.0]), wall_time=0.0)
+    before = [rt.advance() for _ in range(200)]
+    assert np.abs(before[-1].joint_states.q - rt.q0).max() > 0.01   # the command moved it
+    rt.reset()
+    assert rt.fresh_command() is None and rt.time == pytest.approx(0.2)
+    after = rt.advance()
+    assert after.stamp_ns == before[-1].stamp_ns + 1_000_000
+    # one held period from rest at the initial posture: still there
+    assert np.abs(after.joint_states.q - rt.q0).max() < 1e-4
+
+
+def test_duration_and_wait_subscribers(gen3) -> None:
+    rt = SimRuntime(gen3, RuntimeSettings(duration=0.0105, wait_subscribers=2))
+    assert not rt.may_start(1) and rt.may_start(2)
+    stamps = []
+    while not rt.finished:
+        stamps.append(rt.advance().stamp_ns)
+    assert stamps[-1] == 11_000_000 and len(stamps) == 12     # first publication at ≥ duration
+
+
+def test_payload_settings(gen3) -> None:
+    rt = SimRuntime(gen3, RuntimeSettings(payload_mass=2.27))
+    np.testing.assert_allclose(rt.sim.true_theta_e(), true_theta_e(gen3, dumbbell_for(gen3, 2.27)))
+    custom = payload_from_settings(gen3, 1.0, (0.0, 0.0, 0.05), (1e-3, 0, 0, 2e-3, 0, 3e-3))
+    assert isinstance(custom, Payload)
+    np.testing.assert_allclose(custom.inertia_com, np.diag([1e-3, 2e-3, 3e-3]))
+    assert payload_from_settings(gen3, 0.0, None, None) is None
+    with pytest.raises(SimConfigError, match="without payload_mass"):
+        payload_from_settings(gen3, 0.0, (0.0, 0.0, 0.05), None)
+    with pytest.raises(SimConfigError, match="payload_inertia 6"):
+        payload_from_settings(gen3, 1.0, (0.0, 0.0, 0.05), None)
+    with pytest.raises(PayloadError):
+        payload_from_settings(gen3, 1.0, (0.0, 0.0, 0.05), (1e-3, 0, 0, 1e-3, 0, 5e-3))
+
+
+def test_bad_settings_are_refused_by_name(gen3) -> None:
+    with pytest.raises(SimConfigError, match="whole number of physics_dt"):
+        SimRuntime(gen3, RuntimeSettings(rate_hz=1000.0, physics_dt=3e-4))
+    with pytest.raises(SimConfigError, match="mode"):
+        RuntimeSettings(mode="fast")
+    with pytest.raises(SimConfigError, match="duration"):
+        RuntimeSettings(duration=0.0)
+    with pytest.raises(SimConfigError, match="q0"):
+        SimRuntime(gen3, RuntimeSettings(initial_q=(0.0, 0.0)))
+    # no physics_dt: the robot file's 0.25 ms, shortened to divide a 1/3 ms period
+    rt = SimRuntime(gen3, RuntimeSettings(rate_hz=3000.0))
+    assert rt.sim.physics_dt == pytest.approx(1 / 6000) and rt.steps_per_pub == 2
+
+
+def test_realtime_pacer_never_bursts() -> None:
+    pacer = RealtimePacer(0.01, wall_start=5.0, max_lag=0.1)
+    assert pacer.next_deadline(5.0) == pytest.approx(5.01)
+    assert pacer.next_deadline(5.012) == pytest.approx(5.02)         # a little late: catch up
+    late = pacer.next_deadline(6.0)                                  # 0.97 s behind
+    assert late == pytest.approx(6.0)                                # publish now ...
+    assert pacer.next_deadline(6.0) == pytest.approx(6.01)           # ... then one per period
