@@ -12,7 +12,7 @@ executed desired motion (the planner's objective, S3 Table V) and whether the bo
 truth.
 
 Usage: python -m bench.bench_z1_excitation [--noise 0.3] [--trajectories 4] [--seed 0]
-       [--decimate 1] [--json PATH]
+       [--decimate 1] [--objective cond|box] [--skip-random] [--json PATH]
 """
 from __future__ import annotations
 
@@ -30,14 +30,16 @@ from sysid_ros.model.robots import load_robot
 from sysid_ros.planning.obstacles import obstacles_from_config
 
 
-def measure(method: str, noise: float, n_traj: int, seed: int, decimate: int) -> dict:
+def measure(method: str, noise: float, n_traj: int, seed: int, decimate: int,
+            objective: str = "cond") -> dict:
     base = load_robot("z1")
     robot = load_robot(robot_with_prior(base, base.config["demo"]["prior"],
                                         Path(tempfile.mkdtemp(prefix="z1_excitation_"))))
     obstacles = obstacles_from_config(robot.config["planner"]["obstacles"])
     ep = simulate_episode(robot, float(robot.config["demo"]["payload"]), method, obstacles,
-                          seed=seed, config=EpisodeConfig(noise_tau=noise, n_trajectories=n_traj,
-                                                          max_cycles=2 * n_traj))
+                          seed=seed, config=EpisodeConfig(
+                              noise_tau=noise, n_trajectories=n_traj, max_cycles=2 * n_traj,
+                              planner_overrides={"objective": objective}))
     if ep.ident_window is None:
         return {"method": method, "executed": 0}
     a, b = ep.ident_window
@@ -63,11 +65,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trajectories", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--decimate", type=int, default=1)
+    ap.add_argument("--objective", default="cond", choices=["cond", "box"],
+                    help="planner objective of the planned excitation (random ignores it)")
+    ap.add_argument("--skip-random", action="store_true", help="planned excitation only")
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args(argv)
-    rows = [measure(m, args.noise, args.trajectories, args.seed, args.decimate)
-            for m in ("ours", "random")]
-    print(f"Z1, 1 kg dumbbell, ±{args.noise} N·m, {args.trajectories} trajectories, rated prior")
+    rows = [measure(m, args.noise, args.trajectories, args.seed, args.decimate, args.objective)
+            for m in (("ours",) if args.skip_random else ("ours", "random"))]
+    print(f"Z1, 1 kg dumbbell, ±{args.noise} N·m, {args.trajectories} trajectories, rated prior, "
+          f"planner objective {args.objective}")
     print(f"{'':22s}" + "".join(f"{r['method']:>14s}" for r in rows))
     for key in ("executed", "status", "cond", "mass_width", "contains_truth", "rate_hz"):
         cells = []

@@ -345,9 +345,12 @@ class ExcitingPlanner:
         box = ((self.information, theta_e_hi - theta_e_lo)
                if self.config.objective == "box" else None)
         while True:
-            k, iters, status = self._solve(traj, candidate, lo, hi, theta_c,
-                                           max(deadline - 1.2 * per_check, time.monotonic()),
-                                           box)
+            # the NLP keeps at least a quarter of the budget (a loaded machine's slow checks
+            # would otherwise leave it nothing and every plan would be the warm start)
+            k, iters, status = self._solve(
+                traj, candidate, lo, hi, theta_c,
+                max(deadline - 1.2 * per_check, start + 0.25 * self.config.max_solve_time,
+                    time.monotonic()), box)
             result.iterations += iters
             result.solves += 1
             result.status = status
