@@ -38,7 +38,43 @@ def _subscribe(node, store: dict, imu: bool = False) -> None:
         node.create_subscription(Imu, "imu", store["imu"].append, SENSOR_QOS)
 
 
+def _stamp_ns(msg) -> int:
+    return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+
+
+def _published(robot, settings, last_ns: int) -> dict:
+    """What the node publishes without commands, from the same runtime in-process (the node is
+    deterministic then): joint_states stamp (ns) → JointSample, up to ``last_ns``."""
+    from sysid_ros.simulation import RuntimeSettings, SimRuntime
+
+    rt = SimRuntime(robot, RuntimeSettings(**settings))
+    out = {}
+    while True:
+        pub = rt.advance()
+        if pub.joint_states is not None:
+            out[pub.joint_states.stamp_ns] = pub.joint_states
+        if pub.stamp_ns >= last_ns:
+            return out
+
+
+def _assert_received_were_published(js: list, published: dict) -> None:
+    """Every received joint_states is one the node published (a lost one is DDS's business:
+    best effort on a busy machine), bit for bit, in order."""
+    stamps = [_stamp_ns(m) for m in js]
+    assert all(b > a for a, b in zip(stamps, stamps[1:]))
+    for m, t in zip(js, stamps):
+        assert t in published, f"stamp {t} ns was never published"
+        np.testing.assert_array_equal(np.array(m.position), published[t].q)
+        np.testing.assert_array_equal(np.array(m.effort), published[t].effort)
+        if published[t].dq is None:
+            assert len(m.velocity) == 0
+        else:
+            np.testing.assert_array_equal(np.array(m.velocity), published[t].dq)
+
+
 def test_gen3_realtime_publishes_holds_and_follows_commands(ros_node):
+    """Asserts what holds however loaded the machine is (no message counts, no rates): received
+    messages are published ones on the 1 ms sim-time grid; commands act, then time out."""
     from std_msgs.msg import Float64MultiArray
 
     from sysid_ros.nodes._common import COMMAND_QOS
@@ -49,42 +85,48 @@ def test_gen3_realtime_publishes_holds_and_follows_commands(ros_node):
     got: dict = {}
     _subscribe(node, got)
     cmd_pub = node.create_publisher(Float64MultiArray, "/effort_controller/commands", COMMAND_QOS)
-    proc = start_node("sim", "payload_mass:=2.27", "noise_tau:=0.1", "rate_hz:=1000.0")
+    # wait_subscribers: sim time stays 0 until this probe listens (the reference starts at 0)
+    proc = start_node("sim", "payload_mass:=2.27", "noise_tau:=0.1", "rate_hz:=1000.0",
+                      "wait_subscribers:=1")
     try:
-        _spin(ex, 20.0, until=lambda: len(got["js"]) > 200 and got["truth"])
-        assert got["js"], stop(proc)
-        got["js"].clear()
-        _spin(ex, 1.5)
+        _spin(ex, 30.0, until=lambda: len(got["js"]) >= 100 and got["truth"])
+        assert len(got["js"]) >= 100, stop(proc)
         js = list(got["js"])
-        stamps = np.array([_stamp(m) for m in js])
-        # ~1 kHz of sim time, real time: at least half the messages arrive (best effort, busy CI)
-        assert len(js) > 0.5 * 1000 * 1.5
-        assert np.min(np.diff(stamps)) == pytest.approx(1e-3, abs=1e-9)
-        assert 0.5 * 1.5 < stamps[-1] - stamps[0] < 1.5 * 1.5
-        assert got["clock"] and got["clock"][-1].clock.sec * 1.0 + \
-            got["clock"][-1].clock.nanosec * 1e-9 >= stamps[-1] - 0.1
+        # no command: the hold controller keeps the home posture (gravity + payload compensated)
+        published = _published(robot, dict(payload_mass=2.27, noise_tau=0.1, rate_hz=1000.0),
+                               _stamp_ns(js[-1]))
+        _assert_received_were_published(js, published)
+        assert np.all(np.array([_stamp_ns(m) for m in js]) % 1_000_000 == 0)
+        clock = np.array([c.clock.sec * 1_000_000_000 + c.clock.nanosec for c in got["clock"]])
+        assert clock.size and np.all(clock % 1_000_000 == 0) and np.all(np.diff(clock) > 0)
         np.testing.assert_allclose(theta_from_inertia(got["truth"][0]),
                                    true_theta_e(robot, dumbbell_for(robot, 2.27)), atol=1e-9)
         assert got["truth"][0].header.frame_id == "joint_7"
-        # no command: the hold controller keeps the home posture (gravity + payload compensated)
-        q, _, tau_hold = joint_state_arrays(js[-1], robot.joint_names)
         home = np.array(robot.config["simulation"]["home"])
-        assert np.abs(q - home).max() < 2e-3
+        assert np.abs(joint_state_arrays(js[-1], robot.joint_names)[0] - home).max() < 2e-3
         # commands: a torque that does not hold the arm → it moves; the sensor reports it ± noise
         cmd = np.array([3.0, 0.0, 0.0, 0.0, 0.0, 0.0, -2.0])
-        got["js"].clear()
-        end = time.monotonic() + 1.0
-        while time.monotonic() < end:
+        following: list[float] = []
+
+        def follow() -> bool:
             cmd_pub.publish(Float64MultiArray(data=cmd.tolist()))
-            _spin(ex, 0.02)
-        arrays = [joint_state_arrays(m, robot.joint_names) for m in got["js"]]
-        following = [a for a in arrays if np.all(np.abs(a[2] - cmd) <= 0.1 + 1e-12)]
-        assert len(following) > 100
-        assert np.all(np.abs(arrays[-1][2] - cmd) <= 0.1 + 1e-12)
-        assert np.abs(arrays[-1][0] - home).max() > 0.05
-        # commands stop → after command_timeout the hold controller is back (gravity torque)
+            for m in got["js"]:
+                if np.all(np.abs(np.array(m.effort) - cmd) <= 0.1 + 1e-12):
+                    following.append(_stamp(m))
+            got["js"].clear()
+            return bool(following) and following[-1] - following[0] >= 0.8   # sim seconds
+
         got["js"].clear()
-        _spin(ex, 0.6)
+        end = time.monotonic() + 60.0
+        while not follow() and time.monotonic() < end:
+            _spin(ex, 0.02)
+        assert following and following[-1] - following[0] >= 0.8, stop(proc)
+        _spin(ex, 30.0, until=lambda: bool(got["js"]))
+        q_moved = joint_state_arrays(got["js"][-1], robot.joint_names)[0]
+        assert np.abs(q_moved - home).max() > 0.05
+        # commands stop → after command_timeout (0.1 s sim) the hold controller is back
+        t_stop = _stamp(got["js"][-1])
+        _spin(ex, 60.0, until=lambda: bool(got["js"]) and _stamp(got["js"][-1]) > t_stop + 1.0)
         _, _, tau = joint_state_arrays(got["js"][-1], robot.joint_names)
         assert np.abs(tau - cmd).max() > 1.0
     finally:
@@ -111,13 +153,17 @@ def test_lockstep_waits_for_the_controller(ros_node):
         cmd_pub.publish(Float64MultiArray(data=[t, 0, 0, 0, 0, 0, 0]))
 
     node.create_subscription(JointState, "joint_states", reply, SENSOR_QOS)
-    proc = start_node("sim", "mode:=lockstep", "noise_tau:=0.0", "lockstep_wait:=0.5",
-                      "rate_hz:=1000.0")
+    # The probe (publisher and subscriber in one participant) is discovered before the first
+    # step (wait_subscribers), so the sim never runs ahead unanswered; a generous lockstep_wait
+    # keeps a reply delayed by a busy machine from being given up on (a later reply would then
+    # answer the next state: a command does not say which state it answers).
+    proc = start_node("sim", "mode:=lockstep", "noise_tau:=0.0", "lockstep_wait:=5.0",
+                      "rate_hz:=1000.0", "wait_subscribers:=1")
     try:
-        _spin(ex, 20.0, until=lambda: len(seen) > 50)
+        _spin(ex, 30.0, until=lambda: len(seen) > 50)
         assert seen, stop(proc)
         seen.clear()
-        _spin(ex, 2.0)
+        _spin(ex, 60.0, until=lambda: len(seen) > 50)   # a count, not a rate: busy CI is slow
     finally:
         out = stop(proc)
     assert proc.returncode == 0, out
@@ -136,7 +182,9 @@ def test_b1_z1_stands_and_publishes_imu(ros_node):
     robot = load_robot("b1_z1")
     got: dict = {}
     _subscribe(node, got, imu=True)
-    proc = start_node("sim", "robot:=b1_z1", "mode:=lockstep", "duration:=2.5")
+    # wait_subscribers: a short lock-step run may otherwise end before discovery on a busy machine
+    proc = start_node("sim", "robot:=b1_z1", "mode:=lockstep", "duration:=2.5",
+                      "wait_subscribers:=1")
     try:
         _spin(ex, 30.0, until=lambda: proc.poll() is not None)
         _spin(ex, 0.3)
@@ -155,9 +203,10 @@ def test_b1_z1_stands_and_publishes_imu(ros_node):
 
 
 def test_hardware_like_publishes_at_the_profile_rate_with_drops(ros_node, tmp_path):
-    """hardware_like:=true: joint_states on the profile's 500 Hz grid (stamps up to 0.2 periods
-    late), about drop_prob of the slots missing, no velocities (velocity: missing); the profile
-    comes from an edited robot file (robot_config)."""
+    """hardware_like:=true with a profile from an edited robot file (robot_config): every
+    received joint_states is one the publication model published (500 Hz grid, stamps up to 0.2
+    periods late, no velocity), never one of the slots it dropped; how many it drops is checked
+    without DDS in test/simulation/test_runtime.py."""
     import yaml
 
     from sysid_ros.nodes.messages import theta_from_inertia
@@ -171,28 +220,22 @@ def test_hardware_like_publishes_at_the_profile_rate_with_drops(ros_node, tmp_pa
     got: dict = {}
     _subscribe(node, got)
     proc = start_node("sim", "robot:=gen3", f"robot_config:={path}", "hardware_like:=true",
-                      "hardware_seed:=3", "payload_mass:=2.27")
+                      "hardware_seed:=3", "payload_mass:=2.27", "wait_subscribers:=1")
     try:
-        _spin(ex, 20.0, until=lambda: len(got["js"]) > 100 and got["truth"])
-        assert got["js"], stop(proc)
-        got["js"].clear()
-        _spin(ex, 2.0)
+        _spin(ex, 30.0, until=lambda: len(got["js"]) >= 100 and got["truth"])
     finally:
         out = stop(proc)
     assert proc.returncode == 0, out
     js = list(got["js"])
+    assert len(js) >= 100, out
+    published = _published(load_robot("gen3", path), dict(hardware_like=True, hardware_seed=3,
+                                                           payload_mass=2.27), _stamp_ns(js[-1]))
+    _assert_received_were_published(js, published)
     assert all(len(m.velocity) == 0 and len(m.effort) == 7 for m in js)
     period = 1.0 / 500.0
-    gaps = np.diff([_stamp(m) for m in js])
-    slots = np.rint(gaps / period)
-    assert np.all(slots >= 1)
-    residual = gaps - slots * period              # difference of two stamp delays
-    assert np.abs(residual).max() <= 0.2 * period + 2e-9
-    assert np.abs(residual).max() > 0.05 * period
-    # ~20 % of the slots are empty (DDS on loopback may lose a few more under load)
-    missing = float(np.sum(slots - 1) / np.sum(slots))
-    assert 0.1 < missing < 0.4, missing
-    assert len(js) > 0.5 * 0.8 * 2.0 / period     # real time: at least half of what is sent
+    stamps = np.array([_stamp(m) for m in js])
+    late = stamps - np.floor(stamps / period + 1e-6) * period     # true instant → stamp
+    assert late.max() <= 0.2 * period + 2e-9 and late.max() > 0.05 * period
     # the payload truth is still the EE body + dumbbell (the drawn truth leaves the EE link)
     robot = load_robot("gen3")
     np.testing.assert_allclose(theta_from_inertia(got["truth"][0]),
