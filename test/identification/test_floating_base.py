@@ -336,3 +336,31 @@ def test_sensitivity_method_is_refused_for_a_floating_base(b1, cfg, standing):
     with pytest.raises(IdentificationConfigError, match="sensitivity"):
         identify(b1, cfg, r.t, r.q, r.dq, r.tau_meas, "sensitivity",
                  imu=corrupted_imu(standing[0], cfg.imu, np.random.default_rng(1)))
+
+
+def test_interpolated_imu_within_its_radius(b1, cfg, standing):
+    """IMU at half the joint rate (every other stamp): interpolated to the joint stamps, ω and
+    the effective gravity stay within ε of the simulator's exact values there (the rate bounds
+    hold in the simulator: measured |ω̇|, |ḟ| below angular_accel_abs, jerk_abs), and the
+    radius is zero on the IMU's own stamps."""
+    import dataclasses
+
+    run = standing[0]
+    r = run.run
+    dt = np.diff(r.t)[:, None]
+    assert np.abs(np.diff(run.gyro, axis=0) / dt).max() < cfg.imu.angular_accel_abs
+    assert np.abs(np.diff(run.accel, axis=0) / dt).max() < cfg.imu.jerk_abs
+    exact_bounds = dataclasses.replace(cfg.imu, gyro_noise_abs=0.0, accel_noise_abs=0.0)
+    half = slice(1, None, 2)
+    motion = base_motion(imu_mount(b1), exact_bounds, r.t[half], run.gyro[half],
+                         run.accel[half], r.t)
+    inside = motion.valid
+    assert inside[1:-1].all()
+    assert np.all(np.abs(motion.omega - run.gyro)[inside] <= motion.eps_omega[inside] + 1e-12)
+    assert np.all(np.abs(motion.gravity + run.accel)[inside]
+                  <= motion.eps_gravity[inside] + 1e-12)
+    assert np.all(motion.eps_omega[half][inside[half]] == 0.0)
+    # with the rate bound 100x too small the interpolation error is not covered: can fail
+    tight = dataclasses.replace(exact_bounds, jerk_abs=exact_bounds.jerk_abs / 100)
+    m2 = base_motion(imu_mount(b1), tight, r.t[half], run.gyro[half], run.accel[half], r.t)
+    assert np.any(np.abs(m2.gravity + run.accel)[inside] > m2.eps_gravity[inside] + 1e-12)
