@@ -241,6 +241,11 @@ class OnlineIdentifier:
     slower cadence: it solves on a snapshot without holding the lock and then intersects its
     box with the current one — both contain the truth, so the intersection does too (an empty
     intersection means the assumptions failed: ``inconsistent``).
+
+    Samples come in through :meth:`add_samples` (already clean, strictly increasing stamps) or
+    :meth:`add_messages` (as received: the stamp policy of :mod:`.stamps` drops isolated bad
+    stamps and restarts the windows on a persistent jump back); a floating-base robot's trunk
+    IMU through :meth:`add_imu`, joint samples waiting until the IMU covers their stamps.
     """
 
     def __init__(self, robot: Robot, config: IdentificationConfig, method: str = "lp",
