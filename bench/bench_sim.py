@@ -16,7 +16,12 @@ library_over_physics}`` (all at physics dt 0.25 ms), and
 node_lockstep_cpu}``: the B1 + Z1 at 1 kHz with the sim node's default step (the robot file's
 ``simulation.physics_dt``, 1 ms) — the configuration ``sysid-launch sim.launch.yaml
 robot:=b1_z1`` runs (target ≥ 1×); ``*_cpu`` per second of the process's own CPU time, which
-other users of a shared machine do not change.
+other users of a shared machine do not change; and
+``sim_realtime.gen3.1000.{rtf, received}``: the node in ``realtime`` mode (Gen3, 1 kHz) — its
+sim seconds per wall second (1.0 when the machine keeps up; the pacer never bursts, so less
+when it does not) and the fraction of its joint_states a subscriber in the same process
+received over DDS (best effort). These are figures of the machine's load, which is why no test
+asserts them (test/nodes/test_sim_node.py checks the messages' content instead).
 """
 from __future__ import annotations
 
@@ -91,6 +96,45 @@ def node_rtf(robot_name: str, rate: float, duration: float, dt: float | None = D
     return duration / wall
 
 
+def realtime_figures(robot_name: str, rate: float, duration: float) -> dict[str, float]:
+    """The ``realtime`` node for ``duration`` sim seconds: sim s per wall s, fraction received."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from sensor_msgs.msg import JointState
+
+    from sysid_ros.nodes._common import SENSOR_QOS
+    from sysid_ros.nodes.sim import SimNode
+
+    rclpy.init(args=["bench", "--ros-args", "-p", f"robot:={robot_name}", "-p", "mode:=realtime",
+                     "-p", f"rate_hz:={rate}", "-p", f"duration:={duration}",
+                     "-p", "wait_subscribers:=1"])
+    try:
+        probe = rclpy.create_node("bench_sim_probe")
+        received: list[int] = []
+        probe.create_subscription(JointState, "joint_states", lambda _m: received.append(1),
+                                  SENSOR_QOS)
+        node = SimNode()
+        ex = SingleThreadedExecutor()
+        ex.add_node(node)
+        ex.add_node(probe)
+        while node.runtime.time == 0.0 and not node.finished.is_set():   # until discovery
+            ex.spin_once(timeout_sec=0.01)
+        t0 = time.perf_counter()
+        while not node.finished.is_set():
+            ex.spin_once(timeout_sec=0.01)
+        wall = time.perf_counter() - t0
+        for _ in range(20):            # drain what is still queued
+            ex.spin_once(timeout_sec=0.01)
+        sent = int(round(node.runtime.time * node.runtime.rate_hz)) + 1
+        node.on_shutdown()
+        node.destroy_node()
+        probe.destroy_node()
+        ex.shutdown()
+    finally:
+        rclpy.try_shutdown()
+    return {"rtf": node.runtime.time / wall, "received": len(received) / sent}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--duration", type=float, default=1.0, help="simulated seconds per figure")
@@ -115,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
            "node_lockstep": node_rtf("b1_z1", 1000.0, a.duration, None),
            "library_cpu": library_rtf("b1_z1", 1000.0, a.duration, robot_dt, cpu=True),
            "node_lockstep_cpu": node_rtf("b1_z1", 1000.0, a.duration, None, cpu=True)}
+    realtime = realtime_figures("gen3", 1000.0, a.duration)
     print(f"{'robot':<7} {'rate Hz':>7} {'physics RTF':>12} {'library RTF':>12} "
           f"{'node lockstep RTF':>18} {'lib/phys':>9} {'node/phys':>10}")
     for robot, by_rate in results.items():
@@ -126,10 +171,13 @@ def main(argv: list[str] | None = None) -> int:
           f"{own['physics']:.1f}, library {own['library']:.2f}, node lockstep "
           f"{own['node_lockstep']:.2f}; per CPU second: library {own['library_cpu']:.2f}, "
           f"node lockstep {own['node_lockstep_cpu']:.2f}")
+    print(f"gen3 realtime at 1 kHz: RTF {realtime['rtf']:.2f}, joint_states received by a "
+          f"subscriber {100 * realtime['received']:.0f} %")
     if a.json:
         a.json.parent.mkdir(parents=True, exist_ok=True)
         a.json.write_text(json.dumps({"sim_rtf": results,
-                                      "sim_rtf_robot_dt": {"b1_z1": {"1000": own}}},
+                                      "sim_rtf_robot_dt": {"b1_z1": {"1000": own}},
+                                      "sim_realtime": {"gen3": {"1000": realtime}}},
                                      indent=2, sort_keys=True))
     return 0
 
