@@ -381,7 +381,7 @@ class ExcitingPlanner:
         result.verification = last_ver
         if not result.verified:
             result.reasons = list(last_ver.reasons) if last_ver else ["no candidate"]
-        else:
+        elif result.k is not None:
             self.k_last = result.k.copy()
             # the part that runs before the next cycle takes over (all of it if none does)
             self.information = self.information + self.model.information(
