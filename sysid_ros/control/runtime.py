@@ -296,15 +296,18 @@ class ControllerRuntime:
     def trajectory(self, ros_now: float, traj: JointTrajectoryArrays | None, frame_id: str,
                    decode_error: str = "") -> Admission:
         """Admit or reject one trajectory (``traj`` None with the decoder's ``decode_error``).
-        A rejected trajectory leaves the current one running."""
+        A rejected trajectory leaves the current one running. Its arrival time is the stamp of
+        the latest joint state — the time base the reference is sampled on — or ``ros_now``
+        before any."""
         if traj is None:
             return self._reject(False, [decode_error])
+        now = self.state[0] if self.state is not None else ros_now
         try:
-            planned = self.queue.plan(traj, ros_now)
+            planned = self.queue.plan(traj, now)
         except TrajectoryError as exc:
             return self._reject(False, [str(exc)])
         certified, why_not = self._certified(frame_id)
-        take_over = max(planned.start, ros_now)
+        take_over = max(planned.start, now)
         reasons = check_limits(planned, self.robot.limits)
         reasons += check_continuity(planned, self.queue.reference_at(take_over), take_over,
                                     self.tolerances)
@@ -314,7 +317,7 @@ class ControllerRuntime:
             reasons.append(f"uncertified ({why_not}) and accept_uncertified is false")
         if reasons:
             return self._reject(certified, reasons)
-        self.queue.push(traj, ros_now, planned)
+        self.queue.push(traj, now, planned)
         self.counters.accepted += 1
         self.counters.accepted_certified += int(certified)
         return Admission(True, certified)

@@ -114,8 +114,10 @@ def test_takeover_continuity_and_rest_at_the_end(gen3):
     assert not adm.accepted and any("position at take-over" in r for r in adm.reasons)
     # the same target with its first point later: the controller joins it from its reference
     assert rt.trajectory(1.0, _traj(rt, [0.5, 1.0], [jump, jump]), "").accepted
-    # stamped to start 0.4 s before it arrives: it would join mid-way, 0.05 rad away
-    late = rt.trajectory(2.0, _traj(rt, [0.0, 1.0], [q, q + 0.1], start=1.6), "")
+    # stamped to start 0.4 s before it arrives (arrival = the latest joint state's stamp):
+    # it would join mid-way, away from the reference
+    rt.joint_state(0.001, 2.0, q, np.zeros(7))
+    late = rt.trajectory(0.0, _traj(rt, [0.0, 1.0], [q, q + 0.1], start=1.6), "")
     assert not late.accepted and any("before arrival" in r for r in late.reasons), late
     moving = np.zeros((2, 7))
     moving[1, 0] = 0.5
