@@ -83,12 +83,17 @@ class IdentificationResult:
         return bool(np.all(theta >= self.lower - tol) and np.all(theta <= self.upper + tol))
 
 
-def _project_out_unknowns(rows: PayloadRows) -> tuple[np.ndarray, np.ndarray]:
+def _project_out_unknowns(rows: PayloadRows, theta_r: slice) -> tuple[np.ndarray, np.ndarray]:
     """Weighted rows in θ_e alone with the other unknowns (friction) eliminated by least squares:
     for fixed θ_e the best φ is linear, so min over (θ_e, φ) of ‖D(A·x − c)‖ equals min over θ_e
-    of ‖(I − P)D(Y·θ_e − c)‖ with P the projector on the friction columns (variable projection)."""
+    of ‖(I − P)D(Y·θ_e − c)‖ with P the projector on the friction columns (variable projection).
+    θ_r (columns ``theta_r``) is held at its box centre instead: the last link's parameters are
+    nearly collinear with θ_e, so a free θ_r would absorb the payload (its box, not the data,
+    bounds that direction — which the LP uses, a least-squares fit cannot)."""
     d = 1.0 / np.maximum(rows.r, 1e-12)
-    DA, Dc = rows.A * d[:, None], rows.c * d
+    keep = np.ones(rows.A.shape[1], bool)
+    keep[theta_r] = False
+    DA, Dc = rows.A[:, keep] * d[:, None], rows.c * d
     Y, F = DA[:, :N_THETA_E], DA[:, N_THETA_E:]
     if F.shape[1] == 0:
         return Y, Dc
@@ -97,13 +102,13 @@ def _project_out_unknowns(rows: PayloadRows) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _point_estimate(rows: PayloadRows, lower: np.ndarray, upper: np.ndarray,
-                    x_lower: np.ndarray, x_upper: np.ndarray,
-                    theta_ref: np.ndarray) -> tuple[np.ndarray, bool]:
+                    x_lower: np.ndarray, x_upper: np.ndarray, theta_ref: np.ndarray,
+                    theta_r: slice) -> tuple[np.ndarray, bool]:
     """(θ_0, outside): θ_0 by log-Cholesky least squares; the box's Chebyshev centre (and
     ``outside`` True) if θ_0 is outside the sound box."""
     from sysid_ros.identification.estimate import estimate_theta
 
-    Y, b = _project_out_unknowns(rows)
+    Y, b = _project_out_unknowns(rows, theta_r)
     theta0 = estimate_theta(Y, b, np.ones(len(b)), theta_ref).theta
     if np.all(theta0 >= lower) and np.all(theta0 <= upper):
         return theta0, False
@@ -160,7 +165,7 @@ def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.nd
             raise IdentificationConfigError(
                 f"method sensitivity: {robot.name} has a floating base, whose IMU-bias unknowns "
                 "that method cannot carry; use lp, lp-cuts or lp-lmi")
-        config = config.with_overrides(friction_unknowns=False)
+        config = config.with_overrides(friction_unknowns=False, theta_r_unknowns=False)
     t = np.asarray(t, float).reshape(-1)
     if dq is None:
         raise SampleError("velocity: the recording has no joint velocities; estimate them "
@@ -211,7 +216,7 @@ def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.nd
             nominal = box.nominal  # type: ignore[attr-defined]
         elif point_estimate:
             nominal, outside = _point_estimate(rows, box.lower, box.upper, x_lo, x_hi,
-                                               robot.theta_e())
+                                               robot.theta_e(), problem.theta_r_slice)
         pinned = [] if method == "sensitivity" else \
             pinned_faces(rows, x_lo, x_hi, box.lower, box.upper)
         warnings = box_warnings(pinned, outside, config.prior_name)
@@ -445,7 +450,8 @@ class OnlineIdentifier:
         if self.point_estimate:
             ref = self.nominal if np.all(np.isfinite(self.nominal)) else self.robot.theta_e()
             self.nominal, outside = _point_estimate(rows, lower, upper,
-                                                    *self.problem.prior(lower, upper), ref)
+                                                    *self.problem.prior(lower, upper), ref,
+                                                    self.problem.theta_r_slice)
         else:
             self.nominal = 0.5 * (lower + upper)
         # tighten() may have shrunk the box meanwhile: keep the nominal inside it

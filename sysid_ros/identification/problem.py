@@ -110,6 +110,20 @@ class PayloadProblem:
         self.n_x = N_THETA_E + int(self.free.sum())
         self.names = list(PARAM_NAMES) + [
             f"{FRICTION_NAMES[k]}[{robot.joint_names[j]}]" for j, k in zip(*np.nonzero(self.free))]
+        # θ_r unknowns δ = θ_r − θ_r^c ∈ [−rad, rad]: the entries of θ_r whose box has width and
+        # that some row can see (the subtree of a row joint; every other column of W is zero)
+        seen = np.zeros(n_theta, bool)
+        for b in row_joints_and_bodies(robot)[1]:
+            seen[10 * b:10 * b + 10] = True
+        r_scale = np.maximum(1.0, self.theta_r_abs_max)
+        self.r_free = (self.theta_r_rad > 1e-12 * r_scale) & seen[self._other] \
+            if config.theta_r_unknowns else np.zeros(self._other.size, bool)
+        self.r_col = self.n_x
+        self.n_r = int(self.r_free.sum())
+        self.n_x += self.n_r
+        body_names = [robot.model.names[i] for i in range(1, robot.model.njoints)]
+        self.names += [f"{PARAM_NAMES[k % 10]}[{body_names[k // 10]}]"
+                       for k in self._other[self.r_free]]
         # IMU biases per trunk axis (floating base); accelerometer-bias unknowns b (3) then
         # z_a = b_a·θ_e (3 × 10)
         self.bias = self.gyro_bias = np.zeros(3)
@@ -127,16 +141,23 @@ class PayloadProblem:
 
     def prior(self, theta_lower: np.ndarray | None = None,
               theta_upper: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Box of x: [θ_e box (default B₀) | friction box of the unknowns]."""
+        """Box of x: [θ_e box (default B₀) | friction box of the unknowns | θ_r − θ_r^c in
+        ±rad(θ_r) | IMU-bias box]."""
         lo = self.config.prior_lower if theta_lower is None else theta_lower
         hi = self.config.prior_upper if theta_upper is None else theta_upper
+        rad = self.theta_r_rad[self.r_free]
         if not self.n_bias:
-            return (np.concatenate([lo, self.f_lo[self.free]]),
-                    np.concatenate([hi, self.f_hi[self.free]]))
+            return (np.concatenate([lo, self.f_lo[self.free], -rad]),
+                    np.concatenate([hi, self.f_hi[self.free], rad]))
         z = np.repeat(self.bias, 10) * np.tile(np.maximum(np.abs(lo), np.abs(hi)), 3)
         b = self.bias
-        return (np.concatenate([lo, self.f_lo[self.free], -b, -z]),
-                np.concatenate([hi, self.f_hi[self.free], b, z]))
+        return (np.concatenate([lo, self.f_lo[self.free], -rad, -b, -z]),
+                np.concatenate([hi, self.f_hi[self.free], rad, b, z]))
+
+    @property
+    def theta_r_slice(self) -> slice:
+        """Columns of x holding θ_r − θ_r^c (empty without ``theta_r_unknowns``)."""
+        return slice(self.r_col, self.r_col + self.n_r)
 
     def rows(self, m: MomentumRows) -> PayloadRows:
         """The constraint rows of momentum rows ``m`` (see module docstring)."""
@@ -149,7 +170,10 @@ class PayloadProblem:
         A = np.zeros((n, self.n_x))
         A[:, :N_THETA_E] = W_e
         c = m.tau - W_r @ self.theta_r_c
-        r_fixed = np.abs(W_r) @ self.theta_r_rad
+        # θ_r is one vector for all windows: its free entries are shared LP unknowns (their
+        # columns W_r); only the rest (zero-width entries: nothing) stays in the per-row radius
+        A[:, self.theta_r_slice] = W_r[:, self.r_free]
+        r_fixed = np.abs(W_r[:, ~self.r_free]) @ self.theta_r_rad[~self.r_free]
         lo, hi, free, col = self.f_lo[j], self.f_hi[j], self.free[j], self.col[j]
         fc_c, fc_r = 0.5 * (lo + hi), 0.5 * (hi - lo)
         rows = np.arange(n)
