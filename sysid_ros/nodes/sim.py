@@ -39,7 +39,7 @@ from sysid_ros.simulation.runtime import MODES
 
 __all__ = ["PARAMETERS", "SimNode", "main"]
 
-_SEED = (0, 2**31 - 1)
+_SEED = (0, 1_000_000_000)
 PARAMETERS = (
     Param("robot", "string", "registry name (gen3, z1, b1_z1) or robot-facts file path", "gen3"),
     Param("robot_config", "string", "robot-facts file overriding the named robot's"),
@@ -52,7 +52,7 @@ PARAMETERS = (
     Param("rate_hz", "double", "joint_states / imu / clock rate in sim time (hardware_like: the "
           "profile's)", 1000.0, (1.0, 10000.0), unit="Hz"),
     Param("physics_dt", "double", "physics step dividing 1/rate_hz (absent: the robot file's "
-          "simulation.physics_dt, shortened to divide it; hardware_like: the profile's)", None,
+          "simulation.physics_dt, shortened to divide it); refused with hardware_like", None,
           (1e-6, 1e-3), unit="s"),
     Param("integrator", "string", "MuJoCo integrator", "Euler", choices=tuple(INTEGRATORS)),
     Param("mode", "string", "realtime (wall-clock paced) or lockstep (as fast as possible, waits "

@@ -54,7 +54,8 @@ class RuntimeSettings:
     ``payload_inertia`` (about the CoM, [ixx, ixy, ixz, iyy, iyz, izz], EE frame) a custom
     payload, else a dumbbell of that mass. ``duration`` None: run until stopped.
     ``hardware_like``: the robot file's ``simulation.hardware_like`` profile replaces
-    ``rate_hz``/``physics_dt``/``noise_*``/``quantize``.
+    ``rate_hz``/``noise_*``/``quantize`` and sets the physics step (``physics_dt`` given too is
+    refused rather than silently ignored).
     """
 
     rate_hz: float = 1000.0
@@ -91,6 +92,9 @@ class RuntimeSettings:
         for name in ("seed", "hardware_seed", "wait_subscribers"):
             if getattr(self, name) < 0:
                 raise SimConfigError(f"sim setting {name} must be >= 0, got {getattr(self, name)}")
+        if self.hardware_like and self.physics_dt is not None:
+            raise SimConfigError("sim setting physics_dt cannot be given with hardware_like: the "
+                                 "profile's physics_dt (robot file) is used")
         if not (math.isfinite(self.payload_mass) and self.payload_mass >= 0.0):
             raise SimConfigError(f"sim setting payload_mass must be >= 0 kg, "
                                  f"got {self.payload_mass!r}")

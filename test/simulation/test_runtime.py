@@ -156,6 +156,8 @@ def test_bad_settings_are_refused_by_name(gen3) -> None:
         SimRuntime(gen3, RuntimeSettings(rate_hz=1000.0, physics_dt=3e-4))
     with pytest.raises(SimConfigError, match="mode"):
         RuntimeSettings(mode="fast")
+    with pytest.raises(SimConfigError, match="physics_dt cannot be given with hardware_like"):
+        RuntimeSettings(hardware_like=True, physics_dt=1e-3)
     with pytest.raises(SimConfigError, match="duration"):
         RuntimeSettings(duration=0.0)
     with pytest.raises(SimConfigError, match="q0"):
