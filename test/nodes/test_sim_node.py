@@ -242,5 +242,16 @@ def test_hardware_like_publishes_at_the_profile_rate_with_drops(ros_node, tmp_pa
                                true_theta_e(robot, dumbbell_for(robot, 2.27)), atol=1e-9)
 
 
+def test_a_sentinel_value_is_refused_by_name():
+    """physics_dt 0 (the old "robot file" sentinel) is out of range: absent means the robot
+    file's step; the node exits with an error naming the parameter."""
+    proc = start_node("sim", "physics_dt:=0.0")
+    try:
+        proc.wait(timeout=30)
+    finally:
+        out = stop(proc)
+    assert proc.returncode != 0 and "physics_dt" in out, out
+
+
 def _spin(ex, seconds: float, until=None) -> None:
     spin_until(ex, until, seconds)
