@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from builtin_interfaces.msg import Duration
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
@@ -36,7 +36,8 @@ from sysid_ros.model.arm_view import arm_view
 from sysid_ros.model.robots import load_robot
 from sysid_ros.nodes._common import (DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_QOS, TRAJECTORY_QOS,
                                      ns_to_stamp_fields, run_node)
-from sysid_ros.nodes.messages import JointStateError, bounds_from_msg, joint_state_arrays
+from sysid_ros.nodes.messages import (JointStateError, bounds_from_msg, diagnostics_msg,
+                                     joint_state_arrays)
 from sysid_ros.nodes.params import Param, declare
 from sysid_ros.planning import ExcitingPlanner, PlannerConfig, PlanningError, QuinticTrajectory
 from sysid_ros.planning.receding import RecedingHorizon
@@ -44,8 +45,6 @@ from sysid_ros.visualization.live import obstacle_items
 
 __all__ = ["ExcitingPlannerNode", "main", "trajectory_msg"]
 
-_LEVEL = {"ok": DiagnosticStatus.OK, "warn": DiagnosticStatus.WARN,
-          "error": DiagnosticStatus.ERROR}
 
 PARAMETERS = (
     Param("robot", "string", "registry name (gen3, z1) or robot-facts file path", "gen3"),
@@ -167,13 +166,8 @@ class ExcitingPlannerNode(Node):
             self.finished.set()
 
     def _report(self, level: str, message: str, values: dict[str, str]) -> None:
-        status = DiagnosticStatus(level=_LEVEL[level], name="exciting_planner", message=message,
-                                  hardware_id=self.robot.name)
-        status.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
-        arr = DiagnosticArray(status=[status])
-        arr.header.stamp = self.get_clock().now().to_msg()
-        self.diag_pub.publish(arr)
-
+        self.diag_pub.publish(diagnostics_msg("exciting_planner", self.robot.name, level, message,
+                                              values, self.get_clock().now().to_msg()))
 
 def main(args: Sequence[str] | None = None) -> int:
     return run_node(lambda argv: ExcitingPlannerNode(argv), args, threads=2)

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from builtin_interfaces.msg import Time
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Inertia, InertiaStamped
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
@@ -26,6 +28,7 @@ from sysid_ros.model.parameters import PARAM_NAMES, com_inertia_from_theta, thet
 
 __all__ = [
     "MessageError",
+    "diagnostics_msg",
     "BOUND_LABELS",
     "JointStateError",
     "ParameterBounds",
@@ -185,3 +188,18 @@ def trajectory_from_msg(msg: JointTrajectory,
     return JointTrajectoryArrays.from_arrays(times, cols["positions"], cols["velocities"],
                                              cols["accelerations"], names, robot_joint_names,
                                              start)
+
+
+_DIAG_LEVEL = {"ok": DiagnosticStatus.OK, "warn": DiagnosticStatus.WARN,
+               "error": DiagnosticStatus.ERROR}
+
+
+def diagnostics_msg(name: str, hardware_id: str, level: str, message: str,
+                    values: dict[str, str], stamp: Time) -> DiagnosticArray:
+    """One-status ``/diagnostics`` message; ``level`` is ok | warn | error (the runtimes' words)."""
+    status = DiagnosticStatus(name=name, hardware_id=hardware_id, message=message,
+                              level=_DIAG_LEVEL[level])
+    status.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
+    arr = DiagnosticArray(status=[status])
+    arr.header.stamp = stamp
+    return arr

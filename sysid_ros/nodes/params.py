@@ -30,7 +30,7 @@ __all__ = ["Param", "ParameterError", "declare", "check_value", "check_yaml", "m
 
 #: Parameter types: the name used in the tables and docs → the Python type of its value.
 TYPES: dict[str, type] = {"bool": bool, "int": int, "double": float, "string": str,
-                          "double[]": list, "string[]": list}
+                          "double[]": list, "string[]": list, "double|double[]": object}
 
 
 class ParameterError(SysidError):
@@ -44,7 +44,8 @@ class Param:
     Attributes:
         name: the ROS parameter name.
         type: one of :data:`TYPES` (``bool``, ``int``, ``double``, ``string``, ``double[]``,
-            ``string[]``).
+            ``string[]``, or ``double|double[]``: one number for every joint or one per joint,
+            declared with dynamic typing).
         description: one sentence, shown by ``ros2 param describe``.
         default: the value when the parameter is not given; ``None`` = optional (absent means
             "use the robot file" / "off", as the description says).
@@ -84,6 +85,16 @@ def _fmt(x: float) -> str:
 
 def check_value(p: Param, value: Any, where: str) -> Any:
     """``value`` if it fits ``p`` (ints are accepted for doubles), else :class:`ParameterError`."""
+    if p.type == "double|double[]":
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return check_value(Param(p.name, "double", p.description, None, p.range, unit=p.unit),
+                               value, where)
+        items = list(value) if isinstance(value, (list, tuple)) else None
+        if not items:
+            raise ParameterError(f"{where}: parameter {p.name} must be a number or a non-empty "
+                                 f"list of numbers, got {type(value).__name__} {value!r}")
+        return [float(v) for v in check_value(
+            Param(p.name, "double[]", p.description, None, p.range, unit=p.unit), items, where)]
     want = TYPES[p.type]
     ok_type = (isinstance(value, want) and not (want is int and isinstance(value, bool))
                or (want is float and isinstance(value, int) and not isinstance(value, bool)))
@@ -122,14 +133,16 @@ def declare(node: Any, table: Sequence[Param]) -> dict[str, Any]:
 
     ros_type = {"bool": Parameter.Type.BOOL, "int": Parameter.Type.INTEGER,
                 "double": Parameter.Type.DOUBLE, "string": Parameter.Type.STRING,
-                "double[]": Parameter.Type.DOUBLE_ARRAY, "string[]": Parameter.Type.STRING_ARRAY}
+                "double[]": Parameter.Type.DOUBLE_ARRAY, "string[]": Parameter.Type.STRING_ARRAY,
+                "double|double[]": Parameter.Type.NOT_SET}
     values: dict[str, Any] = {}
     where = f"node {node.get_name()}"
     for p in table:
+        dynamic = p.type == "double|double[]"
         desc = ParameterDescriptor(name=p.name, type=ros_type[p.type].value,
                                    description=p.description + (f" ({p.unit})" if p.unit else ""),
                                    additional_constraints=p.constraint_text(),
-                                   read_only=p.read_only)
+                                   read_only=p.read_only, dynamic_typing=dynamic)
         if p.range is not None and p.type == "int":
             desc.integer_range = [IntegerRange(from_value=int(p.range[0]), to_value=int(p.range[1]),
                                                step=0)]
@@ -138,8 +151,13 @@ def declare(node: Any, table: Sequence[Param]) -> dict[str, Any]:
                                                             to_value=float(p.range[1]), step=0.0)]
         default = ros_type[p.type] if p.default is None else p.default
         try:
-            node.declare_parameter(p.name, default, desc)
+            if dynamic and p.default is None:      # no typed placeholder for a dynamic type
+                node.declare_parameter(p.name, None, desc)
+            else:
+                node.declare_parameter(p.name, default, desc)
             value = node.get_parameter(p.name).value
+            if dynamic and hasattr(value, "tolist"):  # rclpy hands arrays back as array('d')
+                value = list(value)
         except ParameterUninitializedException:
             value = None
         except Exception as exc:  # rclpy's own type/range refusals, re-raised with the name
@@ -197,6 +215,7 @@ def markdown(node: str, table: Sequence[Param]) -> str:
 #: Nodes whose parameters come from a ``PARAMETERS`` table: node name → module. (The others
 #: still declare their parameters by hand; they move here one by one.)
 TABLE_NODES: dict[str, str] = {"exciting_planner": "sysid_ros.nodes.exciting_planner",
+                               "identifier": "sysid_ros.nodes.identifier",
                                "markers": "sysid_ros.nodes.markers", "sim": "sysid_ros.nodes.sim"}
 
 

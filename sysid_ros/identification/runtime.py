@@ -1,0 +1,193 @@
+"""The identifier node's state without ROS: message buffers filled by callbacks, the periodic
+update handed to :class:`~.identifier.OnlineIdentifier`, rejection counts and the status report
+(level, message, figures) that the node turns into ``/diagnostics`` (no rclpy here).
+
+Thread model (the node's): callbacks call :meth:`IdentifierRuntime.joint_state`,
+:meth:`~IdentifierRuntime.joint_state_rejected`, :meth:`~IdentifierRuntime.imu` and
+:meth:`~IdentifierRuntime.request_reset` — cheap, under one lock, never waiting for an LP; one
+worker calls :meth:`~IdentifierRuntime.update` every update period and, with ``lp-cuts``, a second
+one calls :meth:`~IdentifierRuntime.tighten`. Stamps are judged by the library's stamp policy
+(:mod:`.stamps`) when the batch is handed over, not in the callbacks.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sysid_ros.identification.config import IdentificationConfig
+from sysid_ros.identification.errors import SampleError
+from sysid_ros.identification.identifier import OnlineIdentifier
+from sysid_ros.identification.stamps import RESTARTS
+
+__all__ = ["IdentifierRuntime", "StatusReport", "UpdateOutcome"]
+
+_LEVEL = {"ok": "ok", "insufficient_data": "warn", "inconsistent": "error"}
+
+
+@dataclass(frozen=True)
+class UpdateOutcome:
+    """One update: ``status`` after it; ``publish`` = a new sound box to publish (status ok);
+    ``became_inconsistent`` the first update of an inconsistent spell (log it once)."""
+
+    status: str
+    publish: bool = False
+    became_inconsistent: bool = False
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    """The diagnostic: ``level`` ok | warn | error, one-line ``message``, figures by name."""
+
+    level: str
+    message: str
+    values: dict[str, str] = field(default_factory=dict)
+
+
+class IdentifierRuntime:
+    """Buffers, counters and the update step around one :class:`OnlineIdentifier`."""
+
+    def __init__(self, ident: OnlineIdentifier, config: IdentificationConfig) -> None:
+        self.ident, self.config = ident, config
+        self.received = 0
+        self.imu_received = 0
+        self.resets = 0
+        self.latency = float("nan")
+        self.tighten_latency = float("nan")
+        self._rejected: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self._buffer: list[tuple[float, np.ndarray, np.ndarray, np.ndarray]] = []
+        self._imu_buffer: list[tuple[float, np.ndarray, np.ndarray]] = []
+        self._reset_requested = False
+
+    # -- inputs (callbacks) --------------------------------------------------------------------
+    def joint_state(self, t: float, q: np.ndarray, dq: np.ndarray, tau: np.ndarray) -> None:
+        """A decoded joint state (s, rad, rad/s, N·m), buffered for the next update."""
+        with self._lock:
+            self.received += 1
+            self._buffer.append((t, q, dq, tau))
+
+    def imu(self, t: float, gyro: np.ndarray, specific_force: np.ndarray) -> None:
+        """A trunk IMU reading (s, rad/s, m/s²); non-finite readings are rejected by reason."""
+        with self._lock:
+            self.imu_received += 1
+        if not (np.all(np.isfinite(gyro)) and np.all(np.isfinite(specific_force))):
+            self.reject("imu: non-finite angular velocity / linear acceleration")
+            return
+        with self._lock:
+            self._imu_buffer.append((t, np.asarray(gyro, float), np.asarray(specific_force, float)))
+
+    def joint_state_rejected(self, reason: str) -> None:
+        """A joint-state message that could not be decoded: received, and rejected by reason."""
+        with self._lock:
+            self.received += 1
+        self.reject(reason)
+
+    def reject(self, reason: str) -> None:
+        """Count an unusable message (or an internal error) under ``reason``."""
+        with self._lock:
+            self._rejected[reason.split(" for ")[0][:80]] += 1
+
+    def request_reset(self) -> None:
+        """Start over at the next update (a new payload): buffers dropped, box back to B₀."""
+        with self._lock:
+            self._buffer.clear()
+            self._imu_buffer.clear()
+            self._reset_requested = True
+
+    # -- the worker's step ---------------------------------------------------------------------
+    def update(self) -> UpdateOutcome:
+        """Hand the buffered samples to the identifier and update the box once."""
+        with self._lock:
+            batch, self._buffer = self._buffer, []
+            imu_batch, self._imu_buffer = self._imu_buffer, []
+            reset, self._reset_requested = self._reset_requested, False
+        start = time.perf_counter()
+        ident = self.ident
+        if reset:
+            ident.reset()
+            self.resets += 1
+        if imu_batch:
+            ident.add_imu(np.array([b[0] for b in imu_batch]), np.array([b[1] for b in imu_batch]),
+                          np.array([b[2] for b in imu_batch]))
+        if not batch:
+            return UpdateOutcome(ident.status)
+        t = np.array([b[0] for b in batch])
+        arrays = [np.array([b[k] for b in batch]) for k in (1, 2, 3)]
+        try:
+            ident.add_messages(t, *arrays)
+        except SampleError as err:
+            self.reject(f"batch rejected: {err}")
+            return UpdateOutcome(ident.status)
+        before = ident.status
+        status = ident.update()
+        self.latency = time.perf_counter() - start
+        return UpdateOutcome(status, publish=status == "ok",
+                             became_inconsistent=status == "inconsistent"
+                             and before != "inconsistent")
+
+    def tighten(self) -> bool:
+        """One cut-generating round on a snapshot (``lp-cuts``); True when the box shrank."""
+        start = time.perf_counter()
+        if not self.ident.tighten():
+            return False
+        self.tighten_latency = time.perf_counter() - start
+        return True
+
+    def box(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(lower, nominal clipped into the box, upper) while the status is ok, else None."""
+        ident = self.ident
+        lower, upper, nominal = ident.lower, ident.upper, ident.nominal
+        if ident.status != "ok":
+            return None
+        return lower, np.clip(nominal, lower, upper), upper
+
+    # -- status --------------------------------------------------------------------------------
+    def rejected(self) -> dict[str, int]:
+        """Rejected messages by reason: undecodable ones and the stamp policy's, joint states
+        and IMU (restarts are reported as ``window_restarts``)."""
+        with self._lock:
+            rejected = dict(self._rejected)
+        counts = [("", self.ident.stamps.counts)]
+        if self.ident.imu is not None:
+            counts.append(("imu: ", self.ident.imu.stamps.counts))
+        for prefix, c in counts:
+            rejected.update({prefix + k: v for k, v in c.items() if k != RESTARTS and v > 0})
+        return rejected
+
+    def report(self) -> StatusReport:
+        """Status with its reason (insufficient: why no window; inconsistent: the diagnosis),
+        WARN for an ok box with warnings or rejected messages, and the figures."""
+        ident, cfg = self.ident, self.config
+        status = ident.status
+        level = _LEVEL[status]
+        warnings = list(ident.warnings) if status == "ok" else []
+        rejected = self.rejected()
+        if status == "ok" and (rejected or warnings):
+            level = "warn"
+        reason = {"insufficient_data": ident.insufficient_reason(),
+                  "inconsistent": ident.reason}.get(status, "")
+        message = status + (f": {reason}" if reason else "") + \
+            (f"; WARNING: {' | '.join(warnings)}" if warnings else "")
+        values: dict[str, object] = {
+            "status": status, "samples": ident.samples, "windows": ident.windows_used,
+            "received": self.received, "gaps": ident.windows.n_gaps, "resets": self.resets,
+            "window_restarts": ident.n_restarts,
+            "last_update_latency_s": f"{self.latency:.6f}", "method": ident.method,
+            "last_tighten_latency_s": f"{self.tighten_latency:.6f}",
+            "rejected_total": sum(rejected.values()), "prior": cfg.prior_name,
+            "friction": cfg.friction, "sources": ", ".join(cfg.sources)}
+        if ident.imu is not None:
+            values["imu_received"] = self.imu_received
+            values["imu_samples"] = ident.imu.n_samples
+        if ident.windows.plan is not None:
+            values["sampling"] = ident.windows.plan.describe()
+        if ident.diagnosis is not None and status == "inconsistent":
+            values["noise_scale_needed"] = f"{ident.diagnosis.noise_scale:.3f}"
+        for k, w in enumerate(warnings):
+            values[f"warning {k + 1}"] = w
+        values.update({f"rejected: {k}": v for k, v in rejected.items()})
+        return StatusReport(level, message, {k: str(v) for k, v in values.items()})
