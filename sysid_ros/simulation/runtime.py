@@ -232,7 +232,11 @@ class SimRuntime:
     def waits_for_command(self, commander_seen: bool, wall_now: float) -> bool:
         """Lock-step: wait (up to ``lockstep_wait``) before the next period? Only when no command
         has answered the last publication yet and a controller exists: ``commander_seen`` (a
-        publisher on the command topic) or a command within :data:`COMMANDER_MEMORY_S`."""
+        publisher on the command topic) or a command within :data:`COMMANDER_MEMORY_S`.
+
+        Assumption: the controller replies once per publication, within ``lockstep_wait``. A
+        command does not say which state it answers, so a later reply is taken as the answer
+        to the next state (the pairing then lags one period while replies keep coming)."""
         if self.settings.mode != "lockstep" or self._answered or self._k < 0:
             return False
         return commander_seen or wall_now - self._cmd_wall <= COMMANDER_MEMORY_S
