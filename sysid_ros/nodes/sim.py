@@ -92,10 +92,8 @@ class SimNode(Node):
         super().__init__("sim")
         p = declare(self, PARAMETERS)
         self.robot = load_robot(p["robot"], p["robot_config"])
-        settings: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v
-                    for k, v in p.items() if k in RuntimeSettings.__dataclass_fields__}
-        self.runtime = SimRuntime(self.robot, RuntimeSettings(**settings))
-        self.sim = self.runtime.sim
+        fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in p.items()}
+        self.runtime = rt = SimRuntime(self.robot, RuntimeSettings.from_parameters(fields))
         self._lock, self._answer, self._stop, self.finished = (
             threading.Lock(), threading.Event(), threading.Event(), threading.Event())
         self.exit_code = self.rejected_commands = 0
@@ -103,7 +101,7 @@ class SimNode(Node):
         self._js_pub = self.create_publisher(JointState, "joint_states", SENSOR_QOS)
         self._imu_pub = self.create_publisher(Imu, "imu", SENSOR_QOS) if self.robot.floating_base else None
         self._clock_pub = self.create_publisher(Clock, "/clock", CLOCK_QOS) if p["publish_clock"] else None
-        truth = InertiaStamped(inertia=inertia_from_theta(self.sim.true_theta_e()))
+        truth = InertiaStamped(inertia=inertia_from_theta(rt.sim.true_theta_e()))
         truth.header.frame_id = self.robot.ee_joint
         self.create_publisher(InertiaStamped, "/sim/payload_truth", LATCHED_QOS).publish(truth)
         self.create_subscription(Float64MultiArray, _CMD_TOPIC, self._on_command, COMMAND_QOS)
@@ -112,10 +110,10 @@ class SimNode(Node):
         self._js.name = list(self.robot.joint_names)
         self._imu.header.frame_id = str(
             (self.robot.config.get("simulation", {}) or {}).get("imu_body", "imu_link"))
-        rt, payload, truth_r = self.runtime, self.runtime.payload, self.sim.truth
+        payload, truth_r = rt.payload, rt.sim.truth
         self.get_logger().info(
             f"simulating {self.robot.name} ({f'payload {payload.mass:.3f} kg' if payload else 'no payload'}"
-            f"), {p['mode']}, joint_states at {rt.rate_hz:g} Hz, physics dt {self.sim.physics_dt:g} s"
+            f"), {p['mode']}, joint_states at {rt.rate_hz:g} Hz, physics dt {rt.sim.physics_dt:g} s"
             + (f"; hardware-like {rt.profile}, truth [Fc, Fv, Ia, offset] per joint "
                f"{np.round(truth_r.friction, 3).tolist()}" if rt.profile and truth_r else ""))
         self._thread = threading.Thread(target=self._run, name="sim", daemon=True)
@@ -171,8 +169,10 @@ class SimNode(Node):
             pacer = RealtimePacer(rt.period, time.monotonic())
             while not self._stop.is_set() and not rt.finished:
                 now = time.monotonic()
-                if rt.waits_for_command(self._commander_seen(now), now):
-                    self._answer.wait(rt.settings.lockstep_wait)
+                if rt.waits_for_command(self._commander_seen(now), now) and not self._answer.wait(
+                        rt.settings.lockstep_wait):   # the assumption of lock-step pairing broke
+                    self.get_logger().warning("lockstep: no command within lockstep_wait; a later "
+                                              "one answers the next state", throttle_duration_sec=5.0)
                 with self._lock:
                     pub = rt.advance()
                     self._answer.clear()   # only a reply to this publication releases the next wait

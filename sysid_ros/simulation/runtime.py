@@ -21,8 +21,9 @@ Not thread-safe: the node serialises calls (one lock around command / advance / 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -76,6 +77,11 @@ class RuntimeSettings:
     payload_mass: float = 0.0
     payload_com: tuple[float, ...] | None = None
     payload_inertia: tuple[float, ...] | None = None
+
+    @classmethod
+    def from_parameters(cls, values: Mapping[str, Any]) -> RuntimeSettings:
+        """The settings among a node's parameter values (others, e.g. ``robot``, are skipped)."""
+        return cls(**{k: v for k, v in values.items() if k in cls.__dataclass_fields__})
 
     def __post_init__(self) -> None:
         def positive(name: str, value: float | None) -> None:
