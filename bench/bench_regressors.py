@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pinocchio as pin

@@ -273,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     pcfg = robot.config["planner"]
     data = {
         "dumbbells": masses, "methods": methods, "experiments": exps,
-        "config": {"n_trajectories": cfg.n_trajectories, "solve_time": args.solve_time, "t_f": pcfg["t_f"], "t_p": pcfg["t_p"],
+        "config": {"n_trajectories": cfg.n_trajectories, "solve_time": args.solve_time,
+                   "t_f": pcfg["t_f"], "t_p": pcfg["t_p"],
                    "noise_tau": node_params("sim").get("noise_tau"), "seed": args.seed,
                    "random_seeds": args.random_seeds,
                    "V_max": robot.config["controller"]["V_max"]},

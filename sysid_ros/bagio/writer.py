@@ -134,7 +134,7 @@ class BagWriter:
         self.message_count = 0
 
     # -- lifecycle -----------------------------------------------------------------------------
-    def open(self) -> "BagWriter":
+    def open(self) -> BagWriter:
         """Create the bag directory (fails if it exists, rosbag2 never overwrites)."""
         with self._lock:
             if self._open or self._finished:
@@ -146,7 +146,7 @@ class BagWriter:
             self._open = True
             return self
 
-    def __enter__(self) -> "BagWriter":
+    def __enter__(self) -> BagWriter:
         return self.open()
 
     def __exit__(

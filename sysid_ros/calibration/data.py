@@ -64,7 +64,7 @@ class Recording:
     def rate_hz(self) -> float:
         return 1.0 / float(np.median(np.diff(self.t)))
 
-    def with_velocity(self, dq: np.ndarray, source: str) -> "Recording":
+    def with_velocity(self, dq: np.ndarray, source: str) -> Recording:
         """The same log with velocities ``dq`` from ``source`` (a state estimator)."""
         return replace(self, dq=np.asarray(dq, float), velocity_source=source)
 

@@ -49,7 +49,7 @@ def calibration_document(result, validation=None, bags: list[str] | None = None
     }
     provenance: dict[str, Any] = {
         "tool": "sysid-calibrate",
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "bags": list(bags) if bags is not None else [r.name for r in result.recordings],
         "velocity_source": sorted({r.velocity_source for r in result.recordings}),
         "samples": int(sum(len(r) for r in result.recordings)),

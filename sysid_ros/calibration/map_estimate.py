@@ -43,7 +43,7 @@ class LinearRows:
     scale: np.ndarray
 
     @staticmethod
-    def stack(parts: list["LinearRows"]) -> "LinearRows":
+    def stack(parts: list[LinearRows]) -> LinearRows:
         return LinearRows(sp.vstack([p.A for p in parts]).tocsr(),
                           np.concatenate([p.c for p in parts]),
                           np.concatenate([p.scale for p in parts]))

@@ -85,7 +85,7 @@ class CalibrationRows:
         shift = sp.csr_matrix((self.sign_rad, (np.arange(n), fc_col)), shape=self.A.shape)
         return (self.A - shift).tocsr(), (self.A + shift).tocsr()
 
-    def take(self, index) -> "CalibrationRows":
+    def take(self, index) -> CalibrationRows:
         """Rows selected by an index array or boolean mask."""
         index = np.arange(len(self))[index]
         out = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -95,7 +95,7 @@ class CalibrationRows:
         return CalibrationRows(**out)
 
     @staticmethod
-    def concat(parts: list["CalibrationRows"]) -> "CalibrationRows":
+    def concat(parts: list[CalibrationRows]) -> CalibrationRows:
         parts = [p for p in parts if len(p)]
         if not parts:
             raise ValueError("CalibrationRows.concat: no rows")

@@ -99,7 +99,7 @@ class _JointProblem:
         return r, J
 
 
-def _fit(prob: "_JointProblem", p0: np.ndarray) -> np.ndarray:
+def _fit(prob: _JointProblem, p0: np.ndarray) -> np.ndarray:
     """Bounded nonlinear least squares of one joint's problem from ``p0``."""
     from scipy.optimize import least_squares
 

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -66,7 +67,7 @@ class IdentifierStatus:
         return self.level == 1 and PINNED_WARNING in self.message
 
     @classmethod
-    def of(cls, t: float, status: str, warnings: Sequence[str]) -> "IdentifierStatus":
+    def of(cls, t: float, status: str, warnings: Sequence[str]) -> IdentifierStatus:
         """What the identifier node reports for an ``OnlineIdentifier`` status and its
         warnings (for the in-process pipeline, which has no /diagnostics)."""
         level = {"ok": 1 if warnings else 0, "insufficient_data": 1}.get(status, 2)

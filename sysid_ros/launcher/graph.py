@@ -83,7 +83,7 @@ class Graph:
         self._lock = threading.Lock()
 
     # -- starting --------------------------------------------------------------------------
-    def start(self) -> "Graph":
+    def start(self) -> Graph:
         """Start every process (in file order). Raises LaunchError if a param file is missing."""
         for spec in self.description.processes:
             for f in spec.param_files:
@@ -209,7 +209,7 @@ class Graph:
             self._done.set()
             return self.exit_code
 
-    def __enter__(self) -> "Graph":
+    def __enter__(self) -> Graph:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

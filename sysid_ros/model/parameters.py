@@ -41,7 +41,7 @@ _PAPER_TO_OURS = {"m": "m", "mpx": "mcx", "mpy": "mcy", "mpz": "mcz", "XX": "Ixx
                   "ZZ": "Izz", "XY": "Ixy", "YZ": "Iyz", "XZ": "Ixz"}
 _TO_PAPER = np.array([PARAM_NAMES.index(_PAPER_TO_OURS[p]) for p in PAPER_NAMES])
 _FROM_PAPER = np.array([PAPER_NAMES.index(p) for p in
-                        (dict((v, k) for k, v in _PAPER_TO_OURS.items())[o] for o in PARAM_NAMES)])
+                        ({v: k for k, v in _PAPER_TO_OURS.items()}[o] for o in PARAM_NAMES)])
 
 
 def to_paper_order(theta: np.ndarray) -> np.ndarray:

@@ -49,7 +49,7 @@ class Affine:
 
     @classmethod
     def from_interval(cls, x: Interval, symbols: np.ndarray | None = None,
-                      n_symbols: int = 0) -> "Affine":
+                      n_symbols: int = 0) -> Affine:
         """Each element of ``x`` gets its own symbol (``symbols`` gives its index, same shape as
         x); without symbols the whole radius becomes the remainder."""
         if symbols is None:
@@ -72,17 +72,17 @@ class Affine:
     def mag(self) -> np.ndarray:
         return self.to_interval().mag()
 
-    def __getitem__(self, idx: Any) -> "Affine":
+    def __getitem__(self, idx: Any) -> Affine:
         shape = self.shape
         g = None if self.g is None else np.broadcast_to(self.g, shape + self.g.shape[-1:])[idx]
         return Affine(np.broadcast_to(self.c, shape)[idx], g, np.broadcast_to(self.r, shape)[idx],
                       np.broadcast_to(self.s, shape)[idx])
 
     # -- arithmetic ------------------------------------------------------------------------------
-    def __neg__(self) -> "Affine":
+    def __neg__(self) -> Affine:
         return Affine(-self.c, None if self.g is None else -self.g, self.r, self.s)
 
-    def __add__(self, other: Any) -> "Affine":
+    def __add__(self, other: Any) -> Affine:
         if isinstance(other, Interval):
             other = Affine(other.mid, None, other.rad)
         if isinstance(other, Affine):
@@ -102,13 +102,13 @@ class Affine:
 
     __radd__ = __add__
 
-    def __sub__(self, other: Any) -> "Affine":
+    def __sub__(self, other: Any) -> Affine:
         return self + (-other)
 
-    def __rsub__(self, other: Any) -> "Affine":
+    def __rsub__(self, other: Any) -> Affine:
         return (-self) + other
 
-    def __mul__(self, other: Any) -> "Affine":
+    def __mul__(self, other: Any) -> Affine:
         if isinstance(other, Interval):
             other = Affine(other.mid, None, other.rad)
         if isinstance(other, Affine):

@@ -57,7 +57,7 @@ class SerialChain:
         return len(self.parent)
 
     @classmethod
-    def from_robot(cls, robot: Robot) -> "SerialChain":
+    def from_robot(cls, robot: Robot) -> SerialChain:
         model = robot.model
         if robot.floating_base:
             raise UnplannableRobotError(

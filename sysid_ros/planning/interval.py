@@ -51,7 +51,7 @@ class Interval:
 
     # -- construction / views -----------------------------------------------------------------
     @classmethod
-    def from_bounds(cls, lo: np.ndarray, hi: np.ndarray) -> "Interval":
+    def from_bounds(cls, lo: np.ndarray, hi: np.ndarray) -> Interval:
         lo, hi = np.asarray(lo, float), np.asarray(hi, float)
         if np.any(lo > hi):
             raise ValueError("Interval.from_bounds: lower bound above upper bound")
@@ -71,7 +71,7 @@ class Interval:
     def shape(self) -> tuple[int, ...]:
         return np.broadcast_shapes(self.mid.shape, self.rad.shape)
 
-    def __getitem__(self, idx: Any) -> "Interval":
+    def __getitem__(self, idx: Any) -> Interval:
         shape = self.shape
         return Interval(np.broadcast_to(self.mid, shape)[idx], np.broadcast_to(self.rad, shape)[idx])
 
@@ -86,10 +86,10 @@ class Interval:
         return f"Interval(mid={self.mid!r}, rad={self.rad!r})"
 
     # -- arithmetic -----------------------------------------------------------------------------
-    def __neg__(self) -> "Interval":
+    def __neg__(self) -> Interval:
         return Interval(-self.mid, self.rad)
 
-    def __add__(self, other: Scalar) -> "Interval":
+    def __add__(self, other: Scalar) -> Interval:
         if isinstance(other, Interval):
             mid = self.mid + other.mid
             return Interval(mid, _widen(mid, self.rad + other.rad))
@@ -100,15 +100,15 @@ class Interval:
 
     __radd__ = __add__
 
-    def __sub__(self, other: Scalar) -> "Interval":
+    def __sub__(self, other: Scalar) -> Interval:
         if not isinstance(other, (Interval,) + _PLAIN):
             return NotImplemented
         return self + (-other)
 
-    def __rsub__(self, other: Scalar) -> "Interval":
+    def __rsub__(self, other: Scalar) -> Interval:
         return (-self) + other
 
-    def __mul__(self, other: Scalar) -> "Interval":
+    def __mul__(self, other: Scalar) -> Interval:
         if isinstance(other, Interval):
             mid = self.mid * other.mid
             rad = (np.abs(self.mid) * other.rad + self.rad * np.abs(other.mid)
@@ -122,10 +122,10 @@ class Interval:
 
     __rmul__ = __mul__
 
-    def hull(self, other: "Interval") -> "Interval":
+    def hull(self, other: Interval) -> Interval:
         return Interval.from_bounds(np.minimum(self.lo, other.lo), np.maximum(self.hi, other.hi))
 
-    def widen(self, extra: np.ndarray | float) -> "Interval":
+    def widen(self, extra: np.ndarray | float) -> Interval:
         """Enlarge the radius by ``extra`` ≥ 0 (e.g. a tracking-error bound)."""
         return Interval(self.mid, _widen(self.mid, self.rad + extra))
 

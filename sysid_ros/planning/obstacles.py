@@ -49,7 +49,7 @@ class BoxObstacle:
     rotation: np.ndarray
 
     @classmethod
-    def from_dict(cls, item: dict[str, Any], index: int = 0) -> "BoxObstacle":
+    def from_dict(cls, item: dict[str, Any], index: int = 0) -> BoxObstacle:
         where = f"planner.obstacles[{index}]"
         if not isinstance(item, dict):
             raise PlannerConfigError(f"{where}: expected a mapping with center and half_extents")

@@ -68,7 +68,7 @@ class PlannerConfig:
     objective: str = "cond"
 
     @classmethod
-    def from_robot(cls, robot: Robot, overrides: dict[str, Any] | None = None) -> "PlannerConfig":
+    def from_robot(cls, robot: Robot, overrides: dict[str, Any] | None = None) -> PlannerConfig:
         raw = dict(robot.config.get("planner") or {})
         raw.update(overrides or {})
         known = set(cls.__dataclass_fields__)

@@ -65,7 +65,8 @@ def test_non_monotonic_and_duplicate_stamps(tmp_path, storage):
 def test_missing_topic_lists_available(tmp_path, storage):
     stamps, q, dq, tau = sample_arrays(5)
     bag = write_joint_states(tmp_path / "b", stamps, q, dq, tau, storage=storage, topic="/arm/joint_states")
-    _raises(TopicNotFoundError, bag, r"topic /joint_states not in bag .*available topics: /arm/joint_states \[sensor_msgs/msg/JointState\]")
+    _raises(TopicNotFoundError, bag, r"topic /joint_states not in bag .*available topics: "
+            r"/arm/joint_states \[sensor_msgs/msg/JointState\]")
     with pytest.raises(TopicTypeError, match="expected sensor_msgs/msg/Imu"):
         read_imu(bag, "/arm/joint_states")
 

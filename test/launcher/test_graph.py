@@ -110,8 +110,8 @@ def test_required_failure_makes_nonzero_exit(tmp_path):
 def test_cli_forwards_sigint_and_escalates(tmp_path):
     # A child ignoring SIGINT and SIGTERM must still be gone (SIGKILL) after the timeouts.
     f = tmp_path / "stubborn.launch.yaml"
-    code = "import signal,time; signal.signal(signal.SIGINT, signal.SIG_IGN); " \
-           "signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"
+    code = ("import signal,time; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+            "signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)")
     f.write_text(yaml.safe_dump({"launch": [{"executable": {
         "cmd": shlex.join([sys.executable, "-c", code]), "name": "stubborn"}}]}))
     env = dict(os.environ, PYTHONPATH=str(ROOT))

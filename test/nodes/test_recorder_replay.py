@@ -126,7 +126,7 @@ def test_replay_timing_matches_original(tmp_path, ros_node):
     times = 5 * 10**9 + np.concatenate(([0], np.cumsum(gaps)))[:100] * 1e9
     bag = tmp_path / "orig"
     with BagWriter(bag) as w:
-        for k, t in enumerate(times.astype(np.int64)):
+        for t in times.astype(np.int64):
             w.write("/joint_states", joint_state(int(t), NAMES, rng.normal(size=7),
                                                   rng.normal(size=7), rng.normal(size=7)), int(t))
     node, ex = ros_node
