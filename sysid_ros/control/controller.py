@@ -41,6 +41,22 @@ rᵀd = 1, by ``metric``:
 Both keep the guarantee: for V_sup ≥ V_max (σ = 1), rᵀ(τ_true − τ₀ − v) ≤ β − β −
 α(V_sup − V_max).
 
+Boundary layer (``boundary_layer`` η ∈ [0, 1], a fraction of V_max; 0 = none). σβd is
+homogeneous of degree 0 in r: its size is set by the bound, not by r, so near r = 0 it flips
+with r's direction, and a 1 kHz sampled loop turns that into a command switching at the sample
+rate (the Z1: ~9 N·m per ms on joint 1, which shakes a standing B1's trunk, docs/design.md
+§5.1). With η > 0 the robust term is multiplied by
+
+    s = min(1, √(V_sup/(η·V_max))),
+
+so below the level η·V_max it shrinks linearly with r (V_sup is a sup of quadratic forms
+in r: √V_sup is a gauge) and the law is continuous at r = 0 with a finite gain. The
+guarantee is UNCHANGED for η ≤ 1: whenever V_true ≥ V_max, V_sup ≥ V_true ≥ V_max ≥ η·V_max,
+so s = 1 and the inequality above holds as before; inside the layer V_true ≤ V_sup < V_max.
+The per-joint bound |σβd_i| ≤ v_bound_i (the planner's) only gains the factor s ≤ 1. A layer
+above V_max (η > 1) would let V grow up to η·V_max, which the planner's tracking box does not
+assume: it is refused (raise V_max instead, with its tracking box).
+
 Coulomb friction at rest is set-valued (a stuck joint's friction is anywhere in [−Fc, Fc]);
 the law uses Fc·sign(q̇) only for |q̇| > ``coulomb_band`` and otherwise 0 with the whole
 [−Fc_hi, Fc_hi] in the bound (at |q̇| = 0 exactly when the band is 0).
@@ -116,7 +132,8 @@ class ThetaBox:
 class ControllerGains:
     """K_r (per joint, 1/s), α (1/s), V_max (J), the ‖r‖ threshold below which v = 0, the
     torque limit scale, the robust input's metric (``identity`` | ``mass``), the diagonal added
-    to the mass metric (kg·m², per joint or one value) and the Coulomb band (rad/s)."""
+    to the mass metric (kg·m², per joint or one value), the Coulomb band (rad/s) and the
+    boundary layer η ∈ [0, 1] (fraction of V_max; 0 = none, module doc)."""
 
     Kr: np.ndarray
     alpha: float
@@ -126,12 +143,13 @@ class ControllerGains:
     metric: str = "identity"
     metric_armature: np.ndarray | float = 0.0
     coulomb_band: float = 0.0
-
+    boundary_layer: float = 0.0
 
 def gains_from_config(robot: Robot, overrides: dict | None = None) -> ControllerGains:
     """Gains from the robot file's ``controller:`` section (Kr, alpha, V_max, r_norm_threshold,
-    metric, metric_armature, coulomb_band), each overridable by ``overrides`` (same keys, plus
-    torque_limit_scale); a missing required key raises ``ControllerConfigError`` naming it."""
+    metric, metric_armature, coulomb_band, boundary_layer), each overridable by ``overrides``
+    (same keys, plus torque_limit_scale); a missing required key raises
+    ``ControllerConfigError`` naming it."""
     sec = dict(robot.config.get("controller") or {})
     sec.update({k: v for k, v in (overrides or {}).items() if v is not None})
     try:
@@ -145,7 +163,8 @@ def gains_from_config(robot: Robot, overrides: dict | None = None) -> Controller
                            str(sec.get("metric", "identity")),
                            np.broadcast_to(np.asarray(sec.get("metric_armature", 0.0), float),
                                            (robot.nj,)).copy(),
-                           float(sec.get("coulomb_band", 0.0)))
+                           float(sec.get("coulomb_band", 0.0)),
+                           float(sec.get("boundary_layer", 0.0)))
 
 
 @dataclass(frozen=True)
@@ -212,6 +231,11 @@ class RobustController:
             raise ControllerConfigError("need alpha > 0, V_max > 0, r_threshold >= 0, "
                                         "coulomb_band >= 0 and 0 < torque_limit_scale <= 1, got "
                                         f"{gains}")
+        if not 0.0 <= gains.boundary_layer <= 1.0:
+            raise ControllerConfigError(
+                f"boundary_layer must be in [0, 1] (a fraction of V_max), got "
+                f"{gains.boundary_layer}: a layer above V_max would void V <= V_max; raise "
+                "V_max instead (docs/design.md §5.1)")
         if gains.metric not in METRICS:
             raise ControllerConfigError(f"metric {gains.metric!r} not one of {METRICS}")
         metric_ia = np.broadcast_to(np.asarray(gains.metric_armature, float), (robot.nj,)).copy()
@@ -226,7 +250,8 @@ class RobustController:
         self.robot, self.mode, self.pid = robot, mode, pid
         self.gains = ControllerGains(kr, float(gains.alpha), float(gains.V_max),
                                      float(gains.r_threshold), float(gains.torque_limit_scale),
-                                     gains.metric, metric_ia, float(gains.coulomb_band))
+                                     gains.metric, metric_ia, float(gains.coulomb_band),
+                                     float(gains.boundary_layer))
         self.model = robot.model
         self.data = self.model.createData()
         self.model0 = self.model.copy()
@@ -370,6 +395,10 @@ class RobustController:
         if r_norm > self.gains.r_threshold:
             sigma = max(0.0, 1.0 - alpha * max(gap, 0.0) / beta) if beta > 0.0 else 0.0
             # d = P r/(rᵀPr): rᵀd = 1 (P = I: r/‖r‖²)
+            # boundary layer: the robust term ramps with √V_sup below η·V_max (module doc)
+            layer = self.gains.boundary_layer * self.gains.V_max
+            if layer > 0.0:
+                sigma *= min(1.0, float(np.sqrt(max(vsup, 0.0) / layer)))
             v = sigma * beta * pr / float(r @ pr) + alpha * max(-gap, 0.0) * r / r_norm ** 2
             lam = float(np.linalg.norm(v))
         else:

@@ -23,6 +23,16 @@ class LoopLog:
     V_true: np.ndarray
     V_sup: np.ndarray
     clipped: np.ndarray
+    tau: np.ndarray            # the command sent (after clipping), (n, nj)
+
+
+_FIELDS = ("t", "e", "r_norm", "V_true", "V_sup", "clipped", "tau")
+
+
+def chatter(tau: np.ndarray) -> np.ndarray:
+    """Per joint RMS of the command's first difference (N·m per control step): a law that
+    switches at the sample rate shows up here, a smooth one stays near the reference's own."""
+    return np.sqrt(np.mean(np.diff(tau, axis=0) ** 2, axis=0))
 
 
 def bezier_rest_to_rest(robot, q0: np.ndarray, k: np.ndarray, tf: float) -> JointTrajectoryArrays:
@@ -44,7 +54,7 @@ def run(robot, controller: RobustController, payload, traj: JointTrajectoryArray
     queue.push(traj, now=0.0)
     sub = int(round(control_dt / physics_dt))
     n = int(round(duration / control_dt))
-    log = {k: [] for k in ("t", "e", "r_norm", "V_true", "V_sup", "clipped")}
+    log = {k: [] for k in _FIELDS}
     full_m = np.zeros((mj.model.nv, mj.model.nv))
     for i in range(n):
         t = i * control_dt
@@ -59,9 +69,9 @@ def run(robot, controller: RobustController, payload, traj: JointTrajectoryArray
         log["V_true"].append(0.5 * out.r @ m @ out.r)
         log["V_sup"].append(out.V_sup)
         log["clipped"].append(out.clipped)
+        log["tau"].append(out.tau)
         data.qfrc_applied[:] = 0.0
         data.qfrc_applied[mj.dof_adr] = out.tau
         for _ in range(sub):
             mujoco.mj_step(mj.model, data)
-    return LoopLog(*(np.asarray(log[k]) for k in ("t", "e", "r_norm", "V_true", "V_sup",
-                                                   "clipped")))
+    return LoopLog(*(np.asarray(log[k]) for k in _FIELDS))

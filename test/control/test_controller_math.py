@@ -228,3 +228,51 @@ def test_stuck_joint_carries_its_whole_coulomb_friction(z1):
                                atol=1e-9)
     slow = ctl.friction_columns(np.full(6, 0.01), z)
     assert np.all(slow[:, 0] == 0.0)
+
+
+def test_boundary_layer_keeps_the_inequality_and_makes_v_continuous(z1):
+    """η = 1: whenever V_sup ≥ V_max the layered law is the sharp one (so the Lyapunov
+    inequality of the test above holds unchanged); below, its robust term is the sharp one's
+    scaled by √(V_sup/V_max) ∈ [0, 1) (still inside v_bound), so v → 0 linearly as r → 0 where
+    the sharp term keeps a size set by the bound alone: the switching the layer removes."""
+    sharp, _ = _z1_controller(z1)
+    layered, _ = _z1_controller(z1, boundary_layer=1.0)
+    rng = np.random.default_rng(4)
+    n_inside = n_outside = 0
+    for _ in range(200):
+        q = z1.random_configuration(rng)
+        dq = rng.uniform(-0.5, 0.5, 6)
+        f = rng.choice([0.2, 3.0])                  # inside / outside the V_max level
+        e, de = rng.normal(0, 0.002, 6) * f, rng.normal(0, 0.02, 6) * f
+        a = sharp.compute(0.0, q, dq, q + e, dq + de, np.zeros(6))
+        b = layered.compute(0.0, q, dq, q + e, dq + de, np.zeros(6))
+        assert b.V_sup == a.V_sup
+        if a.V_sup >= 1e-4:
+            n_outside += 1
+            np.testing.assert_array_equal(b.v, a.v)
+        else:
+            n_inside += 1
+            np.testing.assert_allclose(b.v, np.sqrt(a.V_sup / 1e-4) * a.v, rtol=1e-12,
+                                       atol=1e-15)
+            assert np.all(np.abs(b.v) <= b.v_bound + 1e-12)
+    assert n_inside > 20 and n_outside > 20
+    # along a ray r = s·r₁ (s → 0) the sharp term's size does not shrink with s (only σ's
+    # α·V_max offset takes it to 0 at the very end); the layered one shrinks ∝ s
+    q = np.array([0.0, 1.0, -1.2, 0.2, 0.3, 0.0])
+    dq, r1 = np.full(6, 0.3), np.array([0.2, -0.1, 0.15, 0.3, -0.2, 0.4])
+    sizes = []
+    for s in (0.02, 0.01, 0.005):
+        outs = [c.compute(0.0, q, dq, q, dq + s * r1, np.zeros(6)) for c in (sharp, layered)]
+        assert outs[0].V_sup < 1e-4
+        sizes.append([np.linalg.norm(o.v) for o in outs])
+    sizes = np.asarray(sizes)
+    assert sizes[2, 0] > 0.3 * sizes[0, 0]                      # sharp: same order
+    np.testing.assert_allclose(sizes[1:, 1] / sizes[:-1, 1],    # layered: v ∝ s² · (1/s)… ∝ s
+                               0.5 * sizes[1:, 0] / sizes[:-1, 0], rtol=1e-6)
+
+
+def test_boundary_layer_above_v_max_is_refused(z1):
+    with pytest.raises(ControllerConfigError, match="boundary_layer"):
+        _z1_controller(z1, boundary_layer=1.5)
+    with pytest.raises(ControllerConfigError, match="boundary_layer"):
+        _z1_controller(z1, boundary_layer=-0.1)
