@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
@@ -91,18 +92,18 @@ class SerialChain:
 
 
 # -- component-wise linear algebra --------------------------------------------------------------
-def _is_zero(x) -> bool:
+def _is_zero(x: Any) -> bool:
     return isinstance(x, (float, int)) and x == 0
 
 
-def _mul(x, y):
+def _mul(x: Any, y: Any) -> Any:
     """x·y with exact zeros short-circuited (constant axes and placements are sparse)."""
     if _is_zero(x) or _is_zero(y):
         return 0.0
     return x * y
 
 
-def _plus(x, y):
+def _plus(x: Any, y: Any) -> Any:
     if _is_zero(x):
         return y
     if _is_zero(y):
@@ -110,7 +111,7 @@ def _plus(x, y):
     return x + y
 
 
-def _minus(x, y):
+def _minus(x: Any, y: Any) -> Any:
     if _is_zero(y):
         return x
     if _is_zero(x):
@@ -118,7 +119,7 @@ def _minus(x, y):
     return x - y
 
 
-def _dot_const(row: Sequence, c: np.ndarray):
+def _dot_const(row: Sequence[Any], c: np.ndarray) -> Any:
     """Σ_k row[k]·c[k] for constant c, skipping exact zeros (fewer ops, tighter intervals)."""
     total = 0.0
     for k in range(len(c)):
@@ -152,7 +153,7 @@ def _add(a: Sequence, b: Sequence) -> tuple:
     return tuple(_plus(x, y) for x, y in zip(a, b))
 
 
-def _scale(a: Sequence, s) -> tuple:
+def _scale(a: Sequence[Any], s: Any) -> tuple[Any, ...]:
     return tuple(_mul(x, s) for x in a)
 
 
@@ -307,19 +308,22 @@ def passivity_torque(chain: SerialChain, cs: Sequence[tuple], dq: Sequence, dq_a
     nb = chain.nb
     same = dq_a is dq
     vel, wel, acc = _forward(chain, cs, dq, dq_a, ddq_a, with_gravity)
-    force: list = [None if theta[i] is None else
-                   _body_force(theta[i], vel[i], wel[i], acc[i], same) for i in range(nb)]
+    force: list[tuple[Any, ...] | None] = []
+    for i in range(nb):
+        body = theta[i]
+        force.append(None if body is None else _body_force(body, vel[i], wel[i], acc[i], same))
     tau: list = [0.0] * nb
     for i in range(nb - 1, -1, -1):
-        if force[i] is None:
+        f_i = force[i]
+        if f_i is None:
             continue
-        fl, fn = force[i]
+        fl, fn = f_i
         tau[i] = _dot_const(fn, chain.axis[i])
         p = chain.parent[i]
         if p >= 0:
             fp = _to_parent_force(chain, i, cs[i], fl, fn)
-            force[p] = fp if force[p] is None else (_add(force[p][0], fp[0]),
-                                                    _add(force[p][1], fp[1]))
+            f_p = force[p]
+            force[p] = fp if f_p is None else (_add(f_p[0], fp[0]), _add(f_p[1], fp[1]))
     return tau
 
 
