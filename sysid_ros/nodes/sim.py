@@ -96,8 +96,7 @@ class SimNode(Node):
         self.runtime = rt = SimRuntime(self.robot, RuntimeSettings.from_parameters(fields))
         self._lock, self._answer, self._stop, self.finished = (
             threading.Lock(), threading.Event(), threading.Event(), threading.Event())
-        self.exit_code = self.rejected_commands = 0
-        self._commander, self._graph_check_at = False, 0.0
+        self.exit_code, self.rejected_commands, self._commander, self._graph_check_at = 0, 0, False, 0.0
         self._js_pub = self.create_publisher(JointState, "joint_states", SENSOR_QOS)
         self._imu_pub = self.create_publisher(Imu, "imu", SENSOR_QOS) if self.robot.floating_base else None
         self._clock_pub = self.create_publisher(Clock, "/clock", CLOCK_QOS) if p["publish_clock"] else None
@@ -120,10 +119,12 @@ class SimNode(Node):
         self._thread.start()
 
     def _on_command(self, msg: Float64MultiArray) -> None:
+        arrived = time.monotonic()   # before the lock: a step in progress would delay it
         try:
-            with self._lock:   # set under the lock: a reply never releases a later wait
-                self.runtime.command(np.asarray(msg.data, dtype=float), time.monotonic())
-                self._answer.set()
+            with self._lock:
+                self.runtime.command(np.asarray(msg.data, dtype=float), arrived)
+                if self.runtime.answered:
+                    self._answer.set()
         except CommandError as err:
             self.rejected_commands += 1
             self.get_logger().warning(str(err), throttle_duration_sec=1.0)
@@ -170,11 +171,10 @@ class SimNode(Node):
             while not self._stop.is_set() and not rt.finished:
                 now = time.monotonic()
                 if rt.waits_for_command(self._commander_seen(now), now) and not self._answer.wait(
-                        rt.settings.lockstep_wait):   # the assumption of lock-step pairing broke
-                    self.get_logger().warning("lockstep: no command within lockstep_wait; a later "
-                                              "one answers the next state", throttle_duration_sec=5.0)
+                        rt.settings.lockstep_wait):   # lock-step's pairing assumption broke
+                    self.get_logger().warning("no reply within lockstep_wait", throttle_duration_sec=5)
                 with self._lock:
-                    pub = rt.advance()
+                    pub = rt.advance(time.monotonic())
                     self._answer.clear()   # only a reply to this publication releases the next wait
                 self._publish(pub)
                 if rt.settings.mode == "realtime":

@@ -197,6 +197,7 @@ class SimRuntime:
         self._cmd_time = -math.inf     # sim time at which the newest command arrived
         self._cmd_wall = -math.inf     # wall time of the newest command (lock-step memory)
         self._answered = False         # a command arrived since the last publication
+        self._step_wall = -math.inf    # wall time at which the last advance() began
 
     # -- state -----------------------------------------------------------------------------
     @property
@@ -210,6 +211,11 @@ class SimRuntime:
         d = self.settings.duration
         return d is not None and self._k >= 0 and self.sim.time >= d - 1e-12
 
+    @property
+    def answered(self) -> bool:
+        """A command has answered the last publication (lock-step, see :meth:`command`)."""
+        return self._answered
+
     def may_start(self, joint_state_subscribers: int) -> bool:
         """Sim time stays at 0 until ``wait_subscribers`` nodes listen to joint_states, so a
         graph started together (recorder included) sees the run from its first step."""
@@ -218,15 +224,18 @@ class SimRuntime:
     # -- inputs ----------------------------------------------------------------------------
     def command(self, tau: np.ndarray | Sequence[float], wall_time: float) -> None:
         """The newest torque command (one per robot joint, or per ``arm_joints`` for B1 + Z1),
-        received now (sim time :attr:`time`; ``wall_time`` any monotonic wall clock, s).
-        Raises CommandError (wrong length, non-finite) and keeps the previous command."""
+        received now (sim time :attr:`time`) and arrived at ``wall_time`` (any monotonic wall
+        clock, s; the same clock as :meth:`advance`'s). It answers the last publication (for
+        lock-step) only if it arrived after that publication's step began: one that arrived
+        earlier, e.g. while the step ran, replies to an older state. Raises CommandError (wrong
+        length, non-finite) and keeps the previous command."""
         tau = np.asarray(tau, dtype=float).reshape(-1)
         n_all, n_cmd = self.robot.nj, len(self.sim.command_joints)
         if tau.size not in (n_all, n_cmd) or not np.all(np.isfinite(tau)):
             raise CommandError(f"command with {tau.size} entries ignored (need {n_all} or "
                                f"{n_cmd} finite torques)")
         self._cmd, self._cmd_time, self._cmd_wall = tau, self.sim.time, wall_time
-        self._answered = True
+        self._answered = self._answered or wall_time >= self._step_wall
 
     def fresh_command(self) -> np.ndarray | None:
         """The command that acts over the next period: the newest one unless it is older than
@@ -241,8 +250,9 @@ class SimRuntime:
         publisher on the command topic) or a command within :data:`COMMANDER_MEMORY_S`.
 
         Assumption: the controller replies once per publication, within ``lockstep_wait``. A
-        command does not say which state it answers, so a later reply is taken as the answer
-        to the next state (the pairing then lags one period while replies keep coming)."""
+        command does not say which state it answers, so a reply later than that is taken as
+        the answer to the next state; the pairing lags one period until a reply arrives during
+        a step (not counted, see :meth:`command`) or two replies fall within one period."""
         if self.settings.mode != "lockstep" or self._answered or self._k < 0:
             return False
         return commander_seen or wall_now - self._cmd_wall <= COMMANDER_MEMORY_S
@@ -256,9 +266,11 @@ class SimRuntime:
             self.sensor.reset()     # no finite difference across the jump
 
     # -- stepping --------------------------------------------------------------------------
-    def advance(self) -> Publication:
+    def advance(self, wall_time: float = -math.inf) -> Publication:
         """The next publication: the initial state first, then one period of physics later each
-        time (the profile's sample instants are the physics steps nearest k/rate_hz)."""
+        time (the profile's sample instants are the physics steps nearest k/rate_hz).
+        ``wall_time``: when this step begins (lock-step pairing, see :meth:`command`)."""
+        self._step_wall = wall_time
         if self._k >= 0:
             if self.profile is None:
                 steps = self.steps_per_pub

@@ -81,6 +81,12 @@ def test_lockstep_waits_only_when_a_commander_exists(gen3) -> None:
     assert rt.waits_for_command(commander_seen=False, wall_now=100.0 + 0.5 * COMMANDER_MEMORY_S)
     # ... but not forever
     assert not rt.waits_for_command(commander_seen=False, wall_now=100.0 + 2 * COMMANDER_MEMORY_S)
+    # a command that arrived before this publication's step began replies to an older state
+    rt.advance(wall_time=200.0)
+    rt.command(np.zeros(7), wall_time=199.9)
+    assert not rt.answered and rt.waits_for_command(commander_seen=True, wall_now=200.1)
+    rt.command(np.zeros(7), wall_time=200.2)
+    assert rt.answered and not rt.waits_for_command(commander_seen=True, wall_now=200.2)
     realtime = SimRuntime(gen3, RuntimeSettings(mode="realtime"))
     realtime.advance()
     assert not realtime.waits_for_command(commander_seen=True, wall_now=0.0)
