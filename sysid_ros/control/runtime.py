@@ -58,17 +58,20 @@ STATE_LABELS = ("r_norm", "V_sup", "V_max", "rho", "lambda", "bound_norm", "clip
 
 @dataclass(frozen=True)
 class ControllerSettings:
-    """The node's parameters (types and defaults; docs in config/robust_controller.yaml and
-    the node's module doc). ``validate`` names the first bad one."""
+    """The node's parameters as a validated value object (their table — types, ranges, units,
+    descriptions — is ``sysid_ros.nodes.robust_controller.PARAMETERS``, docs/parameters.md).
+    ``None`` = absent: the robot file's value (gains) or none (robot_config, calibration).
+    ``validate`` names the first bad one."""
 
     robot: str = "gen3"
-    robot_config: str = ""
-    calibration: str = ""
+    robot_config: str | None = None
+    calibration: str | None = None
     mode: str = "robust"
-    Kr: float = 0.0
-    alpha: float = 0.0
-    V_max: float = 0.0
-    r_norm_threshold: float = -1.0
+    Kr: float | None = None
+    alpha: float | None = None
+    V_max: float | None = None
+    r_norm_threshold: float | None = None
+    boundary_layer: float | None = None
     torque_limit_scale: float = 1.0
     theta_r_uncertainty: bool = True
     publish_on: str = "joint_states"
@@ -95,6 +98,8 @@ class ControllerSettings:
     trajectory_topic: str = "/sysid/desired_trajectory"
     command_topic: str = "/effort_controller/commands"
 
+    _OPTIONAL_STRINGS = ("robot_config", "calibration")
+
     @classmethod
     def from_mapping(cls, values: dict[str, Any]) -> ControllerSettings:
         """Settings from a name → value mapping (unknown names refused), validated."""
@@ -105,6 +110,11 @@ class ControllerSettings:
         typed: dict[str, Any] = {}
         for key, value in values.items():
             default: Any = names[key].default
+            if default is None:                # optional: absent, or a float / a string
+                if value is None:
+                    typed[key] = None
+                    continue
+                default = "" if key in cls._OPTIONAL_STRINGS else 0.0
             kind = type(default)
             if kind is bool and not isinstance(value, bool):
                 raise ControllerConfigError(f"parameter {key}: {value!r} is not a bool")
@@ -132,6 +142,13 @@ class ControllerSettings:
              "must be <= stale_timeout (stale input is noticed within one period)")
         need(self.debug_decimation >= 1, "debug_decimation", "must be >= 1")
         need(0 < self.torque_limit_scale <= 1, "torque_limit_scale", "must be in (0, 1]")
+        for name in ("Kr", "alpha", "V_max"):
+            value = getattr(self, name)
+            need(value is None or value > 0, name, "must be > 0 (or absent: the robot file's)")
+        need(self.r_norm_threshold is None or self.r_norm_threshold >= 0, "r_norm_threshold",
+             "must be >= 0 (or absent)")
+        need(self.boundary_layer is None or 0 <= self.boundary_layer <= 1, "boundary_layer",
+             "must be in [0, 1] (a fraction of V_max; or absent)")
 
 
 @dataclass(frozen=True)
@@ -449,14 +466,11 @@ def build_runtime(settings: ControllerSettings, use_sim_time: bool,
                                 settings.calibration or None))
     defaults = robot.config.get("controller", {}) or {}
 
-    def override(value: float, floor: float = 0.0) -> float | None:
-        return float(value) if value > floor else None
-
-    # the robot file's controller: section, with the node's parameters overriding where set
+    # the robot file's controller: section, with the node's parameters overriding where given
+    # (gains_from_config drops the absent ones, None)
     gains = gains_from_config(robot, {
-        "Kr": override(settings.Kr), "alpha": override(settings.alpha),
-        "V_max": override(settings.V_max),
-        "r_norm_threshold": override(settings.r_norm_threshold, -1e-300),
+        "Kr": settings.Kr, "alpha": settings.alpha, "V_max": settings.V_max,
+        "r_norm_threshold": settings.r_norm_threshold, "boundary_layer": settings.boundary_layer,
         "torque_limit_scale": settings.torque_limit_scale})
     nj = robot.nj
     pid = PidGains(*(np.full(nj, float(getattr(settings, n)))

@@ -216,7 +216,8 @@ def markdown(node: str, table: Sequence[Param]) -> str:
 #: still declare their parameters by hand; they move here one by one.)
 TABLE_NODES: dict[str, str] = {"exciting_planner": "sysid_ros.nodes.exciting_planner",
                                "identifier": "sysid_ros.nodes.identifier",
-                               "markers": "sysid_ros.nodes.markers", "sim": "sysid_ros.nodes.sim"}
+                               "markers": "sysid_ros.nodes.markers", "sim": "sysid_ros.nodes.sim",
+                               "robust_controller": "sysid_ros.nodes.robust_controller"}
 
 
 def node_tables() -> dict[str, tuple[Param, ...]]:

@@ -319,3 +319,27 @@ def test_over_limit_rejected_nan_clears_stale_deactivates_until_activated(harnes
     finally:
         out = stop(proc)
     assert "Traceback" not in out, out
+
+
+def test_parameter_table_is_the_settings_source():
+    """The node's table and the runtime's value object agree name by name and default by
+    default (absent = None, no sentinels), and a value outside the table's range is refused by
+    name before any node starts."""
+    from dataclasses import fields
+
+    from sysid_ros.control.errors import ControllerConfigError
+    from sysid_ros.control.runtime import ControllerSettings
+    from sysid_ros.nodes.params import ParameterError, check_value
+    from sysid_ros.nodes.robust_controller import PARAMETERS
+
+    table = {p.name: p for p in PARAMETERS}
+    assert {f.name: f.default for f in fields(ControllerSettings)} == \
+        {n: p.default for n, p in table.items()}
+    settings = ControllerSettings.from_mapping({p.name: p.default for p in PARAMETERS})
+    assert settings.V_max is None and settings.boundary_layer is None
+    with pytest.raises(ParameterError, match="boundary_layer"):
+        check_value(table["boundary_layer"], 1.5, "test")
+    with pytest.raises(ControllerConfigError, match="boundary_layer"):
+        ControllerSettings.from_mapping({"boundary_layer": 1.5})
+    with pytest.raises(ControllerConfigError, match="V_max"):
+        ControllerSettings.from_mapping({"V_max": 0.0})
