@@ -124,7 +124,7 @@ class ThetaBox:
             raise BoundsError("theta_e box: lower > upper")
 
     @classmethod
-    def point(cls, theta_e: np.ndarray) -> "ThetaBox":
+    def point(cls, theta_e: np.ndarray) -> ThetaBox:
         return cls(theta_e, theta_e, theta_e)
 
 

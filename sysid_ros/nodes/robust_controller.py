@@ -2,8 +2,8 @@
 steady-clock watchdogs, self-deactivation on stale input, diagnostics; law: ``control.controller``;
 admission and certificates: ``control.admission``). It only translates messages, parameters
 (``PARAMETERS`` → ``ControllerSettings``; config/robust_controller.yaml, docs/parameters.md)
-and timers (all on the STEADY clock: a dead /clock cannot silence them). Sub ``joint_states``, ``/sysid/payload_bounds``,
-``/sysid/desired_trajectory``; pub ``/effort_controller/commands``, ``/diagnostics``,
+and timers (all on the STEADY clock: a dead /clock cannot silence them). Sub ``joint_states``,
+``/sysid/payload_bounds``, ``/sysid/desired_trajectory``; pub ``/effort_controller/commands``, ``/diagnostics``,
 ``~/tracking_error`` [e, ė], ``~/state`` (``STATE_LABELS``). Lifecycle: ``~/change_state``."""
 from __future__ import annotations
 
