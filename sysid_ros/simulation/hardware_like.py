@@ -186,7 +186,7 @@ class HardwareProfile:
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, object], where: str = "hardware profile",
-                     **overrides: object) -> "HardwareProfile":
+                     **overrides: object) -> HardwareProfile:
         """Build from a YAML mapping (unknown keys are an error naming ``where``)."""
         if not isinstance(values, Mapping):
             raise SimConfigError(f"{where} must be a mapping, got {type(values).__name__}")
@@ -201,7 +201,7 @@ class HardwareProfile:
             raise SimConfigError(f"{where}: {err}") from None
 
     @classmethod
-    def from_robot(cls, robot: Robot, **overrides: object) -> "HardwareProfile":
+    def from_robot(cls, robot: Robot, **overrides: object) -> HardwareProfile:
         """The robot file's ``simulation.hardware_like.profile`` (+ keyword overrides)."""
         section = ((robot.config.get("simulation", {}) or {}).get("hardware_like", {}) or {})
         return cls.from_mapping(section.get("profile", {}) or {},

@@ -79,7 +79,7 @@ class Payload:
 
     @classmethod
     def dumbbell(cls, mass_kg: float, grip_point=(0.0, 0.0, 0.0),
-                 handle_axis=(0.0, 1.0, 0.0)) -> "Payload":
+                 handle_axis=(0.0, 1.0, 0.0)) -> Payload:
         """A hex dumbbell of ``mass_kg`` held at ``grip_point`` (EE frame) with its handle along
         ``handle_axis`` (geometry in the module docstring)."""
         handle_m = _STEEL * np.pi * _HANDLE_R**2 * _HANDLE_L

@@ -41,7 +41,7 @@ they feed the package's regressors directly.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from collections.abc import Sequence
 
 import mujoco
 import numpy as np

@@ -90,14 +90,14 @@ class HardwareTruth:
 
     # -- constructors --------------------------------------------------------------------------
     @classmethod
-    def nominal(cls, robot: Robot, payload: Payload | None = None) -> "HardwareTruth":
+    def nominal(cls, robot: Robot, payload: Payload | None = None) -> HardwareTruth:
         """The robot facts file's model (config friction, nominal bodies) + ``payload``: what
         the identifier assumes, i.e. what hardware-like data must *not* look like exactly."""
         theta = robot.theta()
         return cls(robot.friction.nominal, np.delete(theta, _ee_range(robot)),
                    _theta_e(robot, payload))
 
-    def with_payload(self, robot: Robot, payload: Payload | None) -> "HardwareTruth":
+    def with_payload(self, robot: Robot, payload: Payload | None) -> HardwareTruth:
         """The same robot carrying ``payload``: θ_e = nominal EE link + payload."""
         return HardwareTruth(self.friction, self.theta_r, _theta_e(robot, payload))
 
