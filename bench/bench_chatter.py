@@ -1,0 +1,131 @@
+"""Does the robust input switch at the sample rate? (issue 12 item 4, docs/design.md §5.1)
+
+Closed loops at 1 kHz against MuJoCo with a 1 kg dumbbell and a box holding the truth:
+
+1. the fixed-base Z1 (the robot file's gains, box centre 0.9 radius off the truth, a 2-s quintic
+   move from the simulator's home, as test/control/test_closed_loop.py), with and without the
+   boundary layer: max V = ½rᵀMr (MuJoCo's mass matrix) over V_max and the per-joint RMS of the
+   command's first difference (N·m per step);
+2. the standing B1 + Z1 (the simulator's legs and contacts, the arm-view controller on the arm
+   joints, a 2-s quintic move after 0.5 s of holding) for several (V_max, η): max V_sup / V_max,
+   the same chatter figure, and the trunk's angular acceleration from the IMU gyro (central
+   differences, from the start of the motion) against ``arm_view.trunk_motion.alpha_max``.
+
+Usage: python -m bench.bench_chatter [--json PATH] [--duration 2.5] [--b1-levels 1e-4,1e-3,3e-3,1e-2]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+from sysid_ros.control.controller import RobustController, ThetaBox, gains_from_config
+from sysid_ros.model.arm_view import TrunkMotionBound, arm_view
+from sysid_ros.model.robots import load_robot
+from sysid_ros.planning.trajectory import QuinticTrajectory
+from sysid_ros.simulation import SimConfig, Simulator
+from sysid_ros.simulation.payload import dumbbell_for, true_theta_e
+from sysid_ros.simulation.simulator import robot_physics_dt
+
+
+def _rms_step(tau: np.ndarray) -> list[float]:
+    return np.sqrt(np.mean(np.diff(tau, axis=0) ** 2, axis=0)).round(3).tolist()
+
+
+def z1_fixed(eta: float, duration: float) -> dict:
+    robot = load_robot("z1")
+    payload = dumbbell_for(robot, 1.0)
+    truth = true_theta_e(robot, payload)
+    rad = 0.15 * np.abs(truth) + 1e-3
+    box = ThetaBox(truth - 1.9 * rad, truth - 0.9 * rad, truth + 0.1 * rad)
+    gains = gains_from_config(robot, {"boundary_layer": eta})
+    ctl = RobustController(robot, gains, prior=box)
+    ctl.set_bounds(box)
+    sim = Simulator(robot, payload, SimConfig(noise_tau=0.0), seed=0)
+    q0 = np.asarray(robot.config["simulation"]["home"], float)
+    sim.reset(q0)
+    traj = QuinticTrajectory(q0, np.zeros(6), np.zeros(6), 2.0)
+    k = np.array([0.5, -0.3, 0.4, 0.4, -0.5, 0.5])
+    full = np.zeros((sim.mj.model.nv, sim.mj.model.nv))
+    sub = int(round(1e-3 / sim.physics_dt))
+    v_true, taus, clipped = [], [], False
+    for i in range(int(round(duration * 1e3))):
+        t = min(i * 1e-3, 2.0)
+        qd, dqd, ddqd = (x[0] for x in traj.sample(np.array([t]), k))
+        m = sim.measure()
+        out = ctl.compute(t, m.q, m.dq, qd, dqd, ddqd)
+        mujoco.mj_fullM(sim.mj.model, sim.data, full)
+        mass = full[np.ix_(sim.mj.dof_adr, sim.mj.dof_adr)]
+        r = (dqd - sim.dq) + gains.Kr * (qd - sim.q)
+        v_true.append(0.5 * r @ mass @ r)
+        taus.append(out.tau)
+        clipped |= out.clipped
+        sim.step(out.tau, n_steps=sub)
+    return {"eta": eta, "V_over_V_max": float(max(v_true) / gains.V_max), "clipped": clipped,
+            "rms_step_Nm": _rms_step(np.asarray(taus))}
+
+
+def b1_standing(v_max: float, eta: float, duration: float) -> dict:
+    full = load_robot("b1_z1")
+    view = arm_view(full)
+    payload = dumbbell_for(view, 1.0)
+    truth = true_theta_e(view, payload)
+    rad = 0.03 * np.abs(truth) + 1e-4
+    box = ThetaBox(truth - rad, truth, truth + rad)
+    arm = np.array([full.joint_names.index(n) for n in full.config["arm_joints"]])
+    gains = gains_from_config(view, {"boundary_layer": eta, "V_max": v_max})
+    ctl = RobustController(view, gains, prior=box)
+    ctl.set_bounds(box)
+    sim = Simulator(full, payload, SimConfig(physics_dt=robot_physics_dt(full)), seed=0)
+    sim.reset()
+    q0 = sim.q[arm].copy()
+    traj = QuinticTrajectory(q0, np.zeros(6), np.zeros(6), 2.0)
+    k = np.array([0.4, -0.2, 0.3, 0.3, -0.4, 0.4])
+    sub = int(round(1e-3 / sim.physics_dt))
+    taus, gyro, v_sup = [], [], []
+    for i in range(int(round(duration * 1e3))):
+        t = i * 1e-3
+        qd, dqd, ddqd = (x[0] for x in traj.sample(np.array([min(max(t - 0.5, 0.0), 2.0)]), k))
+        m = sim.measure()
+        out = ctl.compute(t, m.q[arm], m.dq[arm], qd, dqd, ddqd)
+        taus.append(out.tau)
+        gyro.append(m.imu.angular_velocity)
+        v_sup.append(out.V_sup)
+        sim.step(out.tau, n_steps=sub)
+    alpha = np.linalg.norm(np.gradient(np.asarray(gyro), 1e-3, axis=0), axis=1)[500:]
+    return {"V_max": v_max, "eta": eta, "V_sup_over_V_max": float(max(v_sup) / v_max),
+            "rms_step_Nm": _rms_step(np.asarray(taus)),
+            "trunk_alpha_max": float(alpha.max()), "trunk_alpha_p99": float(np.percentile(alpha, 99)),
+            "trunk_alpha_assumed": TrunkMotionBound.from_robot(full).alpha}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--duration", type=float, default=2.5)
+    ap.add_argument("--b1-levels", default="1e-4,1e-3,3e-3,1e-2")
+    args = ap.parse_args(argv)
+    res: dict = {"z1": [], "b1_z1": []}
+    for eta in (0.0, 1.0):
+        r = z1_fixed(eta, args.duration)
+        res["z1"].append(r)
+        print(f"Z1 fixed base  eta={eta:g}: max V {r['V_over_V_max']:.2f} V_max, clipped "
+              f"{r['clipped']}, RMS of the command's step {r['rms_step_Nm']} N·m", flush=True)
+    for level in (float(x) for x in args.b1_levels.split(",")):
+        for eta in (0.0, 1.0) if level == 1e-4 else (1.0,):
+            r = b1_standing(level, eta, args.duration)
+            res["b1_z1"].append(r)
+            print(f"B1+Z1 standing V_max={level:g} eta={eta:g}: max V_sup "
+                  f"{r['V_sup_over_V_max']:.2f} V_max, RMS step {r['rms_step_Nm']} N·m, trunk α "
+                  f"max {r['trunk_alpha_max']:.3g} p99 {r['trunk_alpha_p99']:.3g} rad/s² "
+                  f"(assumed {r['trunk_alpha_assumed']:g})", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(res, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
