@@ -13,10 +13,12 @@ from .errors import (
     MissingJointError,
     NonFiniteValueError,
     NonMonotonicStampError,
+    PlaybackError,
     StampOrderError,
     TopicNotFoundError,
     TopicTypeError,
 )
+from .playback import ClockThrottle, PlaybackOptions, PlaybackStats, Player
 from .reader import (
     ImuSeries,
     JointStateSeries,
@@ -37,6 +39,7 @@ __all__ = [
     "BagNotFoundError",
     "BagWriteError",
     "BagWriter",
+    "ClockThrottle",
     "DuplicateStampError",
     "EmptyTopicError",
     "ImuSeries",
@@ -44,6 +47,10 @@ __all__ = [
     "MissingJointError",
     "NonFiniteValueError",
     "NonMonotonicStampError",
+    "PlaybackError",
+    "PlaybackOptions",
+    "PlaybackStats",
+    "Player",
     "ProgressCallback",
     "STORAGES",
     "StampOrderError",

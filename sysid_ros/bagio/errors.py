@@ -22,6 +22,7 @@ __all__ = [
     "NonMonotonicStampError",
     "TopicTypeError",
     "ArrayLengthError",
+    "PlaybackError",
 ]
 
 
@@ -82,3 +83,7 @@ class TopicTypeError(BagError, TypeError):
 
 class ArrayLengthError(BagError, ValueError):
     """An array field's length disagrees with the number of names (or is otherwise wrong)."""
+
+
+class PlaybackError(BagError):
+    """Playback options out of range, or a playback pass with nothing to publish."""
