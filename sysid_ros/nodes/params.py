@@ -217,7 +217,9 @@ def markdown(node: str, table: Sequence[Param]) -> str:
 TABLE_NODES: dict[str, str] = {"exciting_planner": "sysid_ros.nodes.exciting_planner",
                                "identifier": "sysid_ros.nodes.identifier",
                                "markers": "sysid_ros.nodes.markers", "sim": "sysid_ros.nodes.sim",
-                               "robust_controller": "sysid_ros.nodes.robust_controller"}
+                               "robust_controller": "sysid_ros.nodes.robust_controller",
+                               "recorder": "sysid_ros.nodes.recorder",
+                               "replay": "sysid_ros.nodes.replay"}
 
 
 def node_tables() -> dict[str, tuple[Param, ...]]:

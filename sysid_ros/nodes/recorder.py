@@ -9,9 +9,10 @@ Subscription QoS adapts to the publishers (like ``ros2 bag record``): best effor
 is best effort (a reliable subscription would not match it), transient local only if every
 publisher is (so latched values such as the payload bounds are recorded), and a deep queue.
 
-ROS parameters (CLI options override them): ``output`` (bag path), ``output_dir`` (where a
-time-stamped bag is created when ``output`` is empty), ``topics`` (string array),
-``storage`` (mcap|sqlite3), ``chunk_seconds`` (float).
+Parameters: the table ``PARAMETERS`` below (rendered in docs/parameters.md, visible with
+``ros2 param describe``); config/recorder.yaml sets them. A command-line option (``-o``,
+``--topics`` …) overrides the parameter of the same name and is checked against the same table
+entry.
 """
 from __future__ import annotations
 
@@ -25,13 +26,28 @@ from rclpy.clock import Clock, ClockType
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from sysid_ros.bagio import STORAGES, BagError, BagWriter, default_typestore
-from sysid_ros.nodes._common import STREAM_DEPTH, declare_string_list, import_msg_type, run_node
+from sysid_ros.bagio.playback import normalise_topics
+from sysid_ros.nodes._common import STREAM_DEPTH, import_msg_type, run_node
+from sysid_ros.nodes.cli_overrides import overlay
+from sysid_ros.nodes.params import Param, declare
 
-__all__ = ["RecorderNode", "main", "parse_args"]
+__all__ = ["PARAMETERS", "RecorderNode", "main", "parse_args"]
 
 _QUEUE_DEPTH = STREAM_DEPTH     # 10 s at 1 kHz: a busy recorder catches up instead of dropping
 # Never record the graph's own bookkeeping topics when recording "everything".
 _SKIP_ALWAYS = {"/parameter_events", "/rosout"}
+
+PARAMETERS = (
+    Param("output", "string", "bag directory to create (absent: a time-stamped "
+          "rosbag2_<date> inside output_dir, so a launch file can be re-run)"),
+    Param("output_dir", "string", "where the time-stamped bag is created when output is absent",
+          "."),
+    Param("topics", "string[]", "topics to record (absent or empty: every topic discovered "
+          "while running, except /parameter_events and /rosout)"),
+    Param("storage", "string", "rosbag2 storage plugin", "mcap", choices=tuple(sorted(STORAGES))),
+    Param("chunk_seconds", "double", "close a chunk (readable after a SIGKILL) once it is this "
+          "old (wall clock)", 1.0, (1e-3, 3600.0), unit="s"),
+)
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -48,23 +64,12 @@ class RecorderNode(Node):
 
     def __init__(self, argv: Sequence[str] = ()) -> None:
         super().__init__("recorder")
-        args = parse_args(argv)
-        self.declare_parameter("output", "")
-        self.declare_parameter("output_dir", "")
-        param_topics = declare_string_list(self, "topics")
-        self.declare_parameter("storage", "mcap")
-        self.declare_parameter("chunk_seconds", 1.0)
-        # Without an explicit bag path, a fresh time-stamped bag inside output_dir (so a launch
-        # file can be re-run without "bag exists" errors).
-        output = args.output or self.get_parameter("output").value or os.path.join(
-            self.get_parameter("output_dir").value or ".",
-            _dt.datetime.now().strftime("rosbag2_%Y_%m_%d-%H_%M_%S"),
-        )
-        topics = args.topics if args.topics else param_topics
-        self._wanted = {t if t.startswith("/") else "/" + t for t in topics}
+        p = overlay(PARAMETERS, declare(self, PARAMETERS), vars(parse_args(argv)))
+        output = p["output"] or os.path.join(
+            p["output_dir"], _dt.datetime.now().strftime("rosbag2_%Y_%m_%d-%H_%M_%S"))
+        self._wanted = normalise_topics(p["topics"] or ())
         self._all = not self._wanted
-        storage = args.storage or self.get_parameter("storage").value
-        chunk = args.chunk_seconds or float(self.get_parameter("chunk_seconds").value)
+        storage, chunk = p["storage"], p["chunk_seconds"]
         self._typestore = default_typestore()
         self.writer = BagWriter(output, storage=storage, chunk_seconds=chunk).open()
         self._subs: dict[str, object] = {}

@@ -1,18 +1,20 @@
 """Replay node: publish a bag's topics (``sysid-replay``, ``ros2 run sysid_ros replay``).
 
-Messages are published as stored (serialized CDR) with their original spacing of bag receive
-times divided by ``rate``, or back to back with ``fast``. ``start_offset`` skips the first seconds.
-``loop`` replays forever; with ``clock`` the node also publishes ``/clock`` (rosgraph_msgs/Clock)
-from the bag times, so ``use_sim_time`` nodes follow the bag — and at each loop that time jumps
-back to the bag start (intended; downstream nodes handle the jump). When not looping the node
-exits once the bag is done.
+A shell over :class:`sysid_ros.bagio.Player`, which owns the schedule (bag receive times divided
+by ``rate``, or back to back with ``fast``; ``start_offset``; ``loop``; which bag times go out as
+``/clock``) and states its assumptions. This node creates the publishers, sends the stored
+serialized CDR as is, and with ``clock`` publishes ``/clock`` (rosgraph_msgs/Clock) from the bag
+times so ``use_sim_time`` nodes follow the bag — at each loop that time jumps back to the bag
+start (intended; downstream nodes handle the jump). When not looping the node exits once the bag
+is done; a bad bag or a pass with nothing to play exits with code 1.
 
 Publishing runs in a worker thread with its own sleep schedule (rclpy timers are too coarse for
 kHz data); the main thread only spins the node. Publisher QoS is reliable (it matches both
 reliable and best-effort subscribers) with the durability of docs/design.md §7.1 per topic.
 
-ROS parameters (CLI options override them): ``bag``, ``rate``, ``loop``, ``start_offset``,
-``clock``, ``fast``, ``topics``, ``clock_hz``, ``delay``, ``wait_subscribers``.
+Parameters: the table ``PARAMETERS`` below (rendered in docs/parameters.md, visible with
+``ros2 param describe``); config/replay.yaml sets them. A command-line option (``--rate`` …)
+overrides the parameter of the same name and is checked against the same table entry.
 """
 from __future__ import annotations
 
@@ -22,23 +24,40 @@ import time
 from collections.abc import Sequence
 
 from rclpy.node import Node
+from rclpy.publisher import Publisher
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 
-from sysid_ros.bagio import BagError, open_bag
-from sysid_ros.nodes._common import (
-    CLOCK_QOS,
-    declare_string_list,
-    import_msg_type,
-    ns_to_stamp_fields,
-    qos_for_topic,
-    run_node,
-    sleep_until,
-)
+from sysid_ros.bagio import BagError, PlaybackOptions, Player
+from sysid_ros.nodes._common import (CLOCK_QOS, import_msg_type, ns_to_stamp_fields,
+                                     qos_for_topic, run_node, sleep_until)
+from sysid_ros.nodes.cli_overrides import overlay
+from sysid_ros.nodes.params import Param, ParameterError, declare
 
-__all__ = ["ReplayNode", "main", "parse_args"]
+__all__ = ["PARAMETERS", "ReplayNode", "main", "parse_args"]
 
 _PUB_DEPTH = 100
+_SUBSCRIBER_WAIT = 10.0  # s: wait_subscribers gives up after this, then publishes anyway
+
+PARAMETERS = (
+    Param("bag", "string", "bag directory or .mcap/.db3 file to publish (required, here or as "
+          "the positional argument)"),
+    Param("rate", "double", "time scale of the recorded spacing (2.0 = twice as fast)", 1.0,
+          (1e-3, 1e3)),
+    Param("loop", "bool", "replay forever; bag (and /clock) time jumps back at each pass", False),
+    Param("start_offset", "double", "bag time skipped at the start of every pass", 0.0,
+          (0.0, float("inf")), unit="s"),
+    Param("clock", "bool", "publish /clock from the bag times (a recorded /clock is then not "
+          "replayed)", False),
+    Param("clock_hz", "double", "maximum /clock rate, in bag time", 1000.0, (1e-3, 1e6),
+          unit="Hz"),
+    Param("fast", "bool", "publish back to back, ignoring the recorded spacing", False),
+    Param("topics", "string[]", "topics to publish (absent or empty: every topic of the bag)"),
+    Param("delay", "double", "wall time to wait before publishing (discovery)", 0.0,
+          (0.0, 3600.0), unit="s"),
+    Param("wait_subscribers", "int", "before publishing, wait (up to 10 s) until every topic has "
+          "this many subscribers (0: do not wait)", 0, (0, 1000)),
+)
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -62,61 +81,39 @@ class ReplayNode(Node):
 
     def __init__(self, argv: Sequence[str] = ()) -> None:
         super().__init__("replay")
-        a = parse_args(argv)
-        decl = {
-            "bag": "", "rate": 1.0, "loop": False, "start_offset": 0.0, "clock": False,
-            "clock_hz": 1000.0, "fast": False, "delay": 0.0, "wait_subscribers": 0,
-        }
-        for name, default in decl.items():
-            self.declare_parameter(name, default)
-        param_topics = declare_string_list(self, "topics")
-
-        def pick(cli: object, name: str) -> object:
-            return cli if cli is not None else self.get_parameter(name).value
-
-        self.bag = str(pick(a.bag, "bag"))
-        if not self.bag:
-            raise ValueError("no bag given (positional BAG or parameter 'bag')")
-        self.rate = float(pick(a.rate, "rate"))
-        if self.rate <= 0:
-            raise ValueError(f"rate must be > 0, got {self.rate}")
-        self.loop = bool(pick(a.loop, "loop"))
-        self.start_offset = float(pick(a.start_offset, "start_offset"))
-        self.clock = bool(pick(a.clock, "clock"))
-        self.clock_period_ns = int(1e9 / float(pick(a.clock_hz, "clock_hz")))
-        self.fast = bool(pick(a.fast, "fast"))
-        self.delay = float(pick(a.delay, "delay"))
-        self.wait_subscribers = int(pick(a.wait_subscribers, "wait_subscribers"))
-        topics = a.topics if a.topics else param_topics
-        wanted = {t if t.startswith("/") else "/" + t for t in topics}
+        p = overlay(PARAMETERS, declare(self, PARAMETERS), vars(parse_args(argv)))
+        if p["bag"] is None:
+            raise ParameterError("node replay: no bag given (positional BAG or parameter 'bag')")
+        self.bag: str = p["bag"]
+        self.options = PlaybackOptions(rate=p["rate"], start_offset=p["start_offset"],
+                                       fast=p["fast"], loop=p["loop"],
+                                       clock_hz=p["clock_hz"] if p["clock"] else None)
+        self.delay: float = p["delay"]
+        self.wait_subscribers: int = p["wait_subscribers"]
+        # Opens the bag now, so a bad bag fails at start-up (BagError).
+        self.player = Player(self.bag, self.options, p["topics"],
+                             exclude=["/clock"] if p["clock"] else ())
+        self._pubs: dict[str, Publisher] = {}
+        for topic, msgtype in self.player.topics.items():
+            try:
+                cls = import_msg_type(msgtype)
+            except (ImportError, ValueError) as err:
+                self.get_logger().warning(f"not replaying {topic} [{msgtype}]: {err}")
+                continue
+            self._pubs[topic] = self.create_publisher(cls, topic, self._qos(topic))
+        self.player.restrict(self._pubs)
+        self._clock_pub = self.create_publisher(Clock, "/clock", CLOCK_QOS) if p["clock"] else None
 
         self.finished = threading.Event()
         self.exit_code = 0
         self.published = 0
         self.loops = 0
         self._stop = threading.Event()
-        reader = open_bag(self.bag)  # fail early (BagError) on a bad bag
-        self._conns = [
-            c for c in reader.connections
-            if (not wanted or c.topic in wanted) and not (self.clock and c.topic == "/clock")
-        ]
-        reader.close()
-        self._pubs: dict[str, object] = {}
-        for c in self._conns:
-            if c.topic in self._pubs:
-                continue
-            try:
-                cls = import_msg_type(c.msgtype)
-            except (ImportError, ValueError) as err:
-                self.get_logger().warning(f"not replaying {c.topic} [{c.msgtype}]: {err}")
-                continue
-            self._pubs[c.topic] = self.create_publisher(cls, c.topic, self._qos(c.topic))
-        self._clock_pub = self.create_publisher(Clock, "/clock", CLOCK_QOS) if self.clock else None
-        self._conns = [c for c in self._conns if c.topic in self._pubs]
+        o = self.options
         self.get_logger().info(
             f"replaying {sorted(self._pubs)} from {self.bag} "
-            f"({'as fast as possible' if self.fast else f'rate {self.rate}'}"
-            f"{', loop' if self.loop else ''}{', /clock' if self.clock else ''})"
+            f"({'as fast as possible' if o.fast else f'rate {o.rate}'}"
+            f"{', loop' if o.loop else ''}{', /clock' if p['clock'] else ''})"
         )
         self._thread = threading.Thread(target=self._run, name="replay", daemon=True)
         self._thread.start()
@@ -133,12 +130,23 @@ class ReplayNode(Node):
 
     # -- worker ---------------------------------------------------------------------------
     def _wait_for_subscribers(self) -> None:
-        deadline = time.monotonic() + 10.0
+        deadline = time.monotonic() + _SUBSCRIBER_WAIT
         while not self._stop.is_set() and time.monotonic() < deadline:
-            if all(p.get_subscription_count() >= self.wait_subscribers for p in self._pubs.values()):
+            if all(p.get_subscription_count() >= self.wait_subscribers
+                   for p in self._pubs.values()):
                 return
             self._stop.wait(0.02)
         self.get_logger().warning("not every topic has its subscribers; publishing anyway")
+
+    def _emit(self, topic: str, data: bytes, _t_ns: int) -> None:
+        self._pubs[topic].publish(data)
+        self.published += 1
+
+    def _emit_clock(self, t_ns: int) -> None:
+        msg = Clock()
+        msg.clock.sec, msg.clock.nanosec = ns_to_stamp_fields(t_ns)
+        assert self._clock_pub is not None
+        self._clock_pub.publish(msg)
 
     def _run(self) -> None:
         try:
@@ -146,11 +154,10 @@ class ReplayNode(Node):
                 self._wait_for_subscribers()
             if self.delay > 0:
                 self._stop.wait(self.delay)
-            while not self._stop.is_set():
-                self._play_once()
-                self.loops += 1
-                if not self.loop:
-                    break
+            stats = self.player.run(self._emit, self._stop,
+                                    lambda t: sleep_until(t, self._stop),
+                                    emit_clock=self._emit_clock if self._clock_pub else None)
+            self.loops = stats.passes
         except BagError as err:
             self.get_logger().error(str(err))
             self.exit_code = 1
@@ -162,30 +169,6 @@ class ReplayNode(Node):
             if not self._stop.is_set():
                 self.get_logger().info(f"replay done: {self.published} messages")
             self.finished.set()
-
-    def _play_once(self) -> None:
-        reader = open_bag(self.bag)
-        try:
-            start_ns = reader.start_time + int(self.start_offset * 1e9)
-            wall0 = time.monotonic()
-            last_clock = None
-            for conn, ts, data in reader.messages(connections=self._conns, start=start_ns):
-                if self._stop.is_set():
-                    return
-                if not self.fast:
-                    sleep_until(wall0 + (ts - start_ns) * 1e-9 / self.rate, self._stop)
-                if self._clock_pub is not None and (
-                    last_clock is None or ts - last_clock >= self.clock_period_ns or ts < last_clock
-                ):
-                    sec, nsec = ns_to_stamp_fields(ts)
-                    msg = Clock()
-                    msg.clock.sec, msg.clock.nanosec = sec, nsec
-                    self._clock_pub.publish(msg)
-                    last_clock = ts
-                self._pubs[conn.topic].publish(bytes(data))
-                self.published += 1
-        finally:
-            reader.close()
 
     def on_shutdown(self) -> None:
         """Stop the worker before the node (and its publishers) are destroyed."""
