@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from .processes import spin_until, start
+from .processes import spin_until, start, start_node, stop
 import yaml
 
 from sysid_ros.bagio import read_joint_states
@@ -44,6 +44,21 @@ def _wait_subscribed(node, ex, pub, timeout=10.0):
     time.sleep(0.3)  # let the recorder's reader be fully matched
 
 
+def _publish_to_recorder(node, ex, pub, n: int, seed: int) -> np.ndarray:
+    """Once the recorder has subscribed, ``n`` JointStates 2 ms apart; returns their
+    (n, 3, 7) position/velocity/effort rows."""
+    _wait_subscribed(node, ex, pub)
+    rng = np.random.default_rng(seed)
+    sent = []
+    for k in range(n):
+        msg, vals = _joint_state(node, k, rng)
+        pub.publish(msg)
+        sent.append(vals)
+        time.sleep(0.002)
+    time.sleep(0.3)
+    return np.asarray(sent)
+
+
 def test_recorder_records_published_joint_states(tmp_path, ros_node):
     from sensor_msgs.msg import JointState
 
@@ -53,21 +68,12 @@ def test_recorder_records_published_joint_states(tmp_path, ros_node):
     proc = start("sysid_ros.nodes.recorder", "-o", str(bag), "--topics", "/joint_states",
                   "--chunk-seconds", "0.3")
     try:
-        _wait_subscribed(node, ex, pub)
-        rng = np.random.default_rng(0)
-        sent = []
-        for k in range(200):
-            msg, vals = _joint_state(node, k, rng)
-            pub.publish(msg)
-            sent.append(vals)
-            time.sleep(0.002)
-        time.sleep(0.3)
+        sent = _publish_to_recorder(node, ex, pub, 200, seed=0)
     finally:
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=10)
     assert proc.returncode == 0, out
     s = read_joint_states(bag, joint_names=NAMES)
-    sent = np.asarray(sent)
     np.testing.assert_array_equal(s.position, sent[:, 0])
     np.testing.assert_array_equal(s.velocity, sent[:, 1])
     np.testing.assert_array_equal(s.effort, sent[:, 2])
@@ -106,29 +112,31 @@ def test_sigkilled_recorder_leaves_readable_chunks(tmp_path, ros_node):
     np.testing.assert_array_equal(s.position, sent[: len(s), 0])
 
 
-def test_replay_timing_matches_original(tmp_path, ros_node):
-    from sensor_msgs.msg import JointState
-
+def _write_joint_states(bag: Path, times: np.ndarray, seed: int) -> None:
+    """JointStates with log time = header stamp = ``times`` (ns)."""
     from sysid_ros.bagio import BagWriter, default_typestore
 
-    ts = default_typestore()
-    T = ts.types
+    T = default_typestore().types
+    rng = np.random.default_rng(seed)
+    with BagWriter(bag) as w:
+        for t in times.astype(np.int64).tolist():
+            stamp = T["builtin_interfaces/msg/Time"](sec=t // 10**9, nanosec=t % 10**9)
+            msg = T["sensor_msgs/msg/JointState"](
+                header=T["std_msgs/msg/Header"](stamp=stamp, frame_id=""), name=NAMES,
+                position=rng.normal(size=7), velocity=rng.normal(size=7),
+                effort=rng.normal(size=7))
+            w.write("/joint_states", msg, t)
 
-    def joint_state(t, names, q, dq, tau):
-        stamp = T["builtin_interfaces/msg/Time"](sec=t // 10**9, nanosec=t % 10**9)
-        return T["sensor_msgs/msg/JointState"](
-            header=T["std_msgs/msg/Header"](stamp=stamp, frame_id=""),
-            name=names, position=q, velocity=dq, effort=tau)
+
+def test_replay_timing_matches_original(tmp_path, ros_node):
+    from sensor_msgs.msg import JointState
 
     # 1.5 s of irregularly spaced messages (bag times) to replay at rate 1.0.
     rng = np.random.default_rng(2)
     gaps = rng.uniform(0.005, 0.025, size=100)
     times = 5 * 10**9 + np.concatenate(([0], np.cumsum(gaps)))[:100] * 1e9
     bag = tmp_path / "orig"
-    with BagWriter(bag) as w:
-        for t in times.astype(np.int64):
-            w.write("/joint_states", joint_state(int(t), NAMES, rng.normal(size=7),
-                                                  rng.normal(size=7), rng.normal(size=7)), int(t))
+    _write_joint_states(bag, times, seed=2)
     node, ex = ros_node
     got: list[tuple[float, int]] = []
     node.create_subscription(JointState, "/joint_states",
@@ -146,3 +154,81 @@ def test_replay_timing_matches_original(tmp_path, ros_node):
     assert duration_err < 0.05, (measured[-1], orig[-1])
     # Each message's offset from the start within 5 % of the bag duration.
     assert np.max(np.abs(measured - orig)) < 0.05 * orig[-1], out
+
+
+def test_replay_loops_with_clock_from_the_bag_times(tmp_path, ros_node):
+    """--loop --clock: /clock carries bag times (throttled to clock_hz in bag time) and jumps
+    back to the bag start at each pass; every JointState of a pass arrives, in order."""
+    from rosgraph_msgs.msg import Clock
+    from sensor_msgs.msg import JointState
+
+    from sysid_ros.nodes._common import CLOCK_QOS
+
+    times = 7 * 10**9 + np.arange(40) * 10_000_000          # 0.39 s of bag time, 10 ms apart
+    bag = tmp_path / "loop"
+    _write_joint_states(bag, times, seed=3)
+    node, ex = ros_node
+    clock: list[int] = []
+    stamps: list[int] = []
+    node.create_subscription(Clock, "/clock",
+                             lambda m: clock.append(m.clock.sec * 10**9 + m.clock.nanosec),
+                             CLOCK_QOS)
+    node.create_subscription(JointState, "/joint_states",
+                             lambda m: stamps.append(m.header.stamp.sec * 10**9
+                                                     + m.header.stamp.nanosec), 200)
+    proc = start("sysid_ros.nodes.replay", str(bag), "--loop", "--clock", "--clock-hz", "40",
+                 "--rate", "2.0", "--wait-subscribers", "1")
+    try:
+        assert spin_until(ex, lambda: len(stamps) >= 2 * len(times) + 5, 20.0), len(stamps)
+    finally:
+        out = stop(proc)
+    bag_times = times.tolist()
+    first = stamps.index(bag_times[0])
+    assert stamps[first:first + 2 * len(times)] == bag_times * 2, out
+    # /clock: bag times, one per 25 ms of bag time within a pass, back to the start at once.
+    c = np.array(clock)
+    assert set(c.tolist()) <= set(bag_times)
+    jumps = np.flatnonzero(np.diff(c) < 0) + 1
+    assert len(jumps) >= 1 and all(c[j] == bag_times[0] for j in jumps), c
+    steps = np.diff(c[jumps[0]:])
+    assert np.all(steps[steps > 0] >= 25_000_000) and np.all(steps[steps > 0] <= 30_000_000)
+
+
+def test_replay_refuses_bad_parameters_by_name(tmp_path):
+    """A value outside the table's range is refused whether given as a ROS parameter or a CLI
+    option, and a start offset past the bag's end is an error, not a silent no-op."""
+    times = 7 * 10**9 + np.arange(5) * 10_000_000
+    bag = tmp_path / "short"
+    _write_joint_states(bag, times, seed=4)
+    cases = [((str(bag), "--ros-args", "-p", "rate:=0.0"), "rate"),
+             ((str(bag), "--clock-hz", "-5"), "clock_hz"),
+             (("--ros-args", "-p", "rate:=2.0"), "no bag given"),
+             ((str(bag), "--start-offset", "1.0"), "nothing to play from start_offset")]
+    procs = [(start("sysid_ros.nodes.replay", *args), what) for args, what in cases]
+    for proc, what in procs:
+        out, _ = proc.communicate(timeout=30)
+        assert proc.returncode == 1 and what in out, (what, out)
+
+
+def test_recorder_takes_its_parameters_from_the_table(tmp_path, ros_node):
+    """config/recorder.yaml + ``-p`` overrides: storage sqlite3 gives a .db3 bag holding what
+    was published; an unknown storage is refused naming the parameter."""
+    from sensor_msgs.msg import JointState
+
+    bad = start("sysid_ros.nodes.recorder", "--ros-args", "-p", "storage:=zip",
+                "-p", f"output:={tmp_path / 'bad'}")
+    node, ex = ros_node
+    pub = node.create_publisher(JointState, "/joint_states", 10)
+    bag = tmp_path / "db"
+    proc = start_node("recorder", f"output:={bag}", "storage:=sqlite3", "topics:=[/joint_states]")
+    try:
+        sent = _publish_to_recorder(node, ex, pub, 30, seed=5)
+    finally:
+        out = stop(proc)
+    assert proc.returncode == 0, out
+    assert list(bag.glob("*.db3")) and not list(bag.glob("*.mcap"))
+    np.testing.assert_array_equal(read_joint_states(bag, joint_names=NAMES).position,
+                                  sent[:, 0])
+    bad_out, _ = bad.communicate(timeout=30)
+    assert bad.returncode == 1 and "storage" in bad_out and "mcap, sqlite3" in bad_out, bad_out
+    assert not (tmp_path / "bad").exists()
