@@ -84,7 +84,9 @@ def main(argv=None) -> int:
     cfg = load_identification_config(robot, friction="config", torque_noise_abs=0.0, torque_noise_rel=0.025,
                                      robot_uncertainty_rel=0.05)
     prior_w = cfg.prior_upper - cfg.prior_lower
-    methods = ("lp", "lp-cuts", "lp-lmi", "sensitivity")
+    # "lp-per-row-theta_r": lp with θ_r in each row's radius (the formulation before θ_r became
+    # shared LP unknowns), measured in the same run for the before/after comparison
+    methods = ("lp", "lp-cuts", "lp-lmi", "sensitivity", "lp-per-row-theta_r")
     contains = {m: [] for m in methods}
     widths = {m: [] for m in methods}
     secs = {m: [] for m in methods}
@@ -95,7 +97,9 @@ def main(argv=None) -> int:
         run = simulate(robot, rng, theta_e=theta, duration=a.duration, noise_rel=0.025)
         runs.append(run)
         for m in methods:
-            res = identify(robot, cfg, run.t, run.q, run.dq, run.tau_meas, m,
+            per_row = m == "lp-per-row-theta_r"
+            res = identify(robot, cfg.with_overrides(theta_r_unknowns=not per_row), run.t,
+                           run.q, run.dq, run.tau_meas, "lp" if per_row else m,
                            point_estimate=(m == "sensitivity"))
             contains[m].append(res.contains(theta))
             widths[m].append((res.upper - res.lower) / prior_w if res.lower is not None
@@ -124,16 +128,20 @@ def main(argv=None) -> int:
     onl = _online(robot, cfg, runs[0], a.online_seconds, a.tighten_every)
     onl_fixed = _online(robot, cfg.with_overrides(friction_unknowns=False), runs[0],
                         a.online_seconds, a.tighten_every)
+    onl_row_r = _online(robot, cfg.with_overrides(theta_r_unknowns=False), runs[0],
+                        a.online_seconds, a.tighten_every)
     rates = _real_rates(robot, [float(r) for r in a.rates.split(",") if r.strip()],
                         a.rate_trials, a.duration)
 
     table = {m: {"contains_fraction": float(np.mean(contains[m])),
                  "median_rel_width": dict(zip(PARAM_NAMES, np.nanmedian(widths[m], 0).tolist())),
-                 "median_bounds_s": float(np.median(secs[m]))} for m in methods}
-    print(f"\n{'method':<12}{'contains':>9}{'bounds s':>10}  " + " ".join(f"{n:>6}" for n in PARAM_NAMES))
+                 "median_bounds_s": float(np.median(secs[m])),
+                 "median_mass_width_kg": float(np.nanmedian(np.array(widths[m])[:, 0])
+                                               * prior_w[0])} for m in methods}
+    print(f"\n{'method':<20}{'contains':>9}{'bounds s':>10}  " + " ".join(f"{n:>6}" for n in PARAM_NAMES))
     for m in methods:
         w = table[m]["median_rel_width"]
-        print(f"{m:<12}{table[m]['contains_fraction']:>9.2f}{table[m]['median_bounds_s']:>10.3f}  "
+        print(f"{m:<20}{table[m]['contains_fraction']:>9.2f}{table[m]['median_bounds_s']:>10.3f}  "
               + " ".join(f"{w[n]:>6.3f}" for n in PARAM_NAMES))
     print(f"\noffline ({offline['samples']} samples): read {offline['read_s']:.2f} s, regressors "
           f"{offline['regressors_s']:.2f} s, bounds {offline['bounds_s']:.3f} s, total "
@@ -150,6 +158,8 @@ def main(argv=None) -> int:
     print(f"online bounds per update, friction/offset unknowns vs fixed in the radius: late "
           f"{onl['bounds_cpu_s_late'] * 1e3:.1f} ms vs {onl_fixed['bounds_cpu_s_late'] * 1e3:.1f} ms "
           f"({onl['bounds_cpu_s_late'] / onl_fixed['bounds_cpu_s_late']:.2f}x; target 50 ms)")
+    print(f"online bounds per update, theta_r shared unknowns vs per-row radius: late "
+          f"{onl['bounds_cpu_s_late'] * 1e3:.1f} ms vs {onl_row_r['bounds_cpu_s_late'] * 1e3:.1f} ms")
     if rates:
         print(f"\nhardware-like Gen3, 10 % drops, uncalibrated (friction wide), {a.rate_trials} "
               f"trials x {a.duration:.1f} s per rate")
@@ -163,6 +173,7 @@ def main(argv=None) -> int:
     if a.json:
         Path(a.json).write_text(json.dumps({"methods": table, "offline": offline,
                                             "online": onl, "online_fixed_friction": onl_fixed,
+                                            "online_per_row_theta_r": onl_row_r,
                                             "real_rates": rates,
                                             "baseline_momentum_pair_s": baseline,
                                             "trials": a.trials, "duration_s": a.duration,

@@ -32,7 +32,8 @@ from scipy import sparse
 
 from sysid_ros.model.parameters import pseudo_inertia
 
-__all__ = ["BoxResult", "polytope_box", "chebyshev_center", "normalise_rows", "psd_cuts_at"]
+__all__ = ["BoxResult", "polytope_box", "chebyshev_center", "normalise_rows", "prune_rows",
+           "psd_cuts_at"]
 
 OK, INCONSISTENT, INSUFFICIENT = "ok", "inconsistent", "insufficient_data"
 
@@ -58,6 +59,28 @@ def normalise_rows(Y: np.ndarray, U: np.ndarray, r: np.ndarray):
     violated = bool(np.any(np.abs(U[~keep]) > r[~keep]))
     s = 1.0 / norm[keep]
     return Y[keep] * s[:, None], U[keep] * s, r[keep] * s, violated
+
+
+def prune_rows(Y: np.ndarray, U: np.ndarray, r: np.ndarray, lower: np.ndarray,
+               upper: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+    """Drop the rows the box [lower, upper] already implies (sound: Θ is unchanged).
+
+    Over the box, Y_i·x lies in [Y_i·m − |Y_i|·h, Y_i·m + |Y_i|·h] (m centre, h half-width,
+    exact interval arithmetic). A row whose whole interval is inside [U_i − r_i, U_i + r_i]
+    holds for every x of the box, so removing it leaves Θ = box ∩ rows unchanged — the LPs
+    solve a smaller model with the same optimum. A row whose interval misses
+    [U_i − r_i, U_i + r_i] entirely holds for no x of the box: ``violated`` (Θ empty).
+    Online the box is the previous sound box, so rows fully explained by it (most rows once the
+    box has shrunk) stop costing anything.
+    """
+    m, h = 0.5 * (lower + upper), 0.5 * (upper - lower)
+    centre, spread = Y @ m, np.abs(Y) @ h
+    implied = (centre - spread >= U - r) & (centre + spread <= U + r)
+    # rounding slack before calling a row impossible (the LP path has its own tolerances)
+    tol = 1e-9 * (np.abs(U) + r + spread + np.abs(centre))
+    violated = bool(np.any((centre - spread > U + r + tol) | (centre + spread < U - r - tol)))
+    keep = ~implied
+    return Y[keep], U[keep], r[keep], violated
 
 
 def _highs(Y: np.ndarray, lo: np.ndarray, hi: np.ndarray, x_lo: np.ndarray,
@@ -186,6 +209,9 @@ def polytope_box(A: np.ndarray, c: np.ndarray, r: np.ndarray, lower: np.ndarray,
     if len(c) == 0:
         return BoxResult(INSUFFICIENT, lower[:n_box].copy(), upper[:n_box].copy())
     An, cn, rn, violated = normalise_rows(A, c, r)
+    if violated:
+        return BoxResult(INCONSISTENT, None, None)
+    An, cn, rn, violated = prune_rows(An, cn, rn, lower, upper)
     if violated:
         return BoxResult(INCONSISTENT, None, None)
     width = upper[:n_box] - lower[:n_box]
