@@ -7,12 +7,16 @@ Each row of :class:`~.windows.MomentumRows` says (per window and joint)
 which this module turns into |A·x − c| ≤ r_fixed + r_noise with
 
 - x = [θ_e (10, the payload body) | φ (the friction coefficients whose box has width, when
-  ``config.friction_unknowns``)]: an unknown φ is *one* value shared by every window of its
-  joint — a constant torque offset β or a viscous coefficient is the same in all windows,
-  which per-row radii would forget;
+  ``config.friction_unknowns``) | δθ_r = θ_r − θ_r^c (when ``config.theta_r_unknowns``)]: an
+  unknown φ is *one* value shared by every window of its joint — a constant torque offset β or
+  a viscous coefficient is the same in all windows, which per-row radii would forget; likewise
+  θ_r is one vector for the whole recording, so its entries with a box of non-zero width (and
+  a row that sees them) are unknowns in ±rad(θ_r) with the columns W_r. Sound: the true x
+  satisfies every row with the true δθ_r, which is inside its box (assumption 3); the per-row
+  radius |W_r|·rad(θ_r) is the same constraint with δθ_r chosen per row (a superset);
 - c = ∫τ̂ − W_r·θ_r^c − (the fixed friction terms at their box centre);
-- r_fixed: the exact radius of everything box-bounded and not an unknown — |W_r|·rad(θ_r),
-  the fixed friction coefficients' intervals (Fc times the interval of ∫σ), Fc_max·(radius of
+- r_fixed: the exact radius of everything box-bounded and not an unknown — |W_r|·rad(θ_r)
+  (only without ``theta_r_unknowns``), the fixed friction coefficients' intervals (Fc times the interval of ∫σ), Fc_max·(radius of
   ∫σ) for an unknown Fc (sound because Fc ≥ 0), and the quadrature allowance
   ``quadrature_safety``·|Simpson − trapezoid| of ∫τ̂, ∫W_r·θ_r and ∫W_e·θ_e (|θ| at the box
   edge);
@@ -28,8 +32,8 @@ unknowns [b (3) | z (3 × 10)]: the row's bias term −Σ_a b_a·∫G_a·θ is �
 (the bilinear term relaxed to its box, sound for every θ_e in the box); the θ_r remainder
 β·Σ_a|∫G_a,r|·rad θ_r and the quadrature allowance of ∫G_a go into r_fixed.
 
-The prior of x is [B₀ | the friction box of the unknowns | bias box]; boxes are reported on θ_e
-only.
+The prior of x is [B₀ | the friction box of the unknowns | ±rad(θ_r) | bias box]; boxes are
+reported on θ_e only.
 """
 from __future__ import annotations
 
