@@ -26,7 +26,8 @@ test/identification/test_real_data.py: containment and median mass width per rat
 
 B1 + Z1 (``--b1-trials``, JSON key ``b1_z1``; ``--only-b1`` runs this section alone): the B1
 standing in the MuJoCo simulator (real foot contacts) while the Z1 moves, 1 kHz, random payloads
-0–2 kg (CoM and size from the law B₀ was derived for), 2.5 % relative torque noise, trunk-IMU readings with bias and noise at the bounds of
+0–2 kg (CoM and size from the law B₀ was derived for), 2.5 % relative torque noise, trunk-IMU
+readings with bias and noise at the bounds of
 config/b1_z1.yaml; containment, median mass-interval width against the Gen3's at the same
 relative noise and duration, and the online CPU per 0.5 s update (IMU + joint states + LP).
 """

@@ -2,7 +2,8 @@
 
 Θ = {x = [θ_e | φ] ∈ B₀ × Φ : c − r ≤ A·x ≤ c + r} contains the true θ_e (and friction
 unknowns φ) whenever every row's radius bound holds (see :mod:`problem`). Its tightest box in
-θ_e is 2×10 LPs (min/max of each θ_e coordinate over all unknowns), solved with HiGHS on one model whose objective alone changes, so each solve warm
+θ_e is 2×10 LPs (min/max of each θ_e coordinate over all unknowns), solved with HiGHS on one model
+whose objective alone changes, so each solve warm
 starts from the previous basis. With ``lmi=True`` the pseudo-inertia constraint J(θ_e) ⪰ 0
 (true for every rigid body, S3-31) is added and the 20 problems are SDPs (cvxpy + Clarabel).
 

@@ -16,7 +16,8 @@ the joints and time spans that break consistency, and warnings on suspicious ``o
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import highspy
 import numpy as np

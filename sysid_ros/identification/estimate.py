@@ -5,7 +5,8 @@ gives a physically consistent θ), D = diag(1/r) (rows weighted by their uncerta
 small λ = 1e-6·‖DY‖²_F/10 that only decides the directions the data do not excite (θ_ref: the
 nominal EE body). Gradient exact: Jᵀ(YᵀD²(YP − U) + λ(P − θ_ref)) with J = ∂P/∂η; the Hessian
 is the central difference of that exact gradient (10 evaluations of a 10×10 problem, accurate to
-~1e-8 relative, which is what Newton steps need; the problem is only 10-dimensional). ``least_squares_reference`` solves the same problem
+~1e-8 relative, which is what Newton steps need; the problem is only 10-dimensional).
+``least_squares_reference`` solves the same problem
 with SciPy (trust-region reflective on the stacked residual) for cross-checking.
 """
 from __future__ import annotations
@@ -124,7 +125,8 @@ def least_squares_reference(Y: np.ndarray, U: np.ndarray, r: np.ndarray,
         return np.vstack([A @ J, s * J])
 
     with np.errstate(over="ignore", invalid="ignore"):
-        sol = least_squares(res, _start(theta_ref) if eta0 is None else eta0, jac=jac, method="lm", xtol=1e-15, ftol=1e-15,
+        sol = least_squares(res, _start(theta_ref) if eta0 is None else eta0, jac=jac, method="lm",
+                            xtol=1e-15, ftol=1e-15,
                             gtol=1e-15, max_nfev=20000)
     f, _ = ls_objective(A, b, lam, theta_ref)
     return PointEstimate(log_cholesky(sol.x), sol.x, f(sol.x), bool(sol.success))

@@ -25,7 +25,8 @@ of these hold (they are repeated in every result's ``assumptions``):
 If the data contradict these, Θ is usually empty and the status is ``inconsistent``: no box is
 fabricated, and :mod:`diagnostics` says which joints, which time spans and how far off. An
 ``ok`` box pinned to one face of the prior, or with the least-squares estimate outside it,
-carries warnings: the assumptions may be failing without Θ becoming empty. Method ``sensitivity`` (the seed paper's mean-value bound) carries no such guarantee;
+carries warnings: the assumptions may be failing without Θ becoming empty. Method ``sensitivity``
+(the seed paper's mean-value bound) carries no such guarantee;
 it is there for comparison.
 """
 from __future__ import annotations
@@ -33,7 +34,8 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 

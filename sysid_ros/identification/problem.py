@@ -16,7 +16,8 @@ which this module turns into |A·x − c| ≤ r_fixed + r_noise with
   radius |W_r|·rad(θ_r) is the same constraint with δθ_r chosen per row (a superset);
 - c = ∫τ̂ − W_r·θ_r^c − (the fixed friction terms at their box centre);
 - r_fixed: the exact radius of everything box-bounded and not an unknown — |W_r|·rad(θ_r)
-  (only without ``theta_r_unknowns``), the fixed friction coefficients' intervals (Fc times the interval of ∫σ), Fc_max·(radius of
+  (only without ``theta_r_unknowns``), the fixed friction coefficients' intervals (Fc times the
+  interval of ∫σ), Fc_max·(radius of
   ∫σ) for an unknown Fc (sound because Fc ≥ 0), and the quadrature allowance
   ``quadrature_safety``·|Simpson − trapezoid| of ∫τ̂, ∫W_r·θ_r and ∫W_e·θ_e (|θ| at the box
   edge);
@@ -73,11 +74,11 @@ class PayloadRows:
     def __len__(self) -> int:
         return int(self.c.shape[0])
 
-    def take(self, index) -> "PayloadRows":
+    def take(self, index) -> PayloadRows:
         return PayloadRows(*(getattr(self, f.name)[index] for f in fields(self)))
 
     @staticmethod
-    def concat(parts: list["PayloadRows"], n_x: int) -> "PayloadRows":
+    def concat(parts: list[PayloadRows], n_x: int) -> PayloadRows:
         parts = [p for p in parts if len(p)]
         if not parts:
             z = np.zeros(0)

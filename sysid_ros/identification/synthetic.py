@@ -251,7 +251,8 @@ def simulate_standing(robot: Robot, rng: np.random.Generator, payload, *, durati
     posture controller) while its arm tracks a random sum of sines with PD + nominal full-body
     gravity feed-forward, around ``simulation.home`` moved (during ``settle``) at least
     amplitude + 0.15 rad inside the joint limits — MuJoCo's limit constraint is a torque the
-    identifier does not model (it reports ``inconsistent`` when an arm joint hits its limit); sampled every physics step after
+    identifier does not model (it reports ``inconsistent`` when an arm joint hits its limit);
+    sampled every physics step after
     ``settle`` seconds (the drop onto the ground). Positions exact (not quantised), torque
     noise uniform in ±``noise_tau``; the IMU readings are the simulator's exact ones.
     ``swap`` = (t, payload): the payload is replaced t seconds into the recording (the run's

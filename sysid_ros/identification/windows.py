@@ -97,7 +97,7 @@ class MomentumRows:
     D_omega: np.ndarray
 
     @staticmethod
-    def empty(n_theta: int, k: int = 0) -> "MomentumRows":
+    def empty(n_theta: int, k: int = 0) -> MomentumRows:
         z, zi = np.zeros(0), np.zeros(0, int)
         return MomentumRows(np.zeros((0, n_theta)), z, z, np.zeros((0, 4)), z, z,
                             np.zeros((0, n_theta)), zi, zi, zi, z, z, np.zeros((0, n_theta)),
@@ -112,12 +112,12 @@ class MomentumRows:
         """T = t_end − t_start per row (s)."""
         return self.fric[:, 3]
 
-    def take(self, index) -> "MomentumRows":
+    def take(self, index) -> MomentumRows:
         """Rows selected by a slice, index array or boolean mask."""
         return MomentumRows(*(getattr(self, f.name)[index] for f in fields(self)))
 
     @staticmethod
-    def concat(parts: list["MomentumRows"]) -> "MomentumRows":
+    def concat(parts: list[MomentumRows]) -> MomentumRows:
         parts = [p for p in parts if len(p)]
         if not parts:
             raise ValueError("MomentumRows.concat needs at least one non-empty part")

@@ -31,7 +31,7 @@ def test_lp_box_contains_truth(gen3, block):
         assert res.status == "ok"
         if not res.contains(theta):
             misses.append(trial)
-        widths.append((res.upper[0] - res.lower[0]))
+        widths.append(res.upper[0] - res.lower[0])
     assert misses == []
     # Not vacuous: the data shrink the mass interval well below the prior's 4.5 kg.
     assert np.median(widths) < 2.5
