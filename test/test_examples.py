@@ -39,6 +39,7 @@ def test_certify_trajectory_refuses_under_the_prior_and_certifies_when_identifie
     assert "joint velocity limit" in out
 
 
+@pytest.mark.slow   # default suite stays under 5 min; CI runs the slow ones too
 def test_calibrate_robot_boxes_contain_the_truth_and_rescue_identification() -> None:
     out = _run("calibrate_robot.py")
     rows = re.findall(r"\[ *(-?[\d.]+), *(-?[\d.]+)\](?: kg)? ∋ *(-?[\d.]+)", out)

@@ -50,6 +50,7 @@ def _run(capsys, *argv):
     return code, err
 
 
+@pytest.mark.slow   # default suite stays under 5 min; CI runs the slow ones too
 def test_calibrates_validates_and_round_trips(gen3, bags, tmp_path, capsys):
     out, js, rep = tmp_path / "calib.yaml", tmp_path / "c.json", tmp_path / "report"
     code, err = _run(capsys, "--robot", "gen3", "--bag", bags["cal"], "--validate", bags["val"],

@@ -15,7 +15,8 @@ from sysid_ros.identification.synthetic import random_payload_theta, simulate
 N_TRIALS = 30
 
 
-@pytest.mark.parametrize("block", range(3))
+@pytest.mark.parametrize("block", [0, pytest.param(1, marks=pytest.mark.slow),
+                                   pytest.param(2, marks=pytest.mark.slow)])
 def test_lp_box_contains_truth(gen3, block):
     misses, widths = [], []
     for trial in range(block * N_TRIALS // 3, (block + 1) * N_TRIALS // 3):

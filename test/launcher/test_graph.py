@@ -132,6 +132,7 @@ def test_cli_forwards_sigint_and_escalates(tmp_path):
     assert child is not None and not _alive(child)
 
 
+@pytest.mark.slow   # default suite stays under 5 min; CI runs the slow ones too
 def test_runner_starts_sim_and_identifier_for_real():
     """The shipped simulation graph (sim + identifier; planner, controller, recorder off) started
     by the runner: a separate subscriber receives joint states and payload bounds, and nothing

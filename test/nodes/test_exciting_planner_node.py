@@ -103,6 +103,7 @@ def test_publishes_certified_plan_from_joint_states(graph):
     assert float(ok_diag[0]["objective"]) > 1.0
 
 
+@pytest.mark.slow   # default suite stays under 5 min; CI runs the slow ones too
 def test_all_blocking_obstacle_publishes_nothing_and_says_why(graph, tmp_path):
     node, ex, got = graph
     # a box around the gripper at HOME: every trajectory starts in collision

@@ -22,7 +22,7 @@ import time
 
 import pytest
 
-pytestmark = pytest.mark.ros
+pytestmark = [pytest.mark.ros, pytest.mark.slow]   # ~25 s: in CI's slow run
 
 CTL = "robust_controller: robust controller"
 

@@ -148,6 +148,7 @@ def test_identifier_node_publishes_sound_bounds_and_reports_bad_messages(tmp_pat
     assert "Traceback" not in out, out
 
 
+@pytest.mark.slow   # default suite stays under 5 min; CI runs the slow ones too
 def test_identifier_node_b1_with_trunk_imu(tmp_path, ros_node):
     """robot:=b1_z1: the node subscribes the trunk IMU (``imu``, remapped here from the bag's
     /trunk/imu), forms the arm rows and publishes a box containing the MuJoCo truth; the

@@ -129,6 +129,7 @@ def test_prior_box_is_not_certified_even_at_rest(z1):
     assert any("torque limit" in r for r in ver.reasons), ver.reasons
 
 
+@pytest.mark.slow   # default suite stays under 5 min; CI runs the slow ones too
 def test_certified_plans_from_a_tight_box_run_safely_in_mujoco(z1, tight):
     """Once the box is tight the loop closes on the Z1: two receding-horizon plans (fixed k, so
     no wall-clock budget decides; both must pass the sound check) from the simulator's home,
