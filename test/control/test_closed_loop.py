@@ -115,6 +115,7 @@ def _z1_loop(mode: str, control_dt: float = 1e-3, duration: float = 2.5, **overr
     return robot, gains, np.asarray(v_true), np.asarray(errors), np.asarray(taus), clipped
 
 
+@pytest.mark.slow   # default suite stays under 5 min; CI runs the slow ones too
 def test_z1_mass_metric_keeps_V_below_V_max_at_1khz():
     robot, gains, v_true, errors, taus, clipped = _z1_loop("robust")
     assert gains.boundary_layer == 1.0                # the robot file's choice is what is tested

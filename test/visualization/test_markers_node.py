@@ -36,6 +36,7 @@ def _pos(m) -> np.ndarray:
     return np.array([m.pose.position.x, m.pose.position.y, m.pose.position.z])
 
 
+@pytest.mark.slow   # default suite stays under 5 min; CI runs the slow ones too
 def test_markers_on_the_sim_graph(ros_node):
     from builtin_interfaces.msg import Duration
     from sensor_msgs.msg import JointState
