@@ -19,10 +19,10 @@ import argparse
 import json
 from pathlib import Path
 
-import mujoco
 import numpy as np
 
 from sysid_ros.control.controller import RobustController, ThetaBox, gains_from_config
+from sysid_ros.demo.tracking import command_chatter, z1_tracking_run
 from sysid_ros.model.arm_view import TrunkMotionBound, arm_view
 from sysid_ros.model.robots import load_robot
 from sysid_ros.planning.trajectory import QuinticTrajectory
@@ -32,40 +32,13 @@ from sysid_ros.simulation.simulator import robot_physics_dt
 
 
 def _rms_step(tau: np.ndarray) -> list[float]:
-    return np.sqrt(np.mean(np.diff(tau, axis=0) ** 2, axis=0)).round(3).tolist()
+    return command_chatter(tau).round(3).tolist()
 
 
 def z1_fixed(eta: float, duration: float) -> dict:
-    robot = load_robot("z1")
-    payload = dumbbell_for(robot, 1.0)
-    truth = true_theta_e(robot, payload)
-    rad = 0.15 * np.abs(truth) + 1e-3
-    box = ThetaBox(truth - 1.9 * rad, truth - 0.9 * rad, truth + 0.1 * rad)
-    gains = gains_from_config(robot, {"boundary_layer": eta})
-    ctl = RobustController(robot, gains, prior=box)
-    ctl.set_bounds(box)
-    sim = Simulator(robot, payload, SimConfig(noise_tau=0.0), seed=0)
-    q0 = np.asarray(robot.config["simulation"]["home"], float)
-    sim.reset(q0)
-    traj = QuinticTrajectory(q0, np.zeros(6), np.zeros(6), 2.0)
-    k = np.array([0.5, -0.3, 0.4, 0.4, -0.5, 0.5])
-    full = np.zeros((sim.mj.model.nv, sim.mj.model.nv))
-    sub = int(round(1e-3 / sim.physics_dt))
-    v_true, taus, clipped = [], [], False
-    for i in range(int(round(duration * 1e3))):
-        t = min(i * 1e-3, 2.0)
-        qd, dqd, ddqd = (x[0] for x in traj.sample(np.array([t]), k))
-        m = sim.measure()
-        out = ctl.compute(t, m.q, m.dq, qd, dqd, ddqd)
-        mujoco.mj_fullM(sim.mj.model, sim.data, full)
-        mass = full[np.ix_(sim.mj.dof_adr, sim.mj.dof_adr)]
-        r = (dqd - sim.dq) + gains.Kr * (qd - sim.q)
-        v_true.append(0.5 * r @ mass @ r)
-        taus.append(out.tau)
-        clipped |= out.clipped
-        sim.step(out.tau, n_steps=sub)
-    return {"eta": eta, "V_over_V_max": float(max(v_true) / gains.V_max), "clipped": clipped,
-            "rms_step_Nm": _rms_step(np.asarray(taus))}
+    run = z1_tracking_run("robust", 1e-3, duration, boundary_layer=eta)
+    return {"eta": eta, "V_over_V_max": float(run.V_true.max() / run.gains.V_max),
+            "clipped": run.clipped, "rms_step_Nm": _rms_step(run.tau)}
 
 
 def b1_standing(v_max: float, eta: float, duration: float) -> dict:

@@ -83,7 +83,7 @@ def dds_latency(round_trips: int) -> dict[str, float]:
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 
-    from sysid_ros.nodes._common import COMMAND_QOS, SENSOR_QOS
+    from sysid_ros.nodes.qos import COMMAND_QOS, SENSOR_QOS
 
     env = dict(os.environ)
     env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")

@@ -102,7 +102,7 @@ def realtime_figures(robot_name: str, rate: float, duration: float) -> dict[str,
     from rclpy.executors import SingleThreadedExecutor
     from sensor_msgs.msg import JointState
 
-    from sysid_ros.nodes._common import SENSOR_QOS
+    from sysid_ros.nodes.qos import SENSOR_QOS
     from sysid_ros.nodes.sim import SimNode
 
     rclpy.init(args=["bench", "--ros-args", "-p", f"robot:={robot_name}", "-p", "mode:=realtime",

@@ -55,7 +55,7 @@ class _Probe:
         import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
 
-        from sysid_ros.nodes._common import DIAGNOSTICS_QOS
+        from sysid_ros.nodes.qos import DIAGNOSTICS_QOS
         rclpy.init()
         self.node = rclpy.create_node(f"soak_probe_{os.getpid()}")
         self.ident: list[tuple[float, float, dict[str, str]]] = []

@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     from sysid_ros.demo.report import evaluate, load_run, write_report
     from sysid_ros.launcher import launch_graph
     from sysid_ros.model.robots import load_robot
-    from sysid_ros.nodes._common import qos_for_topic
+    from sysid_ros.nodes.qos import qos_for_topic
     from sysid_ros.nodes.messages import bounds_from_msg
     from sysid_ros.planning.obstacles import obstacles_from_config
 

@@ -1,5 +1,5 @@
-"""Helpers shared by the node modules: QoS per docs/design.md §7.1, stamps, message-type import,
-and :func:`run_node`, the ``main()`` wrapper that stops nodes cleanly on SIGINT/SIGTERM."""
+"""Helpers shared by the node modules: stamps, message-type import, and :func:`run_node`, the
+``main()`` wrapper that stops nodes cleanly on SIGINT/SIGTERM (QoS profiles: :mod:`.qos`)."""
 from __future__ import annotations
 
 import contextlib
@@ -15,93 +15,11 @@ from typing import Any, Protocol
 import rclpy
 from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
-from rclpy.qos import (
-    DurabilityPolicy,
-    HistoryPolicy,
-    QoSProfile,
-    ReliabilityPolicy,
-    qos_profile_sensor_data,
-)
 from rclpy.signals import SignalHandlerOptions
 from rclpy.utilities import remove_ros_args
 
-__all__ = [
-    "SENSOR_QOS",
-    "SENSOR_STREAM_QOS",
-    "STREAM_DEPTH",
-    "CONTROL_SENSOR_QOS",
-    "LATCHED_QOS",
-    "TRAJECTORY_QOS",
-    "COMMAND_QOS",
-    "DIAGNOSTICS_QOS",
-    "CLOCK_QOS",
-    "qos_for_topic",
-    "stamp_to_ns",
-    "ns_to_stamp_fields",
-    "import_msg_type",
-    "run_node",
-    "make_executor",
-    "declare_string_list",
-    "sleep_until",
-]
-
-#: joint_states, imu for nodes that only need a recent value (planner, markers): best effort,
-#: keep last 5 (rclpy's sensor-data profile).
-SENSOR_QOS: QoSProfile = qos_profile_sensor_data
-#: joint_states, imu for nodes that need EVERY sample (identifier, recorder): best effort (a
-#: reliable reader would not match the sensor publishers), keep last 10000 = 10 s at 1 kHz
-#: (≈ 3 MB), so a reader whose callbacks are held up — the process descheduled on a busy
-#: machine, or a worker thread holding the GIL through a multi-second LP update — catches up
-#: instead of losing samples. Measured on the loaded 2-core machine, a bare 1 kHz subscriber
-#: with use_sim_time received 65 % at depth 5, 98-99 % at depth 1000 and 100 % at depth 10000.
-STREAM_DEPTH = 10000
-SENSOR_STREAM_QOS = QoSProfile(
-    history=HistoryPolicy.KEEP_LAST,
-    depth=STREAM_DEPTH,
-    reliability=ReliabilityPolicy.BEST_EFFORT,
-    durability=DurabilityPolicy.VOLATILE,
-)
-#: joint_states for the controller: only the newest state may produce a command (a backlog of
-#: older states would produce commands from stale measurements).
-CONTROL_SENSOR_QOS = QoSProfile(
-    history=HistoryPolicy.KEEP_LAST,
-    depth=1,
-    reliability=ReliabilityPolicy.BEST_EFFORT,
-    durability=DurabilityPolicy.VOLATILE,
-)
-#: /sysid/payload_bounds, /sysid/payload_inertia: late joiners get the last value.
-LATCHED_QOS = QoSProfile(
-    history=HistoryPolicy.KEEP_LAST,
-    depth=1,
-    reliability=ReliabilityPolicy.RELIABLE,
-    durability=DurabilityPolicy.TRANSIENT_LOCAL,
-)
-#: /sysid/desired_trajectory.
-TRAJECTORY_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-#: /effort_controller/commands: only the newest command matters.
-COMMAND_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
-#: /diagnostics (ROS default profile).
-DIAGNOSTICS_QOS = QoSProfile(depth=10)
-#: /clock: reliable publishers match both rclpy's best-effort time source and reliable users.
-CLOCK_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-
-_BY_BASENAME: dict[str, QoSProfile] = {
-    "joint_states": SENSOR_QOS,
-    "imu": SENSOR_QOS,
-    "payload_bounds": LATCHED_QOS,
-    "payload_inertia": LATCHED_QOS,
-    "desired_trajectory": TRAJECTORY_QOS,
-    "commands": COMMAND_QOS,
-    "diagnostics": DIAGNOSTICS_QOS,
-    "clock": CLOCK_QOS,
-}
-
-
-def qos_for_topic(topic: str, default: QoSProfile | None = None) -> QoSProfile:
-    """The docs/design.md §7.1 QoS of a topic, by its last name segment (remapped names keep
-    working)."""
-    return _BY_BASENAME.get(topic.rstrip("/").rsplit("/", 1)[-1], default or QoSProfile(depth=10))
-
+__all__ = ["stamp_to_ns", "ns_to_stamp_fields", "import_msg_type", "run_node", "make_executor",
+           "sleep_until"]
 
 def stamp_to_ns(stamp: Any) -> int:
     """``builtin_interfaces/Time`` (rclpy or rosbags object) → integer nanoseconds."""
@@ -121,22 +39,6 @@ def import_msg_type(msgtype: str) -> type:
         return getattr(module, name)
     except AttributeError:
         raise ImportError(f"no message type {msgtype}") from None
-
-
-def declare_string_list(node: Node, name: str) -> list[str]:
-    """Declare a string-array parameter with no default and return its value ([] if unset).
-
-    rclpy cannot infer the type of an empty-list default, and reading an uninitialised
-    parameter raises, hence this helper.
-    """
-    from rclpy.exceptions import ParameterUninitializedException
-    from rclpy.parameter import Parameter
-
-    node.declare_parameter(name, Parameter.Type.STRING_ARRAY)
-    try:
-        return list(node.get_parameter(name).value or [])
-    except ParameterUninitializedException:
-        return []
 
 
 #: s to wait at shutdown for callbacks still running (longer than any planning budget)

@@ -34,8 +34,8 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from sysid_ros.control.admission import KNOWN_CHECKS, Certificate, box_digest
 from sysid_ros.model.arm_view import arm_view
 from sysid_ros.model.robots import load_robot
-from sysid_ros.nodes._common import (DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_QOS, TRAJECTORY_QOS,
-                                     ns_to_stamp_fields, run_node)
+from sysid_ros.nodes._common import ns_to_stamp_fields, run_node
+from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_QOS, TRAJECTORY_QOS
 from sysid_ros.nodes.messages import (JointStateError, bounds_from_msg, diagnostics_msg,
                                      joint_state_arrays)
 from sysid_ros.nodes.params import Param, declare

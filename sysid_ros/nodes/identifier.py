@@ -41,8 +41,8 @@ from sysid_ros.identification.config import FRICTION_MODES
 from sysid_ros.identification.identifier import ONLINE_METHODS
 from sysid_ros.identification.runtime import IdentifierRuntime
 from sysid_ros.model.robots import load_robot
-from sysid_ros.nodes._common import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_STREAM_QOS, run_node, \
-    stamp_to_ns
+from sysid_ros.nodes._common import run_node, stamp_to_ns
+from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_STREAM_QOS
 from sysid_ros.nodes.messages import JointStateError, ParameterBounds, bounds_to_msg, \
     diagnostics_msg, inertia_from_theta, joint_state_arrays
 from sysid_ros.nodes.params import Param, declare

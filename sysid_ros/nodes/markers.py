@@ -42,10 +42,10 @@ from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
 from sysid_ros.control.errors import TrajectoryError
-from sysid_ros.control.trajectory import JointTrajectoryArrays
 from sysid_ros.model.robots import load_robot
-from sysid_ros.nodes._common import LATCHED_QOS, SENSOR_QOS, TRAJECTORY_QOS, run_node, stamp_to_ns
-from sysid_ros.nodes.messages import MessageError, bounds_from_msg, joint_state_arrays
+from sysid_ros.nodes._common import run_node, stamp_to_ns
+from sysid_ros.nodes.qos import LATCHED_QOS, SENSOR_QOS, TRAJECTORY_QOS
+from sysid_ros.nodes.messages import MessageError, bounds_from_msg, joint_state_arrays, trajectory_from_msg
 from sysid_ros.nodes.params import Param, declare
 from sysid_ros.visualization.frames import make_tf2_lookup, resolve_obstacles
 from sysid_ros.visualization.geometry import RobotGeometry, sample_trajectory
@@ -149,13 +149,8 @@ class MarkersNode(Node):
             self.get_logger().warning(f"payload bounds ignored: {exc}")
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
-        pts = msg.points
         try:
-            traj = JointTrajectoryArrays.from_arrays(
-                [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in pts],
-                [list(p.positions) for p in pts], [list(p.velocities) for p in pts],
-                [list(p.accelerations) for p in pts], msg.joint_names, self.robot.joint_names,
-                0.0)
+            traj = trajectory_from_msg(msg, self.robot.joint_names)
         except TrajectoryError as exc:
             self.get_logger().warning(f"desired trajectory not drawn: {exc}")
             return

@@ -26,20 +26,9 @@ from sysid_ros.control.trajectory import JointTrajectoryArrays
 from sysid_ros.errors import SysidError
 from sysid_ros.model.parameters import PARAM_NAMES, com_inertia_from_theta, theta_from_com_inertia
 
-__all__ = [
-    "MessageError",
-    "diagnostics_msg",
-    "BOUND_LABELS",
-    "JointStateError",
-    "ParameterBounds",
-    "bounds_from_msg",
-    "bounds_to_msg",
-    "inertia_from_theta",
-    "theta_from_inertia",
-    "joint_state_arrays",
-    "trajectory_from_msg",
-    "labelled_array",
-]
+__all__ = ["BOUND_LABELS", "JointStateError", "MessageError", "ParameterBounds", "bounds_from_msg",
+           "bounds_to_msg", "diagnostics_msg", "inertia_from_theta", "joint_state_arrays",
+           "labelled_array", "theta_from_inertia", "trajectory_from_msg"]
 
 BOUND_LABELS = ("lower", "nominal", "upper")
 

@@ -1,127 +1,28 @@
 """Node parameters declared once, from one table per node.
 
-Each node module defines ``PARAMETERS``: a tuple of :class:`Param` (name, type, default, range or
-choices, unit, description). From that one table come
+Each node module defines ``PARAMETERS``: a tuple of :class:`Param`. From that one
+table come
 
 - the declarations, with a ``ParameterDescriptor`` carrying type, description and range, so
   ``ros2 param describe`` shows them and rclpy itself refuses an out-of-range value
   (:func:`declare`);
 - the validation of every value, with an error naming the node and the parameter;
-- the parameter reference in docs/parameters.md (:func:`markdown`; a test keeps it current);
+- the parameter reference in docs/parameters.md (:func:`reference_markdown`; a test keeps it
+  current);
 - the check of the node's YAML file in config/ (:func:`check_yaml`; a test runs it).
-
-No sentinels: a parameter with ``default=None`` is *optional* — declared with its type only, and
-absent means "use the robot file" (the value read back is ``None``), never −1 or 0. (An optional
-string given as "" counts as absent: a launch file cannot leave a parameter out conditionally.)
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
-import yaml
+from sysid_ros.nodes._param_table import (BUILTIN, Param, ParameterError, check_value, check_yaml,
+                                          markdown)
 
-from sysid_ros.errors import SysidError
-
-__all__ = ["Param", "ParameterError", "declare", "check_value", "check_yaml", "markdown"]
-
-#: Parameter types: the name used in the tables and docs → the Python type of its value.
-TYPES: dict[str, type] = {"bool": bool, "int": int, "double": float, "string": str,
-                          "double[]": list, "string[]": list, "double|double[]": object}
-
-
-class ParameterError(SysidError):
-    """A node parameter (or a parameter file entry) has the wrong type or is out of range."""
-
-
-@dataclass(frozen=True)
-class Param:
-    """One node parameter.
-
-    Attributes:
-        name: the ROS parameter name.
-        type: one of :data:`TYPES` (``bool``, ``int``, ``double``, ``string``, ``double[]``,
-            ``string[]``, or ``double|double[]``: one number for every joint or one per joint,
-            declared with dynamic typing).
-        description: one sentence, shown by ``ros2 param describe``.
-        default: the value when the parameter is not given; ``None`` = optional (absent means
-            "use the robot file" / "off", as the description says).
-        range: inclusive ``(low, high)`` for ``int``/``double`` (each element for ``double[]``).
-        choices: allowed values of a ``string`` parameter.
-        unit: physical unit, for the docs (``s``, ``Hz``, ``N·m``, …).
-        read_only: cannot be changed after start-up (all of ours, unless stated).
-    """
-
-    name: str
-    type: str
-    description: str
-    default: Any = None
-    range: tuple[float, float] | None = None
-    choices: tuple[str, ...] = ()
-    unit: str = ""
-    read_only: bool = True
-
-    def __post_init__(self) -> None:
-        if self.type not in TYPES:
-            raise ParameterError(f"parameter {self.name}: unknown type {self.type!r}")
-        if self.default is not None:
-            check_value(self, self.default, "the table's default")
-
-    def constraint_text(self) -> str:
-        """The range/choices in words (descriptor ``additional_constraints`` and the docs)."""
-        if self.choices:
-            return "one of " + ", ".join(self.choices)
-        if self.range is not None:
-            return f"[{_fmt(self.range[0])}, {_fmt(self.range[1])}]"
-        return ""
-
-
-def _fmt(x: float) -> str:
-    return f"{x:g}" if math.isfinite(x) else ("∞" if x > 0 else "−∞")
-
-
-def check_value(p: Param, value: Any, where: str) -> Any:
-    """``value`` if it fits ``p`` (ints are accepted for doubles), else :class:`ParameterError`."""
-    if p.type == "double|double[]":
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return check_value(Param(p.name, "double", p.description, None, p.range, unit=p.unit),
-                               value, where)
-        items = list(value) if isinstance(value, (list, tuple)) else None
-        if not items:
-            raise ParameterError(f"{where}: parameter {p.name} must be a number or a non-empty "
-                                 f"list of numbers, got {type(value).__name__} {value!r}")
-        return [float(v) for v in check_value(
-            Param(p.name, "double[]", p.description, None, p.range, unit=p.unit), items, where)]
-    want = TYPES[p.type]
-    ok_type = (isinstance(value, want) and not (want is int and isinstance(value, bool))
-               or (want is float and isinstance(value, int) and not isinstance(value, bool)))
-    if not ok_type:
-        raise ParameterError(f"{where}: parameter {p.name} must be {p.type}, got "
-                             f"{type(value).__name__} {value!r}")
-    if p.type == "double[]":
-        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
-            raise ParameterError(f"{where}: parameter {p.name} must be a list of numbers")
-    if p.type == "string[]" and not all(isinstance(v, str) for v in value):
-        raise ParameterError(f"{where}: parameter {p.name} must be a list of strings")
-    if p.choices and value not in p.choices:
-        raise ParameterError(f"{where}: parameter {p.name} = {value!r} is not one of "
-                             f"{', '.join(p.choices)}")
-    if p.range is not None and p.type in ("int", "double", "double[]"):
-        values = value if p.type == "double[]" else [value]
-        lo, hi = p.range
-        for v in values:
-            if not lo <= v <= hi:                    # NaN fails too
-                raise ParameterError(f"{where}: parameter {p.name} = {v!r} is outside "
-                                     f"{p.constraint_text()}" + (f" {p.unit}" if p.unit else ""))
-    return float(value) if want is float else value
-
-
-#: Parameters every rclpy node has (declared by rclpy itself, not by the tables).
-BUILTIN = (Param("use_sim_time", "bool", "follow /clock instead of the system clock", False,
-                 read_only=False),)
+# The table itself (no ROS) lives in ._param_table; this module is the one surface nodes import.
+__all__ = ["BUILTIN", "Param", "ParameterError", "TABLE_NODES", "check_value", "check_yaml", "declare",
+           "markdown", "node_tables", "reference_markdown"]
 
 
 def declare(node: Any, table: Sequence[Param]) -> dict[str, Any]:
@@ -168,52 +69,7 @@ def declare(node: Any, table: Sequence[Param]) -> dict[str, Any]:
     return values
 
 
-def check_yaml(path: str | Path, table: Sequence[Param]) -> list[str]:
-    """Problems of a ROS parameter file for a node with ``table`` (empty list: fine). Every
-    ``ros__parameters`` entry must be in the table, with the table's type and range."""
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        return [f"{path}: cannot read: {exc}"]
-    if not isinstance(data, Mapping):
-        return [f"{path}: expected a mapping of node names"]
-    by_name = {p.name: p for p in table}
-    by_name.update({p.name: p for p in BUILTIN})
-    problems = []
-    for node_name, section in data.items():
-        params = section.get("ros__parameters") if isinstance(section, Mapping) else None
-        if not isinstance(params, Mapping):
-            problems.append(f"{path}: {node_name}: no ros__parameters mapping")
-            continue
-        for key, value in params.items():
-            p = by_name.get(key)
-            if p is None:
-                problems.append(f"{path}: {node_name}.{key} is not a parameter of this node")
-                continue
-            try:
-                check_value(p, value, f"{path}: {node_name}")
-                if p.type == "double" and isinstance(value, int):
-                    problems.append(f"{path}: {node_name}.{key} = {value} must be written as a "
-                                    "double (e.g. 10.0): rclpy refuses an integer there")
-            except ParameterError as exc:
-                problems.append(str(exc))
-    return problems
-
-
-def markdown(node: str, table: Sequence[Param]) -> str:
-    """The parameter reference of one node as a Markdown table."""
-    lines = [f"### `{node}`", "", "| name | type | default | range | unit | description |",
-             "|---|---|---|---|---|---|"]
-    for p in table:
-        default = "(absent)" if p.default is None else f"`{yaml.safe_dump(p.default).split(chr(10))[0]}`"
-        lines.append(f"| `{p.name}` | {p.type} | {default} | {p.constraint_text()} | {p.unit} | "
-                     f"{p.description} |")
-    return "\n".join(lines) + "\n"
-
-
-#: Nodes whose parameters come from a ``PARAMETERS`` table: node name → module. (The others
-#: still declare their parameters by hand; they move here one by one.)
+#: Every node and the module holding its ``PARAMETERS`` table.
 TABLE_NODES: dict[str, str] = {"exciting_planner": "sysid_ros.nodes.exciting_planner",
                                "identifier": "sysid_ros.nodes.identifier",
                                "markers": "sysid_ros.nodes.markers", "sim": "sysid_ros.nodes.sim",

@@ -27,7 +27,8 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 
 from sysid_ros.bagio import STORAGES, BagError, BagWriter, default_typestore
 from sysid_ros.bagio.playback import normalise_topics
-from sysid_ros.nodes._common import STREAM_DEPTH, import_msg_type, run_node
+from sysid_ros.nodes._common import import_msg_type, run_node
+from sysid_ros.nodes.qos import STREAM_DEPTH
 from sysid_ros.nodes.cli_overrides import overlay
 from sysid_ros.nodes.params import Param, declare
 

@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.clock import Clock, ClockType
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from sensor_msgs.msg import JointState
@@ -22,10 +22,10 @@ from sysid_ros.control.errors import ControlError, TrajectoryError
 from sysid_ros.control.runtime import (ERROR, STATE_LABELS, WARN, ControllerRuntime,
                                        ControllerSettings, Status, build_runtime)
 from sysid_ros.model.errors import ModelError
-from sysid_ros.nodes._common import (COMMAND_QOS, CONTROL_SENSOR_QOS, DIAGNOSTICS_QOS,
-                                     LATCHED_QOS, TRAJECTORY_QOS, run_node, stamp_to_ns)
-from sysid_ros.nodes.messages import (MessageError, bounds_from_msg, joint_state_arrays,
-                                      labelled_array, trajectory_from_msg)
+from sysid_ros.nodes._common import run_node, stamp_to_ns
+from sysid_ros.nodes.qos import COMMAND_QOS, CONTROL_SENSOR_QOS, DIAGNOSTICS_QOS, LATCHED_QOS, TRAJECTORY_QOS
+from sysid_ros.nodes.messages import (MessageError, bounds_from_msg, diagnostics_msg,
+                                      joint_state_arrays, labelled_array, trajectory_from_msg)
 from sysid_ros.nodes.params import declare
 from sysid_ros.nodes.robust_controller_params import PARAMETERS
 
@@ -180,13 +180,10 @@ class RobustControllerNode(LifecycleNode):
     def _publish_status(self) -> None:
         rt = self.rt
         st = rt.status(time.monotonic()) if rt is not None else Status(*self._unconfigured, {})
-        status = DiagnosticStatus(level=bytes([st.level]), message=st.message,
-                                  name=f"{self.get_name()}: robust controller",
-                                  hardware_id=rt.robot.name if rt is not None else "",
-                                  values=[KeyValue(key=k, value=v) for k, v in st.values.items()])
-        arr = DiagnosticArray(status=[status])
-        arr.header.stamp = self.get_clock().now().to_msg()
-        self._diag_pub.publish(arr)
+        self._diag_pub.publish(diagnostics_msg(
+            f"{self.get_name()}: robust controller", rt.robot.name if rt is not None else "",
+            ("ok", "warn", "error")[st.level], st.message, st.values,
+            self.get_clock().now().to_msg()))
 
 
 def main(args: list[str] | None = None) -> int:

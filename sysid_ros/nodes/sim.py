@@ -28,8 +28,8 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 
 from sysid_ros.model.robots import load_robot
-from sysid_ros.nodes._common import (CLOCK_QOS, COMMAND_QOS, LATCHED_QOS, SENSOR_QOS,
-                                     ns_to_stamp_fields, run_node, sleep_until)
+from sysid_ros.nodes._common import ns_to_stamp_fields, run_node, sleep_until
+from sysid_ros.nodes.qos import CLOCK_QOS, COMMAND_QOS, LATCHED_QOS, SENSOR_QOS
 from sysid_ros.nodes.messages import inertia_from_theta
 from sysid_ros.nodes.params import Param, declare
 from sysid_ros.simulation import (CommandError, Publication, RealtimePacer, RuntimeSettings,

@@ -12,6 +12,7 @@ import numpy as np
 
 from sysid_ros.control.controller import RobustController
 from sysid_ros.control.trajectory import JointTrajectoryArrays, TrajectoryQueue
+from sysid_ros.demo.tracking import command_chatter
 from sysid_ros.simulation.mjmodel import build_mujoco_model
 
 
@@ -29,10 +30,8 @@ class LoopLog:
 _FIELDS = ("t", "e", "r_norm", "V_true", "V_sup", "clipped", "tau")
 
 
-def chatter(tau: np.ndarray) -> np.ndarray:
-    """Per joint RMS of the command's first difference (N·m per control step): a law that
-    switches at the sample rate shows up here, a smooth one stays near the reference's own."""
-    return np.sqrt(np.mean(np.diff(tau, axis=0) ** 2, axis=0))
+# the library's chatter figure (per joint RMS of the command's first difference)
+chatter = command_chatter
 
 
 def bezier_rest_to_rest(robot, q0: np.ndarray, k: np.ndarray, tf: float) -> JointTrajectoryArrays:

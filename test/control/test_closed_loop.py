@@ -72,47 +72,12 @@ def test_robust_keeps_V_below_V_max_and_wrong_does_not(setup):
 
 # -- Unitree Z1 -------------------------------------------------------------------------------
 def _z1_loop(mode: str, control_dt: float = 1e-3, duration: float = 2.5, **overrides):
-    """Z1 + 1 kg dumbbell on the simulator (exact set-valued Coulomb friction: the Z1 has
-    1-2 N·m of it), the robot file's gains (mass metric, boundary layer; ``overrides`` replace
-    them), a box holding the truth near a corner, a 2-s degree-5 move from the simulator's home;
-    V with MuJoCo's own mass matrix. Returns the robot, the gains, V, e, the commands and
-    whether any was clipped."""
-    import mujoco
+    """The library's Z1 tracking run (sysid_ros.demo.tracking, the run bench_chatter measures):
+    robot, gains, V (MuJoCo's mass matrix), e, the commands and whether any was clipped."""
+    from sysid_ros.demo.tracking import z1_tracking_run
 
-    from sysid_ros.control.controller import gains_from_config
-    from sysid_ros.planning.trajectory import QuinticTrajectory
-    from sysid_ros.simulation import SimConfig, Simulator
-
-    robot = load_robot("z1")
-    payload = dumbbell_for(robot, 1.0)
-    truth = true_theta_e(robot, payload)
-    rad = 0.15 * np.abs(truth) + 1e-3
-    box = ThetaBox(truth - 1.9 * rad, truth - 0.9 * rad, truth + 0.1 * rad)
-    gains = gains_from_config(robot, overrides)
-    ctl = RobustController(robot, gains, mode=mode, prior=box)
-    ctl.set_bounds(box)
-    sim = Simulator(robot, payload, SimConfig(noise_tau=0.0), seed=0)
-    q0 = np.asarray(robot.config["simulation"]["home"], float)
-    sim.reset(q0)
-    traj = QuinticTrajectory(q0, np.zeros(6), np.zeros(6), 2.0)
-    k = np.array([0.5, -0.3, 0.4, 0.4, -0.5, 0.5])
-    full = np.zeros((sim.mj.model.nv, sim.mj.model.nv))
-    sub = int(round(control_dt / sim.physics_dt))
-    v_true, errors, taus, clipped = [], [], [], False
-    for i in range(int(round(duration / control_dt))):
-        t = min(i * control_dt, 2.0)
-        qd, dqd, ddqd = (x[0] for x in traj.sample(np.array([t]), k))
-        m = sim.measure()
-        out = ctl.compute(t, m.q, m.dq, qd, dqd, ddqd)
-        mujoco.mj_fullM(sim.mj.model, sim.data, full)
-        mass = full[np.ix_(sim.mj.dof_adr, sim.mj.dof_adr)]
-        r = (dqd - sim.dq) + gains.Kr * (qd - sim.q)
-        v_true.append(0.5 * r @ mass @ r)
-        errors.append(qd - sim.q)
-        taus.append(out.tau)
-        clipped |= out.clipped
-        sim.step(out.tau, n_steps=sub)
-    return robot, gains, np.asarray(v_true), np.asarray(errors), np.asarray(taus), clipped
+    run = z1_tracking_run(mode, control_dt, duration, **overrides)
+    return run.robot, run.gains, run.V_true, run.errors, run.tau, run.clipped
 
 
 @pytest.mark.slow   # default suite stays under 5 min; CI runs the slow ones too

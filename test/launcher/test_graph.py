@@ -142,7 +142,7 @@ def test_runner_starts_sim_and_identifier_for_real():
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 
-    from sysid_ros.nodes._common import qos_for_topic
+    from sysid_ros.nodes.qos import qos_for_topic
 
     got: dict[str, list] = {"js": [], "bounds": []}
     rclpy.init()

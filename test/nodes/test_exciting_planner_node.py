@@ -32,7 +32,7 @@ def graph():
     from trajectory_msgs.msg import JointTrajectory
 
     from sysid_ros.model.robots import load_robot
-    from sysid_ros.nodes._common import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_QOS, TRAJECTORY_QOS
+    from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_QOS, TRAJECTORY_QOS
     from sysid_ros.nodes.messages import ParameterBounds, bounds_to_msg
 
     rclpy.init()

@@ -34,7 +34,7 @@ class Probe:
         from diagnostic_msgs.msg import DiagnosticArray
         from std_msgs.msg import Float64MultiArray
 
-        from sysid_ros.nodes._common import DIAGNOSTICS_QOS
+        from sysid_ros.nodes.qos import DIAGNOSTICS_QOS
         self.node, self.ex = node, ex
         self.diags: list[tuple[float, str, int, str, dict[str, str]]] = []
         self.states: list[float] = []

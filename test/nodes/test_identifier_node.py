@@ -62,7 +62,7 @@ def test_identifier_node_publishes_sound_bounds_and_reports_bad_messages(tmp_pat
     from geometry_msgs.msg import InertiaStamped
     from std_srvs.srv import Trigger
 
-    from sysid_ros.nodes._common import DIAGNOSTICS_QOS, LATCHED_QOS
+    from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS
     from sysid_ros.nodes.messages import bounds_from_msg
 
     robot = load_robot("gen3")
@@ -159,7 +159,7 @@ def test_identifier_node_b1_with_trunk_imu(tmp_path, ros_node):
     from diagnostic_msgs.msg import DiagnosticArray
 
     from sysid_ros.identification.synthetic import simulate_standing, write_bag
-    from sysid_ros.nodes._common import DIAGNOSTICS_QOS, LATCHED_QOS
+    from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS
     from sysid_ros.nodes.messages import bounds_from_msg
     from sysid_ros.simulation import dumbbell_for
 

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sysid_ros.nodes.params import (Param, ParameterError, check_value, check_yaml, node_tables,
-                                    reference_markdown)
+from sysid_ros.nodes.params import Param, ParameterError, check_value, check_yaml, node_tables, reference_markdown
 
 ROOT = Path(__file__).resolve().parents[2]
 

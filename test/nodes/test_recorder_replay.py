@@ -162,7 +162,7 @@ def test_replay_loops_with_clock_from_the_bag_times(tmp_path, ros_node):
     from rosgraph_msgs.msg import Clock
     from sensor_msgs.msg import JointState
 
-    from sysid_ros.nodes._common import CLOCK_QOS
+    from sysid_ros.nodes.qos import CLOCK_QOS
 
     times = 7 * 10**9 + np.arange(40) * 10_000_000          # 0.39 s of bag time, 10 ms apart
     bag = tmp_path / "loop"

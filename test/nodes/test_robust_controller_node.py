@@ -33,8 +33,7 @@ class Harness:
         from std_msgs.msg import Float64MultiArray
         from trajectory_msgs.msg import JointTrajectory
 
-        from sysid_ros.nodes._common import (COMMAND_QOS, LATCHED_QOS, SENSOR_QOS,
-                                             TRAJECTORY_QOS)
+        from sysid_ros.nodes.qos import COMMAND_QOS, LATCHED_QOS, SENSOR_QOS, TRAJECTORY_QOS
         rclpy.init()
         self.node = rclpy.create_node(f"rc_test_{os.getpid()}")
         self.ex = SingleThreadedExecutor()

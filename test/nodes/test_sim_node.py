@@ -26,7 +26,7 @@ def _subscribe(node, store: dict, imu: bool = False) -> None:
     from rosgraph_msgs.msg import Clock
     from sensor_msgs.msg import Imu, JointState
 
-    from sysid_ros.nodes._common import CLOCK_QOS, LATCHED_QOS, SENSOR_QOS
+    from sysid_ros.nodes.qos import CLOCK_QOS, LATCHED_QOS, SENSOR_QOS
 
     for key in ("js", "clock", "truth", "imu"):
         store.setdefault(key, [])
@@ -77,7 +77,7 @@ def test_gen3_realtime_publishes_holds_and_follows_commands(ros_node):
     messages are published ones on the 1 ms sim-time grid; commands act, then time out."""
     from std_msgs.msg import Float64MultiArray
 
-    from sysid_ros.nodes._common import COMMAND_QOS
+    from sysid_ros.nodes.qos import COMMAND_QOS
     from sysid_ros.nodes.messages import joint_state_arrays, theta_from_inertia
 
     node, ex = ros_node
@@ -140,7 +140,7 @@ def test_lockstep_waits_for_the_controller(ros_node):
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 
-    from sysid_ros.nodes._common import COMMAND_QOS, SENSOR_QOS
+    from sysid_ros.nodes.qos import COMMAND_QOS, SENSOR_QOS
 
     node, ex = ros_node
     cmd_pub = node.create_publisher(Float64MultiArray, "/effort_controller/commands", COMMAND_QOS)

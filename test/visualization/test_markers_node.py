@@ -43,7 +43,7 @@ def test_markers_on_the_sim_graph(ros_node):
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
     from visualization_msgs.msg import Marker, MarkerArray
 
-    from sysid_ros.nodes._common import LATCHED_QOS, SENSOR_QOS, TRAJECTORY_QOS
+    from sysid_ros.nodes.qos import LATCHED_QOS, SENSOR_QOS, TRAJECTORY_QOS
     from sysid_ros.nodes.messages import ParameterBounds, bounds_to_msg, joint_state_arrays
     from sysid_ros.planning.planner import controller_model
     from sysid_ros.simulation import dumbbell_for, true_theta_e
