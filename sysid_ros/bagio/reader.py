@@ -17,7 +17,7 @@ import struct
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from rosbags.rosbag2 import Reader
@@ -36,6 +36,10 @@ from .errors import (
     TopicTypeError,
 )
 from .writer import default_typestore
+
+if TYPE_CHECKING:
+    from rosbags.typesys.stores.ros2_jazzy import sensor_msgs__msg__Imu as ImuMsg
+    from rosbags.typesys.stores.ros2_jazzy import sensor_msgs__msg__JointState as JointStateMsg
 
 __all__ = [
     "JointStateSeries",
@@ -364,7 +368,8 @@ class _JointStateDecoder:
 
     def _decode_slow(self, index: int, data: bytes) -> tuple[int, list[str], list[np.ndarray]]:
         try:
-            msg = self._typestore.deserialize_cdr(data, JOINT_STATE)
+            # deserialize_cdr is typed ``object``; the type name fixes the class.
+            msg = cast("JointStateMsg", self._typestore.deserialize_cdr(data, JOINT_STATE))
         except Exception as err:
             raise BagCorruptError(
                 f"bag {self.bag} topic {self.topic} message {index} cannot be decoded: "
@@ -537,8 +542,9 @@ def read_joint_states(
         return None if arrs[0] is None else np.concatenate(arrs)
 
     return JointStateSeries(
-        cat("t"), cat("stamps_ns"), parts[0].names, cat("position"), cat("velocity"), cat("effort")
-    )  # type: ignore[arg-type]
+        np.concatenate([p.t for p in parts]), np.concatenate([p.stamps_ns for p in parts]),
+        parts[0].names, cat("position"), cat("velocity"), cat("effort"),
+    )
 
 
 def read_imu(
@@ -558,7 +564,8 @@ def read_imu(
         rows: list[list[float]] = []
         for index, data in _raw_messages(reader, bag, conns):
             try:
-                m = typestore.deserialize_cdr(data, IMU)
+                # deserialize_cdr is typed ``object``; the type name fixes the class.
+                m = cast("ImuMsg", typestore.deserialize_cdr(data, IMU))
             except Exception as err:
                 raise BagCorruptError(
                     f"bag {bag} topic {topic} message {index} cannot be decoded: {err}"

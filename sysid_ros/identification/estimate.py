@@ -11,6 +11,7 @@ with SciPy (trust-region reflective on the stacked residual) for cross-checking.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,7 +30,7 @@ class PointEstimate:
     success: bool
 
 
-def _weighted(Y, U, r):
+def _weighted(Y: np.ndarray, U: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     d = 1.0 / np.maximum(r, 1e-12)
     A, b = Y * d[:, None], U * d
     lam = 1e-6 * float(np.sum(A * A)) / 10.0
@@ -43,16 +44,17 @@ def _start(theta_ref: np.ndarray) -> np.ndarray:
     return log_cholesky_inverse(ref)
 
 
-def ls_objective(A: np.ndarray, b: np.ndarray, lam: float, theta_ref: np.ndarray):
+def ls_objective(A: np.ndarray, b: np.ndarray, lam: float, theta_ref: np.ndarray
+                 ) -> tuple[Callable[[np.ndarray], float], Callable[[np.ndarray], np.ndarray]]:
     """(f, ∇f) of the weighted problem in η (exact gradient)."""
-    def f(eta):
+    def f(eta: np.ndarray) -> float:
         with np.errstate(over="ignore", invalid="ignore"):
             th = log_cholesky(eta)
         res = A @ th - b
         reg = th - theta_ref
         return 0.5 * float(res @ res) + 0.5 * lam * float(reg @ reg)
 
-    def grad(eta):
+    def grad(eta: np.ndarray) -> np.ndarray:
         th = log_cholesky(eta)
         J = log_cholesky_jacobian(eta)
         return J.T @ (A.T @ (A @ th - b) + lam * (th - theta_ref))
@@ -72,19 +74,19 @@ def estimate_theta(Y: np.ndarray, U: np.ndarray, r: np.ndarray, theta_ref: np.nd
     G, g, c0 = A.T @ A, A.T @ b, float(b @ b)
 
     class _Problem:
-        def objective(self, eta):
+        def objective(self, eta: np.ndarray) -> float:
             th = log_cholesky(eta)
             reg = th - theta_ref
             return 0.5 * float(th @ G @ th - 2 * g @ th + c0) + 0.5 * lam * float(reg @ reg)
 
-        def gradient(self, eta):
+        def gradient(self, eta: np.ndarray) -> np.ndarray:
             th = log_cholesky(eta)
             return log_cholesky_jacobian(eta).T @ (G @ th - g + lam * (th - theta_ref))
 
-        def hessianstructure(self):
+        def hessianstructure(self) -> tuple[np.ndarray, np.ndarray]:
             return np.tril_indices(10)
 
-        def hessian(self, eta, lagrange, obj_factor):
+        def hessian(self, eta: np.ndarray, lagrange: np.ndarray, obj_factor: float) -> np.ndarray:
             eps = 1e-6 * np.maximum(1.0, np.abs(eta))
             cols = [(self.gradient(eta + e) - self.gradient(eta - e)) / (2 * e[k])
                     for k, e in enumerate(np.diag(eps))]
@@ -116,11 +118,11 @@ def least_squares_reference(Y: np.ndarray, U: np.ndarray, r: np.ndarray,
     theta_ref = np.asarray(theta_ref, float)
     s = np.sqrt(lam)
 
-    def res(eta):
+    def res(eta: np.ndarray) -> np.ndarray:
         th = log_cholesky(eta)
         return np.concatenate([A @ th - b, s * (th - theta_ref)])
 
-    def jac(eta):
+    def jac(eta: np.ndarray) -> np.ndarray:
         J = log_cholesky_jacobian(eta)
         return np.vstack([A @ J, s * J])
 

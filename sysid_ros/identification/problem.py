@@ -74,7 +74,7 @@ class PayloadRows:
     def __len__(self) -> int:
         return int(self.c.shape[0])
 
-    def take(self, index) -> PayloadRows:
+    def take(self, index: slice | np.ndarray) -> PayloadRows:
         return PayloadRows(*(getattr(self, f.name)[index] for f in fields(self)))
 
     @staticmethod

@@ -15,16 +15,27 @@ violate the bound on purpose).
 """
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pinocchio as pin
 
+from sysid_ros.identification.base_motion import ImuSamples
 from sysid_ros.model.parameters import is_physically_consistent
 from sysid_ros.model.robots import Robot
 
+if TYPE_CHECKING:
+    from sysid_ros.simulation import Payload
+
 __all__ = ["SimulatedRun", "random_payload_theta", "perturbed_model", "simulate",
            "exciting_reference", "FloatingRun", "simulate_standing", "write_bag", "z1_payload"]
+
+#: A joint reference t → (q_d, q̇_d).
+Reference = Callable[[float], tuple[np.ndarray, np.ndarray]]
+_PathT = TypeVar("_PathT", str, os.PathLike[str])
 
 
 @dataclass(frozen=True)
@@ -40,7 +51,8 @@ class SimulatedRun:
 
 
 def random_payload_theta(rng: np.random.Generator, mass_max: float = 4.0,
-                         com_lower=(-0.05, -0.05, -0.25), com_upper=(0.05, 0.05, -0.08),
+                         com_lower: Sequence[float] = (-0.05, -0.05, -0.25),
+                         com_upper: Sequence[float] = (0.05, 0.05, -0.08),
                          size_max: float = 0.15) -> np.ndarray:
     """θ of a random solid box payload (mass in [0, mass_max], random orientation), EE frame."""
     m = rng.uniform(0.0, mass_max)
@@ -72,7 +84,7 @@ def perturbed_model(robot: Robot, rng: np.random.Generator, rel: float,
 
 
 def exciting_reference(robot: Robot, rng: np.random.Generator, n_harmonics: int = 3,
-                       speed: float = 0.6):
+                       speed: float = 0.6) -> Reference:
     """Random sum-of-sines reference q_d(t) (and derivatives) inside the joint limits.
 
     Returns a function t → (q_d, q̇_d); peak speed ≤ ``speed``·dq_max per joint.
@@ -103,7 +115,7 @@ def simulate(robot: Robot, rng: np.random.Generator, *, theta_e: np.ndarray, dur
              friction_true: np.ndarray | None = None, noise_abs: float | np.ndarray = 0.0,
              noise_rel: float = 0.0, noise_scale: float = 1.0, noise_bias: float = 0.0,
              swap_theta_e: np.ndarray | None = None, swap_time: float | None = None,
-             reference=None, bandwidth: float = 15.0) -> SimulatedRun:
+             reference: Reference | None = None, bandwidth: float = 15.0) -> SimulatedRun:
     """Simulate ``duration`` seconds; see module docstring.
 
     ``noise_scale`` > 1 and ``noise_bias`` (fraction of the bound, added with a fixed sign per
@@ -169,7 +181,7 @@ def simulate(robot: Robot, rng: np.random.Generator, *, theta_e: np.ndarray, dur
     return SimulatedRun(t, q, dq, tau, tau + noise, np.asarray(theta_e, float).copy())
 
 
-def random_payload(rng: np.random.Generator, mass_max: float = 4.0, **kw):
+def random_payload(rng: np.random.Generator, mass_max: float = 4.0, **kw: Any) -> Payload:
     """A random rigid box :class:`~sysid_ros.simulation.Payload` (same law as
     :func:`random_payload_theta`; mass ≥ 0.05 kg because the simulator needs a body)."""
     from sysid_ros.simulation import Payload
@@ -180,9 +192,9 @@ def random_payload(rng: np.random.Generator, mass_max: float = 4.0, **kw):
     return Payload(max(float(inertia.mass), 0.05), inertia.lever.copy(), inertia.inertia.copy())
 
 
-def simulate_mujoco(robot: Robot, rng: np.random.Generator, payload, *, duration: float,
-                    noise_tau: float = 0.1, control_every: int = 4, reference=None,
-                    bandwidth: float = 10.0):
+def simulate_mujoco(robot: Robot, rng: np.random.Generator, payload: Payload | None, *,
+                    duration: float, noise_tau: float = 0.1, control_every: int = 4,
+                    reference: Reference | None = None, bandwidth: float = 10.0) -> SimulatedRun:
     """Data from the built-in MuJoCo simulator (:class:`~sysid_ros.simulation.Simulator`): the
     robot with ``payload`` tracks a sum-of-sines reference (:func:`exciting_reference`) with a
     PD + nominal-gravity + nominal-viscous feed-forward law evaluated every ``control_every``
@@ -222,7 +234,7 @@ def simulate_mujoco(robot: Robot, rng: np.random.Generator, payload, *, duration
     return SimulatedRun(t, q, dq, tau, tau_meas, sim.true_theta_e())
 
 
-def z1_payload(rng: np.random.Generator, mass_max: float = 2.0):
+def z1_payload(rng: np.random.Generator, mass_max: float = 2.0) -> Payload:
     """A random box payload from the law the Z1 / B1 + Z1 prior box B₀ was derived for
     (config/b1_z1.yaml: mass 0–2 kg, CoM x in [−0.1, 0.3] m, y, z in [−0.1, 0.1] m, radius of
     gyration ≤ 0.12 m), so the truth is inside B₀ (assumption 5 of the identifier)."""
@@ -243,9 +255,10 @@ class FloatingRun:
     trunk_rotation: np.ndarray
 
 
-def simulate_standing(robot: Robot, rng: np.random.Generator, payload, *, duration: float,
+def simulate_standing(robot: Robot, rng: np.random.Generator, payload: Payload | None, *,
+                      duration: float,
                       noise_tau: float = 0.1, settle: float = 0.4, amplitude: float = 0.35,
-                      physics_dt: float = 1e-3, swap: tuple[float, object] | None = None
+                      physics_dt: float = 1e-3, swap: tuple[float, Payload] | None = None
                       ) -> FloatingRun:
     """The floating-base robot standing on the simulator's ground (legs on the simulator's
     posture controller) while its arm tracks a random sum of sines with PD + nominal full-body
@@ -290,7 +303,7 @@ def simulate_standing(robot: Robot, rng: np.random.Generator, payload, *, durati
     swap_step = None if swap is None else skip + int(round(swap[0] / sim.physics_dt))
     for i in range(steps):
         if i == swap_step and swap is not None:
-            sim.set_payload(swap[1])  # type: ignore[arg-type]
+            sim.set_payload(swap[1])
         state = sim.state()
         q_d, dq_d = ref(sim.time)
         grav = pin.computeGeneralizedGravity(model, data, state.q)[robot.v_index]
@@ -310,8 +323,8 @@ def simulate_standing(robot: Robot, rng: np.random.Generator, payload, *, durati
     return FloatingRun(SimulatedRun(t, q, dq, tau, tau_meas, theta_e), gyro, acc, pos, rot)
 
 
-def write_bag(path, run: SimulatedRun, names, imu=None, imu_topic: str = "/imu",
-              t0: float = 100.0):
+def write_bag(path: _PathT, run: SimulatedRun, names: Sequence[str], imu: ImuSamples | None = None,
+              imu_topic: str = "/imu", t0: float = 100.0) -> _PathT:
     """An MCAP bag of ``run`` on /joint_states (columns in ``names`` = the robot's joint order)
     and, with ``imu`` (t, angular_velocity, linear_acceleration at the joint stamps), the trunk
     IMU on ``imu_topic``; header stamps and receive times t0 + t. Returns ``path``."""

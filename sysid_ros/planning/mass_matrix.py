@@ -305,20 +305,21 @@ def enclose_mass_matrix(chain: SerialChain, q_lo: np.ndarray, q_hi: np.ndarray,
         bodies = list(bodies)
         q_lo, q_hi = q_lo.copy(), q_hi.copy()
         for j in range(chain.nb):
-            if j in chain.parent or bodies[j] is None:
+            body = bodies[j]
+            if j in chain.parent or body is None:
                 continue                          # not a leaf, or no body to fold
             w = 0.5 * (q_hi[:, j] - q_lo[:, j])
             if not np.any(w > 0):
                 continue
-            theta = np.array([float(x) for x in bodies[j]])
+            theta = np.array([float(x) for x in body])
             f = fold_factor(chain, j, theta, w, upper=(fold == "upper"))
             bodies[j] = tuple(f * x for x in theta)
             q_lo[:, j] = q_hi[:, j] = 0.5 * (q_lo[:, j] + q_hi[:, j])
     q = Interval.from_bounds(q_lo, q_hi)
     wide = np.flatnonzero(np.any(q_hi > q_lo, axis=0))
     symbols: list[int | None] = [None] * chain.nb
-    for k, j in enumerate(wide):
-        symbols[j] = k
+    for k, jw in enumerate(wide):
+        symbols[int(jw)] = k
     rows = mass_matrix_columns(chain, q, bodies, len(wide), symbols)
     c, g, r = _as_arrays(rows, (q_lo.shape[0],), len(wide))
     if armature is not None:
