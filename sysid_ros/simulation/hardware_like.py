@@ -154,14 +154,20 @@ class HardwareProfile:
         put("control_dt", control)
         if self.physics_dt is None:
             # largest step that divides the control period and is ≤ min(1 ms, period/2)
-            put("physics_dt", control / math.ceil(control / min(1e-3, 0.5 / self.rate_hz) - 1e-9))
+            dt = control / math.ceil(control / min(1e-3, 0.5 / self.rate_hz) - 1e-9)
         else:
-            put("physics_dt", _number(self.physics_dt, "physics_dt", 0.0, min(1e-3, self.period),
-                                      lo_open=True))
-        ratio = control / self.physics_dt
+            dt = _number(self.physics_dt, "physics_dt", 0.0, min(1e-3, self.period), lo_open=True)
+        put("physics_dt", dt)
+        ratio = control / dt
         if abs(ratio - round(ratio)) > 1e-6:
             raise SimConfigError(f"HardwareProfile.control_dt = {control:g} s must be a whole "
-                                 f"number of physics_dt = {self.physics_dt:g} s steps")
+                                 f"number of physics_dt = {dt:g} s steps")
+
+    @property
+    def physics_step(self) -> float:
+        """``physics_dt`` as resolved at construction (never None once constructed)."""
+        assert self.physics_dt is not None  # __post_init__ replaces None by the default step
+        return self.physics_dt
 
     @property
     def period(self) -> float:
@@ -170,11 +176,11 @@ class HardwareProfile:
 
     @property
     def steps_per_control(self) -> int:
-        return int(round(self.control_dt / self.physics_dt))
+        return int(round(self.control_dt / self.physics_step))
 
     def sample_step(self, k: int | np.ndarray) -> np.ndarray:
         """Physics step index of the k-th sample instant (the step nearest k/rate_hz)."""
-        steps = np.asarray(k, dtype=float) * (self.period / self.physics_dt)
+        steps = np.asarray(k, dtype=float) * (self.period / self.physics_step)
         return np.rint(steps).astype(np.int64)
 
     def in_gap(self, t: np.ndarray) -> np.ndarray:
@@ -349,7 +355,7 @@ def hardware_simulator(robot: Robot, payload: Payload | None, profile: HardwareP
                        integrator: str = "Euler") -> Simulator:
     """The MuJoCo simulator of ``truth`` (+ payload) with MuJoCo dry friction at the profile's
     physics step; noise-free and unquantised (the :class:`HardwareSensor` does that)."""
-    config = SimConfig(physics_dt=profile.physics_dt, integrator=integrator, noise_tau=0.0,
+    config = SimConfig(physics_dt=profile.physics_step, integrator=integrator, noise_tau=0.0,
                        noise_dq=0.0, quantize=False, coulomb="mujoco")
     return Simulator(robot, payload, config, seed=seed, truth=truth)
 
@@ -422,7 +428,7 @@ def record_hardware_like(robot: Robot, rng: np.random.Generator, payload: Payloa
     assert initial_truth is not None
     control = _TrackingController(robot, bandwidth, sim.q, sim.hold_kp, sim.hold_kd)
 
-    h = profile.physics_dt
+    h = profile.physics_step
     total = int(round(duration / h))
     per_control = profile.steps_per_control
     # the reference at every control tick at once (one vectorised evaluation)

@@ -161,7 +161,7 @@ class Simulator:
                                  f"use one of {list(COULOMB_MODES)}")
         #: the simulated robot (None: the facts file's nominal model, β acting on the arm)
         self.truth = None if truth is None else truth.with_payload(robot, payload)
-        self._theta_e = (HardwareTruth.nominal(robot, payload) if truth is None
+        self._theta_e = (HardwareTruth.nominal(robot, payload) if self.truth is None
                          else self.truth).theta_e.copy()
         physics_dt = config.physics_dt or robot_physics_dt(robot)
         self.mj: MujocoRobot = build_mujoco_model(robot, payload, physics_dt,
@@ -321,8 +321,8 @@ class Simulator:
         v = np.zeros(self.robot.nv)
         q[self._q_index] = self.data.qpos[self._qa]
         v[self._v_index] = self.data.qvel[self._da]
-        if self.mj.free_qpos is not None:
-            a, d = self.mj.free_qpos, self.mj.free_dof
+        a, d = self.mj.free_qpos, self.mj.free_dof   # both set for a free joint, both None if not
+        if a is not None and d is not None:
             wxyz = self.data.qpos[a + 3:a + 7]
             q[:3] = self.data.qpos[a:a + 3]
             q[3:7] = [wxyz[1], wxyz[2], wxyz[3], wxyz[0]]
@@ -348,7 +348,7 @@ class Simulator:
         self.data.qpos[self._qa] = q0
         self.data.qvel[self._da] = dq0
         if self.mj.free_qpos is not None:
-            self._place_on_ground()
+            self._place_on_ground(self.mj.free_qpos)
         mujoco.mj_forward(self.model, self.data)
         self.data.time = float(t0)
         self._hold_q = q0.copy()
@@ -358,8 +358,8 @@ class Simulator:
         self._tau_applied[:] = 0.0
         self._clipped[:] = False
 
-    def _place_on_ground(self) -> None:
-        a = self.mj.free_qpos
+    def _place_on_ground(self, a: int) -> None:
+        """Level pose, lowest contact 2 mm above the ground; ``a``: the free joint's qpos address."""
         self.data.qpos[a:a + 7] = [0, 0, 0, 1, 0, 0, 0]
         mujoco.mj_kinematics(self.model, self.data)
         geoms = self.mj.contact_geoms
@@ -414,7 +414,9 @@ class Simulator:
         for i in range(n_steps):
             mujoco.mj_step1(m, d)
             if i == 0 and self._stance is not None:
-                ff[self._posture_mask] = self._stance.torques(d)
+                # the arm's command of this period: its reaction is fed forward (standing.py)
+                ff[self._posture_mask] = self._stance.torques(d, None if self._holding else (
+                    self._cmd_dofs, self._cmd_full[self._cmd_sel] - self._beta[self._cmd_sel]))
             if bias_dofs is not None:
                 ff[self._cmd_sel] = d.qfrc_bias[bias_dofs]
             q, dq = d.qpos[qa], d.qvel[da]
