@@ -17,7 +17,7 @@ compete for the CPU it measures).
 
 Usage: ``python -m bench.bench_soak --minutes 3 [--json out/soak.json] [--robot gen3]``.
 JSON keys (stable): ``minutes``, ``robot``, ``rate_hz``, ``sim_rtf``, ``nodes`` {name:
-{rss_start_mb, rss_end_mb, rss_max_mb}}, ``identifier`` {received_ratio, update_median_s,
+{rss_start_mb, rss_end_mb, rss_max_mb, cpu_cores}}, ``load_average``, ``identifier`` {received_ratio, update_median_s,
 update_max_s}, ``recorder`` {received_ratio}, ``controller`` {command_ratio, stale_events,
 last_stale, bounds_age_max_s}.
 """
@@ -35,6 +35,15 @@ from typing import Any
 import numpy as np
 
 RATE_HZ = 1000.0
+
+
+def _cpu_s(pid: int) -> float:
+    """CPU seconds (user + system, all threads) the process has used so far."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return float("nan")
 
 
 def _rss_mb(pid: int) -> float:
@@ -105,6 +114,13 @@ def _ratio(reports: list[tuple[float, float, dict[str, str]]], key: str,
     return (float(v1[key]) - float(v0[key])) / (span * RATE_HZ), span, w1 - w0
 
 
+def _cores(samples: list[tuple[float, float]]) -> float:
+    """Mean CPU use in cores (CPU seconds per steady second) between the first and last sample."""
+    if len(samples) < 2 or samples[-1][0] <= samples[0][0]:
+        return float("nan")
+    return (samples[-1][1] - samples[0][1]) / (samples[-1][0] - samples[0][0])
+
+
 def run(minutes: float, robot: str, warmup: float) -> dict[str, Any]:
     from sysid_ros.bagio.reader import open_bag
     from sysid_ros.launcher.graph import launch_graph
@@ -113,6 +129,7 @@ def run(minutes: float, robot: str, warmup: float) -> dict[str, Any]:
     log = (out_dir / "graph.log").open("w")
     probe = _Probe()
     rss: dict[str, list[float]] = {}
+    cpu: dict[str, list[tuple[float, float]]] = {}      # name → (steady, CPU s) samples
     try:
         args = {"robot": robot, "record": "true", "output_dir": str(out_dir),
                 "max_trajectories": "0", "robot_state_publisher": "false"}
@@ -123,6 +140,7 @@ def run(minutes: float, robot: str, warmup: float) -> dict[str, Any]:
                 for name, pid in graph.pids.items():
                     if time.monotonic() >= t_start + warmup:
                         rss.setdefault(name, []).append(_rss_mb(pid))
+                        cpu.setdefault(name, []).append((time.monotonic(), _cpu_s(pid)))
                 time.sleep(2.0)
             alive = graph.running
     finally:
@@ -156,8 +174,10 @@ def run(minutes: float, robot: str, warmup: float) -> dict[str, Any]:
     return {
         "minutes": minutes, "robot": robot, "rate_hz": RATE_HZ, "graph_alive": alive,
         "sim_rtf": sim_span / wall_span if wall_span > 0 else float("nan"),
-        "nodes": {name: {"rss_start_mb": v[0], "rss_end_mb": v[-1], "rss_max_mb": max(v)}
+        "nodes": {name: {"rss_start_mb": v[0], "rss_end_mb": v[-1], "rss_max_mb": max(v),
+                         "cpu_cores": _cores(cpu.get(name, []))}
                   for name, v in rss.items() if v},
+        "load_average": os.getloadavg()[0],
         "identifier": {"received_ratio": ident_ratio,
                        "update_median_s": float(np.median(lat)) if lat else float("nan"),
                        "update_max_s": max(lat) if lat else float("nan")},
@@ -171,10 +191,12 @@ def run(minutes: float, robot: str, warmup: float) -> dict[str, Any]:
 def table(res: dict[str, Any]) -> str:
     lines = [f"soak: {res['robot']}, {res['minutes']} min, sim real-time factor "
              f"{res['sim_rtf']:.3f}, graph alive at the end: {res['graph_alive']}",
-             f"{'node':<22}{'RSS start MB':>14}{'RSS end MB':>12}{'RSS max MB':>12}"]
+             f"1-min load average at the end {res['load_average']:.1f} (2 cores: above 2 the "
+             "nodes compete with other work)",
+             f"{'node':<22}{'RSS start MB':>14}{'RSS end MB':>12}{'RSS max MB':>12}{'CPU cores':>11}"]
     for name, v in sorted(res["nodes"].items()):
         lines.append(f"{name:<22}{v['rss_start_mb']:>14.1f}{v['rss_end_mb']:>12.1f}"
-                     f"{v['rss_max_mb']:>12.1f}")
+                     f"{v['rss_max_mb']:>12.1f}{v['cpu_cores']:>11.2f}")
     i, r, c = res["identifier"], res["recorder"], res["controller"]
     lines += [f"identifier joint_states received/published  {i['received_ratio']:.4f}",
               f"recorder   joint_states received/published  {r['received_ratio']:.4f}",

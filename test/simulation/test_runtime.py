@@ -180,3 +180,19 @@ def test_realtime_pacer_never_bursts() -> None:
     late = pacer.next_deadline(6.0)                                  # 0.97 s behind
     assert late == pytest.approx(6.0)                                # publish now ...
     assert pacer.next_deadline(6.0) == pytest.approx(6.01)           # ... then one per period
+
+
+@pytest.mark.parametrize("rate_hz, clock_rate_hz", [(1000.0, 100.0), (500.0, 100.0),
+                                                    (1000.0, 1000.0), (250.0, 1000.0)])
+def test_clock_is_published_at_its_own_rate(gen3, rate_hz, clock_rate_hz) -> None:
+    """/clock goes out with the first publication and then once per 1/clock_rate_hz of sim time
+    (never more often than the publications): counted against the publications' own stamps."""
+    rt = SimRuntime(gen3, RuntimeSettings(rate_hz=rate_hz, clock_rate_hz=clock_rate_hz, **EXACT))
+    pubs = [rt.advance() for _ in range(int(rate_hz) + 1)]           # 0 … 1 s of sim time
+    clocked = np.array([p.stamp_ns for p in pubs if p.clock]) * 1e-9
+    assert clocked[0] == 0.0 and pubs[0].clock
+    expected = min(rate_hz, clock_rate_hz)
+    assert clocked.size == int(expected) + 1                         # includes both ends
+    assert np.allclose(np.diff(clocked), 1.0 / expected)
+    with pytest.raises(SimConfigError, match="clock_rate_hz"):
+        RuntimeSettings(clock_rate_hz=0.0)
