@@ -223,16 +223,18 @@ def _spans(rows: PayloadRows, need: np.ndarray, tol: float = 1.0 + 1e-6) -> list
     for j in np.unique(rows.joint[bad]):
         idx = bad[rows.joint[bad] == j]
         idx = idx[np.argsort(rows.t_start[idx])]
-        cur = [float(rows.t_start[idx[0]]), float(rows.t_end[idx[0]]), float(need[idx[0]]), 1]
+        i = idx[0]
+        start, end, scale, count = float(rows.t_start[i]), float(rows.t_end[i]), float(need[i]), 1
         for i in idx[1:]:
-            if rows.t_start[i] <= cur[1]:
-                cur[1] = max(cur[1], float(rows.t_end[i]))
-                cur[2] = max(cur[2], float(need[i]))
-                cur[3] += 1
+            if rows.t_start[i] <= end:
+                end = max(end, float(rows.t_end[i]))
+                scale = max(scale, float(need[i]))
+                count += 1
             else:
-                out.append(ViolationSpan(int(j), cur[0], cur[1], cur[2], cur[3]))
-                cur = [float(rows.t_start[i]), float(rows.t_end[i]), float(need[i]), 1]
-        out.append(ViolationSpan(int(j), cur[0], cur[1], cur[2], cur[3]))
+                out.append(ViolationSpan(int(j), start, end, scale, count))
+                start, end, scale = float(rows.t_start[i]), float(rows.t_end[i]), float(need[i])
+                count = 1
+        out.append(ViolationSpan(int(j), start, end, scale, count))
     return out
 
 

@@ -53,6 +53,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, fields
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from sysid_ros.identification.base_motion import BaseMotion, arm_model, arm_regressors, \
     imu_mount, trunk_bias
@@ -112,7 +113,7 @@ class MomentumRows:
         """T = t_end − t_start per row (s)."""
         return self.fric[:, 3]
 
-    def take(self, index) -> MomentumRows:
+    def take(self, index: slice | np.ndarray) -> MomentumRows:
         """Rows selected by a slice, index array or boolean mask."""
         return MomentumRows(*(getattr(self, f.name)[index] for f in fields(self)))
 
@@ -213,7 +214,9 @@ class MomentumWindows:
         self.n_gaps = 0
         self.longest_gap = 0.0
         self.plan: SamplingPlan | None = None
-        self._pending: list[tuple[np.ndarray | None, ...]] = []
+        # held (t, q, q̇, τ, base or None) batches until the sampling rate is known
+        self._pending: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                  np.ndarray | None]] = []
         if self._fixed_rate is not None:
             self.plan = self.config.sampling_plan(1.0 / self._fixed_rate)
         self._break()
@@ -252,12 +255,14 @@ class MomentumWindows:
             raise SampleError("imu: non-finite base motion")
         return np.concatenate([stacked, base.valid[:, None].astype(float)], axis=1)
 
-    def _validate(self, t, q, dq, tau) -> tuple[np.ndarray, ...]:
+    def _validate(self, t: ArrayLike, q: ArrayLike, dq: ArrayLike | None, tau: ArrayLike
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         t = np.asarray(t, float).reshape(-1)
         if dq is None:
             raise SampleError("velocity: missing (no joint velocities in the data); estimate "
                               "them first (sysid-calibrate's state estimator) — never assumed 0")
-        arrays = [np.asarray(x, float) for x in (q, dq, tau)]
+        q, dq, tau = (np.asarray(x, float) for x in (q, dq, tau))
+        arrays = [q, dq, tau]
         for name, a in zip(("position", "velocity", "effort"), arrays):
             if a.ndim != 2 or a.shape != (t.size, self.nj):
                 raise SampleError(f"{name}: expected shape ({t.size}, {self.nj}), got {a.shape}")
@@ -269,9 +274,10 @@ class MomentumWindows:
         prev = [] if last is None else [last]
         if np.any(np.diff(np.concatenate([prev, t])) <= 0):
             raise SampleError("time: stamps not strictly increasing")
-        return (t, *arrays)
+        return t, q, dq, tau
 
-    def extend(self, t, q, dq, tau, base: BaseMotion | None = None) -> MomentumRows:
+    def extend(self, t: ArrayLike, q: ArrayLike, dq: ArrayLike | None, tau: ArrayLike,
+               base: BaseMotion | None = None) -> MomentumRows:
         """Add samples (t (N,) s; q, q̇, τ̂ (N, nj) in ``robot.joint_names`` order; ``base`` the
         trunk motion at the same stamps, floating base only) and return the rows of every
         window completed by them. Raises SampleError on bad input (state is unchanged then). A
@@ -283,7 +289,7 @@ class MomentumWindows:
         b = self._validate_base(base, t.size)
         if self.plan is None:
             self._pending.append((t, q, dq, tau, b))
-            held = sum(len(p[0]) for p in self._pending if p[0] is not None)
+            held = sum(len(p[0]) for p in self._pending)
             if held < RATE_PROBE_SAMPLES:
                 return MomentumRows.empty(self.n_theta, self.n_g)
             t, q, dq, tau = (np.concatenate(x) for x in list(zip(*self._pending))[:4])
@@ -309,7 +315,8 @@ class MomentumWindows:
         parts = [p for p in parts if len(p)]
         return MomentumRows.concat(parts) if parts else MomentumRows.empty(self.n_theta, self.n_g)
 
-    def _extend_timed(self, t, q, dq, tau, b) -> MomentumRows:
+    def _extend_timed(self, t: np.ndarray, q: np.ndarray, dq: np.ndarray, tau: np.ndarray,
+                      b: np.ndarray | None) -> MomentumRows:
         """:meth:`extend` after validation and rate probing: split at long gaps."""
         assert self.plan is not None
         prev = [] if self._last is None else [self._last[0]]
@@ -347,7 +354,8 @@ class MomentumWindows:
         w_m, w_c = self.reg.momentum_pair(q_full, dq_full)
         return w_m[:, self.rows_v], w_c[:, self.rows_v]
 
-    def _extend_run(self, t, q, dq, tau, b=None) -> MomentumRows:
+    def _extend_run(self, t: np.ndarray, q: np.ndarray, dq: np.ndarray, tau: np.ndarray,
+                    b: np.ndarray | None = None) -> MomentumRows:
         n = t.size
         assert self.plan is not None
         if n == 0:
@@ -376,6 +384,8 @@ class MomentumWindows:
             t_ext = np.concatenate([[self._last[0]], t])
             f_ext = np.concatenate([self._last[1][None], f])
             s_ext = np.concatenate([self._last[1][None, o_sigma:o_sigma + nr], sigma])
+            # set together with _last at the end of every run (below)
+            assert self._fine_last is not None and self._sign_rad_last is not None
             base, srad_base, off = self._fine_last, self._sign_rad_last, 1
         fine_pos = np.unique(np.concatenate([ks, [n - 1]])) + off
         fine_at = dict(zip((fine_pos - off).tolist(), _trapezoid_at(t_ext, f_ext, base, fine_pos)))

@@ -34,6 +34,12 @@ from sysid_ros.planning.trajectory import QuinticTrajectory
 __all__ = ["NominalEvaluation", "NominalModel", "BOX_PARAMETERS", "OBJECTIVES"]
 
 _H = 1e-30
+
+
+def _columns(x: np.ndarray, nj: int) -> list[np.ndarray]:
+    """The joint columns x[..., j], j < nj."""
+    return [x[..., j] for j in range(nj)]
+
 #: θ_e entries the ``box`` objective targets: mass and first moments (Pinocchio order)
 BOX_PARAMETERS = [0, 1, 2, 3]
 #: planner objectives: ``cond`` = log cond(Y_e) (S3-30), ``box`` = ``NominalModel.box_objective``
@@ -80,7 +86,8 @@ class NominalModel:
         return self.chain.sphere_radius.size * len(self.obstacles) + self.nj
 
     # -- building blocks -------------------------------------------------------------------------
-    def _perturbed(self, traj: QuinticTrajectory, k: np.ndarray, times: np.ndarray):
+    def _perturbed(self, traj: QuinticTrajectory, k: np.ndarray, times: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         kc = np.asarray(k, float) + 1j * _H * np.eye(self.nj)            # (nj, nj)
         q, dq, ddq = traj.sample(times, kc)                               # (nj, N, nj)
         return q, dq, ddq
@@ -88,19 +95,17 @@ class NominalModel:
     def regressor_ee(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
         """Y_e (..., N, nj, 10): end-effector columns of Y(q, q̇, q̈) (complex inputs allowed)."""
         cs = [(np.cos(q[..., j]), np.sin(q[..., j])) for j in range(self.nj)]
-        cols = lambda x: [x[..., j] for j in range(self.nj)]  # noqa: E731
-        return body_regressor(self.chain, cs, cols(dq), cols(ddq), self.ee)
+        return body_regressor(self.chain, cs, _columns(dq, self.nj), _columns(ddq, self.nj), self.ee)
 
     def motor_torque(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray,
                      theta_e: np.ndarray) -> np.ndarray:
         """Nominal motor torque (..., N, nj) with θ_e given, nominal θ_r and friction."""
         cs = [(np.cos(q[..., j]), np.sin(q[..., j])) for j in range(self.nj)]
-        cols = lambda x: [x[..., j] for j in range(self.nj)]  # noqa: E731
         theta = list(self.theta_r)
         theta[self.ee] = tuple(theta_e)
-        dq_cols = cols(dq)
+        dq_cols = _columns(dq, self.nj)
         tau = np.stack(np.broadcast_arrays(
-            *passivity_torque(self.chain, cs, dq_cols, dq_cols, cols(ddq), theta)), -1)
+            *passivity_torque(self.chain, cs, dq_cols, dq_cols, _columns(ddq, self.nj), theta)), -1)
         f = self.fric
         return (tau + f[:, 0] * np.sign(dq.real) + f[:, 1] * dq + f[:, 2] * ddq + f[:, 3])
 

@@ -174,7 +174,7 @@ class Reachability:
 
     # -- parameter boxes -------------------------------------------------------------------------
     def _theta(self, theta_e_lo: np.ndarray, theta_e_hi: np.ndarray, first_symbol: int,
-               n_symbols: int) -> list:
+               n_symbols: int) -> list[tuple[Affine | Interval, ...]]:
         """Per body, 10 parameters batched over (box, spread) on a leading axis of size 2.
 
         box: θ itself (θ_e as affine in its own symbols, θ_r as mid ± rad intervals);
@@ -182,7 +182,7 @@ class Reachability:
         (θ_e: ±rad when the controller's θ₀ is the box centre, ±(hi − lo) when it may sit
         anywhere in the box; θ_r: ±rad around the nominal centre). See the module doc.
         """
-        out = []
+        out: list[tuple[Affine | Interval, ...]] = []
         for i in range(self.chain.nb):
             if i == self.ee:
                 mid = 0.5 * (theta_e_lo + theta_e_hi)
@@ -326,7 +326,8 @@ class Reachability:
         # parameter enters with its FULL width: hi − lo for θ_e, 2·rad for θ_r (and for I_a below)
         spread = [tuple(Interval(0.0, 2.0 * self.theta_r_rad[10 * i + p]) for p in range(10))
                   if i != self.ee else
-                  tuple(Affine(0.0, np.eye(n_sym)[nj + p] * (theta_e_hi[p] - theta_e_lo[p]), 0.0)
+                  tuple(Affine(np.zeros(()), np.eye(n_sym)[nj + p] * (theta_e_hi[p] - theta_e_lo[p]),
+                               np.zeros(()))
                         for p in range(10))
                   for i in range(self.chain.nb)]
         cols = mass_matrix_columns(self.chain, qb, spread, n_sym, list(range(nj)))
@@ -376,9 +377,9 @@ class Reachability:
             s = float(np.min(reach.tracking))
             slack["tracking"] = s
             if s < 0:
-                m = int(np.argmin(reach.tracking))
+                sub = int(np.argmin(reach.tracking))
                 reasons.append("tracking bound: the assumed e_max/de_max are not certified by "
-                               f"the mass matrix in sub-interval {m} (by {-s:.3g})")
+                               f"the mass matrix in sub-interval {sub} (by {-s:.3g})")
         tb = reach.torque_bound
         s_j = np.min(self.tau_max - tb, axis=0)
         slack["torque"] = float(np.min(s_j))
