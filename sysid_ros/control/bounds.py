@@ -265,27 +265,28 @@ def _rotational_enclosure(chain: SerialChain, groups: _AngleGroups, psi_lo: np.n
     rem = np.zeros((n_b, nb, nb))
     for j in range(nb):
         for l in range(j, nb):
-            dot = _affine_dot(axes[j], axes[l], n_b, k)
+            dot_c, dot_g, dot_r = _affine_dot(axes[j], axes[l], n_b, k)
             for (a, b) in ((j, l), (l, j)):
-                c[:, a, b] = wmat[j, l] * dot.c
-                gen[:, a, b] = wmat[j, l] * dot.g
+                c[:, a, b] = wmat[j, l] * dot_c
+                gen[:, a, b] = wmat[j, l] * dot_g
                 # scaling by W_jl rounds each of c, g, r once
-                rem[:, a, b] = wmat[j, l] * dot.r + 4 * _EPS * wmat[j, l] * (
-                    np.abs(dot.c) + np.abs(dot.g).sum(-1) + dot.r)
+                rem[:, a, b] = wmat[j, l] * dot_r + 4 * _EPS * wmat[j, l] * (
+                    np.abs(dot_c) + np.abs(dot_g).sum(-1) + dot_r)
     idx = np.arange(nb)
     c[:, idx, idx] += armature
     rem[:, idx, idx] += 4 * _EPS * np.abs(c[:, idx, idx])
     return MassMatrixEnclosure(c, gen, rem)
 
 
-def _affine_dot(u, v, n_b: int, k: int) -> Affine:
+def _affine_dot(u: tuple, v: tuple, n_b: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """u·v of two 3-vectors (entries Affine or float) as its (c (n_b,), g (n_b, k), r (n_b,))."""
     total = Affine(np.zeros(n_b), np.zeros((n_b, k)), np.zeros(n_b))
     for x, y in zip(u, v):
         x = x if isinstance(x, Affine) else Affine(np.broadcast_to(np.asarray(x, float), (n_b,)),
                                                    None, np.zeros(n_b))
         total = total + x * y
     g = np.zeros((n_b, k)) if total.g is None else np.broadcast_to(total.g, (n_b, k))
-    return Affine(np.broadcast_to(total.c, (n_b,)), g, np.broadcast_to(total.r, (n_b,)))
+    return np.broadcast_to(total.c, (n_b,)), g, np.broadcast_to(total.r, (n_b,))
 
 
 # -- branch and bound ---------------------------------------------------------------------------
@@ -456,7 +457,7 @@ def _cache_dir() -> Path:
     return Path(root) / "mass_bounds"
 
 
-def _key(robot: Robot, theta_e_box, settings: dict) -> str:
+def _key(robot: Robot, theta_e_box: tuple[np.ndarray, np.ndarray] | None, settings: dict) -> str:
     chain = SerialChain.from_robot(robot)
     parts = {
         "version": _VERSION, "name": robot.name, "theta": robot.theta().tolist(),
