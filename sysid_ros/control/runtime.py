@@ -456,13 +456,15 @@ class ControllerRuntime:
         self.log.append((level, message))
 
 
-def build_runtime(settings: ControllerSettings, use_sim_time: bool,
-                  steady: float) -> ControllerRuntime:
-    """Load the robot and build the law, its bound and the runtime (configure). Raises
-    ModelError / ControlError naming what is wrong."""
+def build_runtime(settings: ControllerSettings, use_sim_time: bool, steady: float,
+                  robot: Robot | None = None) -> ControllerRuntime:
+    """Load the robot and build the law, its bound and the runtime (configure). ``robot``: an
+    already loaded robot instead of ``settings.robot`` (the in-process pipeline, whose robot may
+    be an edited file). Raises ModelError / ControlError naming what is wrong."""
     settings.validate()
     # a floating-base robot (B1 + Z1) is controlled as its arm with the trunk as base
-    robot = arm_view(load_robot(settings.robot, settings.robot_config or None,
+    robot = arm_view(robot if robot is not None else
+                     load_robot(settings.robot, settings.robot_config or None,
                                 settings.calibration or None))
     defaults = robot.config.get("controller", {}) or {}
 

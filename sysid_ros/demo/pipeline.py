@@ -1,30 +1,61 @@
 """In-process, lock-step closed loop of the whole method (no DDS): the paper's experiments.
 
-One *episode* = the Gen3 in the built-in MuJoCo simulator carrying a dumbbell, controlled at
-1 kHz (sim time) by :class:`~sysid_ros.control.RobustController`, with the library pieces the
-nodes wrap, called in sim time:
+One *episode* = the graph of ``launch/sim.launch.yaml`` (lock-step simulator, identifier,
+exciting planner, robust controller; parameters read from that launch file and its config files
+by :func:`graph_parameters`, with ``sim_mode:=lockstep``) run in one process: the node *runtimes*
+— the objects the nodes are thin shells over — driven by plain calls in sim time, with the
+messages between them passed as arrays:
 
-1. identification (methods ``ours`` and ``random`` only): every ``t_p`` a new degree-5
-   trajectory takes over from the current desired state until ``n_trajectories`` were
-   executed — the same :class:`~sysid_ros.planning.receding.RecedingHorizon` object the
-   ``exciting_planner`` node runs (first plan from rest at the measured pose, each plan starting
-   one solve budget after its cycle, continuity at start + t_p):
-   ``ours``: its certified cycle with the current bounds, only certified plans are executed (an
-   uncertified cycle keeps the current trajectory, which brakes to rest);
-   ``random``: k uniform in 𝒦 ∩ the joint-limit box (``ExcitingPlanner.k_box``), executed
-   whether or not it would pass the sound check (the check is run and recorded only).
-   An :class:`~sysid_ros.identification.OnlineIdentifier` takes the *measured* samples and
-   updates its box every ``update_period`` s of sim time; the controller uses each new box.
-2. the move-and-place task of the demo (``sysid_ros.demo.cli.task_points`` with the robot
-   config's ``demo:`` section): slow return to ``demo.start``, then two minimum-jerk segments.
-3. evaluation with :func:`sysid_ros.demo.report.evaluate` on the in-memory arrays (the same
-   verdict as ``sysid-demo``): separately for the identification phase (a torque-limit hit,
-   collision or V > V_max there is a failure "during identification") and the task.
+- ``sim``: :class:`~sysid_ros.simulation.runtime.SimRuntime` (the Gen3 in MuJoCo carrying a
+  dumbbell, one publication per ``control_dt``, zero-order hold of the newest command, the
+  measured ``joint_states`` — torque noise, encoder quantisation — the other nodes read);
+- ``robust_controller``: :class:`~sysid_ros.control.runtime.ControllerRuntime` built by
+  :func:`~sysid_ros.control.runtime.build_runtime` from the node's settings (config file + the
+  launch's ``stale_timeout``, ``clock_timeout``, ``accept_uncertified``, ``auto_reactivate``,
+  autostart): a command per joint state, every box through ``bounds``, every trajectory through
+  ``trajectory`` — *admission* (limits, continuity at take-over, torque; the planner's
+  certificate in ``frame_id``, exactly as over DDS) — and ``tick``/``status`` on its periods;
+- ``identifier``: :class:`~sysid_ros.identification.runtime.IdentifierRuntime` (the node's
+  method, prior, friction and stamp policy) fed every measured joint state, updated every
+  ``update_period`` and, with ``lp-cuts``, tightened every ``tighten_period``; each sound box
+  goes to the controller and the planner (``/sysid/payload_bounds``);
+- ``exciting_planner`` (methods ``ours`` and ``random`` only): every ``t_p`` (its timer: first
+  cycle at t = t_p) one cycle of :class:`~sysid_ros.planning.receding.RecedingHorizon` with the
+  node's stop rule (``max_trajectories`` = ``n_trajectories``), start rule (a plan starts one
+  solve budget after its cycle, continuous with the current one) and lateness rule:
+  ``ours``: its certified cycle; a certified plan is published with its certificate;
+  ``random``: k uniform in 𝒦 ∩ the joint-limit box (``ExcitingPlanner.k_box``), published
+  without certificate whether or not it would pass the sound check (the check is run and
+  recorded only; the controller admits it because the launch sets ``accept_uncertified``).
+  Only trajectories the controller admits are executed (``Episode.executed``).
 
-Lock-step: sim time stops while the planner or the identifier computes, i.e. both answer
-instantly in sim time (the nodes run them beside the loop, so on hardware a plan must be
-certified within ``max_solve_time`` of wall time, still enforced here by the planner itself,
-and a box arrives one LP later). Their wall times are recorded.
+Then the move-and-place task of the demo (``sysid_ros.demo.cli.task_points`` with the robot
+config's ``demo:`` section: slow return to ``demo.start``, two minimum-jerk segments), published
+like ``sysid-demo`` publishes it (frame_id ``sysid_demo_task``, no planner certificate) and
+admitted by the controller; the identifier keeps updating meanwhile, as in the graph. Evaluation:
+:func:`sysid_ros.demo.report.evaluate` on the in-memory arrays (the verdict of ``sysid-demo``),
+separately for the identification phase and the task (:func:`evaluate_episode`).
+
+Time: sim time is both ROS time and the steady clock. Each step is one publication of ``sim``:
+the controller answers it at once (the lock-step simulator waits for that answer), then the
+identifier, planner and task are served at their sim-time periods. The controller's watchdog
+(``tick`` every ``watchdog_period``) cannot trip in lock-step: a joint state arrives every
+``control_dt`` = 1 ms of the steady clock (< ``stale_timeout``) and ROS time moves with every one
+(so /clock never looks frozen); it is still run, and any stale event would show in the recorded
+status. What remains different from the nodes of ``sysid-demo``:
+
+- Lock-step compute: sim time stops while the planner or the identifier computes, so both answer
+  in zero sim time; the nodes compute beside the loop (a plan must be certified within
+  ``max_solve_time`` of *wall* time, enforced here by the planner itself, late cycles are
+  counted; a box arrives one LP later). The identifier's update and cut periods are sim time
+  here, wall time in the node.
+- The task is one message (return + task); ``sysid-demo`` sends the return first and the task
+  once its ``TaskCertifier`` has certified it for the controller's box (the pipeline reports
+  what certification would demand instead: ``worst_torque_ratio``).
+- The baselines (``wrong``, ``conservative``, ``grav-pid``) run without identifier and planner
+  (the methods identify nothing); ``sim.launch.yaml`` starts the identifier for every mode, and
+  ``pid`` would then take its point estimate as nominal.
+- ``point_estimate`` (:class:`EpisodeConfig`) saves wall time where the estimate cannot act.
 
 Methods (S3 Table III; controller modes of ``sysid_ros.control.controller``):
 ``ours`` (certified plans + robust controller with the identified box), ``random`` (random
@@ -35,28 +66,35 @@ box B₀), ``grav-pid`` (no identification; gravity compensation at the prior bo
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import Any
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import yaml
 
-from sysid_ros.control import (JointTrajectoryArrays, PidGains, RobustController, ThetaBox,
-                               TrajectoryQueue, gains_from_config, prior_box)
+from sysid_ros.control import JointTrajectoryArrays, prior_box
+from sysid_ros.control.admission import KNOWN_CHECKS, Certificate, box_digest
+from sysid_ros.control.runtime import (Admission, ControllerRuntime, ControllerSettings, Status,
+                                       build_runtime)
 from sysid_ros.demo.cli import task_points
 from sysid_ros.demo.report import Evaluation, IdentifierStatus, RunData, evaluate
+from sysid_ros.errors import SysidError
 from sysid_ros.identification import OnlineIdentifier, load_identification_config
+from sysid_ros.identification.runtime import IdentifierRuntime
+from sysid_ros.launcher.parse import load_launch
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
 from sysid_ros.paths import package_share
 from sysid_ros.planning import (BoxObstacle, ExcitingPlanner, PlannerConfig, QuinticTrajectory,
                                 controller_model)
 from sysid_ros.planning.receding import PublishedPlan, RecedingHorizon
-from sysid_ros.simulation import SimConfig, Simulator, dumbbell_for
+from sysid_ros.simulation.runtime import RuntimeSettings, SimRuntime
 
-__all__ = ["METHODS", "EpisodeConfig", "Episode", "EpisodeResult", "simulate_episode",
-           "evaluate_episode", "run_episode", "identification_cond", "node_params"]
+__all__ = ["METHODS", "TASK_FRAME_ID", "EpisodeError", "EpisodeConfig", "Episode", "EpisodeResult",
+           "simulate_episode", "evaluate_episode", "run_episode", "identification_cond",
+           "node_params", "graph_parameters"]
 
 #: method → (controller mode, identification excitation or None)
 METHODS: dict[str, tuple[str, str | None]] = {
@@ -68,28 +106,64 @@ METHODS: dict[str, tuple[str, str | None]] = {
 }
 
 
+class EpisodeError(SysidError, ValueError):
+    """An episode that cannot be run as asked (the message names the argument)."""
+
+
+#: ``header.frame_id`` of the demo's task (``sysid_ros.demo.cli``): no planner certificate
+TASK_FRAME_ID = "sysid_demo_task"
+#: identifier node parameters that are not ``identification:`` overrides (the node's own)
+_IDENTIFIER_NODE_ONLY = frozenset({"robot", "robot_config", "calibration", "use_sim_time",
+                                   "method", "tighten_period", "update_period", "point_estimate",
+                                   "stamp_restart_samples"})
+
+
 def node_params(node: str) -> dict[str, Any]:
-    """The ``/**: ros__parameters`` of config/<node>.yaml: the nodes' defaults, so an episode
-    uses the same noise, rates and gains as the ROS graph of ``sysid-demo``."""
+    """The ``/**: ros__parameters`` of config/<node>.yaml (the nodes' defaults)."""
     data = yaml.safe_load((package_share() / "config" / f"{node}.yaml").read_text()) or {}
     return dict((data.get("/**") or {}).get("ros__parameters") or {})
 
 
+def graph_parameters(robot: Robot, payload_kg: float, mode: str,
+                     n_trajectories: int) -> dict[str, dict[str, Any]]:
+    """Node name → its parameters as ``launch/sim.launch.yaml`` starts the graph of one episode
+    (lock-step simulator): its parameter files, then the launch file's ``name: value`` entries
+    (read by ``sysid_ros.launcher``, the parser ``sysid-launch`` uses)."""
+    desc = load_launch("sim", {"robot": robot.name, "payload": repr(float(payload_kg)),
+                               "controller_mode": mode, "sim_mode": "lockstep",
+                               "max_trajectories": str(n_trajectories), "record": "false",
+                               "markers": "false", "robot_state_publisher": "false"})
+    out: dict[str, dict[str, Any]] = {}
+    for proc in desc.processes:
+        params: dict[str, Any] = {}
+        for path in proc.param_files:
+            data = yaml.safe_load(Path(path).read_text()) or {}
+            for key in ("/**", proc.name):
+                params.update((data.get(key) or {}).get("ros__parameters") or {})
+        for flag, arg in zip(proc.cmd, proc.cmd[1:]):
+            if flag == "-p":
+                name, _, text = arg.partition(":=")
+                params[name] = yaml.safe_load(text)   # rcl reads -p values as YAML too
+        out[proc.name] = params
+    return out
+
+
 @dataclass(frozen=True)
 class EpisodeConfig:
-    """Settings of one episode; ``None`` fields come from the config files (see ``resolve``).
+    """Settings of one episode; ``None`` fields come from the launch/config files.
 
-    n_trajectories: exciting trajectories of the identification phase (S3: 4).
+    n_trajectories: exciting trajectories of the identification phase (S3: 4; the planner's
+        ``max_trajectories``).
     max_cycles: planning cycles (``t_p`` apart) before identification gives up.
     settle: s after the last exciting trajectory ends before the task starts.
-    control_dt: controller period (s); the simulator steps ``physics_dt`` in between.
-    update_period: s of sim time between identifier updates (config/identifier.yaml).
+    control_dt: the simulator's publication period = the controller's command period (s).
+    update_period: s of sim time between identifier updates (default: the node's).
     point_estimate: only matters when ``controller.nominal`` is ``estimate`` (with ``centre``
         the controller never uses it and none is computed): ``final``: box centre while
-        identifying and the log-Cholesky estimate once at the end (saves ~0.5 s wall per
-        update); ``every``: the estimate at every update (the identifier node's behaviour).
+        identifying and the log-Cholesky estimate from the end of identification on (saves
+        ~0.5 s wall per update); ``every``: the estimate at every update (the node's behaviour).
     max_sim_time: hard stop (s of sim time) whatever happens; recorded in ``notes``.
-    noise_tau, physics_dt, quantize: simulator settings (config/sim.yaml).
+    noise_tau, physics_dt, quantize: simulator settings (default: the sim node's).
     return_duration, segment, pause: the task's timing (robot config ``demo:``).
     planner_overrides: keys of ``PlannerConfig`` (e.g. t_f, max_solve_time) for this episode.
     """
@@ -121,7 +195,7 @@ class Episode:
     ident_window: tuple[float, float] | None     # sim-time span of the exciting motion
     task_window: tuple[float, float]
     plans: list[dict[str, Any]]                   # one record per planning cycle
-    executed: list[tuple[QuinticTrajectory, np.ndarray, float, float]]  # traj, k, start, end
+    executed: list[tuple[QuinticTrajectory, np.ndarray, float, float]]  # admitted: traj, k, start, end
     reference: dict[str, np.ndarray]              # t, q, dq, ddq of the desired motion (1 kHz)
     control: dict[str, np.ndarray]                # tau0, v_bound (N, nj) per command
     identifier_seconds: list[float]
@@ -129,6 +203,12 @@ class Episode:
     n_requested: int
     max_solve_time: float                         # the robot file's planner budget (s)
     notes: list[str] = field(default_factory=list)
+    #: every trajectory offered to the controller: (sim time, "plan n" | "task", its verdict)
+    admissions: list[tuple[float, str, Admission]] = field(default_factory=list)
+    #: the controller's diagnostics, one per ``diagnostics_period`` (and at the end)
+    controller_status: list[tuple[float, Status]] = field(default_factory=list)
+    #: the controller's log events (sim time, level OK/WARN/ERROR, message)
+    controller_log: list[tuple[float, int, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -162,48 +242,73 @@ class EpisodeResult:
         return f"fail ({self.phase}): " + "; ".join(self.reasons)
 
 
-def _resolve(robot: Robot, cfg: EpisodeConfig) -> dict[str, Any]:
-    sim, ident = node_params("sim"), node_params("identifier")
-    demo = robot.config.get("demo") or {}
-    pick = lambda v, d: d if v is None else v  # noqa: E731
-    return {
-        "noise_tau": float(pick(cfg.noise_tau, sim.get("noise_tau", 0.1))),
-        "physics_dt": float(pick(cfg.physics_dt, sim.get("physics_dt", 2.5e-4))),
-        "quantize": bool(pick(cfg.quantize, sim.get("quantize", True))),
-        "update_period": float(pick(cfg.update_period, ident.get("update_period", 0.5))),
-        "return_duration": float(pick(cfg.return_duration, demo.get("return_duration", 3.0))),
-        "segment": float(pick(cfg.segment, demo.get("segment", 1.0))),
-    }
-
-
-def _controller(robot: Robot, mode: str) -> RobustController:
-    sec = robot.config.get("controller") or {}
-    gains = gains_from_config(robot)
-    p = node_params("robust_controller")
-    pid = PidGains(*(np.full(robot.nj, float(p.get(n, d))) for n, d in
-                     (("pid_kp", 100.0), ("pid_ki", 20.0), ("pid_kd", 20.0),
-                      ("pid_i_clamp", 0.2))))
-    # τ₀'s θ_e nominal: the robot file's choice, shared with the planner's certificate
-    return RobustController(robot, gains, mode=mode, prior=prior_box(robot), pid=pid,
-                            nominal=str(sec.get("nominal", "centre")))
-
-
-def _as_arrays(robot: Robot, traj: QuinticTrajectory, k: np.ndarray,
-               start: float) -> JointTrajectoryArrays:
-    """The plan as the two-point message the node publishes (quintic interpolation is exact)."""
-    z = np.zeros(robot.nj)
+def _as_arrays(robot: Robot, plan: PublishedPlan) -> JointTrajectoryArrays:
+    """The plan as the two-point message the planner node publishes (``header.stamp`` = its
+    start; quintic interpolation reproduces it exactly)."""
+    traj, z = plan.trajectory, np.zeros(robot.nj)
     return JointTrajectoryArrays.from_arrays(
-        [0.0, traj.t_f], np.stack([traj.q0, traj.q0 + k]), np.stack([traj.dq0, z]),
-        np.stack([traj.ddq0, z]), robot.joint_names, robot.joint_names, start)
+        [0.0, traj.t_f], np.stack([traj.q0, traj.q0 + plan.k]), np.stack([traj.dq0, z]),
+        np.stack([traj.ddq0, z]), robot.joint_names, robot.joint_names, plan.start_ns * 1e-9)
 
 
 def _random_k(planner: ExcitingPlanner, traj: QuinticTrajectory,
               rng: np.random.Generator) -> np.ndarray:
     """k uniform in 𝒦 ∩ joint-limit box; an empty joint interval (the carried-over velocity
-    cannot be stopped inside the limits) gets its midpoint — executed unchecked anyway."""
+    cannot be stopped inside the limits) gets its midpoint — published unchecked anyway."""
     lo, hi, _ = planner.k_box(traj)
     return np.where(lo <= hi, rng.uniform(np.minimum(lo, hi), np.maximum(lo, hi)),
                     0.5 * (lo + hi))
+
+
+class _Graph:
+    """The node runtimes of one episode and the messages between them (module doc)."""
+
+    def __init__(self, robot: Robot, payload_kg: float, method: str,
+                 obstacles: Sequence[BoxObstacle], seed: int, config: EpisodeConfig) -> None:
+        mode, self.excitation = METHODS[method]
+        self.robot, self.config = robot, config
+        params = graph_parameters(robot, payload_kg, mode, config.n_trajectories)
+        # -- sim: the launch's settings, one publication per control period
+        sim = {**params["sim"], "rate_hz": 1.0 / config.control_dt, "seed": seed}
+        sim.update({k: v for k, v in (("noise_tau", config.noise_tau),
+                                      ("physics_dt", config.physics_dt),
+                                      ("quantize", config.quantize)) if v is not None})
+        self.sim = SimRuntime(robot, RuntimeSettings.from_parameters(sim))
+        # -- robust_controller: the node's configure (build_runtime) with its settings
+        ctl = dict(params["robust_controller"])
+        use_sim_time = bool(ctl.pop("use_sim_time", True))
+        self.settings = ControllerSettings.from_mapping(ctl)
+        self.ctl: ControllerRuntime = build_runtime(self.settings, use_sim_time, 0.0, robot)
+        # -- identifier and planner: only for the identifying methods (module doc)
+        self.irt: IdentifierRuntime | None = None
+        self.horizon: RecedingHorizon | None = None
+        self.tighten_period = np.inf
+        if self.excitation is None:
+            return
+        ip = params["identifier"]
+        icfg = load_identification_config(
+            robot, **{k: v for k, v in ip.items() if k not in _IDENTIFIER_NODE_ONLY})
+        self.update_period = float(config.update_period or ip["update_period"])
+        # the estimate acts only through the controller's nominal (EpisodeConfig.point_estimate)
+        self.point_estimate = bool(ip["point_estimate"]) and self.ctl.ctl.nominal == "estimate"
+        background = ip["method"] == "lp-cuts" and float(ip["tighten_period"]) > 0
+        ident = OnlineIdentifier(robot, icfg, method=ip["method"],
+                                 point_estimate=self.point_estimate
+                                 and config.point_estimate == "every",
+                                 background_cuts=background,
+                                 restart_after=int(ip["stamp_restart_samples"]))
+        self.irt = IdentifierRuntime(ident, icfg)
+        if background:
+            self.tighten_period = float(ip["tighten_period"])
+        pp = params["exciting_planner"]
+        overrides = {k: pp[k] for k in ("t_f", "t_p", "max_solve_time") if pp.get(k) is not None}
+        planner = ExcitingPlanner(robot, PlannerConfig.from_robot(
+            robot, {"obstacles": tuple(obstacles), **overrides, **config.planner_overrides}),
+            controller_model(robot))
+        prior = prior_box(robot)       # the planner node's bounds until the identifier's first
+        self.horizon = RecedingHorizon(planner, (prior.lower, prior.upper),
+                                       int(pp["max_trajectories"]),
+                                       float(pp["shrink_tolerance"]), int(pp["stall_cycles"]))
 
 
 def simulate_episode(robot: Robot, payload_kg: float, method: str,
@@ -213,185 +318,228 @@ def simulate_episode(robot: Robot, payload_kg: float, method: str,
     """Run one episode (module doc). ``obstacles`` matter to the planner (``ours``) only; the
     evaluation takes its own obstacle list (:func:`evaluate_episode`)."""
     if method not in METHODS:
-        raise ValueError(f"method {method!r} is not one of {sorted(METHODS)}")
+        raise EpisodeError(f"method {method!r} is not one of {sorted(METHODS)}")
     if config.point_estimate not in ("final", "every"):
-        raise ValueError(f"point_estimate must be 'final' or 'every', got {config.point_estimate!r}")
+        raise EpisodeError(f"point_estimate must be 'final' or 'every', got "
+                           f"{config.point_estimate!r}")
     demo = robot.config.get("demo") or {}
     if "waypoints" not in demo:
-        raise ValueError(f"{robot.config_path}: no demo.waypoints (the move-and-place task)")
+        raise EpisodeError(f"{robot.config_path}: no demo.waypoints (the move-and-place task)")
     wall0 = time.perf_counter()
     say = log or (lambda _m: None)
-    res = _resolve(robot, config)
-    mode, excitation = METHODS[method]
+    g = _Graph(robot, payload_kg, method, obstacles, seed, config)
+    sim, ctl, irt, horizon, excitation = g.sim, g.ctl, g.irt, g.horizon, g.excitation
     rng = np.random.default_rng(seed)
-    sim = Simulator(robot, dumbbell_for(robot, payload_kg),
-                    SimConfig(physics_dt=res["physics_dt"], noise_tau=res["noise_tau"],
-                              quantize=res["quantize"]), seed=seed)
-    substeps = int(round(config.control_dt / sim.physics_dt))
-    if substeps < 1 or abs(substeps * sim.physics_dt - config.control_dt) > 1e-9:
-        raise ValueError("control_dt must be a whole number of physics steps")
-    ctl = _controller(robot, mode)
-    queue = TrajectoryQueue(robot.nj)
-    queue.hold(sim.measure().q)
-    planner = ident = None
-    if excitation is not None:
-        pcfg = PlannerConfig.from_robot(robot, {"obstacles": tuple(obstacles),
-                                               **config.planner_overrides})
-        planner = ExcitingPlanner(robot, pcfg, controller_model(robot))
-        uses_estimate = ctl.nominal == "estimate"
-        ident = OnlineIdentifier(robot, load_identification_config(robot, friction="config"),
-                                 point_estimate=uses_estimate and config.point_estimate == "every")
-    t_p = planner.config.t_p if planner else 0.0
-    horizon = (RecedingHorizon(planner, (ident.lower, ident.upper))
-               if planner is not None and ident is not None else None)
+    planner = horizon.planner if horizon is not None else None
+    t_p = planner.config.t_p if planner is not None else np.inf
 
     log_t, log_q, log_dq, log_tau, log_cmd, log_tau0, log_bound = [], [], [], [], [], [], []
-    ref_t, ref_q, ref_dq, ref_ddq = [], [], [], []
-    bounds_t, bounds = [], []
+    ref_q, ref_dq, ref_ddq = [], [], []
+    bounds_t: list[float] = []
+    bounds: list[np.ndarray] = []
     trajectories: list[JointTrajectoryArrays] = []
     plans: list[dict[str, Any]] = []
     executed: list[tuple[QuinticTrajectory, np.ndarray, float, float]] = []
     ident_seconds: list[float] = []
     ident_status: list[IdentifierStatus] = []
     notes: list[str] = []
-    buf_start = 0
-    next_update = res["update_period"]
-    next_plan = 0.0 if excitation else np.inf
+    admissions: list[tuple[float, str, Admission]] = []
+    ctl_status: list[tuple[float, Status]] = []
+    ctl_log: list[tuple[float, int, str]] = []
+    s = g.settings
+    # the node's timers, on sim time (steady clock = ROS time here, module doc)
+    next_tick, next_diag = s.watchdog_period, s.diagnostics_period
+    next_plan = t_p                        # a ROS timer first fires one period after start
+    next_update = g.update_period if irt is not None else np.inf
+    next_tighten = g.tighten_period
     task_window: tuple[float, float] | None = None
     ident_window: tuple[float, float] | None = None
     t_task_start = 0.5 if excitation is None else None    # sim time the task is published
     end_time = np.inf
 
-    def identifier_update(t: float, final: bool = False) -> None:
-        nonlocal buf_start
-        clock = time.perf_counter()
-        if len(log_t) > buf_start:
-            ident.add_samples(np.asarray(log_t[buf_start:]), np.asarray(log_q[buf_start:]),
-                              np.asarray(log_dq[buf_start:]), np.asarray(log_tau[buf_start:]))
-            buf_start = len(log_t)
-        if final and uses_estimate:
-            ident.point_estimate = True
-        status = ident.update()
-        ident_seconds.append(time.perf_counter() - clock)
-        ident_status.append(IdentifierStatus.of(t, status, list(ident.warnings)
-                                                if status == "ok" else []))
-        if status == "ok":
-            ctl.set_bounds(ThetaBox(ident.lower, ident.nominal, ident.upper))
-            bounds_t.append(t)
-            bounds.append(np.stack([ident.lower, ident.nominal, ident.upper]))
-        elif status == "inconsistent" and not any("inconsistent" in n for n in notes):
-            notes.append(f"identifier: data inconsistent at t = {t:.2f} s (bounds kept)")
+    def publish_box(t: float) -> None:
+        """The identifier's box on /sysid/payload_bounds: to the controller and the planner."""
+        box = irt.box()
+        if box is None:
+            return
+        ctl.bounds(t, box)
+        horizon.on_bounds(box.lower, box.upper)
+        bounds_t.append(t)
+        bounds.append(np.stack([box.lower, box.nominal, box.upper]))
 
-    step = 0
+    def offer(t: float, label: str, arr: JointTrajectoryArrays, frame_id: str) -> Admission:
+        """A trajectory message to the controller: admitted (then recorded) or rejected."""
+        adm = ctl.trajectory(t, arr, frame_id)
+        admissions.append((t, label, adm))
+        if adm.accepted:
+            trajectories.append(arr)
+        else:
+            notes.append(f"t = {t:.2f} s: controller rejected {label}: {'; '.join(adm.reasons)}")
+        return adm
+
+    # autostart (the launch sets it): configure + activate; nothing is stale before any input
+    refused = ctl.activate(0.0)
+    assert not refused, refused
+    last_cmd = np.zeros(robot.nj)
     while True:
-        m = sim.measure()
-        t = step * config.control_dt   # exact grid (sim.time accumulates rounding)
+        pub = sim.advance()
+        js = pub.joint_states              # never None: the launch's sim is not hardware_like
+        assert js is not None and js.dq is not None
+        t = js.stamp_ns * 1e-9
         if t > end_time:
             break
         if t > config.max_sim_time:
             notes.append(f"stopped at the sim-time limit of {config.max_sim_time} s")
             break
-        # -- identification: receding-horizon excitation ------------------------------------
-        if t >= next_plan - 1e-9 and len(executed) < config.n_trajectories \
-                and len(plans) < config.max_cycles:
-            now_ns = int(round(t * 1e9))
-            lo, hi = (ident.lower, ident.upper)
-            horizon.on_state(m.q, m.dq)
-            horizon.on_bounds(lo, hi)
+        # -- robust_controller answers the publication (lock-step: the sim waits for it) ----
+        out = ctl.joint_state(t, t, js.q, js.dq)
+        if out is not None:
+            sim.command(out.tau, t)
+            last_cmd = out.tau
+        elif not any("no command" in n for n in notes):
+            notes.append(f"t = {t:.3f} s: the controller sent no command (inactive or stale)")
+        ref = ctl.queue.reference_at(t)
+        log_t.append(t)
+        log_q.append(js.q)
+        log_dq.append(js.dq)
+        log_tau.append(js.effort)
+        log_cmd.append(last_cmd)
+        log_tau0.append(out.tau0 if out is not None else np.zeros(robot.nj))
+        log_bound.append(out.v_bound if out is not None and out.v_bound is not None
+                         else np.zeros(robot.nj))
+        ref_q.append(ref.q)
+        ref_dq.append(ref.dq)
+        ref_ddq.append(ref.ddq)
+        if irt is not None:
+            irt.joint_state(t, js.q, js.dq, js.effort)
+        # -- the controller's steady-clock timers: watchdog and diagnostics -----------------
+        if t >= next_tick - 1e-9:
+            action = ctl.tick(t, t)
+            if action is not None:       # what the node's lifecycle transition does
+                if action.kind == "deactivate":
+                    ctl.deactivate()
+                else:
+                    ctl.activate(t)
+            next_tick += s.watchdog_period
+        ctl_log += [(t, level, msg) for level, msg in ctl.pop_log()]
+        if t >= next_diag - 1e-9:
+            ctl_status.append((t, ctl.status(t)))
+            ctl.end_period()
+            next_diag += s.diagnostics_period
+        # -- identifier: box update every update_period, cut rounds every tighten_period ----
+        if irt is not None and t >= next_update - 1e-9:
+            # identification ends at an update instant (so that update has fresh rows): all
+            # trajectories run (or planning gave up) and settled; the task follows
+            final = False
+            if t_task_start is None:
+                done = bool(horizon.finished) or len(plans) >= config.max_cycles
+                last_end = executed[-1][3] if executed else t
+                final = done and t >= last_end + config.settle - 1e-9
+                if final and g.point_estimate:
+                    irt.ident.point_estimate = True
+            clock = time.perf_counter()
+            outcome = irt.update()
+            ident_seconds.append(time.perf_counter() - clock)
+            report = irt.report()
+            ident_status.append(IdentifierStatus(t, {"ok": 0, "warn": 1}.get(report.level, 2),
+                                                 report.message))
+            if outcome.publish:
+                publish_box(t)
+            if outcome.became_inconsistent:
+                notes.append(f"identifier: data inconsistent at t = {t:.2f} s (bounds kept)")
+            next_update += g.update_period
+            if final:
+                ident_window = (executed[0][2], last_end) if executed else None
+                t_task_start = t + config.control_dt
+        if t >= next_tighten - 1e-9:
+            if irt.tighten():
+                publish_box(t)
+            next_tighten += g.tighten_period
+        # -- exciting_planner: one receding-horizon cycle every t_p ------------------------
+        if t >= next_plan - 1e-9 and not horizon.finished and len(plans) < config.max_cycles:
+            now_ns = js.stamp_ns
+            horizon.on_state(js.q, js.dq)
             plan: PublishedPlan | None = None
             if excitation == "planned":
-                out = horizon.cycle(now_ns)      # lock-step: no sim time passes while solving
-                r = out.result
+                cyc = horizon.cycle(now_ns)      # lock-step: no sim time passes while solving
+                r = cyc.result
                 rec = {"t": t, "verified": bool(r and r.verified),
                        "seconds": r.solve_time if r else 0.0,
                        "cond": r.cond if r else float("nan"),
-                       "status": r.status if r else out.message,
-                       "reasons": list(r.reasons) if r else [out.message]}
-                plan = out.plan
+                       "status": r.status if r else cyc.message,
+                       "reasons": list(r.reasons) if r else [cyc.message]}
+                plan = cyc.plan
             else:
-                q0, dq0, ddq0, start_ns = horizon.start_state(now_ns)
+                init = horizon.start_state(now_ns)
+                assert init is not None          # on_state came first
+                q0, dq0, ddq0, start_ns = init
                 traj = QuinticTrajectory(q0, dq0, ddq0, planner.config.t_f)
                 k = _random_k(planner, traj, rng)
+                lo, hi = horizon.bounds
                 clock = time.perf_counter()
                 ver = planner.reach.verify(traj, k, lo, hi)
                 rec = {"t": t, "verified": ver.ok, "seconds": time.perf_counter() - clock,
                        "cond": planner.model.objective(traj, k)[2], "status": "random",
                        "reasons": list(ver.reasons)}
                 plan = PublishedPlan(start_ns, traj, k, lo.copy(), hi.copy())
-                horizon.adopt(plan)              # executed unchecked: the baseline
+                horizon.adopt(plan)              # published unchecked: the baseline
             plans.append(rec)
+            rec["admitted"] = False
+            if plan is not None:
+                # the planner node's certificate (exciting_planner.trajectory_msg); none for random
+                frame = (Certificate(box_digest(plan.box_lower, plan.box_upper),
+                                     KNOWN_CHECKS[0]).to_frame_id()
+                         if excitation == "planned" else "")
+                adm = offer(t, f"plan {len(plans)}", _as_arrays(robot, plan), frame)
+                rec["admitted"], rec["admission"] = adm.accepted, list(adm.reasons)
+                if adm.accepted:
+                    start = plan.start_ns * 1e-9
+                    if executed:             # the new plan takes over from the previous one
+                        prev = executed[-1]
+                        executed[-1] = (prev[0], prev[1], prev[2], min(prev[3], start))
+                    executed.append((plan.trajectory, plan.k, start,
+                                     start + plan.trajectory.t_f))
             say(f"  t = {t:5.2f} s cycle {len(plans)}: "
-                + ("executed" if plan is not None else "no certified plan")
+                + ("no certified plan" if plan is None else "executed" if rec["admitted"]
+                   else "rejected by the controller")
                 + f" ({rec['seconds']:.2f} s wall"
                 + (", would NOT pass the sound check" if excitation == "random"
                    and not rec["verified"] else "") + ")")
-            if plan is not None:
-                start = plan.start_ns * 1e-9
-                arr = _as_arrays(robot, plan.trajectory, plan.k, start)
-                trajectories.append(arr)
-                queue.push(arr, now=t)
-                if executed:
-                    prev = executed[-1]
-                    executed[-1] = (prev[0], prev[1], prev[2], start)
-                executed.append((plan.trajectory, plan.k, start, start + plan.trajectory.t_f))
-            next_plan = t + t_p
-        # -- task ---------------------------------------------------------------------------
+            next_plan += t_p
+        # -- the demo's task -------------------------------------------------------------
         if t_task_start is not None and task_window is None and t >= t_task_start - 1e-9:
-            times, pos, offset = task_points(queue.sample(t).q, np.asarray(
-                demo.get("start", sim.home), float), [np.asarray(w, float) for w in
-                                                      demo["waypoints"]],
-                res["return_duration"], res["segment"], config.pause)
+            times, pos, offset = task_points(
+                ref.q, np.asarray(demo.get("start", sim.sim.home), float),
+                [np.asarray(w, float) for w in demo["waypoints"]],
+                float(config.return_duration or demo.get("return_duration", 3.0)),
+                float(config.segment or demo.get("segment", 1.0)), config.pause)
             z = np.zeros_like(pos)
-            arr = JointTrajectoryArrays.from_arrays(times, pos, z, z, robot.joint_names,
-                                                    robot.joint_names, t)
-            trajectories.append(arr)
-            queue.push(arr, now=t)
+            offer(t, "task", JointTrajectoryArrays.from_arrays(
+                times, pos, z, z, robot.joint_names, robot.joint_names, t), TASK_FRAME_ID)
             task_window = (t + offset, t + times[-1] + 1.0)
             end_time = task_window[1]
             say(f"  t = {t:5.2f} s task published; move-and-place from t = {task_window[0]:.2f}")
-        # -- control ------------------------------------------------------------------------
-        ref = queue.sample(t)
-        out = ctl.compute(t, m.q, m.dq, ref.q, ref.dq, ref.ddq)
-        log_t.append(t)
-        log_q.append(m.q)
-        log_dq.append(m.dq)
-        log_tau.append(m.tau_measured)
-        log_cmd.append(out.tau)
-        log_tau0.append(out.tau0)
-        log_bound.append(out.v_bound if out.v_bound is not None else np.zeros(robot.nj))
-        ref_t.append(t)
-        ref_q.append(ref.q)
-        ref_dq.append(ref.dq)
-        ref_ddq.append(ref.ddq)
-        sim.step(out.tau, substeps)
-        step += 1
-        if ident is not None and t_task_start is None and t >= next_update - 1e-9:
-            # identification ends at an update instant (so that update has fresh rows and
-            # carries the point estimate): all trajectories run, or planning gave up
-            done = len(executed) >= config.n_trajectories or len(plans) >= config.max_cycles
-            last_end = executed[-1][3] if executed else t
-            final = done and t >= last_end + config.settle - 1e-9
-            identifier_update(t, final)
-            next_update += res["update_period"]
-            if final:
-                ident_window = (executed[0][2], last_end) if executed else None
-                t_task_start = t + config.control_dt
+    ctl_status.append((t, ctl.status(t)))
+    ctl_log += [(t, level, msg) for level, msg in ctl.pop_log()]
+    assert task_window is not None or notes, "the loop ends after the task or at max_sim_time"
 
     nj = robot.nj
-    run = RunData(np.asarray(log_t), np.asarray(log_q), np.asarray(log_dq),
-                  np.asarray(log_tau), np.asarray(log_t), np.asarray(log_cmd).reshape(-1, nj),
-                  np.asarray(bounds_t), np.asarray(bounds).reshape(-1, 3, 10),
-                  sim.true_theta_e(), trajectories, ident_status)
-    reference = {"t": np.asarray(ref_t), "q": np.asarray(ref_q), "dq": np.asarray(ref_dq),
+    t_arr = np.asarray(log_t)
+    run = RunData(t_arr, np.asarray(log_q), np.asarray(log_dq), np.asarray(log_tau), t_arr,
+                  np.asarray(log_cmd).reshape(-1, nj), np.asarray(bounds_t),
+                  np.asarray(bounds).reshape(-1, 3, 10), sim.sim.true_theta_e(), trajectories,
+                  ident_status)
+    reference = {"t": t_arr, "q": np.asarray(ref_q), "dq": np.asarray(ref_dq),
                  "ddq": np.asarray(ref_ddq)}
     control = {"tau0": np.asarray(log_tau0).reshape(-1, nj),
                "v_bound": np.asarray(log_bound).reshape(-1, nj)}
-    return Episode(method, payload_kg, seed, run, ident_window, task_window, plans, executed,
+    return Episode(method, payload_kg, seed, run, ident_window,
+                   task_window or (float(t_arr[-1]), float(t_arr[-1])), plans, executed,
                    reference, control, ident_seconds, time.perf_counter() - wall0,
                    # lateness is judged against the robot file's budget, not an override
                    config.n_trajectories, float((robot.config.get("planner") or {}).get(
                        "max_solve_time", planner.config.max_solve_time)) if planner else 0.0,
-                   notes)
+                   notes, admissions, ctl_status, ctl_log)
 
 
 def identification_cond(robot: Robot, episode: Episode, rate_hz: float = 100.0,
@@ -459,6 +607,11 @@ def evaluate_episode(robot: Robot, episode: Episode, obstacles: Sequence[BoxObst
         if bad:
             phase, reasons = "return", bad
     ev = evaluate(run, robot, obstacles, episode.task_window, kr, v_max)
+    # the task never ran when the controller refused it (the robot held its pose instead)
+    refused = [f"controller rejected the task: {'; '.join(a.reasons)}"
+               for _t, label, a in episode.admissions if label == "task" and not a.accepted]
+    if refused:
+        ev.fail(refused[0])
     if phase is None and not ev.success:
         phase, reasons = "task", list(ev.reasons)
     final = ev.final_bounds

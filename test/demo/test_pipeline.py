@@ -11,7 +11,8 @@ import pinocchio as pin
 import pytest
 import yaml
 
-from sysid_ros.demo.pipeline import EpisodeConfig, evaluate_episode, run_episode, simulate_episode
+from sysid_ros.demo.pipeline import (EpisodeConfig, evaluate_episode, graph_parameters, run_episode,
+                                     simulate_episode)
 from sysid_ros.model.robots import load_robot
 from sysid_ros.planning.obstacles import BoxObstacle
 
@@ -32,8 +33,14 @@ def conservative(robot):
 
 
 def test_ours_identifies_the_dumbbell_and_keeps_the_guarantee(robot):
-    res = run_episode(robot, MASS, "ours", (), seed=1, config=SHORT)
+    ep = simulate_episode(robot, MASS, "ours", (), seed=1, config=SHORT)
+    res = evaluate_episode(robot, ep, ())
     assert res.plans_executed == 1, res.reasons
+    # the plan went through the controller's admission with the planner's certificate, which
+    # the controller honoured (it names a box the identifier sent it)
+    plans = [a for _t, label, a in ep.admissions if label.startswith("plan")]
+    assert len(plans) == 1 and plans[0].accepted and plans[0].certified
+    assert ep.controller_status[-1][1].values["trajectories_certified"] == "1"
     lo, hi = res.mass_interval
     true_mass = 1.28486 + MASS
     assert lo <= true_mass <= hi
@@ -108,3 +115,53 @@ def test_report_reads_the_identifiers_diagnostic_name():
     from sysid_ros.nodes.identifier import DIAG_NAME
 
     assert IDENTIFIER_DIAGNOSTIC == DIAG_NAME
+
+
+def test_the_controller_runs_with_the_sim_launch_settings(robot, conservative):
+    """The episode's controller is the node's runtime configured as launch/sim.launch.yaml
+    configures it (read here straight from the launch file), and its own diagnostics account for
+    every command and trajectory of the episode."""
+    launch = yaml.safe_load((Path(__file__).resolve().parents[2] / "launch" /
+                             "sim.launch.yaml").read_text())["launch"]
+    node = next(e["node"] for e in launch if "node" in e and e["node"]["name"] ==
+                "robust_controller")
+    literal = {p["name"]: yaml.safe_load(p["value"]) for p in node["param"]
+               if "name" in p and "$(" not in str(p["value"])}
+    assert {"stale_timeout", "clock_timeout", "accept_uncertified"} <= set(literal)
+    params = graph_parameters(robot, MASS, "conservative", 4)
+    assert {k: params["robust_controller"][k] for k in literal} == literal
+    assert params["sim"]["mode"] == "lockstep"
+
+    status = conservative.controller_status[-1][1]
+    assert status.level == 0, status.message
+    assert status.values["commands"] == str(len(conservative.run.cmd_t))   # one per sample
+    assert status.values["trajectories_accepted"] == "1"      # the task (no planner here)
+    assert status.values["trajectories_certified"] == "0"     # the demo's task has no certificate
+    assert status.values["accept_uncertified"] == str(literal["accept_uncertified"]).lower()
+    assert status.values["stale_events"] == "0"               # lock-step: nothing goes stale
+    assert [label for _t, label, _a in conservative.admissions] == ["task"]
+
+
+@pytest.mark.slow   # one ~10 s episode
+def test_a_trajectory_admission_rejects_is_not_executed(robot, tmp_path: Path):
+    """Joint 1's speed limit set below what the task's first minimum-jerk segment needs (peak
+    speed 15/8 · Δq / T, computed here from the robot file): the controller rejects the task,
+    the arm keeps holding its pose instead of moving, and the verdict says why."""
+    cfg = yaml.safe_load(Path(robot.config_path).read_text())
+    demo = cfg["demo"]
+    dq = abs(demo["waypoints"][0][0] - demo["start"][0])
+    peak_deg_s = np.degrees(15.0 / 8.0 * dq / demo["segment"])
+    cfg["limits"]["velocity_deg_s"][0] = float(0.9 * peak_deg_s)
+    path = tmp_path / "gen3_slow_joint1.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    slow = load_robot("gen3", path)
+    ep = simulate_episode(slow, MASS, "conservative", (), seed=0, config=SHORT)
+    (_t, label, adm), = ep.admissions
+    assert label == "task" and not adm.accepted
+    assert any(r.startswith("joint 1 speed") for r in adm.reasons), adm.reasons
+    moving = ep.run.t >= ep.task_window[0]
+    assert np.max(np.abs(ep.run.q[moving, 0] - demo["start"][0])) < 0.01   # held, not moved
+    res = evaluate_episode(slow, ep, ())
+    assert not res.success and res.phase == "task"
+    assert any("controller rejected the task" in r for r in res.reasons), res.reasons
+    assert ep.controller_status[-1][1].values["trajectories_rejected"] == "1"
