@@ -21,9 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from sysid_ros.control.controller import RobustController, ThetaBox, gains_from_config
+from sysid_ros.control.controller import RobustController, gains_from_config
 from sysid_ros.demo.tracking import command_chatter, z1_tracking_run
 from sysid_ros.model.arm_view import TrunkMotionBound, arm_view
+from sysid_ros.model.box import theta_e_box
 from sysid_ros.model.robots import load_robot
 from sysid_ros.planning.trajectory import QuinticTrajectory
 from sysid_ros.simulation import SimConfig, Simulator
@@ -47,7 +48,7 @@ def b1_standing(v_max: float, eta: float, duration: float) -> dict:
     payload = dumbbell_for(view, 1.0)
     truth = true_theta_e(view, payload)
     rad = 0.03 * np.abs(truth) + 1e-4
-    box = ThetaBox(truth - rad, truth, truth + rad)
+    box = theta_e_box(truth - rad, truth + rad, truth)
     arm = np.array([full.joint_names.index(n) for n in full.config["arm_joints"]])
     gains = gains_from_config(view, {"boundary_layer": eta, "V_max": v_max})
     ctl = RobustController(view, gains, prior=box)

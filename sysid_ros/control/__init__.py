@@ -4,15 +4,17 @@ from sysid_ros.control.bounds import (LowerMassModel, MassMatrixBounds, Tracking
                                       lower_mass_model, mass_matrix_eigen_bounds,
                                       tracking_error_bound)
 from sysid_ros.control.controller import (MODES, ControllerGains, ControlOutput, PidGains,
-                                          RobustController, ThetaBox, TorqueInterval,
+                                          RobustController, TorqueInterval,
                                           gains_from_config)
 from sysid_ros.control.errors import (BoundsError, ControlError, ControllerConfigError,
                                       TrajectoryError)
 from sysid_ros.control.prior import prior_box
 from sysid_ros.control.trajectory import JointTrajectoryArrays, Reference, TrajectoryQueue
+from sysid_ros.model.box import ParameterBox, theta_e_box
 
 __all__ = ["LowerMassModel", "MassMatrixBounds", "TrackingErrorBound", "lower_mass_model",
            "mass_matrix_eigen_bounds", "tracking_error_bound", "MODES", "ControllerGains",
-           "ControlOutput", "PidGains", "RobustController", "ThetaBox", "TorqueInterval",
+           "ControlOutput", "PidGains", "RobustController", "TorqueInterval",
            "gains_from_config", "BoundsError", "ControlError", "ControllerConfigError",
-           "TrajectoryError", "prior_box", "JointTrajectoryArrays", "Reference", "TrajectoryQueue"]
+           "TrajectoryError", "prior_box", "JointTrajectoryArrays", "Reference", "TrajectoryQueue",
+           "ParameterBox", "theta_e_box"]

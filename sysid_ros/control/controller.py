@@ -90,10 +90,12 @@ import numpy as np
 import pinocchio as pin
 
 from sysid_ros.control.errors import BoundsError, ControllerConfigError
+from sysid_ros.model.box import ParameterBox, theta_e_box
+from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.robots import Robot
 
 __all__ = ["MODES", "NOMINALS", "METRICS", "ControllerGains", "ControlOutput", "RobustController",
-           "PidGains", "ThetaBox", "TorqueInterval", "gains_from_config", "sign_vertices"]
+           "PidGains", "TorqueInterval", "gains_from_config", "sign_vertices"]
 
 MODES = ("robust", "conservative", "wrong", "pid")
 NOMINALS = ("centre", "estimate")     # where θ_e's θ₀ sits in its box (module doc)
@@ -103,29 +105,6 @@ METRICS = ("identity", "mass")        # direction metric P of the robust input (
 def sign_vertices(n: int) -> np.ndarray:
     """The 2^n sign vectors (2^n, n): the vertices of [−1, 1]^n."""
     return np.array(np.meshgrid(*([[-1.0, 1.0]] * n), indexing="ij")).reshape(n, -1).T
-
-
-@dataclass(frozen=True)
-class ThetaBox:
-    """A box on θ_e (10,) with a nominal inside it (the identifier's point estimate)."""
-
-    lower: np.ndarray
-    nominal: np.ndarray
-    upper: np.ndarray
-
-    def __post_init__(self) -> None:
-        for name in ("lower", "nominal", "upper"):
-            arr = np.asarray(getattr(self, name), float)
-            if arr.shape != (10,) or not np.all(np.isfinite(arr)):
-                raise BoundsError(f"theta_e box {name}: expected 10 finite values, got "
-                                  f"{np.shape(getattr(self, name))}")
-            object.__setattr__(self, name, arr)
-        if np.any(self.lower > self.upper):
-            raise BoundsError("theta_e box: lower > upper")
-
-    @classmethod
-    def point(cls, theta_e: np.ndarray) -> ThetaBox:
-        return cls(theta_e, theta_e, theta_e)
 
 
 @dataclass(frozen=True)
@@ -177,19 +156,21 @@ class PidGains:
 
 @dataclass(frozen=True)
 class TorqueInterval:
-    """τ(θ) over the boxes: [center − radius, center + radius], and τ₀ at the nominal."""
+    """τ(θ) over the boxes at one state: [centre − radius, centre + radius] per joint (N·m),
+    and τ₀ at the nominal. A result of the law, not a parameter box (those are
+    :class:`~sysid_ros.model.box.ParameterBox`): no names, recomputed every command."""
 
     tau0: np.ndarray
-    center: np.ndarray
+    centre: np.ndarray
     radius: np.ndarray
 
     @property
     def lower(self) -> np.ndarray:
-        return self.center - self.radius
+        return self.centre - self.radius
 
     @property
     def upper(self) -> np.ndarray:
-        return self.center + self.radius
+        return self.centre + self.radius
 
 
 @dataclass(frozen=True)
@@ -215,7 +196,7 @@ class RobustController:
     """Control law of one robot (fixed base). Not thread-safe (owns Pinocchio ``Data``)."""
 
     def __init__(self, robot: Robot, gains: ControllerGains, *, mode: str = "robust",
-                 prior: ThetaBox, pid: PidGains | None = None,
+                 prior: ParameterBox, pid: PidGains | None = None,
                  theta_r_uncertainty: bool = True, nominal: str = "centre") -> None:
         if robot.floating_base:
             raise ControllerConfigError(
@@ -278,20 +259,24 @@ class RobustController:
         self.set_bounds(prior)
 
     # -- parameters ---------------------------------------------------------------------
-    def set_bounds(self, box: ThetaBox) -> None:
-        """Use a new θ_e box (from the identifier). Ignored in modes that do not use it."""
+    def set_bounds(self, box: ParameterBox) -> None:
+        """Use a new θ_e box (from the identifier; names ``PARAM_NAMES``, else BoundsError).
+        Ignored in modes that do not use it."""
+        if box.names != PARAM_NAMES:
+            raise BoundsError(f"theta_e box: parameters {list(box.names)} != {list(PARAM_NAMES)}")
         if self.mode == "conservative":
             box = self.prior
         elif self.mode == "wrong":
-            box = ThetaBox.point(self.robot.theta_e())
+            theta_e = self.robot.theta_e()
+            box = theta_e_box(theta_e, theta_e, frame=box.frame)
         self.box = box
         thc = self.theta_nominal.copy()
-        thc[self.ee] = 0.5 * (box.lower + box.upper)
+        thc[self.ee] = box.centre
         th0 = thc.copy()
         if self.nominal == "estimate" or self.mode == "pid":     # PID has no interval bound
             th0[self.ee] = box.nominal
         rad = self._rad_links.copy()
-        rad[self.ee] = 0.5 * (box.upper - box.lower)
+        rad[self.ee] = box.radius
         if self.mode == "wrong":
             rad[:] = 0.0          # the nominal model is taken as exact
         self.theta0, self.theta_c, self.theta_rad = th0, thc, rad
@@ -331,13 +316,13 @@ class RobustController:
         f = self.friction_columns(dq, ddq_a)
         tau_f = (f * self.fric_nominal).sum(axis=1)
         tau0 = y @ self.theta0 + tau_f
-        center = y @ self.theta_c + tau_f
+        centre = y @ self.theta_c + tau_f
         radius = np.abs(y) @ self.theta_rad + (np.abs(f) * self.fric_radius).sum(axis=1)
         if self._carry_friction:
             # at rest the true Coulomb torque is anywhere in [−Fc_hi, Fc_hi] (set-valued)
             stuck = np.abs(dq) <= self.gains.coulomb_band
             radius = radius + stuck * self.robot.friction.upper[:, 0]
-        return TorqueInterval(tau0, center, radius)
+        return TorqueInterval(tau0, centre, radius)
 
     def metric(self, q: np.ndarray) -> np.ndarray:
         """The robust input's metric P at q (module doc): I, or the nominal mass matrix plus

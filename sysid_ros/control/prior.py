@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from sysid_ros.control.controller import ThetaBox
 from sysid_ros.control.errors import BoundsError
+from sysid_ros.model.box import ParameterBox, theta_e_box
+from sysid_ros.model.errors import BoxError
 from sysid_ros.model.robots import Robot
 
 __all__ = ["prior_box"]
 
 
-def prior_box(robot: Robot) -> ThetaBox:
+def prior_box(robot: Robot) -> ParameterBox:
     """θ_e prior box of ``robot``; raises ``BoundsError`` naming the missing/malformed field."""
     cfg = robot.config
     for key in ("controller", "identification"):
@@ -43,7 +44,10 @@ def prior_box(robot: Robot) -> ThetaBox:
     except (KeyError, TypeError, ValueError) as exc:
         raise BoundsError(f"{robot.config_path}: {key}.prior needs numeric 'lower' and 'upper' "
                           f"({exc})") from exc
-    box = ThetaBox(lower, 0.5 * (lower + upper), upper)
+    try:
+        box = theta_e_box(lower, upper, frame=robot.ee_joint)
+    except BoxError as exc:
+        raise BoundsError(f"{robot.config_path}: {key}.prior: {exc}") from exc
     # a prior either admits the unloaded body (any payload, possibly none) or describes a
     # payload class whose every mass lies above it (e.g. a catalogued tool); a box that admits
     # the bare mass but not the bare body is in the wrong frame or order

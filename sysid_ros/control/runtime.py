@@ -40,12 +40,13 @@ from sysid_ros.control.admission import (KNOWN_CHECKS, Certificate, Tolerances, 
                                          check_continuity, check_limits, check_torque)
 from sysid_ros.control.bounds import TrackingErrorBound, tracking_error_bound
 from sysid_ros.control.controller import (MODES, ControlOutput, PidGains, RobustController,
-                                          ThetaBox, gains_from_config)
+                                          gains_from_config)
 from sysid_ros.control.errors import (BoundsError, ControllerConfigError, TrajectoryError)
 from sysid_ros.control.prior import prior_box
 from sysid_ros.control.trajectory import JointTrajectoryArrays, TrajectoryQueue
 from sysid_ros.control.watchdog import ClockWatch, Freshness
 from sysid_ros.model.arm_view import arm_view
+from sysid_ros.model.box import ParameterBox
 from sysid_ros.model.robots import Robot, load_robot
 
 __all__ = ["OK", "WARN", "ERROR", "STATE_LABELS", "ControllerSettings", "Admission", "Status", "Action",
@@ -226,7 +227,7 @@ class ControllerRuntime:
         self.period = _Period()
         self.log: list[tuple[int, str]] = []
         # every box the controller has held, by digest: certificates name one of them
-        self.known_boxes: dict[str, ThetaBox] = {}
+        self.known_boxes: dict[str, ParameterBox] = {}
         self._remember(ctl.prior)
 
     # -- activation --------------------------------------------------------------------------
@@ -293,14 +294,14 @@ class ControllerRuntime:
             self._log(ERROR, f"joint_states rejected: {reason}")
         self.period.last_state_error = reason
 
-    def bounds(self, steady: float, lower: np.ndarray, nominal: np.ndarray,
-               upper: np.ndarray) -> None:
+    def bounds(self, steady: float, box: ParameterBox) -> None:
+        """A new θ_e box (validated by its construction); one over other parameters is
+        rejected and the previous box kept."""
         try:
-            box = ThetaBox(lower, nominal, upper)
+            self.ctl.set_bounds(box)
         except BoundsError as exc:
             self.bounds_rejected(str(exc))
             return
-        self.ctl.set_bounds(box)
         self._remember(box)
         self.bounds_seen.feed(steady)
         self.bounds_source = "identifier"
@@ -447,7 +448,7 @@ class ControllerRuntime:
         last = self.bounds_seen.last
         return steady - (self.configured_at if last is None else last)
 
-    def _remember(self, box: ThetaBox) -> None:
+    def _remember(self, box: ParameterBox) -> None:
         self.known_boxes[box_digest(box.lower, box.upper)] = box
         if len(self.known_boxes) > 256:          # oldest first (dicts keep insertion order)
             self.known_boxes.pop(next(iter(self.known_boxes)))

@@ -9,7 +9,8 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from sysid_ros.control.controller import ControllerGains, RobustController, ThetaBox, gains_from_config
+from sysid_ros.control.controller import ControllerGains, RobustController, gains_from_config
+from sysid_ros.model.box import theta_e_box
 from sysid_ros.model.robots import Robot, load_robot
 from sysid_ros.planning.trajectory import QuinticTrajectory
 from sysid_ros.simulation import SimConfig, Simulator
@@ -47,7 +48,7 @@ def z1_tracking_run(mode: str = "robust", control_dt: float = 1e-3, duration: fl
     payload = dumbbell_for(robot, 1.0)
     truth = true_theta_e(robot, payload)
     rad = 0.15 * np.abs(truth) + 1e-3
-    box = ThetaBox(truth - 1.9 * rad, truth - 0.9 * rad, truth + 0.1 * rad)
+    box = theta_e_box(truth - 1.9 * rad, truth + 0.1 * rad, truth - 0.9 * rad)
     gains = gains_from_config(robot, overrides)
     ctl = RobustController(robot, gains, mode=mode, prior=box)
     ctl.set_bounds(box)

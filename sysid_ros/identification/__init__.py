@@ -6,7 +6,7 @@ No rclpy here; the ``identifier`` node and the ``sysid-identify`` CLI are thin w
 """
 from __future__ import annotations
 
-from sysid_ros.identification.bounds import BoxResult, chebyshev_center, polytope_box
+from sysid_ros.identification.bounds import BoxResult, chebyshev_centre, polytope_box
 from sysid_ros.identification.config import IdentificationConfig, SamplingPlan, \
     load_identification_config, load_prior, payload_prior_box
 from sysid_ros.identification.diagnostics import Consistency, DataSummary, box_warnings, \
@@ -22,7 +22,7 @@ __all__ = [
     "BoxResult", "Consistency", "DataSummary", "IdentificationConfig",
     "IdentificationConfigError", "IdentificationError", "IdentificationResult", "METHODS",
     "MomentumRows", "MomentumWindows", "OnlineIdentifier", "PayloadProblem", "PayloadRows",
-    "SampleError", "SamplingPlan", "UnsupportedRobotError", "box_warnings", "chebyshev_center",
+    "SampleError", "SamplingPlan", "UnsupportedRobotError", "box_warnings", "chebyshev_centre",
     "consistency", "identify", "load_identification_config", "load_prior", "payload_prior_box",
     "polytope_box",
 ]

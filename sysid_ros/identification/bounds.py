@@ -31,21 +31,24 @@ import highspy
 import numpy as np
 from scipy import sparse
 
+from sysid_ros.model.box import ParameterBox, theta_e_box
 from sysid_ros.model.parameters import pseudo_inertia
 
-__all__ = ["BoxResult", "polytope_box", "chebyshev_center", "normalise_rows", "prune_rows",
+__all__ = ["BoxResult", "polytope_box", "chebyshev_centre", "normalise_rows", "prune_rows",
            "psd_cuts_at"]
 
 OK, INCONSISTENT, INSUFFICIENT = "ok", "inconsistent", "insufficient_data"
+N_BOX = 10          # θ_e: the first 10 unknowns are the box's
 
 
 @dataclass(frozen=True)
 class BoxResult:
-    """``status`` ok | inconsistent | insufficient_data; ``lower``/``upper`` (10,) or None."""
+    """``status`` ok | inconsistent | insufficient_data and the θ_e ``box`` (None when
+    inconsistent; the prior when insufficient; nominal = its centre unless a method has a point
+    estimate), with the pseudo-inertia ``cuts`` (lp-cuts only)."""
 
     status: str
-    lower: np.ndarray | None
-    upper: np.ndarray | None
+    box: ParameterBox | None
     cuts: np.ndarray | None = None     # (k, 10) pseudo-inertia cuts a·θ ≥ 0 (lp-cuts only)
 
 
@@ -191,10 +194,11 @@ def _lmi_box(Y, lo, hi, x_lo, x_hi, pad, n_box):
 def polytope_box(A: np.ndarray, c: np.ndarray, r: np.ndarray, lower: np.ndarray,
                  upper: np.ndarray, lmi: bool = False, psd_cuts: bool = False,
                  cuts: np.ndarray | None = None, cut_rounds: int = 8,
-                 max_cuts: int = 200, n_box: int = 10) -> BoxResult:
-    """Tightest box of the first ``n_box`` coordinates (θ_e) around
-    Θ = {x ∈ [lower, upper] : |A·x − c| ≤ r} (and, with ``lmi``, around Θ ∩ {J(θ_e) ⪰ 0}; with
-    ``psd_cuts``, around Θ ∩ {vᵀJ(θ_e)v ≥ 0 for the generated cuts} — between the two).
+                 max_cuts: int = 200) -> BoxResult:
+    """Tightest box of the first 10 coordinates (θ_e) around
+    Θ = {x ∈ [lower, upper] : |A·x − c| ≤ r}, as a θ_e :class:`ParameterBox` with its centre as
+    nominal (and, with ``lmi``, around Θ ∩ {J(θ_e) ⪰ 0}; with ``psd_cuts``, around
+    Θ ∩ {vᵀJ(θ_e)v ≥ 0 for the generated cuts} — between the two).
 
     Args:
         A, c, r: rows (n, n_x), (n,), (n,) — θ_e in the first 10 columns, other unknowns (the
@@ -207,14 +211,15 @@ def polytope_box(A: np.ndarray, c: np.ndarray, r: np.ndarray, lower: np.ndarray,
     """
     lower = np.asarray(lower, float)
     upper = np.asarray(upper, float)
+    n_box = N_BOX
     if len(c) == 0:
-        return BoxResult(INSUFFICIENT, lower[:n_box].copy(), upper[:n_box].copy())
+        return BoxResult(INSUFFICIENT, theta_e_box(lower[:n_box], upper[:n_box]))
     An, cn, rn, violated = normalise_rows(A, c, r)
     if violated:
-        return BoxResult(INCONSISTENT, None, None)
+        return BoxResult(INCONSISTENT, None)
     An, cn, rn, violated = prune_rows(An, cn, rn, lower, upper)
     if violated:
-        return BoxResult(INCONSISTENT, None, None)
+        return BoxResult(INCONSISTENT, None)
     width = upper[:n_box] - lower[:n_box]
     pool = None
     if psd_cuts:
@@ -224,19 +229,19 @@ def polytope_box(A: np.ndarray, c: np.ndarray, r: np.ndarray, lower: np.ndarray,
     else:
         res = _lp_box(An, cn - rn, cn + rn, lower, upper, 1e-6 * width, n_box)
     if res is None:
-        return BoxResult(INCONSISTENT, None, None)
+        return BoxResult(INCONSISTENT, None)
     box, pool = res
     if lmi:
         lo_x, hi_x = lower.copy(), upper.copy()
         lo_x[:n_box], hi_x[:n_box] = box
         tight = _lmi_box(An, cn - rn, cn + rn, lo_x, hi_x, 1e-5 * width, n_box)
         if tight is None:
-            return BoxResult(INCONSISTENT, None, None)
+            return BoxResult(INCONSISTENT, None)
         box = (np.maximum(tight[0], box[0]), np.minimum(tight[1], box[1]))
-    return BoxResult(OK, box[0], box[1], pool if psd_cuts else None)
+    return BoxResult(OK, theta_e_box(box[0], box[1]), pool if psd_cuts else None)
 
 
-def chebyshev_center(Y: np.ndarray, U: np.ndarray, r: np.ndarray, lower: np.ndarray,
+def chebyshev_centre(Y: np.ndarray, U: np.ndarray, r: np.ndarray, lower: np.ndarray,
                      upper: np.ndarray) -> np.ndarray | None:
     """Centre of the largest ball (in box-width-scaled coordinates) inside Θ ∩ [lower, upper]
     (all columns of ``Y``; callers take θ_e = the first 10)."""

@@ -33,6 +33,7 @@ from sysid_ros.identification.diagnostics import summarize
 from sysid_ros.identification.errors import IdentificationError
 from sysid_ros.identification.identifier import METHODS, identify
 from sysid_ros.model.errors import RobotConfigError, UnknownRobotError
+from sysid_ros.model.box import PARAM_UNITS
 from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.robots import load_robot
 
@@ -106,10 +107,6 @@ def _fail(msg: str) -> int:
     return 2
 
 
-def _listed(x):
-    return None if x is None else np.asarray(x, float).tolist()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     from sysid_ros.bagio import BagError, read_imu, read_joint_states
 
@@ -160,15 +157,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(err))
     seconds = {"read": t_read, **result.seconds, "total": time.perf_counter() - clock}
     t0 = float(series.t[0])
+    # the box as the box writes itself (names, units, frame); no box when inconsistent
+    box = result.box.as_dict() if result.box is not None else {
+        "names": list(PARAM_NAMES), "units": list(PARAM_UNITS), "frame": robot.ee_joint,
+        "lower": None, "nominal": None, "upper": None}
     doc = {
         "robot": robot.name,
-        "body": robot.ee_joint,
+        "body": box["frame"],
         "method": result.method,
-        "parameter_names": list(PARAM_NAMES),
+        "parameter_names": box["names"],
+        "parameter_units": box["units"],
         "status": result.status,
-        "lower": _listed(result.lower),
-        "nominal": _listed(result.nominal),
-        "upper": _listed(result.upper),
+        "lower": box["lower"],
+        "nominal": box["nominal"] if result.estimated else None,
+        "upper": box["upper"],
         "box_is_prior": result.status == "insufficient_data",
         "reason": result.reason,
         "warnings": result.warnings,

@@ -42,7 +42,7 @@ import numpy as np
 from sysid_ros.identification.base_motion import BaseMotion, ImuSamples, ImuStream, \
     base_motion, imu_mount
 from sysid_ros.identification.bounds import INCONSISTENT, INSUFFICIENT, OK, BoxResult, \
-    chebyshev_center, polytope_box
+    chebyshev_centre, polytope_box
 from sysid_ros.identification.config import IdentificationConfig
 from sysid_ros.identification.diagnostics import Consistency, DataSummary, box_warnings, \
     consistency, insufficient_reason, pinned_faces, summarize
@@ -50,6 +50,7 @@ from sysid_ros.identification.errors import IdentificationConfigError, SampleErr
 from sysid_ros.identification.problem import N_THETA_E, PayloadProblem, PayloadRows
 from sysid_ros.identification.stamps import ACCEPT, RESTART, StampFilter
 from sysid_ros.identification.windows import MomentumWindows
+from sysid_ros.model.box import ParameterBox, theta_e_box
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
 
@@ -61,13 +62,13 @@ ONLINE_METHODS = ("lp", "lp-cuts", "lp-lmi")
 
 @dataclass(frozen=True)
 class IdentificationResult:
-    """A box [lower, upper] on θ_e and a point estimate ``nominal`` (each (10,) or None), with
-    the data summary, the consistency diagnosis, warnings and the reason for a non-ok status."""
+    """The θ_e ``box`` (None when inconsistent; the prior B₀ with insufficient data) whose
+    nominal is the point estimate when ``estimated`` (else its centre), with the data summary,
+    the consistency diagnosis, warnings and the reason for a non-ok status. ``lower``,
+    ``nominal`` (None unless estimated) and ``upper`` read the box."""
 
     status: str
-    lower: np.ndarray | None
-    nominal: np.ndarray | None
-    upper: np.ndarray | None
+    box: ParameterBox | None
     samples_used: int
     windows_used: int
     method: str
@@ -77,12 +78,22 @@ class IdentificationResult:
     reason: str = ""
     summary: DataSummary | None = None
     consistency: Consistency | None = None
+    estimated: bool = False
+
+    @property
+    def lower(self) -> np.ndarray | None:
+        return None if self.box is None else self.box.lower
+
+    @property
+    def upper(self) -> np.ndarray | None:
+        return None if self.box is None else self.box.upper
+
+    @property
+    def nominal(self) -> np.ndarray | None:
+        return self.box.nominal if self.box is not None and self.estimated else None
 
     def contains(self, theta: np.ndarray, tol: float = 0.0) -> bool:
-        if self.lower is None or self.upper is None:
-            return False
-        theta = np.asarray(theta)
-        return bool(np.all(theta >= self.lower - tol) and np.all(theta <= self.upper + tol))
+        return self.box is not None and self.box.contains(theta, tol)
 
 
 def _project_out_unknowns(rows: PayloadRows, theta_r: slice) -> tuple[np.ndarray, np.ndarray]:
@@ -116,7 +127,7 @@ def _point_estimate(rows: PayloadRows, lower: np.ndarray, upper: np.ndarray,
         return theta0, False
     x_lo, x_hi = x_lower.copy(), x_upper.copy()
     x_lo[:N_THETA_E], x_hi[:N_THETA_E] = lower, upper
-    centre = chebyshev_center(rows.A, rows.c, rows.r, x_lo, x_hi)
+    centre = chebyshev_centre(rows.A, rows.c, rows.r, x_lo, x_hi)
     return (0.5 * (lower + upper) if centre is None else centre[:N_THETA_E]), True
 
 
@@ -198,9 +209,11 @@ def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.nd
     if base is not None:
         notes.append(f"floating base: rows of {len(win.row_joints)} arm joints; "
                      f"{int((~base.valid).sum())} joint samples without IMU coverage")
+    frame = robot.ee_joint
     if len(rows) == 0:
-        return IdentificationResult(INSUFFICIENT, x_lo[:N_THETA_E].copy(), None,
-                                    x_hi[:N_THETA_E].copy(), win.n_samples, 0, method,
+        return IdentificationResult(INSUFFICIENT,
+                                    theta_e_box(x_lo[:N_THETA_E], x_hi[:N_THETA_E], frame=frame),
+                                    win.n_samples, 0, method,
                                     {"regressors": t_reg}, notes, [],
                                     insufficient_reason(t, plan), summary)
     clock = time.perf_counter()
@@ -210,25 +223,29 @@ def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.nd
     diag = consistency(rows, x_lo, x_hi, robot.nj, per_joint=box.status == INCONSISTENT)
     t_diag = time.perf_counter() - clock
     clock = time.perf_counter()
-    nominal, warnings, reason = None, [], ""
+    warnings, reason = [], ""
+    theta_box, estimated = box.box, False
     if box.status == OK:
-        assert box.lower is not None and box.upper is not None
+        assert theta_box is not None
         outside = False
         if method == "sensitivity":
-            nominal = box.nominal  # type: ignore[attr-defined]
+            estimated = True              # its box's nominal is the paper's θ*
         elif point_estimate:
-            nominal, outside = _point_estimate(rows, box.lower, box.upper, x_lo, x_hi,
-                                               robot.theta_e(), problem.theta_r_slice)
+            nominal, outside = _point_estimate(rows, theta_box.lower, theta_box.upper, x_lo,
+                                               x_hi, robot.theta_e(), problem.theta_r_slice)
+            # the Chebyshev centre is inside the box up to the LP's tolerance: clip the rest
+            theta_box, estimated = theta_box.with_nominal(theta_box.clip(nominal)), True
         pinned = [] if method == "sensitivity" else \
-            pinned_faces(rows, x_lo, x_hi, box.lower, box.upper)
+            pinned_faces(rows, x_lo, x_hi, theta_box.lower, theta_box.upper)
         warnings = box_warnings(pinned, outside, config.prior_name)
     else:
         reason = diag.describe(robot.joint_names, float(t[0]))
-    return IdentificationResult(box.status, box.lower, nominal, box.upper, win.n_samples,
-                                win.n_windows, method,
+    if theta_box is not None:
+        theta_box = theta_e_box(theta_box.lower, theta_box.upper, theta_box.nominal, frame=frame)
+    return IdentificationResult(box.status, theta_box, win.n_samples, win.n_windows, method,
                                 {"regressors": t_reg, "bounds": t_box, "diagnosis": t_diag,
                                  "estimate": time.perf_counter() - clock}, notes, warnings,
-                                reason, summary, diag)
+                                reason, summary, diag, estimated)
 
 
 class OnlineIdentifier:
@@ -288,9 +305,11 @@ class OnlineIdentifier:
             self.stamps.reset()
             if self.imu is not None:
                 self.imu.reset()
-            self.lower = self.config.prior_lower.copy()
-            self.upper = self.config.prior_upper.copy()
-            self.nominal = np.clip(self.robot.theta_e(), self.lower, self.upper)
+            prior = theta_e_box(self.config.prior_lower, self.config.prior_upper,
+                                frame=self.robot.ee_joint)
+            #: the current sound box (replaced whole, under the lock: tighten() runs in another
+            #: thread); its nominal is the point estimate, the unloaded body before any
+            self.box = prior.with_nominal(prior.clip(self.robot.theta_e()))
             self.status = INSUFFICIENT
             self._rows = PayloadRows.concat([], self.problem.n_x)
             self._cuts: np.ndarray | None = None
@@ -318,6 +337,19 @@ class OnlineIdentifier:
     @property
     def samples(self) -> int:
         return self.windows.n_samples
+
+    # read-only views of the current box (what the tests and reports read)
+    @property
+    def lower(self) -> np.ndarray:
+        return self.box.lower
+
+    @property
+    def upper(self) -> np.ndarray:
+        return self.box.upper
+
+    @property
+    def nominal(self) -> np.ndarray:
+        return self.box.nominal
 
     def add_messages(self, t, q, dq, tau) -> int:
         """Samples as messages arrive, under the stamp policy (:mod:`.stamps`): zero, duplicate
@@ -404,7 +436,7 @@ class OnlineIdentifier:
         with self._lock:
             rows = self._rows
             self._new_rows = 0
-            prior, cuts, epoch = (self.lower, self.upper), self._cuts, self._epoch
+            prior, cuts, epoch = (self.box.lower, self.box.upper), self._cuts, self._epoch
         rounds = 0 if self.background_cuts else self.config.cut_rounds
         x_lo, x_hi = self.problem.prior(*prior)
         box = _box(self.method, rows, x_lo, x_hi, self.config, self.robot, cuts, rounds)
@@ -425,7 +457,7 @@ class OnlineIdentifier:
             if self.status != OK:
                 return False
             rows = self._rows
-            prior, cuts, epoch = (self.lower.copy(), self.upper.copy()), self._cuts, self._epoch
+            prior, cuts, epoch = (self.box.lower, self.box.upper), self._cuts, self._epoch
         box = _box("lp-cuts", rows, *self.problem.prior(*prior), self.config, self.robot, cuts)
         return self._merge(box, epoch, keep_cuts=True)
 
@@ -433,33 +465,35 @@ class OnlineIdentifier:
         with self._lock:
             if epoch != self._epoch or self.status == INCONSISTENT:
                 return False
-            if box.status == INCONSISTENT or box.lower is None or box.upper is None:
+            if box.status == INCONSISTENT or box.box is None:
                 self.status = INCONSISTENT
                 return False
-            lower, upper = np.maximum(self.lower, box.lower), np.minimum(self.upper, box.upper)
-            if np.any(lower > upper):      # two sound boxes that miss each other
+            new = theta_e_box(box.box.lower, box.box.upper, frame=self.box.frame)
+            both = self.box.intersect(new)
+            if both is None:               # two sound boxes that miss each other
                 self.status = INCONSISTENT
                 return False
-            self.lower, self.upper = lower, upper
+            self.box = both
             if keep_cuts and box.cuts is not None:
                 self._cuts = box.cuts
             self.status = OK
             return True
 
     def _update_nominal(self, rows: PayloadRows) -> None:
-        lower, upper = self.lower.copy(), self.upper.copy()
+        box = self.box
+        lower, upper = box.lower, box.upper
         outside = False
         if self.point_estimate:
-            ref = self.nominal if np.all(np.isfinite(self.nominal)) else self.robot.theta_e()
-            self.nominal, outside = _point_estimate(rows, lower, upper,
-                                                    *self.problem.prior(lower, upper), ref,
-                                                    self.problem.theta_r_slice)
+            nominal, outside = _point_estimate(rows, lower, upper,
+                                               *self.problem.prior(lower, upper), box.nominal,
+                                               self.problem.theta_r_slice)
         else:
-            self.nominal = 0.5 * (lower + upper)
-        # tighten() may have shrunk the box meanwhile: keep the nominal inside it
-        self.nominal = np.clip(self.nominal, self.lower, self.upper)
+            nominal = box.centre
+        with self._lock:
+            # tighten() may have shrunk the box meanwhile: keep the nominal inside it
+            self.box = self.box.with_nominal(self.box.clip(nominal))
         x_lo, x_hi = self.problem.prior()
-        pinned = pinned_faces(rows, x_lo, x_hi, self.lower, self.upper)
+        pinned = pinned_faces(rows, x_lo, x_hi, self.box.lower, self.box.upper)
         self.warnings = box_warnings(pinned, outside, self.config.prior_name)
 
     def summary(self) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from sysid_ros.identification.config import IdentificationConfig
 from sysid_ros.identification.errors import SampleError
 from sysid_ros.identification.identifier import OnlineIdentifier
 from sysid_ros.identification.stamps import RESTARTS
+from sysid_ros.model.box import ParameterBox
 
 __all__ = ["IdentifierRuntime", "StatusReport", "UpdateOutcome"]
 
@@ -137,13 +138,14 @@ class IdentifierRuntime:
         self.tighten_latency = time.perf_counter() - start
         return True
 
-    def box(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """(lower, nominal clipped into the box, upper) while the status is ok, else None."""
+    def box(self) -> ParameterBox | None:
+        """The current θ_e box (its nominal inside it by construction) while the status is ok,
+        else None."""
         ident = self.ident
-        lower, upper, nominal = ident.lower, ident.upper, ident.nominal
+        box = ident.box
         if ident.status != "ok":
             return None
-        return lower, np.clip(nominal, lower, upper), upper
+        return box
 
     # -- status --------------------------------------------------------------------------------
     def rejected(self) -> dict[str, int]:

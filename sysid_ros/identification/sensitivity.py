@@ -17,29 +17,22 @@ first-order (mean-value at one point) estimate without the sound guarantee of ``
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from sysid_ros.identification.bounds import OK, INSUFFICIENT
+from sysid_ros.identification.bounds import OK, INSUFFICIENT, BoxResult
 from sysid_ros.identification.estimate import _weighted, estimate_theta, ls_objective
+from sysid_ros.model.box import theta_e_box
 from sysid_ros.model.parameters import log_cholesky_jacobian
 
-__all__ = ["SensitivityBox", "sensitivity_box"]
-
-
-@dataclass(frozen=True)
-class SensitivityBox:
-    status: str
-    lower: np.ndarray | None
-    upper: np.ndarray | None
-    nominal: np.ndarray | None
+__all__ = ["sensitivity_box"]
 
 
 def sensitivity_box(rows, prior_lower: np.ndarray, prior_upper: np.ndarray,
-                    theta_ref: np.ndarray) -> SensitivityBox:
+                    theta_ref: np.ndarray) -> BoxResult:
+    """θ* ± |∂θ*/∂U|·r within the prior; the box's nominal is θ* (clipped into the box, which it
+    leaves only when θ* is outside the prior). Insufficient data: the prior, nominal its centre."""
     if len(rows) == 0:
-        return SensitivityBox(INSUFFICIENT, prior_lower.copy(), prior_upper.copy(), None)
+        return BoxResult(INSUFFICIENT, theta_e_box(prior_lower, prior_upper))
     est = estimate_theta(rows.A, rows.c, rows.r, theta_ref)
     A, b, lam = _weighted(rows.A, rows.c, rows.r)
     _, grad = ls_objective(A, b, lam, np.asarray(theta_ref, float))
@@ -54,4 +47,4 @@ def sensitivity_box(rows, prior_lower: np.ndarray, prior_upper: np.ndarray,
     rad = np.abs(sens) @ rows.r
     lower = np.maximum(est.theta - rad, prior_lower)
     upper = np.minimum(est.theta + rad, prior_upper)
-    return SensitivityBox(OK, lower, upper, est.theta)
+    return BoxResult(OK, theta_e_box(lower, upper, np.clip(est.theta, lower, upper)))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from sysid_ros.errors import SysidError
 
-__all__ = ["ModelError", "RobotConfigError", "UnknownRobotError", "UnsupportedJointError"]
+__all__ = ["BoxError", "ModelError", "RobotConfigError", "UnknownRobotError", "UnsupportedJointError"]
 
 
 class ModelError(SysidError):
@@ -21,3 +21,8 @@ class RobotConfigError(ModelError):
 class UnsupportedJointError(ModelError):
     """A joint type the batched kinematics does not implement (1-DoF revolute and a free-flyer
     root are supported: Gen3, Z1, B1 + Z1)."""
+
+
+class BoxError(ModelError):
+    """A parameter box that is malformed: wrong shape, non-finite, lower > upper or nominal
+    outside [lower, upper] (the message names the parameter), or two boxes over other names."""

@@ -55,7 +55,12 @@ class JointLimits:
 class FrictionModel:
     """τ_f = Fc·sign(q̇) + Fv·q̇ + Ia·q̈ + β per joint: a nominal value and the box the truth is
     assumed to lie in, each (nj, 4) in [Fc, Fv, Ia, β] order. Catalogue boxes are symmetric
-    (nominal ± abs + rel·|nominal|); calibrated ones need not be."""
+    (nominal ± abs + rel·|nominal|); calibrated ones need not be.
+
+    Kept as a (joint × coefficient) table rather than a flat ``ParameterBox``: the control law
+    and the reachability analysis index it by column (``lower[:, 2]`` = every armature), and its
+    nominal need not be the centre — ``radius`` here is the half-width of the box centred on the
+    nominal, not ``ParameterBox.radius``."""
 
     nominal: np.ndarray
     lower: np.ndarray

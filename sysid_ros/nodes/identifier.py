@@ -43,7 +43,7 @@ from sysid_ros.identification.runtime import IdentifierRuntime
 from sysid_ros.model.robots import load_robot
 from sysid_ros.nodes._common import run_node, stamp_to_ns
 from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_STREAM_QOS
-from sysid_ros.nodes.messages import JointStateError, ParameterBounds, bounds_to_msg, \
+from sysid_ros.nodes.messages import JointStateError, bounds_to_msg, \
     diagnostics_msg, inertia_from_theta, joint_state_arrays
 from sysid_ros.nodes.params import Param, declare
 
@@ -170,12 +170,11 @@ class IdentifierNode(Node):
             box = self.rt.box()
             if box is None:
                 return
-            lower, nominal, upper = box
-            self.bounds_pub.publish(bounds_to_msg(ParameterBounds(lower, nominal, upper)))
+            self.bounds_pub.publish(bounds_to_msg(box))
             msg = InertiaStamped()
             msg.header.stamp = self.get_clock().now().to_msg()
             msg.header.frame_id = self.frame
-            msg.inertia = inertia_from_theta(nominal)
+            msg.inertia = inertia_from_theta(box.nominal)
             self.inertia_pub.publish(msg)
 
     def _publish_diagnostics(self) -> None:

@@ -12,8 +12,6 @@ same way:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -24,9 +22,11 @@ from trajectory_msgs.msg import JointTrajectory
 
 from sysid_ros.control.trajectory import JointTrajectoryArrays
 from sysid_ros.errors import SysidError
+from sysid_ros.model.box import ParameterBox, theta_e_box
+from sysid_ros.model.errors import BoxError
 from sysid_ros.model.parameters import PARAM_NAMES, com_inertia_from_theta, theta_from_com_inertia
 
-__all__ = ["BOUND_LABELS", "JointStateError", "MessageError", "ParameterBounds", "bounds_from_msg",
+__all__ = ["BOUND_LABELS", "JointStateError", "MessageError", "bounds_from_msg",
            "bounds_to_msg", "diagnostics_msg", "inertia_from_theta", "joint_state_arrays",
            "labelled_array", "theta_from_inertia", "trajectory_from_msg"]
 
@@ -37,40 +37,25 @@ class MessageError(SysidError, ValueError):
     """A ROS message that cannot be used (malformed bounds array, joint state, …)."""
 
 
-@dataclass(frozen=True)
-class ParameterBounds:
-    """A box [lower, upper] on θ_e with a point estimate ``nominal`` inside it (each (10,))."""
-
-    lower: np.ndarray
-    nominal: np.ndarray
-    upper: np.ndarray
-
-    @property
-    def center(self) -> np.ndarray:
-        return 0.5 * (self.lower + self.upper)
-
-    @property
-    def radius(self) -> np.ndarray:
-        return 0.5 * (self.upper - self.lower)
-
-    def contains(self, theta: np.ndarray, tol: float = 0.0) -> bool:
-        theta = np.asarray(theta)
-        return bool(np.all(theta >= self.lower - tol) and np.all(theta <= self.upper + tol))
-
-
-def bounds_to_msg(bounds: ParameterBounds) -> Float64MultiArray:
+def bounds_to_msg(box: ParameterBox) -> Float64MultiArray:
+    """A θ_e box (names ``PARAM_NAMES``, else MessageError) → the ``/sysid/payload_bounds``
+    layout. The wire format carries no frame or units: they are fixed by the names."""
+    if box.names != PARAM_NAMES:
+        raise MessageError(f"payload bounds: parameters {list(box.names)} != {list(PARAM_NAMES)}")
     msg = Float64MultiArray()
     msg.layout.dim = [
         MultiArrayDimension(label="bound:" + ",".join(BOUND_LABELS), size=3, stride=30),
         MultiArrayDimension(label="parameter:" + ",".join(PARAM_NAMES), size=10, stride=10),
     ]
     msg.layout.data_offset = 0
-    msg.data = np.concatenate([bounds.lower, bounds.nominal, bounds.upper]).astype(float).tolist()
+    msg.data = np.concatenate([box.lower, box.nominal, box.upper]).astype(float).tolist()
     return msg
 
 
-def bounds_from_msg(msg: Float64MultiArray) -> ParameterBounds:
-    """Parse and validate a bounds message; raises ValueError with the reason if malformed."""
+def bounds_from_msg(msg: Float64MultiArray, frame: str = "") -> ParameterBox:
+    """Parse and validate a bounds message into a θ_e box expressed in ``frame`` (the
+    receiver's end-effector joint; the message does not carry it). Raises MessageError with the
+    reason — naming the parameter — if malformed (nominal outside the box included)."""
     dims = msg.layout.dim
     if len(dims) != 2 or dims[0].size != 3 or dims[1].size != 10:
         raise MessageError("payload bounds: expected layout [bound: 3][parameter: 10]")
@@ -82,11 +67,10 @@ def bounds_from_msg(msg: Float64MultiArray) -> ParameterBounds:
     if data.size < off + 30:
         raise MessageError(f"payload bounds: {data.size} values, expected {off + 30}")
     block = data[off:off + 30].reshape(3, 10)
-    if not np.all(np.isfinite(block)):
-        raise MessageError("payload bounds: non-finite values")
-    if np.any(block[0] > block[2]):
-        raise MessageError("payload bounds: lower > upper")
-    return ParameterBounds(block[0].copy(), block[1].copy(), block[2].copy())
+    try:
+        return theta_e_box(block[0], block[2], block[1], frame=frame)
+    except BoxError as exc:
+        raise MessageError(f"payload bounds: {exc}") from exc
 
 
 def labelled_array(values: np.ndarray, label: str) -> Float64MultiArray:

@@ -125,11 +125,11 @@ class RobustControllerNode(LifecycleNode):
 
     def _on_bounds(self, msg: Float64MultiArray) -> None:
         try:
-            b = bounds_from_msg(msg)
+            box = bounds_from_msg(msg, self._rt.robot.ee_joint)
         except MessageError as exc:
             self._rt.bounds_rejected(str(exc))
         else:
-            self._rt.bounds(time.monotonic(), b.lower, b.nominal, b.upper)
+            self._rt.bounds(time.monotonic(), box)
         self._flush()
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:

@@ -40,7 +40,12 @@ def _widen(mid: np.ndarray, rad: np.ndarray) -> np.ndarray:
 
 
 class Interval:
-    """A box {x : |x − mid| ≤ rad} of arrays (see module doc for the soundness assumptions)."""
+    """A box {x : |x − mid| ≤ rad} of arrays (see module doc for the soundness assumptions).
+
+    A number type, not a parameter box: it has no names, any shape, and every operation widens
+    it for rounding, so it stays in the mid/rad spelling of the interval-arithmetic literature
+    (Rump). Boxes of named parameters (θ_e bounds, priors) are ``model.box.ParameterBox``; the
+    reachability analysis turns one into Intervals where it starts computing."""
 
     __slots__ = ("mid", "rad")
     __array_priority__ = 1000  # ndarray ∘ Interval dispatches to Interval's reflected operators

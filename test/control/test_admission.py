@@ -11,6 +11,7 @@ from sysid_ros.control.errors import CertificateError
 from sysid_ros.control.polynomial import polynomial_range
 from sysid_ros.control.runtime import ControllerSettings, build_runtime
 from sysid_ros.control.trajectory import JointTrajectoryArrays
+from sysid_ros.model.box import theta_e_box
 
 
 def _dense_range(coef, length, n=200_001):
@@ -158,7 +159,7 @@ def test_certificates(gen3):
     # a shrunk box from the identifier: the prior's certificate still covers it
     mid = 0.5 * (prior.lower + prior.upper)
     lo, hi = 0.5 * (prior.lower + mid), 0.5 * (prior.upper + mid)
-    rt.bounds(0.1, lo, mid, hi)
+    rt.bounds(0.1, theta_e_box(lo, hi, mid))
     assert rt.trajectory(1.0, traj(), cert.to_frame_id()).accepted
     # refused loudly: unknown box, unknown check, malformed, and a certificate whose box
     # does not contain the one the controller uses
@@ -169,8 +170,8 @@ def test_certificates(gen3):
         adm = rt.trajectory(1.0, traj(), frame_id)
         assert not adm.accepted and why in adm.reasons[-1], adm
     inner_lo, inner_hi = 0.5 * (lo + mid), 0.5 * (hi + mid)
-    rt.bounds(0.2, inner_lo, mid, inner_hi)           # the controller remembers it …
-    rt.bounds(0.3, lo, mid, hi)                       # … then holds a wider one again
+    rt.bounds(0.2, theta_e_box(inner_lo, inner_hi, mid))   # the controller remembers it …
+    rt.bounds(0.3, theta_e_box(lo, hi, mid))               # … then holds a wider one again
     small = Certificate(box_digest(inner_lo, inner_hi), cert.check)
     adm = rt.trajectory(1.0, traj(), small.to_frame_id())
     assert not adm.accepted and "not inside the certified box" in adm.reasons[-1]
@@ -184,7 +185,7 @@ def test_conservative_mode_does_not_honour_a_certificate_for_the_identifier_box(
     prior = rt.ctl.prior
     mid = 0.5 * (prior.lower + prior.upper)
     lo, hi = 0.5 * (prior.lower + mid), 0.5 * (prior.upper + mid)
-    rt.bounds(0.1, lo, mid, hi)        # conservative mode keeps using the prior
+    rt.bounds(0.1, theta_e_box(lo, hi, mid))        # conservative mode keeps using the prior
     cert = Certificate(box_digest(lo, hi), "exciting_planner.reachability")
     target = q + 0.05
     adm = rt.trajectory(1.0, _traj(rt, [0.5, 1.5], [target, target]), cert.to_frame_id())

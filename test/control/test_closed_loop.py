@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from sysid_ros.control.bounds import tracking_error_bound
-from sysid_ros.control.controller import ControllerGains, RobustController, ThetaBox
+from sysid_ros.control.controller import ControllerGains, RobustController
+from sysid_ros.model.box import theta_e_box
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation.payload import dumbbell_for, true_theta_e
 
@@ -25,7 +26,7 @@ def setup():
     rad = 0.15 * np.abs(truth) + 1e-3
     # the truth sits near a corner of the box, so the controller's θ₀ (the box centre) is off
     # the truth by 0.9·rad per parameter and the robust input must work
-    box = ThetaBox(truth - 1.9 * rad, truth - 0.9 * rad, truth + 0.1 * rad)
+    box = theta_e_box(truth - 1.9 * rad, truth + 0.1 * rad, truth - 0.9 * rad)
     assert np.all((truth >= box.lower) & (truth <= box.upper))
     # a folded start pose along whose 2-s path the true torques stay inside the limits (no
     # clipping: the guarantee's assumption), independent of the simulator's start pose

@@ -5,7 +5,9 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from sysid_ros.control.controller import (ControllerGains, PidGains, RobustController, ThetaBox)
+from sysid_ros.control.controller import (ControllerGains, PidGains, RobustController)
+from sysid_ros.model.box import ParameterBox, theta_e_box
+from sysid_ros.model.errors import BoxError
 from sysid_ros.control.errors import BoundsError, ControllerConfigError
 from sysid_ros.model.robots import load_robot
 
@@ -20,7 +22,7 @@ def _box(robot, mass=3.63):
     pay = pin.Inertia(mass, np.array([0.0, 0.0, -0.2]), np.diag([0.01, 0.01, 0.002]))
     truth = th + pay.toDynamicParameters()
     rad = 0.1 * np.abs(truth) + 1e-3
-    return ThetaBox(truth - rad, truth, truth + rad), truth
+    return theta_e_box(truth - rad, truth + rad, truth), truth
 
 
 def _reference_tau(robot, theta, fric, q, dq, dq_a, ddq_a):
@@ -53,7 +55,7 @@ def test_torque_interval_contains_random_theta_and_is_tight(gen3):
     lo_f, hi_f = ctl.fric_nominal - ctl.fric_radius, ctl.fric_nominal + ctl.fric_radius
     taus = np.array([_reference_tau(gen3, rng.uniform(lo_th, hi_th), rng.uniform(lo_f, hi_f),
                                     q, dq, dq_a, ddq_a) for _ in range(1000)])
-    tol = 1e-9 * (1 + np.abs(itv.center))
+    tol = 1e-9 * (1 + np.abs(itv.centre))
     assert np.all(taus >= itv.lower - tol) and np.all(taus <= itv.upper + tol)
     # τ₀ is the reference at the nominal
     np.testing.assert_allclose(
@@ -127,8 +129,8 @@ def test_clipping_flag(gen3):
 
 def test_modes_use_their_models(gen3):
     box, truth = _box(gen3)
-    prior = ThetaBox(box.lower - 0.5 * np.abs(box.lower), box.nominal,
-                     box.upper + 0.5 * np.abs(box.upper))
+    prior = theta_e_box(box.lower - 0.5 * np.abs(box.lower), box.upper + 0.5 * np.abs(box.upper),
+                        box.nominal)
     gains = ControllerGains(5.0, 20.0, 0.02)
     wrong = RobustController(gen3, gains, mode="wrong", prior=prior)
     cons = RobustController(gen3, gains, mode="conservative", prior=prior)
@@ -160,8 +162,13 @@ def test_bad_configuration_rejected(gen3):
         RobustController(gen3, ControllerGains(-1.0, 20.0, 0.02), prior=box)
     with pytest.raises(ControllerConfigError):
         RobustController(gen3, ControllerGains(5.0, 20.0, 0.02), mode="pid", prior=box)
-    with pytest.raises(BoundsError):
-        ThetaBox(box.upper, box.nominal, box.lower)
+    with pytest.raises(BoxError, match="parameter 'm': lower > upper"):
+        theta_e_box(box.upper, box.lower, box.nominal)
+    # a box over other parameters (same length) is refused by name, not used by position
+    other = ParameterBox(tuple(f"p{k}" for k in range(10)), lower=box.lower, nominal=box.nominal,
+                         upper=box.upper)
+    with pytest.raises(BoundsError, match="parameters"):
+        RobustController(gen3, ControllerGains(5.0, 20.0, 0.02), prior=other)
     with pytest.raises(ControllerConfigError):
         RobustController(load_robot("b1_z1"), ControllerGains(5.0, 20.0, 0.02), prior=box)
 

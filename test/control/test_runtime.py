@@ -113,7 +113,7 @@ def test_identifier_silence_warns_with_the_bounds_age_but_keeps_commanding():
     prior = rt.ctl.prior
     _stream(rt, q, 0.0, 0.01)
     assert rt.status(0.01).level == OK
-    rt.bounds(0.5, prior.lower, prior.nominal, prior.upper)
+    rt.bounds(0.5, prior)
     _stream(rt, q, 2.0, 2.01)
     st = rt.status(2.01)
     assert st.level == OK and float(st.values["bounds_age_s"]) == pytest.approx(1.51, abs=1e-6)
@@ -121,7 +121,7 @@ def test_identifier_silence_warns_with_the_bounds_age_but_keeps_commanding():
     st = rt.status(3.01)
     assert st.level == WARN and "identifier silent" in st.message
     assert all(c is not None for c in cmds)
-    rt.bounds(3.02, prior.lower, prior.nominal, prior.upper)
+    rt.bounds(3.02, prior)
     assert rt.status(3.02).level == OK
 
 

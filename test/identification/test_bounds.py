@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linprog
 
-from sysid_ros.identification import chebyshev_center, polytope_box
+from sysid_ros.identification import chebyshev_centre, polytope_box
 from sysid_ros.model.parameters import is_physically_consistent
 
 
@@ -29,8 +29,8 @@ def test_lp_box_matches_scipy_and_contains_feasible_points():
         c[i] = 1
         mn = linprog(c, A_ub=A, b_ub=b, bounds=list(zip(lo, hi)), method="highs-ds").fun
         mx = -linprog(-c, A_ub=A, b_ub=b, bounds=list(zip(lo, hi)), method="highs-ds").fun
-        assert box.lower[i] <= mn + 1e-9 and box.upper[i] >= mx - 1e-9
-        assert mn - box.lower[i] < 1e-4 and box.upper[i] - mx < 1e-4   # tight (pad only)
+        assert box.box.lower[i] <= mn + 1e-9 and box.box.upper[i] >= mx - 1e-9
+        assert mn - box.box.lower[i] < 1e-4 and box.box.upper[i] - mx < 1e-4   # tight (pad only)
     # Random feasible points (hit-and-run from the truth) stay in the box.
     x = truth.copy()
     for _ in range(2000):
@@ -39,8 +39,8 @@ def test_lp_box_matches_scipy_and_contains_feasible_points():
         y = x + step * d
         if np.all(np.abs(Y @ y - U) <= r) and np.all(y >= lo) and np.all(y <= hi):
             x = y
-            assert np.all(x >= box.lower) and np.all(x <= box.upper)
-    c = chebyshev_center(Y, U, r, box.lower, box.upper)
+            assert np.all(x >= box.box.lower) and np.all(x <= box.box.upper)
+    c = chebyshev_centre(Y, U, r, box.box.lower, box.box.upper)
     assert np.all(np.abs(Y @ c - U) <= r + 1e-9)
 
 
@@ -60,7 +60,7 @@ def test_empty_polytope_is_inconsistent():
 def test_no_rows_is_insufficient():
     box = polytope_box(np.zeros((0, 10)), np.zeros(0), np.zeros(0), -np.ones(10), np.ones(10))
     assert box.status == "insufficient_data"
-    np.testing.assert_array_equal(box.lower, -np.ones(10))
+    np.testing.assert_array_equal(box.box.lower, -np.ones(10))
 
 
 def test_lmi_box_is_inside_lp_box_and_keeps_a_consistent_truth(gen3):
@@ -76,9 +76,9 @@ def test_lmi_box_is_inside_lp_box_and_keeps_a_consistent_truth(gen3):
     lp = polytope_box(Y, U, r, lo, hi)
     lmi = polytope_box(Y, U, r, lo, hi, lmi=True)
     assert lmi.status == "ok"
-    assert np.all(lmi.lower >= lp.lower) and np.all(lmi.upper <= lp.upper)
-    assert np.all(truth >= lmi.lower) and np.all(truth <= lmi.upper)
-    assert np.sum(lmi.upper - lmi.lower) < np.sum(lp.upper - lp.lower)   # it does tighten
+    assert np.all(lmi.box.lower >= lp.box.lower) and np.all(lmi.box.upper <= lp.box.upper)
+    assert np.all(truth >= lmi.box.lower) and np.all(truth <= lmi.box.upper)
+    assert np.sum(lmi.box.upper - lmi.box.lower) < np.sum(lp.box.upper - lp.box.lower)   # it does tighten
 
 
 def test_psd_cuts_cut_off_the_point_and_keep_every_rigid_body():
@@ -114,11 +114,11 @@ def test_lp_cuts_box_between_lmi_and_lp(gen3):
     lp = polytope_box(Y, U, r, lo, hi)
     cut = polytope_box(Y, U, r, lo, hi, psd_cuts=True, cut_rounds=30)
     lmi = polytope_box(Y, U, r, lo, hi, lmi=True)
-    assert cut.status == "ok" and np.all(truth >= cut.lower) and np.all(truth <= cut.upper)
+    assert cut.status == "ok" and np.all(truth >= cut.box.lower) and np.all(truth <= cut.box.upper)
     tol = 2e-5 * (hi - lo)          # the solution pads (1e-6 LP, 1e-5 cut LP/SDP of the width)
-    assert np.all(cut.lower >= lp.lower - tol) and np.all(cut.upper <= lp.upper + tol)
-    assert np.all(cut.lower <= lmi.lower + tol) and np.all(cut.upper >= lmi.upper - tol)
-    assert np.sum(cut.upper - cut.lower) < np.sum(lp.upper - lp.lower)
+    assert np.all(cut.box.lower >= lp.box.lower - tol) and np.all(cut.box.upper <= lp.box.upper + tol)
+    assert np.all(cut.box.lower <= lmi.box.lower + tol) and np.all(cut.box.upper >= lmi.box.upper - tol)
+    assert np.sum(cut.box.upper - cut.box.lower) < np.sum(lp.box.upper - lp.box.lower)
     # A warm pool gives the same box with zero new rounds.
     again = polytope_box(Y, U, r, lo, hi, psd_cuts=True, cuts=cut.cuts, cut_rounds=0)
-    assert np.all(again.upper - again.lower <= (cut.upper - cut.lower) * 1.05 + tol)
+    assert np.all(again.box.upper - again.box.lower <= (cut.box.upper - cut.box.lower) * 1.05 + tol)

@@ -9,6 +9,7 @@ import numpy as np
 from sysid_ros.identification import OnlineIdentifier, load_identification_config
 from sysid_ros.identification.runtime import IdentifierRuntime
 from sysid_ros.identification.synthetic import random_payload_theta, simulate
+from sysid_ros.model.parameters import PARAM_NAMES
 
 
 def test_runtime_update_box_rejections_and_reset(gen3) -> None:
@@ -28,7 +29,9 @@ def test_runtime_update_box_rejections_and_reset(gen3) -> None:
     rt.imu(0.0, np.array([np.nan, 0.0, 0.0]), np.zeros(3))       # counted, not buffered
     out = rt.update()
     assert out.status == "ok" and out.publish and not out.became_inconsistent
-    lower, nominal, upper = rt.box()
+    box = rt.box()
+    lower, nominal, upper = box.lower, box.nominal, box.upper
+    assert box.names == PARAM_NAMES and box.frame == gen3.ee_joint
     assert np.all(lower <= theta) and np.all(theta <= upper)
     assert np.all(lower <= nominal) and np.all(nominal <= upper)
     report = rt.report()

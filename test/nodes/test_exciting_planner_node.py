@@ -33,7 +33,8 @@ def graph():
 
     from sysid_ros.model.robots import load_robot
     from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_QOS, TRAJECTORY_QOS
-    from sysid_ros.nodes.messages import ParameterBounds, bounds_to_msg
+    from sysid_ros.model.box import theta_e_box
+    from sysid_ros.nodes.messages import bounds_to_msg
 
     rclpy.init()
     node = rclpy.create_node(f"test_planner_{os.getpid()}")
@@ -52,7 +53,7 @@ def graph():
     theta[0] += 2.27
     theta[3] += 2.27 * -0.1915
     rad = 0.05 * np.abs(theta) + 0.005
-    bounds_pub.publish(bounds_to_msg(ParameterBounds(theta - rad, theta, theta + rad)))
+    bounds_pub.publish(bounds_to_msg(theta_e_box(theta - rad, theta + rad, theta)))
 
     def publish_js():
         msg = JointState(name=NAMES, position=HOME, velocity=[0.0] * 7, effort=[0.0] * 7)

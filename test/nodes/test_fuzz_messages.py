@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sysid_ros.control.errors import TrajectoryError
-from sysid_ros.nodes.messages import (MessageError, bounds_from_msg, joint_state_arrays,
-                                      trajectory_from_msg)
+from sysid_ros.nodes.messages import (MessageError, bounds_from_msg, bounds_to_msg,
+                                      joint_state_arrays, trajectory_from_msg)
 
 NAMES = [f"j{i}" for i in range(1, 5)]
 FLOATS = st.floats(allow_nan=True, allow_infinity=True, width=64)
@@ -76,7 +76,44 @@ def test_bounds_decoder(msg):
     off = msg.layout.data_offset
     block = np.asarray(msg.data[off:off + 30]).reshape(3, 10)
     np.testing.assert_array_equal(np.stack([b.lower, b.nominal, b.upper]), block)
-    assert np.all(np.isfinite(block)) and np.all(b.lower <= b.upper)
+    assert np.all(np.isfinite(block)) and np.all(b.lower <= b.nominal) and np.all(b.nominal <= b.upper)
+
+
+@SETTINGS
+@given(st.lists(st.floats(-1e6, 1e6), min_size=30, max_size=30), st.sampled_from(["", "joint_7"]))
+def test_bounds_round_trip_keeps_the_box_by_name(values, frame):
+    """ParameterBox → Float64MultiArray → ParameterBox is the identity (values bit for bit, the
+    θ_e names and units, the receiver's frame); a box over other names is refused."""
+    from sysid_ros.model.box import PARAM_UNITS, ParameterBox, theta_e_box
+    from sysid_ros.model.parameters import PARAM_NAMES
+    lo, nom, hi = np.sort(np.asarray(values).reshape(10, 3), axis=1).T    # lower ≤ nominal ≤ upper
+    box = theta_e_box(lo, hi, nom, frame=frame)
+    back = bounds_from_msg(bounds_to_msg(box), frame=frame)
+    assert back == box and back.names == PARAM_NAMES and back.units == PARAM_UNITS
+    np.testing.assert_array_equal(np.stack([back.lower, back.nominal, back.upper]),
+                                  np.stack([lo, nom, hi]))
+    other = ParameterBox(tuple(reversed(PARAM_NAMES)), lower=lo, nominal=nom, upper=hi)
+    try:
+        bounds_to_msg(other)
+    except MessageError as err:
+        assert "parameters" in str(err)
+    else:
+        raise AssertionError("a box over reordered names was encoded by position")
+
+
+def test_bounds_decoder_names_the_parameter_whose_nominal_is_outside():
+    from sysid_ros.model.box import theta_e_box
+    box = theta_e_box(np.zeros(10), np.ones(10))
+    msg = bounds_to_msg(box)
+    data = list(msg.data)
+    data[10 + 4] = 2.0                                  # nominal Ixx above its upper bound
+    msg.data = data
+    try:
+        bounds_from_msg(msg)
+    except MessageError as err:
+        assert "'Ixx'" in str(err) and "nominal > upper" in str(err)
+    else:
+        raise AssertionError("a nominal outside the box was accepted")
 
 
 @st.composite

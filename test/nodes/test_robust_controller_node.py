@@ -130,7 +130,8 @@ def test_lifecycle_and_closed_loop_over_dds(harness):
 
     from sysid_ros.control.bounds import tracking_error_bound
     from sysid_ros.model.robots import load_robot
-    from sysid_ros.nodes.messages import ParameterBounds, bounds_to_msg
+    from sysid_ros.model.box import theta_e_box
+    from sysid_ros.nodes.messages import bounds_to_msg
     from sysid_ros.simulation.payload import dumbbell_for, true_theta_e
     from sysid_ros.simulation.simulator import SimConfig, Simulator
 
@@ -146,7 +147,7 @@ def test_lifecycle_and_closed_loop_over_dds(harness):
                       "accept_uncertified:=true")
     try:
         assert harness.change_state(Transition.TRANSITION_CONFIGURE)
-        harness.bounds_pub.publish(bounds_to_msg(ParameterBounds(truth - rad, truth, truth + rad)))
+        harness.bounds_pub.publish(bounds_to_msg(theta_e_box(truth - rad, truth + rad, truth)))
         # configured but inactive: no commands
         t_base = 1.0
         harness.joint_state(names, sim.q, sim.dq, t_base)

@@ -16,7 +16,8 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from sysid_ros.control.controller import ControllerGains, RobustController, ThetaBox
+from sysid_ros.control.controller import ControllerGains, RobustController
+from sysid_ros.model.box import theta_e_box
 from sysid_ros.planning.planner import ExcitingPlanner, PlannerConfig
 from sysid_ros.simulation import SimConfig, Simulator
 from sysid_ros.simulation.payload import dumbbell_for, true_theta_e
@@ -45,7 +46,7 @@ def closed_loop(gen3, gen3_controller):
     cfg = PlannerConfig.from_robot(gen3, {"t_p": 3.0, "max_solve_time": 2.5})
     planner = ExcitingPlanner(gen3, cfg, gen3_controller)
     ctrl = gen3_controller
-    box = ThetaBox(EARLY_BOX_LO, 0.5 * (EARLY_BOX_LO + EARLY_BOX_HI), EARLY_BOX_HI)
+    box = theta_e_box(EARLY_BOX_LO, EARLY_BOX_HI)
     controller = RobustController(gen3, ControllerGains(ctrl.Kr, ctrl.alpha, ctrl.V_max),
                                   prior=box)
     mj = sim.mj

@@ -165,7 +165,8 @@ def test_robust_input_bound_dominates_the_controllers_input(gen3, gen3_controlle
     (``nominal="estimate"``, estimate at a random point of the box) it needs the full width."""
     from dataclasses import replace
 
-    from sysid_ros.control.controller import ControllerGains, RobustController, ThetaBox
+    from sysid_ros.control.controller import ControllerGains, RobustController
+    from sysid_ros.model.box import theta_e_box
 
     rng = np.random.default_rng(4)
     lo, hi, _ = payload_box
@@ -186,7 +187,7 @@ def test_robust_input_bound_dominates_the_controllers_input(gen3, gen3_controlle
     worst = 0.0
     for n in range(t.size):
         a, b = np.sort(rng.uniform(lo, hi, (2, 10)), axis=0)        # nested box
-        box = ThetaBox(a, rng.uniform(a, b), b)
+        box = theta_e_box(a, b, rng.uniform(a, b))
         ctl = RobustController(gen3, gains, prior=box, nominal=nominal)
         theta = gen3.theta() * (1 + gen3.links_rel_uncertainty * rng.uniform(-1, 1, 70))
         theta[60:70] = rng.uniform(a, b)

@@ -8,7 +8,8 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from sysid_ros.control.controller import RobustController, ThetaBox, gains_from_config
+from sysid_ros.control.controller import RobustController, gains_from_config
+from sysid_ros.model.box import theta_e_box
 from sysid_ros.control.prior import prior_box
 from sysid_ros.model.robots import load_robot
 from sysid_ros.planning import QuinticTrajectory, controller_model
@@ -98,7 +99,7 @@ def test_torque_and_robust_input_enclose_the_mass_metric_controller(z1, tight, r
     worst = 0.0
     for n in range(t.size):
         a, b = np.sort(rng.uniform(lo, hi, (2, 10)), axis=0)
-        ctl = RobustController(z1, gains, prior=ThetaBox(a, 0.5 * (a + b), b))
+        ctl = RobustController(z1, gains, prior=theta_e_box(a, b))
         theta = theta0 * (1 + z1.links_rel_uncertainty * rng.uniform(-1, 1, 60))
         theta[z1.ee_columns] = rng.uniform(a, b)
         e = ctrl.e_max * rng.uniform(-1, 1, 6)
@@ -146,8 +147,7 @@ def test_certified_plans_from_a_tight_box_run_safely_in_mujoco(z1, tight):
     ctrl = controller_model(z1)
     obstacles = obstacles_from_config(z1.config["planner"]["obstacles"])
     reach = Reachability(z1, ctrl, obstacles, N_INTERVALS)
-    controller = RobustController(z1, gains_from_config(z1), prior=ThetaBox(lo, 0.5 * (lo + hi),
-                                                                             hi))
+    controller = RobustController(z1, gains_from_config(z1), prior=theta_e_box(lo, hi))
     sim = Simulator(z1, payload, SimConfig(), seed=0)
     sim.reset(np.asarray(z1.config["simulation"]["home"], float))
     full = np.zeros((sim.mj.model.nv, sim.mj.model.nv))

@@ -40,11 +40,13 @@ def _pos(m) -> np.ndarray:
 def test_markers_on_the_sim_graph(ros_node):
     from builtin_interfaces.msg import Duration
     from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
     from visualization_msgs.msg import Marker, MarkerArray
 
     from sysid_ros.nodes.qos import LATCHED_QOS, SENSOR_QOS, TRAJECTORY_QOS
-    from sysid_ros.nodes.messages import ParameterBounds, bounds_to_msg, joint_state_arrays
+    from sysid_ros.model.box import theta_e_box
+    from sysid_ros.nodes.messages import bounds_to_msg, joint_state_arrays
     from sysid_ros.planning.planner import controller_model
     from sysid_ros.simulation import dumbbell_for, true_theta_e
     from sysid_ros.visualization.geometry import com_box, sphere_margins
@@ -57,12 +59,11 @@ def test_markers_on_the_sim_graph(ros_node):
         node.create_subscription(MarkerArray, f"/sysid/markers/{key}", got[key].append,
                                  LATCHED_QOS if key != "robot" else 10)
     node.create_subscription(JointState, "joint_states", got["js"].append, SENSOR_QOS)
-    bounds_pub = node.create_publisher(type(bounds_to_msg(ParameterBounds(*[np.zeros(10)] * 3))),
-                                       "/sysid/payload_bounds", LATCHED_QOS)
+    bounds_pub = node.create_publisher(Float64MultiArray, "/sysid/payload_bounds", LATCHED_QOS)
     traj_pub = node.create_publisher(JointTrajectory, "/sysid/desired_trajectory", TRAJECTORY_QOS)
     theta = true_theta_e(robot, dumbbell_for(robot, 3.63))
-    box = ParameterBounds(theta - 0.02 * np.abs(theta) - 1e-3, theta,
-                          theta + 0.02 * np.abs(theta) + 1e-3)
+    box = theta_e_box(theta - 0.02 * np.abs(theta) - 1e-3, theta + 0.02 * np.abs(theta) + 1e-3,
+                      theta)
     bounds_pub.publish(bounds_to_msg(box))
 
     # a slow sim (200 Hz) and a fast view (50 Hz) keep the two cores free for the rest
@@ -150,7 +151,7 @@ def test_markers_on_the_sim_graph(ros_node):
         data = robot.model.createData()
         pin.forwardKinematics(robot.model, data, q)
         ee = data.oMi[robot.ee_joint_id]
-        centre = box.center
+        centre = box.centre
         # the arm holds still under the sim's hold controller: encoder-level agreement
         np.testing.assert_allclose(_pos(layers["payload_com"][0]),
                                    ee.act(centre[1:4] / centre[0]), atol=2e-3)
