@@ -234,6 +234,7 @@ class EpisodeResult:
     late_plans: int                     # cycles whose wall time exceeded max_solve_time
     plan_failures: list[str]            # first reason of each uncertified cycle
     wall_seconds: float
+    plans_rejected: int = 0             # published plans the controller's admission refused
     evaluation: Evaluation | None = field(default=None, repr=False)
 
     def summary(self) -> str:
@@ -637,7 +638,9 @@ def evaluate_episode(robot: Robot, episode: Episode, obstacles: Sequence[BoxObst
                        if not p["verified"] and excitation == "planned"],
         late_plans=(sum(p["seconds"] > episode.max_solve_time for p in episode.plans)
                     if excitation == "planned" else 0),
-        wall_seconds=episode.wall_seconds, evaluation=ev)
+        wall_seconds=episode.wall_seconds, evaluation=ev,
+        plans_rejected=sum(label.startswith("plan") and not a.accepted
+                           for _t, label, a in episode.admissions))
 
 
 def run_episode(robot: Robot, payload_kg: float, method: str,
