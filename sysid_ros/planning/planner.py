@@ -25,6 +25,8 @@ from typing import Any
 import cyipopt
 import numpy as np
 
+from sysid_ros.model.box import ParameterBox
+from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.robots import Robot
 from sysid_ros.planning.errors import (PlannerConfigError, PlanRequestError,
                                        UnplannableRobotError)
@@ -146,6 +148,7 @@ def controller_model(robot: Robot, overrides: dict[str, Any] | None = None) -> C
             raise PlannerConfigError("controller.tracking_box: e_max and de_max must be positive")
         rho = bound.rho if bound is not None else float("inf")
     else:
+        assert bound is not None        # without a tracking_box a missing bound raised above
         rho, e_max, de_max = bound.rho, bound.e_max, bound.de_max
     return ControllerModel(gains.Kr, gains.alpha, gains.V_max, rho, e_max, de_max,
                            nominal_at_centre=(nominal == "centre"), metric=gains.metric,
@@ -178,10 +181,13 @@ class _Problem:
         self.model, self.traj, self.theta_e = model, traj, theta_e
         self.box = box             # (executed information, box widths) for the box objective
         self.margin_d, self.margin_t, self.deadline = margin_d, margin_t, deadline
-        self._key_f = self._key_g = None
+        self._key_f: bytes | None = None
+        self._key_g: bytes | None = None
+        self._f: tuple[float, np.ndarray, float]
+        self._g: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
         self.iterations = 0
 
-    def _obj(self, x: np.ndarray):
+    def _obj(self, x: np.ndarray) -> tuple[float, np.ndarray, float]:
         key = x.tobytes()
         if key != self._key_f:
             self._f = (self.model.objective(self.traj, x) if self.box is None
@@ -189,7 +195,7 @@ class _Problem:
             self._key_f = key
         return self._f
 
-    def _con(self, x: np.ndarray):
+    def _con(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         key = x.tobytes()
         if key != self._key_g:
             self._g = self.model.constraints(self.traj, x, self.theta_e, self.margin_d,
@@ -197,19 +203,19 @@ class _Problem:
             self._key_g = key
         return self._g
 
-    def objective(self, x):
+    def objective(self, x: np.ndarray) -> float:
         return self._obj(x)[0]
 
-    def gradient(self, x):
+    def gradient(self, x: np.ndarray) -> np.ndarray:
         return self._obj(x)[1]
 
-    def constraints(self, x):
+    def constraints(self, x: np.ndarray) -> np.ndarray:
         return self._con(x)[0]
 
-    def jacobian(self, x):
+    def jacobian(self, x: np.ndarray) -> np.ndarray:
         return self._con(x)[1].ravel()
 
-    def intermediate(self, alg_mod, iter_count, *args):
+    def intermediate(self, alg_mod: int, iter_count: int, *args: float) -> bool:
         self.iterations = iter_count
         return time.monotonic() < self.deadline
 
@@ -269,15 +275,19 @@ class ExcitingPlanner:
         span = hi - lo
         shrink = 1e-3 * np.maximum(span, 0.0)
         lo, hi = lo + shrink, hi - shrink
-        for j in np.flatnonzero(lo > hi):
-            reasons.append(f"no k keeps joint {self.robot.joint_names[j]} within its position/"
+        for jb in np.flatnonzero(lo > hi):
+            reasons.append(f"no k keeps joint {self.robot.joint_names[jb]} within its position/"
                            "velocity limits")
         return lo, hi, reasons
 
     def _measure_margins(self, traj: QuinticTrajectory, k: np.ndarray, theta_e: np.ndarray,
                          ver: Verification) -> None:
         """Margins = gap between the sound enclosure of each sub-interval and the nominal values
-        at the NLP's nearest sampled edges (every ``constraint_stride``-th), at this k."""
+        at the NLP's nearest sampled edges (every ``constraint_stride``-th), at this k. A k the
+        check could not evaluate (non-finite: no reachable set) leaves the margins as they are."""
+        reach = ver.reach
+        if reach is None:
+            return
         n = self.config.n_intervals
         stride = self.config.constraint_stride
         _, _, clearance, tau = self.model.constraints(
@@ -285,7 +295,6 @@ class ExcitingPlanner:
             n_times=n + 1)
         left = (np.arange(n) // stride) * stride
         right = np.minimum(left + stride, n)
-        reach = ver.reach
         tau_abs = np.abs(tau)
         nom_t = np.maximum(tau_abs[left], tau_abs[right])
         growth = self.config.margin_growth
@@ -298,8 +307,11 @@ class ExcitingPlanner:
             m_d = np.zeros(self.reach.chain.sphere_radius.size)
         self.margin_d = m_d if self.margin_d is None else np.maximum(self.margin_d, m_d)
 
-    def _solve(self, traj, x0, lo, hi, theta_e, deadline,
-               box=None) -> tuple[np.ndarray, int, str]:
+    def _solve(self, traj: QuinticTrajectory, x0: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+               theta_e: np.ndarray, deadline: float,
+               box: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, int, str]:
+        # plan() measures the margins before its first solve
+        assert self.margin_d is not None and self.margin_t is not None
         prob = _Problem(self.model, traj, theta_e, self.margin_d, self.margin_t, deadline, box)
         m = self.model.n_constraints
         nlp = cyipopt.Problem(n=traj.nj, m=m, problem_obj=prob, lb=lo, ub=hi,
@@ -315,18 +327,21 @@ class ExcitingPlanner:
         return np.asarray(x, float), prob.iterations, msg.decode() if isinstance(msg, bytes) else msg
 
     # -- one cycle -------------------------------------------------------------------------------
-    def plan(self, q0: np.ndarray, dq0: np.ndarray, ddq0: np.ndarray, theta_e_lo: np.ndarray,
-             theta_e_hi: np.ndarray) -> PlanResult:
-        """Plan one trajectory from (q0, dq0, ddq0) for θ_e in [theta_e_lo, theta_e_hi]."""
+    def plan(self, q0: np.ndarray, dq0: np.ndarray, ddq0: np.ndarray,
+             theta_e: ParameterBox) -> PlanResult:
+        """Plan one trajectory from (q0, dq0, ddq0) for every θ_e in the box ``theta_e`` (names
+        ``PARAM_NAMES``, else PlanRequestError)."""
+        if theta_e.names != PARAM_NAMES:
+            raise PlanRequestError(f"theta_e box: parameters {list(theta_e.names)} != "
+                                   f"{list(PARAM_NAMES)}")
         start = time.monotonic()
         deadline = start + self.config.max_solve_time
         try:
             traj = QuinticTrajectory(q0, dq0, ddq0, self.config.t_f)
         except PlanRequestError as exc:
             raise PlanRequestError(f"initial state: {exc}") from None
-        theta_e_lo = np.asarray(theta_e_lo, float)
-        theta_e_hi = np.asarray(theta_e_hi, float)
-        theta_c = 0.5 * (theta_e_lo + theta_e_hi)
+        # the reachability check works on the two arrays (it turns them into Intervals)
+        theta_e_lo, theta_e_hi, theta_c = theta_e.lower, theta_e.upper, theta_e.centre
         result = PlanResult(False, None, traj)
         lo, hi, reasons = self.k_box(traj)
         if reasons:
@@ -342,7 +357,7 @@ class ExcitingPlanner:
         candidate = x0
         last_ver = None
         per_check = self.check_seconds
-        box = ((self.information, theta_e_hi - theta_e_lo)
+        box = ((self.information, theta_e.width)
                if self.config.objective == "box" else None)
         while True:
             # the NLP keeps at least a quarter of the budget (a loaded machine's slow checks
@@ -377,6 +392,7 @@ class ExcitingPlanner:
                 break
             candidate = k
         if result.verified:
+            assert result.k is not None     # set together with verified
             result.cond = self.model.objective(traj, result.k)[2]
         result.verification = last_ver
         if not result.verified:
