@@ -27,6 +27,7 @@ import time
 
 import numpy as np
 
+from sysid_ros.model.box import theta_e_box
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import load_robot
 from sysid_ros.planning import ExcitingPlanner, PlannerConfig, QuinticTrajectory, controller_model
@@ -76,7 +77,7 @@ def _run(planner: ExcitingPlanner, lo, hi, n_traj: int, max_cycles: int, rng, ra
             records.append({"time": time.perf_counter() - t0, "verified": ver.ok})
             ok = True                    # the random baseline executes whatever it drew
         else:
-            res = planner.plan(*state, lo, hi)
+            res = planner.plan(*state, theta_e_box(lo, hi))
             records.append({"time": res.solve_time, "verified": res.verified,
                             "iterations": res.iterations, "cond": res.cond,
                             "reasons": res.reasons})

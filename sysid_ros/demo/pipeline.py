@@ -307,7 +307,7 @@ class _Graph:
             robot, {"obstacles": tuple(obstacles), **overrides, **config.planner_overrides}),
             controller_model(robot))
         prior = prior_box(robot)       # the planner node's bounds until the identifier's first
-        self.horizon = RecedingHorizon(planner, (prior.lower, prior.upper),
+        self.horizon = RecedingHorizon(planner, prior,
                                        int(pp["max_trajectories"]),
                                        float(pp["shrink_tolerance"]), int(pp["stall_cycles"]))
 
@@ -364,7 +364,7 @@ def simulate_episode(robot: Robot, payload_kg: float, method: str,
         if box is None:
             return
         ctl.bounds(t, box)
-        horizon.on_bounds(box.lower, box.upper)
+        horizon.on_bounds(box)
         bounds_t.append(t)
         bounds.append(np.stack([box.lower, box.nominal, box.upper]))
 
@@ -476,19 +476,19 @@ def simulate_episode(robot: Robot, payload_kg: float, method: str,
                 q0, dq0, ddq0, start_ns = init
                 traj = QuinticTrajectory(q0, dq0, ddq0, planner.config.t_f)
                 k = _random_k(planner, traj, rng)
-                lo, hi = horizon.bounds
+                box = horizon.bounds
                 clock = time.perf_counter()
-                ver = planner.reach.verify(traj, k, lo, hi)
+                ver = planner.reach.verify(traj, k, box.lower, box.upper)
                 rec = {"t": t, "verified": ver.ok, "seconds": time.perf_counter() - clock,
                        "cond": planner.model.objective(traj, k)[2], "status": "random",
                        "reasons": list(ver.reasons)}
-                plan = PublishedPlan(start_ns, traj, k, lo.copy(), hi.copy())
+                plan = PublishedPlan(start_ns, traj, k, box)
                 horizon.adopt(plan)              # published unchecked: the baseline
             plans.append(rec)
             rec["admitted"] = False
             if plan is not None:
                 # the planner node's certificate (exciting_planner.trajectory_msg); none for random
-                frame = (Certificate(box_digest(plan.box_lower, plan.box_upper),
+                frame = (Certificate(box_digest(plan.box.lower, plan.box.upper),
                                      KNOWN_CHECKS[0]).to_frame_id()
                          if excitation == "planned" else "")
                 adm = offer(t, f"plan {len(plans)}", _as_arrays(robot, plan), frame)
@@ -628,7 +628,7 @@ def evaluate_episode(robot: Robot, episode: Episode, obstacles: Sequence[BoxObst
     return EpisodeResult(
         method=episode.method, payload_kg=episode.payload_kg, success=phase is None,
         phase=phase, reasons=reasons, contains_truth=ev.contains_truth,
-        mass_interval=(float(final[0, 0]), float(final[2, 0])) if final is not None else None,
+        mass_interval=final.named("m")[::2] if final is not None else None,
         cond=identification_cond(robot, episode, reg=reg), plans_executed=n_plans,
         plan_cycles=len(episode.plans), random_would_verify=rand_ok, max_V_task=ev.max_V,
         peak_torque_ratio=peak_ratio, worst_torque_ratio=worst_ratio,

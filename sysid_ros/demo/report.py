@@ -31,6 +31,7 @@ import numpy as np
 
 from sysid_ros.bagio import TopicNotFoundError, iter_messages, read_joint_states
 from sysid_ros.control.trajectory import JointTrajectoryArrays, TrajectoryQueue
+from sysid_ros.model.box import ParameterBox, theta_e_box
 from sysid_ros.model.parameters import PARAM_NAMES, theta_from_com_inertia
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
@@ -96,7 +97,7 @@ class Evaluation:
     """Figures of merit of one run; ``success`` is the task-phase verdict."""
 
     contains_truth: bool | None
-    final_bounds: np.ndarray | None
+    final_bounds: ParameterBox | None         # the last published θ_e box
     truth: np.ndarray | None
     task_window: tuple[float, float]
     max_abs_e: np.ndarray
@@ -214,10 +215,11 @@ def evaluate(run: RunData, robot: Robot, obstacles: Sequence[BoxObstacle],
              task_window: tuple[float, float], Kr: float, V_max: float) -> Evaluation:
     """Compute the figures of merit; the verdict concerns ``task_window`` (seconds)."""
     reasons: list[str] = []
-    final = run.bounds[-1] if run.bounds.size else None
+    final = theta_e_box(run.bounds[-1, 0], run.bounds[-1, 2], run.bounds[-1, 1],
+                        frame=robot.ee_joint) if run.bounds.size else None
     contains = None
     if final is not None and run.truth is not None:
-        contains = bool(np.all(run.truth >= final[0]) and np.all(run.truth <= final[2]))
+        contains = final.contains(run.truth)
 
     qd, dqd, active = _reference(run, robot.nj)
     e, de = qd - run.q, dqd - run.dq
@@ -357,13 +359,15 @@ def write_report(out: Path, run: RunData, ev: Evaluation, robot: Robot,
     lines += ["", f"## Identified bounds of θ_e ({robot.ee_joint} body incl. gripper and payload)",
               ""]
     if ev.final_bounds is not None:
-        lines += ["| parameter | lower | point estimate | upper | truth | inside |",
-                  "|---|---|---|---|---|---|"]
-        for k, name in enumerate(PARAM_NAMES):
-            lo, nom, up = ev.final_bounds[:, k]
+        lines += ["| parameter | unit | lower | point estimate | upper | truth | inside |",
+                  "|---|---|---|---|---|---|---|"]
+        box = ev.final_bounds
+        for k, (name, unit) in enumerate(zip(box.names, box.units)):
+            lo, nom, up = box.named(name)
             tr = ev.truth[k] if ev.truth is not None else float("nan")
             inside = "yes" if lo <= tr <= up else "NO"
-            lines.append(f"| {name} | {lo:.5g} | {nom:.5g} | {up:.5g} | {tr:.5g} | {inside} |")
+            lines.append(f"| {name} | {unit} | {lo:.5g} | {nom:.5g} | {up:.5g} | {tr:.5g} | "
+                         f"{inside} |")
         lines += ["", f"Box contains the truth: **{ev.contains_truth}**"]
     else:
         lines.append("No bounds were published.")

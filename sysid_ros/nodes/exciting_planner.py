@@ -33,6 +33,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from sysid_ros.control.admission import KNOWN_CHECKS, Certificate, box_digest
 from sysid_ros.model.arm_view import arm_view
+from sysid_ros.model.box import ParameterBox
 from sysid_ros.model.robots import load_robot
 from sysid_ros.nodes._common import ns_to_stamp_fields, run_node
 from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_QOS, TRAJECTORY_QOS
@@ -69,14 +70,15 @@ PARAMETERS = (
 
 def trajectory_msg(traj: QuinticTrajectory, k: np.ndarray, joint_names: Sequence[str],
                    start_ns: int,
-                   box: tuple[np.ndarray, np.ndarray] | None = None) -> JointTrajectory:
+                   box: ParameterBox | None = None) -> JointTrajectory:
     """The plan as a two-point JointTrajectory (quintic interpolation reproduces it exactly).
-    ``box`` = the θ_e box (lower, upper) it was verified for: written as the certificate in
+    ``box`` = the θ_e box it was verified for: written as the certificate in
     ``header.frame_id`` (``sysid_ros.control.admission``)."""
     msg = JointTrajectory()
     msg.header.stamp.sec, msg.header.stamp.nanosec = ns_to_stamp_fields(start_ns)
     if box is not None:
-        msg.header.frame_id = Certificate(box_digest(*box), KNOWN_CHECKS[0]).to_frame_id()
+        msg.header.frame_id = Certificate(box_digest(box.lower, box.upper),
+                                          KNOWN_CHECKS[0]).to_frame_id()
     msg.joint_names = list(joint_names)
     p0 = JointTrajectoryPoint(positions=traj.q0.tolist(), velocities=traj.dq0.tolist(),
                               accelerations=traj.ddq0.tolist(), time_from_start=Duration())
@@ -110,7 +112,7 @@ class ExcitingPlannerNode(Node):
         except BoundsError as exc:
             raise PlanningError(f"{exc} (the θ_e prior box is needed until the first payload "
                                 "bounds arrive)") from exc
-        self.horizon = RecedingHorizon(planner, (prior.lower, prior.upper),
+        self.horizon = RecedingHorizon(planner, prior,
                                        p["max_trajectories"], p["shrink_tolerance"],
                                        p["stall_cycles"])
         self.finished = threading.Event()
@@ -141,11 +143,11 @@ class ExcitingPlannerNode(Node):
 
     def _on_bounds(self, msg: Float64MultiArray) -> None:
         try:
-            b = bounds_from_msg(msg)
+            box = bounds_from_msg(msg, self.robot.ee_joint)
         except ValueError as exc:
             self._report("warn", f"payload bounds rejected, keeping the previous box: {exc}", {})
             return
-        self.horizon.on_bounds(b.lower, b.upper)
+        self.horizon.on_bounds(box)
 
     # -- one cycle -------------------------------------------------------------------------------
     def _now_ns(self) -> int:
@@ -158,7 +160,7 @@ class ExcitingPlannerNode(Node):
         if out.plan is not None:
             plan = out.plan
             self.traj_pub.publish(trajectory_msg(plan.trajectory, plan.k, self.robot.joint_names,
-                                                 plan.start_ns, (plan.box_lower, plan.box_upper)))
+                                                 plan.start_ns, plan.box))
         self._report(out.level, out.message, out.values)
         if out.finished:
             self._report("ok", f"done: {out.finished}", {"published": str(self.horizon.published)})

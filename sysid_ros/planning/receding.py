@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from sysid_ros.model.box import ParameterBox
 from sysid_ros.planning.errors import PlanningError
 from sysid_ros.planning.planner import ExcitingPlanner, PlanResult
 from sysid_ros.planning.trajectory import QuinticTrajectory
@@ -32,13 +33,12 @@ __all__ = ["CycleOutcome", "PublishedPlan", "RecedingHorizon"]
 @dataclass(frozen=True)
 class PublishedPlan:
     """A certified plan: ``trajectory`` with parameter ``k``, starting at ``start_ns`` (the
-    caller's clock), verified for every θ_e in ``[box_lower, box_upper]``."""
+    caller's clock), verified for every θ_e in ``box``."""
 
     start_ns: int
     trajectory: QuinticTrajectory
     k: np.ndarray
-    box_lower: np.ndarray
-    box_upper: np.ndarray
+    box: ParameterBox
 
 
 @dataclass
@@ -57,13 +57,13 @@ class CycleOutcome:
 class RecedingHorizon:
     """The planning cycle around one :class:`ExcitingPlanner` (module docstring)."""
 
-    def __init__(self, planner: ExcitingPlanner, prior: tuple[np.ndarray, np.ndarray],
+    def __init__(self, planner: ExcitingPlanner, prior: ParameterBox,
                  max_trajectories: int = 0, shrink_tolerance: float = 0.01,
                  stall_cycles: int = 0) -> None:
         if max_trajectories < 0 or stall_cycles < 0 or shrink_tolerance < 0:
             raise PlanningError("max_trajectories, stall_cycles and shrink_tolerance must be ≥ 0")
         self.planner = planner
-        self.bounds = (np.array(prior[0], float), np.array(prior[1], float))
+        self.bounds = prior
         self.bounds_source = "prior"
         self.max_trajectories = max_trajectories
         self.shrink_tolerance = shrink_tolerance
@@ -81,9 +81,9 @@ class RecedingHorizon:
         """The latest measured joint state (rad, rad/s)."""
         self._state = (np.asarray(q, float), np.asarray(dq, float))
 
-    def on_bounds(self, lower: np.ndarray, upper: np.ndarray) -> None:
-        """The identifier's latest θ_e box (already validated by the caller)."""
-        self.bounds = (np.asarray(lower, float), np.asarray(upper, float))
+    def on_bounds(self, box: ParameterBox) -> None:
+        """The identifier's latest θ_e box (validated by its construction)."""
+        self.bounds = box
         self.bounds_source = "identifier"
 
     # -- the cycle ---------------------------------------------------------------------------
@@ -112,10 +112,10 @@ class RecedingHorizon:
         if init is None:
             return CycleOutcome("warn", "waiting for joint_states", {"verified": "false"})
         q0, dq0, ddq0, start = init
-        lo, hi = self.bounds
+        box = self.bounds
         self.cycles += 1
         try:
-            res = self.planner.plan(q0, dq0, ddq0, lo, hi)
+            res = self.planner.plan(q0, dq0, ddq0, box)
         except PlanningError as exc:
             return CycleOutcome("error", f"planning failed: {exc}",
                                 {"verified": "false", "reason": str(exc)})
@@ -131,7 +131,7 @@ class RecedingHorizon:
             values["reason"] = "missed start: plan certified after its start time"
             return CycleOutcome("warn", "plan discarded (late): current trajectory continues",
                                 values, result=res)
-        plan = PublishedPlan(start, res.trajectory, res.k, lo.copy(), hi.copy())
+        plan = PublishedPlan(start, res.trajectory, res.k, box)
         self.adopt(plan)
         values["published"] = str(self.published)
         return CycleOutcome("ok", f"plan {self.published} published (cond {res.cond:.1f})",
@@ -148,7 +148,7 @@ class RecedingHorizon:
     def _done_reason(self) -> str:
         if self.max_trajectories > 0 and self.published >= self.max_trajectories:
             return f"published {self.published} trajectories (max_trajectories)"
-        lo, hi = self.bounds
+        lo, hi = self.bounds.lower, self.bounds.upper
         width = float(np.sum((hi - lo) / (np.abs(hi) + np.abs(lo) + 1e-9)))
         reason = ""
         if self._last_width is not None and self.stall_cycles > 0:

@@ -56,7 +56,7 @@ def closed_loop(gen3, gen3_controller):
     plans = []
     q0, dq0, ddq0 = sim.q.copy(), np.zeros(gen3.nj), np.zeros(gen3.nj)
     for n_plan in range(2):
-        res = planner.plan(q0, dq0, ddq0, EARLY_BOX_LO, EARLY_BOX_HI)
+        res = planner.plan(q0, dq0, ddq0, box)
         assert res.verified, res.reasons
         plans.append(res)
         # receding horizon: run t_p of this plan, the next starts from its desired state there;

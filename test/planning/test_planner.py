@@ -6,6 +6,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+from sysid_ros.model.box import theta_e_box
 from sysid_ros.planning.errors import PlannerConfigError
 from sysid_ros.planning.nominal import NominalModel
 from sysid_ros.planning.obstacles import BoxObstacle, obstacles_from_config, signed_distance
@@ -68,7 +69,7 @@ def planner(gen3, gen3_controller):
 
 def test_certified_plan_is_collision_free_and_reverified(gen3, planner, payload_box):
     lo, hi, _ = payload_box
-    res = planner.plan(HOME, np.zeros(7), np.zeros(7), lo, hi)
+    res = planner.plan(HOME, np.zeros(7), np.zeros(7), theta_e_box(lo, hi))
     assert res.verified, res.reasons
     assert res.k is not None and res.verification.ok
     # independent check: dense Pinocchio FK along the nominal trajectory, all spheres clear
@@ -118,7 +119,7 @@ def test_all_blocking_obstacle_gives_no_plan(gen3, gen3_controller, payload_box)
         {"name": "cage", "center": ee.tolist(), "half_extents": [0.1, 0.1, 0.1]}],
         "max_solve_time": 0.8})
     planner = ExcitingPlanner(gen3, cfg, gen3_controller)
-    res = planner.plan(HOME, np.zeros(7), np.zeros(7), lo, hi)
+    res = planner.plan(HOME, np.zeros(7), np.zeros(7), theta_e_box(lo, hi))
     assert not res.verified and res.k is None
     assert any("collision" in r for r in res.reasons)
 
@@ -148,7 +149,7 @@ def test_certifies_exciting_plans_from_the_early_box_at_the_start_pose(gen3, gen
     q0 = np.asarray(gen3.config["simulation"]["home"], float)
     dq0 = ddq0 = np.zeros(7)
     for _ in range(2):
-        res = planner.plan(q0, dq0, ddq0, EARLY_BOX_LO, EARLY_BOX_HI)
+        res = planner.plan(q0, dq0, ddq0, theta_e_box(EARLY_BOX_LO, EARLY_BOX_HI))
         assert res.verified, res.reasons
         assert np.linalg.norm(res.k) >= 0.3
         again = planner.reach.verify(res.trajectory, res.k, EARLY_BOX_LO, EARLY_BOX_HI)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sysid_ros.model.box import theta_e_box
 from sysid_ros.planning.planner import ExcitingPlanner, PlannerConfig
 
 from .conftest import HOME
@@ -16,7 +17,7 @@ def test_non_finite_solver_output_is_reported_not_raised(gen3, gen3_controller, 
                               gen3_controller)
     monkeypatch.setattr(planner, "_solve",
                         lambda traj, *args, **kw: (np.full(traj.nj, np.nan), 0, "nan iterate"))
-    res = planner.plan(HOME, np.zeros(7), np.zeros(7), lo, hi)
+    res = planner.plan(HOME, np.zeros(7), np.zeros(7), theta_e_box(lo, hi))
     assert not res.verified and res.k is None
     assert any("not a finite" in r for r in res.reasons), res.reasons
     assert res.verification is not None and res.verification.reach is None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from sysid_ros.model.box import theta_e_box
 from sysid_ros.planning import ExcitingPlanner, PlannerConfig
 from sysid_ros.planning.receding import RecedingHorizon
 
@@ -24,7 +25,7 @@ def planner(gen3, gen3_controller) -> ExcitingPlanner:
 
 def test_start_continuity_and_max_trajectories(planner, payload_box) -> None:
     lo, hi, _ = payload_box
-    rh = RecedingHorizon(planner, (lo, hi), max_trajectories=2)
+    rh = RecedingHorizon(planner, theta_e_box(lo, hi), max_trajectories=2)
     assert rh.cycle(0).message == "waiting for joint_states"
     rh.on_state(HOME, np.full(7, 0.3))               # moving: the first plan still starts at rest
     first = rh.cycle(10 * S)
@@ -42,14 +43,15 @@ def test_start_continuity_and_max_trajectories(planner, payload_box) -> None:
     np.testing.assert_allclose(p2.trajectory.dq0, dq, atol=1e-12)
     np.testing.assert_allclose(p2.trajectory.ddq0, ddq, atol=1e-12)
     # each plan is re-verified by the planner's own reachability for the box it carries
-    check = planner.reach.verify(p2.trajectory, p2.k, p2.box_lower, p2.box_upper)
+    assert p2.box == theta_e_box(lo, hi)
+    check = planner.reach.verify(p2.trajectory, p2.k, p2.box.lower, p2.box.upper)
     assert check.ok, check.reasons
     assert rh.cycle(12 * S).plan is None             # finished: nothing more
 
 
 def test_late_plan_is_discarded_and_the_current_one_kept(planner, payload_box) -> None:
     lo, hi, _ = payload_box
-    rh = RecedingHorizon(planner, (lo, hi))
+    rh = RecedingHorizon(planner, theta_e_box(lo, hi))
     rh.on_state(HOME, np.zeros(7))
     late = rh.cycle(0, clock_ns=lambda: 5 * S)       # solving "took" 5 s > the 0.8 s budget
     assert late.plan is None and "missed start" in late.values["reason"]
@@ -58,7 +60,7 @@ def test_late_plan_is_discarded_and_the_current_one_kept(planner, payload_box) -
 
 def test_unverifiable_box_gives_no_plan(planner, gen3) -> None:
     theta = gen3.theta_e()
-    huge = (theta - 50.0 * (np.abs(theta) + 1.0), theta + 50.0 * (np.abs(theta) + 1.0))
+    huge = theta_e_box(theta - 50.0 * (np.abs(theta) + 1.0), theta + 50.0 * (np.abs(theta) + 1.0))
     rh = RecedingHorizon(planner, huge)
     rh.on_state(HOME, np.zeros(7))
     out = rh.cycle(0)
@@ -67,7 +69,7 @@ def test_unverifiable_box_gives_no_plan(planner, gen3) -> None:
 
 def test_stall_stops_when_the_bounds_do_not_shrink(planner, payload_box) -> None:
     lo, hi, _ = payload_box
-    rh = RecedingHorizon(planner, (lo, hi), shrink_tolerance=0.01, stall_cycles=1)
+    rh = RecedingHorizon(planner, theta_e_box(lo, hi), shrink_tolerance=0.01, stall_cycles=1)
     rh.on_state(HOME, np.zeros(7))
     # The planner's solve budget is wall-clock: under load a cycle may end unverified (and then
     # publishes nothing); the stop rule counts published cycles only, so retry a few times.
@@ -75,7 +77,7 @@ def test_stall_stops_when_the_bounds_do_not_shrink(planner, payload_box) -> None
     for t in range(4):
         if rh.finished:
             break
-        rh.on_bounds(lo, hi)                         # same width every cycle: no progress
+        rh.on_bounds(theta_e_box(lo, hi))            # same width every cycle: no progress
         outs.append(rh.cycle(t * S))
     published = [o for o in outs if o.plan is not None]
     assert len(published) >= 2, [o.message for o in outs]
@@ -85,4 +87,4 @@ def test_stall_stops_when_the_bounds_do_not_shrink(planner, payload_box) -> None
 def test_bad_settings_are_refused(planner, payload_box) -> None:
     from sysid_ros.planning import PlanningError
     with pytest.raises(PlanningError, match="≥ 0"):
-        RecedingHorizon(planner, payload_box[:2], max_trajectories=-1)
+        RecedingHorizon(planner, theta_e_box(*payload_box[:2]), max_trajectories=-1)
