@@ -52,7 +52,8 @@ class BoxResult:
     cuts: np.ndarray | None = None     # (k, 10) pseudo-inertia cuts a·θ ≥ 0 (lp-cuts only)
 
 
-def normalise_rows(Y: np.ndarray, U: np.ndarray, r: np.ndarray):
+def normalise_rows(Y: np.ndarray, U: np.ndarray, r: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
     """Scale each row of |Yθ − U| ≤ r by 1/‖Y_row‖ (same set, better conditioned).
 
     Rows whose Y is (numerically) zero carry no information on θ_e but can still prove the data
@@ -117,7 +118,9 @@ def psd_cuts_at(theta: np.ndarray, tol: float = 1e-9) -> np.ndarray:
     return a / np.linalg.norm(a, axis=1, keepdims=True)
 
 
-def _lp_box(Y, lo, hi, x_lo, x_hi, pad, n_box, cuts=None, cut_rounds=0, max_cuts=200):
+def _lp_box(Y: np.ndarray, lo: np.ndarray, hi: np.ndarray, x_lo: np.ndarray, x_hi: np.ndarray,
+            pad: np.ndarray, n_box: int, cuts: np.ndarray | None = None, cut_rounds: int = 0,
+            max_cuts: int = 200) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray] | None:
     """Box of the first ``n_box`` coordinates (θ_e) over the polytope in all columns; cuts act
     on θ_e = x[:10] and are padded with zeros for the other unknowns."""
     h = _highs(Y, lo, hi, x_lo, x_hi)
@@ -161,7 +164,8 @@ def _lp_box(Y, lo, hi, x_lo, x_hi, pad, n_box, cuts=None, cut_rounds=0, max_cuts
     return box, np.array(pool[-max_cuts:]).reshape(-1, 10)
 
 
-def _lmi_box(Y, lo, hi, x_lo, x_hi, pad, n_box):
+def _lmi_box(Y: np.ndarray, lo: np.ndarray, hi: np.ndarray, x_lo: np.ndarray, x_hi: np.ndarray,
+             pad: np.ndarray, n_box: int) -> tuple[np.ndarray, np.ndarray] | None:
     import cvxpy as cp
 
     n = Y.shape[1]
@@ -187,6 +191,7 @@ def _lmi_box(Y, lo, hi, x_lo, x_hi, pad, n_box):
             if prob.status != cp.OPTIMAL:
                 out[side, i] = x_lo[i] if side == 0 else x_hi[i]
                 continue
+            assert x.value is not None      # cvxpy sets it with an OPTIMAL status
             out[side, i] = x.value[i]
     return np.maximum(out[0] - pad, x_lo[:n_box]), np.minimum(out[1] + pad, x_hi[:n_box])
 

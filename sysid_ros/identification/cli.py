@@ -31,7 +31,7 @@ import numpy as np
 from sysid_ros.identification.config import FRICTION_MODES, load_identification_config
 from sysid_ros.identification.diagnostics import summarize
 from sysid_ros.identification.errors import IdentificationError
-from sysid_ros.identification.identifier import METHODS, identify
+from sysid_ros.identification.identifier import METHODS, IdentificationResult, identify
 from sysid_ros.model.errors import RobotConfigError, UnknownRobotError
 from sysid_ros.model.box import PARAM_UNITS
 from sysid_ros.model.parameters import PARAM_NAMES
@@ -144,6 +144,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             plan = config.sampling_plan(float(np.median(np.diff(series.t))))
             print("sysid-identify: data: "
                   + summarize(series.t, robot.joint_names, plan).describe(), file=sys.stderr)
+        # read_joint_states raised unless every message has them (require=)
+        assert series.position is not None and series.effort is not None
         bar = _Progress("identifying", not args.no_progress)
         result = identify(robot, config, series.t, series.position, series.velocity,
                           series.effort, args.method, imu=imu, progress=bar)
@@ -195,7 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _verdict(result, args.fail_on_warning)
 
 
-def _verdict(result, fail_on_warning: bool) -> int:
+def _verdict(result: IdentificationResult, fail_on_warning: bool) -> int:
     """Print the last line and return the exit code."""
     if result.status == "inconsistent":
         print(f"sysid-identify: inconsistent: {result.reason}", file=sys.stderr)
@@ -204,6 +206,7 @@ def _verdict(result, fail_on_warning: bool) -> int:
         print(f"sysid-identify: insufficient_data: {result.reason}", file=sys.stderr)
         return EXIT_CODES["insufficient_data"]
     lo, hi = result.lower, result.upper
+    assert lo is not None and hi is not None        # status ok: the box is always reported
     head = f"ok: m in [{lo[0]:.3f}, {hi[0]:.3f}] kg"
     if result.consistency is not None and np.isfinite(result.consistency.noise_scale):
         head += f", consistency margin {result.consistency.margin:.2f}"

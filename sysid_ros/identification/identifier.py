@@ -38,6 +38,7 @@ from typing import Any
 from collections.abc import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from sysid_ros.identification.base_motion import BaseMotion, ImuSamples, ImuStream, \
     base_motion, imu_mount
@@ -137,7 +138,7 @@ def _box(method: str, rows: PayloadRows, x_lo: np.ndarray, x_hi: np.ndarray,
     if method == "sensitivity":
         from sysid_ros.identification.sensitivity import sensitivity_box
 
-        return sensitivity_box(rows, x_lo[:N_THETA_E], x_hi[:N_THETA_E],  # type: ignore
+        return sensitivity_box(rows, x_lo[:N_THETA_E], x_hi[:N_THETA_E],
                                robot.theta_e())
     return polytope_box(rows.A, rows.c, rows.r, x_lo, x_hi, lmi=(method == "lp-lmi"),
                         psd_cuts=(method == "lp-cuts"), cuts=cuts,
@@ -351,7 +352,7 @@ class OnlineIdentifier:
     def nominal(self) -> np.ndarray:
         return self.box.nominal
 
-    def add_messages(self, t, q, dq, tau) -> int:
+    def add_messages(self, t: ArrayLike, q: ArrayLike, dq: ArrayLike, tau: ArrayLike) -> int:
         """Samples as messages arrive, under the stamp policy (:mod:`.stamps`): zero, duplicate
         and isolated backward stamps are dropped and counted in ``stamps.counts`` (the windows
         in progress are kept); ``restart_after`` consecutive consistent stamps behind the last
@@ -373,7 +374,8 @@ class OnlineIdentifier:
             formed += self.add_samples(t[keep], q[keep], dq[keep], tau[keep])
         return formed
 
-    def add_imu(self, t, angular_velocity, linear_acceleration) -> int:
+    def add_imu(self, t: ArrayLike, angular_velocity: ArrayLike,
+                linear_acceleration: ArrayLike) -> int:
         """Trunk IMU samples (floating base; IMU frame): returns new rows formed by joint
         samples they now cover."""
         if self.imu is None:
@@ -381,7 +383,8 @@ class OnlineIdentifier:
         self.imu.add(t, angular_velocity, linear_acceleration)
         return self._drain()
 
-    def add_samples(self, t, q, dq, tau) -> int:
+    def add_samples(self, t: ArrayLike, q: ArrayLike, dq: ArrayLike | None, tau: ArrayLike
+                    ) -> int:
         """Append samples (raises SampleError, state unchanged); returns new rows formed.
         Floating base: samples wait until the IMU covers their stamps (:meth:`add_imu`)."""
         if self.imu is None:

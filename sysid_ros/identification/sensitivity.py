@@ -21,13 +21,14 @@ import numpy as np
 
 from sysid_ros.identification.bounds import OK, INSUFFICIENT, BoxResult
 from sysid_ros.identification.estimate import _weighted, estimate_theta, ls_objective
+from sysid_ros.identification.problem import PayloadRows
 from sysid_ros.model.box import theta_e_box
 from sysid_ros.model.parameters import log_cholesky_jacobian
 
 __all__ = ["sensitivity_box"]
 
 
-def sensitivity_box(rows, prior_lower: np.ndarray, prior_upper: np.ndarray,
+def sensitivity_box(rows: PayloadRows, prior_lower: np.ndarray, prior_upper: np.ndarray,
                     theta_ref: np.ndarray) -> BoxResult:
     """θ* ± |∂θ*/∂U|·r within the prior; the box's nominal is θ* (clipped into the box, which it
     leaves only when θ* is outside the prior). Insufficient data: the prior, nominal its centre."""
