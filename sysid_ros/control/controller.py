@@ -287,7 +287,8 @@ class RobustController:
         self._last_t = None
 
     # -- pieces -------------------------------------------------------------------------
-    def passivity_regressor(self, q, dq, dq_a, ddq_a) -> np.ndarray:
+    def passivity_regressor(self, q: np.ndarray, dq: np.ndarray, dq_a: np.ndarray,
+                            ddq_a: np.ndarray) -> np.ndarray:
         """Y_p (nv, nθ): Y_p θ = H q̈_a + C(q, q̇) q̇_a + g (polarisation of RNEA's velocity term,
         docs/design.md §5.2)."""
         m, d, m0, d0 = self.model, self.data, self.model0, self.data0
@@ -310,7 +311,8 @@ class RobustController:
         f[:, 3] = 1.0
         return f
 
-    def torque_interval(self, q, dq, dq_a, ddq_a) -> TorqueInterval:
+    def torque_interval(self, q: np.ndarray, dq: np.ndarray, dq_a: np.ndarray,
+                        ddq_a: np.ndarray) -> TorqueInterval:
         """Exact interval of τ(θ, θ_f) over the boxes, and τ₀ (module doc)."""
         y = self.passivity_regressor(q, dq, dq_a, ddq_a)
         f = self.friction_columns(dq, ddq_a)
@@ -358,9 +360,10 @@ class RobustController:
         zeros = np.zeros_like(q)
         if self.mode == "pid":
             dt = 0.0 if self._last_t is None else max(0.0, t - self._last_t)
-            p = self.pid
-            self._integral = np.clip(self._integral + e * dt, -p.i_clamp, p.i_clamp)
-            tau0 = self.gravity(q) + p.Kp * e + p.Ki * self._integral + p.Kd * de
+            pid = self.pid
+            assert pid is not None          # __init__ refuses mode "pid" without PID gains
+            self._integral = np.clip(self._integral + e * dt, -pid.i_clamp, pid.i_clamp)
+            tau0 = self.gravity(q) + pid.Kp * e + pid.Ki * self._integral + pid.Kd * de
             self._last_t = t
             return self._finish(tau0, zeros, e, de, r, r_norm, np.nan, 0.0, 0.0)
         dq_a = dq_d + kr * e
@@ -397,8 +400,10 @@ class RobustController:
         return self._finish(itv.tau0 + v, v, e, de, r, r_norm, vsup, lam, bound_norm,
                             tau0=itv.tau0, v_bound=v_bound)
 
-    def _finish(self, u, v, e, de, r, r_norm, vsup, lam, bound_norm, tau0=None,
-                v_bound=None) -> ControlOutput:
+    def _finish(self, u: np.ndarray, v: np.ndarray, e: np.ndarray, de: np.ndarray, r: np.ndarray,
+                r_norm: float, vsup: float, lam: float, bound_norm: float,
+                tau0: np.ndarray | None = None, v_bound: np.ndarray | None = None
+                ) -> ControlOutput:
         clipped_u = np.clip(u, -self.tau_max, self.tau_max)
         clipped = bool(np.any(clipped_u != u))
         return ControlOutput(clipped_u, u - v if tau0 is None else tau0, v, e, de, r, r_norm,
