@@ -137,7 +137,8 @@ def _stamp(header: Any) -> float:
 def _theta_from_inertia(inertia: Any) -> np.ndarray:
     i_c = np.array([[inertia.ixx, inertia.ixy, inertia.ixz], [inertia.ixy, inertia.iyy, inertia.iyz],
                     [inertia.ixz, inertia.iyz, inertia.izz]])
-    return theta_from_com_inertia(inertia.m, [inertia.com.x, inertia.com.y, inertia.com.z], i_c)
+    return theta_from_com_inertia(inertia.m, np.array([inertia.com.x, inertia.com.y, inertia.com.z]),
+                                  i_c)
 
 
 def load_run(bag: Path, robot: Robot) -> RunData:
@@ -173,6 +174,8 @@ def load_run(bag: Path, robot: Robot) -> RunData:
                                _with_rejections(st))
               for t, msg in _messages(bag, "/diagnostics", "diagnostic_msgs/msg/DiagnosticArray")
               for st in msg.status if st.name == IDENTIFIER_DIAGNOSTIC]
+    # read_joint_states requires all three fields by default (raises otherwise)
+    assert js.position is not None and js.velocity is not None and js.effort is not None
     return RunData(js.t, js.position, js.velocity, js.effort,
                    np.asarray(cmd_t) + offset, np.asarray(cmd).reshape(-1, robot.nj),
                    np.asarray(b_t) + offset, np.asarray(b).reshape(-1, 3, 10), truth, trajs,
@@ -206,6 +209,7 @@ def _reference(run: RunData, nj: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
             queue.push(pending[k], now=t)
             k += 1
         ref = queue.sample(t)
+        assert ref is not None          # the queue holds run.q[0] until a trajectory starts
         qd[i], dqd[i] = ref.q, ref.dq
         active[i] = k > 0
     return qd, dqd, active
