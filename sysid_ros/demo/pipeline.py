@@ -360,6 +360,7 @@ def simulate_episode(robot: Robot, payload_kg: float, method: str,
 
     def publish_box(t: float) -> None:
         """The identifier's box on /sysid/payload_bounds: to the controller and the planner."""
+        assert irt is not None and horizon is not None     # identifying methods only
         box = irt.box()
         if box is None:
             return
@@ -400,6 +401,7 @@ def simulate_episode(robot: Robot, payload_kg: float, method: str,
         elif not any("no command" in n for n in notes):
             notes.append(f"t = {t:.3f} s: the controller sent no command (inactive or stale)")
         ref = ctl.queue.reference_at(t)
+        assert ref is not None             # joint_state holds the measured pose if it had none
         log_t.append(t)
         log_q.append(js.q)
         log_dq.append(js.dq)
@@ -433,6 +435,7 @@ def simulate_episode(robot: Robot, payload_kg: float, method: str,
             # trajectories run (or planning gave up) and settled; the task follows
             final = False
             if t_task_start is None:
+                assert horizon is not None     # set (with irt) exactly when excitation is
                 done = bool(horizon.finished) or len(plans) >= config.max_cycles
                 last_end = executed[-1][3] if executed else t
                 final = done and t >= last_end + config.settle - 1e-9
@@ -452,12 +455,13 @@ def simulate_episode(robot: Robot, payload_kg: float, method: str,
             if final:
                 ident_window = (executed[0][2], last_end) if executed else None
                 t_task_start = t + config.control_dt
-        if t >= next_tighten - 1e-9:
+        if irt is not None and t >= next_tighten - 1e-9:
             if irt.tighten():
                 publish_box(t)
             next_tighten += g.tighten_period
         # -- exciting_planner: one receding-horizon cycle every t_p ------------------------
-        if t >= next_plan - 1e-9 and not horizon.finished and len(plans) < config.max_cycles:
+        if (horizon is not None and planner is not None and t >= next_plan - 1e-9
+                and not horizon.finished and len(plans) < config.max_cycles):
             now_ns = js.stamp_ns
             horizon.on_state(js.q, js.dq)
             plan: PublishedPlan | None = None
