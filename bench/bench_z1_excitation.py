@@ -11,8 +11,24 @@ mass interval width (target ≤ 0.25 kg), the widths of the first moments, cond(
 executed desired motion (the planner's objective, S3 Table V) and whether the box holds the
 truth.
 
+``--diagnose`` adds where the width comes from, on the same executed data (``diagnosis`` in the
+JSON; widths in kg, None when a variant cannot be formed):
+
+- ``as_is``: the bench's identification (catalogue friction box, 5 % θ_r box, ±noise);
+- ``theta_r_exact`` / ``friction_exact`` / ``robot_exact``: the θ_r box, the friction box, or
+  both of zero width at the simulator's values (its truth is the nominal robot);
+- ``theta_r_shared``: θ_r as shared LP unknowns (``identification.theta_r_unknowns``);
+- ``noise_halved``: the recorded torque error halved (true torque = the command the simulator
+  held over the step, checked against the noise bound) and the bound with it;
+- ``theta_r_floor``: the true torque, a 0.01 N·m bound and exact friction: what the θ_r box
+  alone leaves, whatever the excitation's noise;
+- ``static_extension`` / ``static_extension_no_coulomb_exact_links``: rows from 48 static poses
+  with the payload 0.6-0.8 m from the shoulder axis (Pinocchio gravity of the nominal links +
+  the true θ_e, ±noise), as is and with neither Coulomb friction nor a θ_r box (the
+  back-of-envelope m·g·L against δ).
+
 Usage: python -m bench.bench_z1_excitation [--noise 0.3] [--trajectories 4] [--seed 0]
-       [--decimate 1] [--objective cond|box] [--skip-random] [--json PATH]
+       [--decimate 1] [--objective cond|box] [--skip-random] [--diagnose] [--json PATH]
 """
 from __future__ import annotations
 
@@ -22,16 +38,97 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import pinocchio as pin
 
 from sysid_ros.demo.pipeline import EpisodeConfig, identification_cond, simulate_episode
 from sysid_ros.demo.priors import robot_with_prior
-from sysid_ros.identification import identify, load_identification_config
-from sysid_ros.model.robots import load_robot
+from sysid_ros.identification import IdentificationConfig, identify, load_identification_config
+from sysid_ros.model.robots import Robot, load_robot
 from sysid_ros.planning.obstacles import obstacles_from_config
+
+#: static poses (q2, q3) with the payload 0.6-0.8 m from the shoulder (joint2) axis; the wrist
+#: takes every combination of q4 ∈ ±0.6, 0, q5 ∈ ±0.8, q6 ∈ {0, 1.5} at each
+_EXTENDED = ((0.3, -2.7), (2.6, -2.7), (0.6, -2.4), (2.3, -2.4))
+
+
+def _mass_width(robot: Robot, cfg: IdentificationConfig, data: tuple, truth: np.ndarray,
+                misses: list[str], name: str) -> float | None:
+    """Mass width of the ``lp`` box (None without one); ``name`` goes to ``misses`` if the box
+    does not hold the truth."""
+    res = identify(robot, cfg, *data, "lp", point_estimate=False)
+    if res.lower is None or res.upper is None:
+        return None
+    if not res.contains(truth):
+        misses.append(name)
+    return float(res.upper[0] - res.lower[0])
+
+
+def _true_torque(run, noise: float) -> np.ndarray | None:
+    """The torque the simulator applied at each sample: the last command before it (zero-order
+    hold over the control step). None if that does not explain the measurement within the
+    noise bound (then the recording is not what this assumes)."""
+    k = np.searchsorted(run.cmd_t, run.t, side="left") - 1
+    if np.any(k < 0):
+        return None
+    tau = run.cmd[k]
+    return tau if np.max(np.abs(run.tau_measured - tau)) <= noise * (1 + 1e-9) else None
+
+
+def static_extension(robot: Robot, truth: np.ndarray, noise: float,
+                     rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """(t, q, dq, τ̂) of 0.5 s holds at 48 extended poses, 1.5 s apart (no window spans two):
+    nominal links + θ_e = ``truth``, gravity only, torque noise uniform in ±``noise``."""
+    model, data = robot.model, robot.model.createData()
+    theta = robot.theta_r().copy()
+    theta = np.insert(theta, robot.ee_columns.start, truth)
+    ts, qs, taus = [], [], []
+    poses = [(0.0, a, b, c, d, e) for a, b in _EXTENDED for c in (-0.6, 0.0, 0.6)
+             for d in (-0.8, 0.8) for e in (0.0, 1.5)]
+    n = 500
+    for i, pose in enumerate(poses):
+        q = np.asarray(pose, float)
+        g = pin.computeJointTorqueRegressor(model, data, q, np.zeros(6), np.zeros(6)) @ theta
+        ts.append(2.0 * i + 1e-3 * np.arange(n))
+        qs.append(np.tile(q, (n, 1)))
+        taus.append(g + rng.uniform(-noise, noise, (n, robot.nj)))
+    q = np.concatenate(qs)
+    return np.concatenate(ts), q, np.zeros_like(q), np.concatenate(taus)
+
+
+def diagnose(robot: Robot, cfg: IdentificationConfig, run, sel: np.ndarray, noise: float
+             ) -> dict[str, float | None | list[str]]:
+    """Mass widths of the module docstring's variants; ``misses`` names any whose box does not
+    hold the truth (none should)."""
+    truth, misses = run.truth, []
+    data = (run.t[sel], run.q[sel], run.dq[sel], run.tau_measured[sel])
+    exact_fr = {"friction_radius": 0.0}
+    variants: dict[str, tuple[IdentificationConfig, tuple]] = {
+        "as_is": (cfg, data),
+        "theta_r_exact": (cfg.with_overrides(robot_uncertainty_rel=0.0), data),
+        "friction_exact": (cfg.with_overrides(**exact_fr), data),
+        "robot_exact": (cfg.with_overrides(robot_uncertainty_rel=0.0, **exact_fr), data),
+        "theta_r_shared": (cfg.with_overrides(theta_r_unknowns=True), data)}
+    tau_true = _true_torque(run, noise)
+    if tau_true is not None:
+        tt = tau_true[sel]
+        variants["noise_halved"] = (cfg.with_overrides(torque_noise_abs=0.5 * noise),
+                                    (*data[:3], tt + 0.5 * (data[3] - tt)))
+        variants["theta_r_floor"] = (cfg.with_overrides(torque_noise_abs=0.01, **exact_fr),
+                                     (*data[:3], tt))
+    static = static_extension(robot, truth, noise, np.random.default_rng(0))
+    variants["static_extension"] = (cfg, static)
+    variants["static_extension_no_coulomb_exact_links"] = (
+        cfg.with_overrides(friction="none", robot_uncertainty_rel=0.0), static)
+    out: dict[str, float | None | list[str]] = {"noise_halved": None, "theta_r_floor": None}
+    for name, (c, d) in variants.items():
+        out[name] = _mass_width(robot, c, d, truth, misses, name)
+    out["misses"] = misses
+    return out
 
 
 def measure(method: str, noise: float, n_traj: int, seed: int, decimate: int,
-            objective: str = "cond") -> dict:
+            objective: str = "cond", diagnosis: bool = False,
+            planner_overrides: dict | None = None) -> dict:
     base = load_robot("z1")
     robot = load_robot(robot_with_prior(base, base.config["demo"]["prior"],
                                         Path(tempfile.mkdtemp(prefix="z1_excitation_"))))
@@ -39,7 +136,8 @@ def measure(method: str, noise: float, n_traj: int, seed: int, decimate: int,
     ep = simulate_episode(robot, float(robot.config["demo"]["payload"]), method, obstacles,
                           seed=seed, config=EpisodeConfig(
                               noise_tau=noise, n_trajectories=n_traj, max_cycles=2 * n_traj,
-                              planner_overrides={"objective": objective}))
+                              planner_overrides={"objective": objective,
+                                                 **(planner_overrides or {})}))
     if ep.ident_window is None:
         return {"method": method, "executed": 0}
     a, b = ep.ident_window
@@ -51,11 +149,14 @@ def measure(method: str, noise: float, n_traj: int, seed: int, decimate: int,
                    point_estimate=False)
     out = {"method": method, "executed": len(ep.executed), "status": res.status,
            "cond": identification_cond(robot, ep), "seconds_of_data": float(b + 0.5 - a),
-           "rate_hz": float(1.0 / np.median(np.diff(run.t[sel])))}
+           "rate_hz": float(1.0 / np.median(np.diff(run.t[sel]))),
+           "theta_r_unknowns": cfg.theta_r_unknowns}
     if res.lower is not None:
         width = res.upper - res.lower
         out.update(mass_width=float(width[0]), first_moment_widths=width[1:4].tolist(),
                    contains_truth=bool(res.contains(run.truth)))
+    if diagnosis:
+        out["diagnosis"] = diagnose(base, cfg, run, sel, noise)
     return out
 
 
@@ -68,19 +169,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--objective", default="cond", choices=["cond", "box"],
                     help="planner objective of the planned excitation (random ignores it)")
     ap.add_argument("--skip-random", action="store_true", help="planned excitation only")
+    ap.add_argument("--diagnose", action="store_true",
+                    help="also the mass width under the diagnosis variants (module docstring)")
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args(argv)
-    rows = [measure(m, args.noise, args.trajectories, args.seed, args.decimate, args.objective)
+    rows = [measure(m, args.noise, args.trajectories, args.seed, args.decimate, args.objective,
+                    args.diagnose)
             for m in (("ours",) if args.skip_random else ("ours", "random"))]
     print(f"Z1, 1 kg dumbbell, ±{args.noise} N·m, {args.trajectories} trajectories, rated prior, "
           f"planner objective {args.objective}")
-    print(f"{'':22s}" + "".join(f"{r['method']:>14s}" for r in rows))
-    for key in ("executed", "status", "cond", "mass_width", "contains_truth", "rate_hz"):
-        cells = []
-        for r in rows:
-            v = r.get(key, "-")
-            cells.append(f"{v:14.3f}" if isinstance(v, float) else f"{str(v):>14s}")
-        print(f"{key:22s}" + "".join(cells))
+    print(f"{'':40s}" + "".join(f"{r['method']:>14s}" for r in rows))
+    keys = ["executed", "status", "cond", "mass_width", "contains_truth", "rate_hz"]
+    table = [(k, [r.get(k, "-") for r in rows]) for k in keys]
+    if args.diagnose:
+        table += [(f"mass width, {k}", [r.get("diagnosis", {}).get(k, "-") for r in rows])
+                  for k in rows[0].get("diagnosis", {})]
+    for key, values in table:
+        cells = [f"{v:14.3f}" if isinstance(v, float) else f"{str(v):>14s}" for v in values]
+        print(f"{key:40s}" + "".join(cells))
     if args.json:
         Path(args.json).write_text(json.dumps({r["method"]: r for r in rows}, indent=2))
     return 0
