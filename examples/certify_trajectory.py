@@ -12,7 +12,8 @@ this check; nothing uncertified is ever published.
 import numpy as np
 
 from sysid_ros.control.prior import prior_box
-from sysid_ros.model import load_robot
+from sysid_ros.model import PARAM_UNITS, ParameterBox, load_robot
+from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.planning import QuinticTrajectory, Reachability, controller_model, obstacles_from_config
 from sysid_ros.simulation.payload import dumbbell_for, true_theta_e
 
@@ -21,8 +22,9 @@ planner_cfg = robot.config.get("planner", {})
 reach = Reachability(robot, controller_model(robot), obstacles_from_config(planner_cfg.get("obstacles")))
 prior = prior_box(robot)                                # θ_e ∈ [lower, upper] (kg, kg·m, kg·m²)
 theta = true_theta_e(robot, dumbbell_for(robot, 3.63))  # gripper + the 8 lb dumbbell
-boxes = {"prior box": (prior.lower, prior.upper),
-         "identified box (±3 %)": (theta - 0.03 * np.abs(theta), theta + 0.03 * np.abs(theta))}
+boxes = {"prior box": prior,
+         "identified box (±3 %)": ParameterBox.from_centre_radius(PARAM_NAMES, theta, 0.03 * np.abs(theta),
+                                                                 units=PARAM_UNITS)}
 
 q0 = np.asarray(robot.config["demo"]["start"], float)   # rad, the demo's start pose
 rest = np.zeros(robot.nj)
@@ -32,8 +34,8 @@ moves = {
 }
 for move, (k, t_f) in moves.items():
     traj = QuinticTrajectory(q0, rest, rest, t_f)       # starts at rest at q0, ends at rest at q0 + k
-    for box_name, (lo, hi) in boxes.items():
-        check = reach.verify(traj, k, lo, hi)
+    for box_name, box in boxes.items():
+        check = reach.verify(traj, k, box.lower, box.upper)
         print(f"{move}, {box_name}: {'certified' if check.ok else 'REFUSED'}")
         for why in check.reasons[:2]:                   # the worst violated checks, with slack
             print(f"    {why}")

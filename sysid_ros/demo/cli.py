@@ -38,8 +38,12 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from sysid_ros.model.box import ParameterBox
 
 __all__ = ["main", "TaskCertifier", "task_points", "EXIT_SUCCESS", "EXIT_FAILURE",
            "EXIT_BAD_INPUT", "EXIT_REFUSED", "EXIT_NO_BAG"]
@@ -112,27 +116,27 @@ class TaskCertifier:
         self.segments = [(QuinticTrajectory(a, zero, zero, segment), b - a)
                          for a, b in zip(pts[:-1], pts[1:])]
 
-    def __call__(self, theta_lo: np.ndarray, theta_hi: np.ndarray) -> list[str]:
-        """Failure reasons (empty: certified for every θ_e in [theta_lo, theta_hi])."""
+    def __call__(self, box: ParameterBox) -> list[str]:
+        """Failure reasons (empty: certified for every θ_e in the box)."""
         reasons = []
         for i, (traj, k) in enumerate(self.segments, start=1):
-            check = self.reach.verify(traj, k, theta_lo, theta_hi)
+            check = self.reach.verify(traj, k, box.lower, box.upper)
             reasons += [f"segment {i}: {why}" for why in check.reasons]
         return reasons
 
 
-def _controller_box(robot, mode: str, bounds) -> tuple[np.ndarray, np.ndarray] | None:
+def _controller_box(robot, mode: str, bounds: ParameterBox | None) -> ParameterBox | None:
     """The θ_e box the controller tracks the task with (None: PID has no box)."""
     from sysid_ros.control.prior import prior_box
+    from sysid_ros.model.box import theta_e_box
 
     if mode == "robust" and bounds is not None:
-        return bounds.lower, bounds.upper
+        return bounds
     if mode in ("conservative", "robust"):
-        box = prior_box(robot)
-        return box.lower, box.upper
+        return prior_box(robot)
     if mode == "wrong":
         theta = robot.theta_e()          # the unloaded model, taken as exact
-        return theta, theta
+        return theta_e_box(theta, theta)
     return None
 
 
@@ -345,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
                     # the return), then run the task from rest at the start pose
                     box = _controller_box(robot, args.controller, state["bounds"])
                     certification = (["the PID baseline has no model box"] if box is None
-                                     else certify(*box))
+                                     else certify(box))
                     start = now() + LEAD      # fresh: sim time moved on while certifying
                     times = segment * np.arange(len(waypoints) + 1)
                     task_window = (start, start + times[-1] + 1.0)
