@@ -73,6 +73,8 @@ import numpy as np
 import pinocchio as pin
 
 from sysid_ros.control.errors import BoundsError, ControllerConfigError
+from sysid_ros.model.box import ParameterBox
+from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.robots import Robot
 from sysid_ros.planning.affine import Affine, affine_cos_sin
 from sysid_ros.planning.chain import SerialChain, world_axes
@@ -493,27 +495,26 @@ def _from_json(text: str) -> MassMatrixBounds:
 _MEMO: dict[str, MassMatrixBounds] = {}
 
 
-def mass_matrix_eigen_bounds(robot: Robot,
-                             theta_e_box: tuple[np.ndarray, np.ndarray] | None = None, *,
+def mass_matrix_eigen_bounds(robot: Robot, theta_e: ParameterBox | None = None, *,
                              rel_tol: float = 0.02, max_boxes: int = 4000,
                              cache: bool = True) -> MassMatrixBounds:
     """Sound λ_min / λ_max bounds of H(q) + diag(I_a) over the workspace (module doc).
 
-    ``theta_e_box`` (lower, upper) only affects λ_max (λ_min covers every payload); default:
-    the unloaded EE body's box. ``rel_tol``: the λ_min search stops when its bound is within
+    ``theta_e`` (a θ_e box, names ``PARAM_NAMES``) only affects λ_max (λ_min covers every
+    payload); default: the unloaded EE body's box. ``rel_tol``: the λ_min search stops when its bound is within
     this fraction of the best value found; ``max_boxes``: its budget (the bound stays sound
     when the budget stops the search, only looser).
     ``cache``: reuse a result computed with the same facts and settings (memory, then disk).
     """
     if not 0.0 < rel_tol < 1.0:
         raise ControllerConfigError(f"rel_tol must be in (0, 1), got {rel_tol}")
-    if theta_e_box is not None:
-        lo, hi = (np.asarray(b, float) for b in theta_e_box)
-        if lo.shape != (10,) or hi.shape != (10,) or np.any(~np.isfinite(lo)) \
-                or np.any(~np.isfinite(hi)) or np.any(lo > hi):
-            raise BoundsError("theta_e_box: expected finite (lower, upper) of shape (10,) "
-                              "with lower <= upper")
-        theta_e_box = (lo, hi)
+    # (lower, upper): the form the cache key (unchanged: cached results stay valid) and λ_max read
+    theta_e_box: tuple[np.ndarray, np.ndarray] | None = None
+    if theta_e is not None:
+        if theta_e.names != PARAM_NAMES:
+            raise BoundsError(f"theta_e box: parameters {list(theta_e.names)} != "
+                              f"{list(PARAM_NAMES)}")
+        theta_e_box = (theta_e.lower, theta_e.upper)
     settings = {"rel_tol": rel_tol, "max_boxes": max_boxes}
     key = _key(robot, theta_e_box, settings)
     if cache and key in _MEMO:

@@ -14,6 +14,8 @@ from sysid_ros.control.bounds import (_box_scale, box_lower_body, lower_mass_mod
                                       mass_matrix_eigen_bounds, mass_matrix_extremes,
                                       tracking_error_bound)
 from sysid_ros.control.errors import BoundsError, ControllerConfigError
+from sysid_ros.model.box import ParameterBox
+from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.robots import load_robot
 from sysid_ros.planning.mass_matrix import spatial_inertia
 
@@ -167,11 +169,12 @@ def test_bad_gains_rejected(kr, vmax):
         tracking_error_bound(load_robot("gen3"), kr, vmax)
 
 
-def test_malformed_box_rejected():
+def test_box_over_other_parameters_rejected():
     gen3 = load_robot("gen3")
     th = gen3.theta_e()
-    with pytest.raises(BoundsError):
-        mass_matrix_eigen_bounds(gen3, (th + 1.0, th))
+    other = ParameterBox(tuple(reversed(PARAM_NAMES)), lower=th, nominal=th, upper=th + 1.0)
+    with pytest.raises(BoundsError, match="parameters"):
+        mass_matrix_eigen_bounds(gen3, other)
 
 
 @pytest.mark.parametrize("name", ["gen3", "z1"])
