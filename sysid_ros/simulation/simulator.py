@@ -414,9 +414,7 @@ class Simulator:
         for i in range(n_steps):
             mujoco.mj_step1(m, d)
             if i == 0 and self._stance is not None:
-                # the arm's command of this period: its reaction is fed forward (standing.py)
-                ff[self._posture_mask] = self._stance.torques(d, None if self._holding else (
-                    self._cmd_dofs, self._cmd_full[self._cmd_sel] - self._beta[self._cmd_sel]))
+                ff[self._posture_mask] = self._stance.torques(d)
             if bias_dofs is not None:
                 ff[self._cmd_sel] = d.qfrc_bias[bias_dofs]
             q, dq = d.qpos[qa], d.qvel[da]
