@@ -56,7 +56,7 @@ from sysid_ros.model.errors import RobotConfigError
 from sysid_ros.model.robots import CollisionSphere, FrictionModel, JointLimits, Robot
 
 __all__ = ["TrunkMotionBound", "TrunkMotionReport", "arm_view", "base_disturbance_bound",
-           "joint_speed_bound", "trunk_motion_report", "GRAVITY"]
+           "DisturbanceRows", "disturbance_ratio", "joint_speed_bound", "trunk_motion_report", "GRAVITY"]
 
 GRAVITY = 9.81
 _PER_JOINT_KEYS = ("limits.position_lower", "limits.position_upper", "limits.velocity",
@@ -304,3 +304,72 @@ def trunk_motion_report(t: np.ndarray, orientation_xyzw: np.ndarray, gyro: np.nd
     return TrunkMotionReport(float(accel.max(initial=0.0)),
                              float(np.linalg.norm(gyro, axis=1).max(initial=0.0)),
                              float(alpha.max(initial=0.0)), float(tilt.max(initial=0.0)), bound)
+
+
+class DisturbanceRows:
+    """Y_d with d = Y_d θ (view θ order): the arm rows of the view minus those of the arm on a
+    free-flyer trunk held at the origin with base twist (0, ω), acceleration (0, α) and gravity
+    −f_o (docs/design.md §4.9: exactly the floating robot's arm rows; q̈ cancels)."""
+
+    def __init__(self, full: Robot, view: Robot) -> None:
+        arm = _arm_indices(full)
+        keep = {full.joint_names[i] for i in arm}
+        legs = [j for j in range(1, full.model.njoints)
+                if full.model.names[j] not in keep and full.model.joints[j].nq == 1]
+        self.floating = pin.buildReducedModel(full.model, legs, full.neutral())
+        if self.floating.nv != 6 + arm.size:
+            raise RobotConfigError(f"{full.config_path}: the disturbance check needs a "
+                                   "free-flyer trunk carrying only the arm joints (got nv = "
+                                   f"{self.floating.nv})")
+        self.view = view.model
+        self._fdata, self._vdata = self.floating.createData(), self.view.createData()
+        self._q = np.zeros(self.floating.nq)
+        self._q[6] = 1.0                       # trunk at the origin, identity attitude
+        self._v, self._a = np.zeros(self.floating.nv), np.zeros(self.floating.nv)
+        self._zero = np.zeros(arm.size)
+
+    def __call__(self, q: np.ndarray, dq: np.ndarray, omega: np.ndarray, alpha: np.ndarray,
+                 specific_force: np.ndarray) -> np.ndarray:
+        self._q[7:], self._v[3:6], self._v[6:], self._a[3:6] = q, omega, dq, alpha
+        self.floating.gravity.linear = -np.asarray(specific_force, float)
+        # columns 0-9: the trunk body (legs merged into it), no effect on the arm rows
+        y_f = pin.computeJointTorqueRegressor(self.floating, self._fdata, self._q, self._v,
+                                              self._a)[6:, 10:]
+        return pin.computeJointTorqueRegressor(self.view, self._vdata, q, dq, self._zero) - y_f
+
+
+def disturbance_ratio(full: Robot, view: Robot, q: np.ndarray, dq: np.ndarray, gyro: np.ndarray,
+                      alpha: np.ndarray, specific_force: np.ndarray) -> np.ndarray:
+    """max over the samples of sup_θ |d_j| / d̄_j per arm joint (n_arm,): the fictitious torque
+    the *recorded* trunk motion put on the arm, exactly, against the bound the controller and the
+    planner carry (``view.config['arm_view']['base_disturbance_Nm']``). This is the premise the
+    guarantee actually uses (|d| ≤ d̄); the trunk-motion bound is only how d̄ was obtained.
+
+    d = (view rows) − (floating rows) at the same (q, q̇, q̈) — q̈ cancels (same arm block of H).
+    By docs/design.md §4.9 the floating rows are those of the arm on a free-flyer trunk held at
+    the origin with base twist (0, ω), base acceleration (0, α) and gravity −f_o (f_o the specific
+    force at the trunk origin, trunk frame: the B1's IMU); so only the IMU and the arm's joint
+    state enter, not the trunk's position or attitude. d is linear in θ: its sup over the boxes
+    is |Y_d θ_c| + |Y_d| rad with the view's θ_e box (``identification.prior``) and θ_r nominal ±
+    ``links_rel`` (or the calibrated box). Inputs per sample: q, dq (N, n_arm), gyro ω, alpha
+    α and specific force f (N, 3), IMU at the trunk origin aligned with it."""
+    from sysid_ros.control.prior import prior_box   # (control imports model, not back)
+
+    rows = DisturbanceRows(full, view)
+    d_bar = np.asarray(view.config["arm_view"]["base_disturbance_Nm"], float)
+    box = prior_box(view)
+    theta_c = view.theta()
+    rad = view.links_rel_uncertainty * np.abs(theta_c)
+    ee = view.ee_columns
+    theta_c[ee] = 0.5 * (box.lower + box.upper)
+    rad[ee] = 0.5 * (box.upper - box.lower)
+    if view.theta_r_box is not None:
+        mask = np.ones(theta_c.size, bool)
+        mask[ee] = False
+        lo, hi = view.theta_r_box
+        theta_c[mask], rad[mask] = 0.5 * (lo + hi), 0.5 * (hi - lo)
+    worst = np.zeros(view.nj)
+    for k in range(len(q)):
+        y_d = rows(q[k], dq[k], gyro[k], alpha[k], specific_force[k])
+        worst = np.maximum(worst, np.abs(y_d @ theta_c) + np.abs(y_d) @ rad)
+    return worst / d_bar

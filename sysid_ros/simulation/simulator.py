@@ -413,11 +413,11 @@ class Simulator:
         kp, kd, target, tmax = self.hold_kp, self.hold_kd, self._target, self._tau_max
         for i in range(n_steps):
             mujoco.mj_step1(m, d)
+            q, dq = d.qpos[qa], d.qvel[da]
             if i == 0 and self._stance is not None:
-                ff[self._posture_mask] = self._stance.torques(d)
+                ff[self._posture_mask] = self._stance.torques(d, self._arm_force(q, dq))
             if bias_dofs is not None:
                 ff[self._cmd_sel] = d.qfrc_bias[bias_dofs]
-            q, dq = d.qpos[qa], d.qvel[da]
             raw = np.where(pd, kp * (target - q) - kd * dq + ff, self._cmd_full)
             tau = np.minimum(np.maximum(raw, -tmax), tmax)
             self._clipped |= tau != raw
@@ -428,6 +428,20 @@ class Simulator:
             else:
                 d.qfrc_applied[da] = tau - self._beta
             mujoco.mj_step2(m, d)
+
+    def _arm_force(self, q: np.ndarray, dq: np.ndarray) -> tuple[slice | np.ndarray, np.ndarray] | None:
+        """(dofs, force) the commanded arm puts on its joints this period — motor command − β +
+        this step's Coulomb friction (legs at their last torque) — whose reaction the standing
+        controller feeds forward (standing.py); None while the arm is held."""
+        if self._holding:
+            return None
+        sel = self._cmd_sel
+        force = self._cmd_full[sel] - self._beta[sel]
+        if self._has_fc:
+            raw = np.where(self._posture_mask, self.hold_kp * (self._target - q)
+                           - self.hold_kd * dq + self._ff, self._cmd_full)
+            force = force + self._coulomb(dq, np.clip(raw, -self._tau_max, self._tau_max))[sel]
+        return self._cmd_dofs, force
 
     def _coulomb(self, dq: np.ndarray, tau: np.ndarray) -> np.ndarray:
         """Coulomb friction torques for this physics step (actuated joints, config order).

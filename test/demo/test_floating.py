@@ -1,6 +1,8 @@
 """The demo's floating-base check: the trunk motion read back from a recorded /imu equals the
 simulator's truth, a calm stance holds the assumed bound, and an arm whose torque chatters (as
-the robust input does in the closed loop) violates it and fails the run with the value."""
+the robust input does in the closed loop) violates it and fails the run with the value. The
+exact base disturbance (model.arm_view.DisturbanceRows) equals Pinocchio's full-body RNEA, and a
+trunk pushed beyond its bound takes |d| beyond d̄, which fails the run loudly too."""
 from __future__ import annotations
 
 import re
@@ -10,7 +12,9 @@ import pytest
 
 from sysid_ros.bagio import BagWriter, default_typestore
 from sysid_ros.demo.floating import floating_base_findings, robot_file_with_prior_box
-from sysid_ros.model.arm_view import arm_view
+import pinocchio as pin
+
+from sysid_ros.model.arm_view import DisturbanceRows, arm_view
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import SimConfig, Simulator
 
@@ -31,6 +35,16 @@ def imu_msg(stamp_ns: int, vals) -> object:
         angular_velocity_covariance=np.zeros(9),
         linear_acceleration=vec(x=vals[7], y=vals[8], z=vals[9]),
         linear_acceleration_covariance=np.zeros(9))
+
+
+def joint_msg(stamp_ns: int, names, q, dq, tau) -> object:
+    t = _TS.types
+    return t["sensor_msgs/msg/JointState"](
+        header=t["std_msgs/msg/Header"](
+            stamp=t["builtin_interfaces/msg/Time"](sec=stamp_ns // 10**9,
+                                                   nanosec=stamp_ns % 10**9), frame_id=""),
+        name=list(names), position=np.asarray(q, float), velocity=np.asarray(dq, float),
+        effort=np.asarray(tau, float))
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +72,8 @@ def _record(robot, tmp_path, name: str, chatter: float) -> tuple[object, float]:
             vals = [*m.imu.orientation_xyzw, *m.imu.angular_velocity, *m.imu.linear_acceleration]
             stamp = int(round(m.t * 1e9))
             w.write("/imu", imu_msg(stamp, vals), stamp)
+            w.write("/joint_states", joint_msg(stamp, robot.joint_names, m.q, m.dq,
+                                                 m.tau_measured), stamp)
             omega_truth = max(omega_truth, float(np.linalg.norm(sim.state().v[3:6])))
     return bag, omega_truth
 
@@ -71,13 +87,19 @@ def test_calm_stance_holds_the_bound_and_the_report_matches_the_truth(b1_z1, tmp
     seen = float(re.search(r"‖ω‖ ([0-9.e-]+) rad/s", line).group(1))
     assert seen == pytest.approx(omega, rel=0.01)  # the gyro is the trunk's ω (3 digits)
     assert "trunk frame" in header["not guaranteed on a moving base"]
+    assert header["base disturbance of the recorded trunk motion, max |d_j|/d̄_j"].endswith(
+        "held)")
 
 
 def test_chattering_arm_violates_the_bound_and_fails_the_run(b1_z1, tmp_path):
     bag, omega = _record(b1_z1, tmp_path, "chatter", 8.0)
     header, violations = floating_base_findings(b1_z1, arm_view(b1_z1), bag, (1.0, np.inf))
     assert any("alpha" in v for v in violations)
-    assert all(v.startswith("floating base: trunk ") for v in violations)
+    assert all(v.startswith("floating base: ") for v in violations)
+    # 8 N·m alternating on joint 1 each ms: the exact disturbance exceeds d̄ as well, loudly
+    assert any("base disturbance on joint" in v and "> d̄" in v for v in violations)
+    assert "exceeded" in header["base disturbance of the recorded trunk motion, max |d_j|/d̄_j"]
+    assert "known limit (docs/design.md §5.1)" in header
     assert header["trunk motion (IMU, max over the closed loop)"].endswith("violated)")
     line = header["trunk motion (IMU, max over the closed loop)"]
     seen = float(re.search(r"‖ω‖ ([0-9.e-]+) rad/s", line).group(1))
@@ -91,3 +113,29 @@ def test_run_robot_file_carries_the_demo_prior_box(b1_z1, tmp_path):
     assert run.config["identification"]["prior"] == {"lower": box["lower"], "upper": box["upper"]}
     assert load_robot("b1_z1").config["identification"]["prior"] != run.config[
         "identification"]["prior"]                 # the robot file itself is untouched
+
+
+def test_disturbance_rows_equal_the_full_body_rnea(b1_z1):
+    """d = Y_d θ from the IMU quantities only (trunk twist, α, specific force) equals the view's
+    RNEA minus the floating robot's arm rows (Pinocchio, trunk tilted, rotating, accelerating),
+    and the run-level ratio is 0 for a trunk at rest."""
+    view = arm_view(b1_z1)
+    rows = DisturbanceRows(b1_z1, view)
+    rng = np.random.default_rng(3)
+    arm = [b1_z1.joint_names.index(n) for n in view.joint_names]
+    cols = b1_z1.v_index[arm]
+    for _ in range(5):
+        qa, dqa = rng.uniform(-1.0, 1.0, 6), rng.uniform(-1.0, 1.0, 6)
+        q = b1_z1.neutral()
+        q[b1_z1.q_index[arm]] = qa
+        rot = pin.exp3(rng.uniform(-0.05, 0.05, 3))
+        q[3:7] = pin.Quaternion(rot).coeffs()
+        w, al, acc = rng.normal(size=3) * 0.1, rng.normal(size=3), rng.normal(size=3) * 0.3
+        v, a = np.zeros(b1_z1.nv), np.zeros(b1_z1.nv)
+        v[3:6], v[cols], a[0:3], a[3:6] = w, dqa, acc, al
+        exact = (pin.rnea(view.model, view.model.createData(), qa, dqa, np.zeros(6))
+                 - pin.rnea(b1_z1.model, b1_z1.model.createData(), q, v, a)[cols])
+        # the IMU at the trunk origin: specific force = a_origin − Rᵀg (v_lin = 0 here)
+        f = acc - rot.T @ np.array([0.0, 0.0, -9.81])
+        np.testing.assert_allclose(rows(qa, dqa, w, al, f) @ view.theta(), exact, atol=1e-9)
+        assert np.abs(exact).max() > 1e-3                   # the motion does load the arm
