@@ -99,7 +99,8 @@ def _disturbance_ratio(full: Robot, view: Robot, bag: Path, imu, keep: np.ndarra
     the arm's joint state taken at each IMU stamp (the B1's IMU arrives with the joints; the
     nearest joint sample otherwise — a stale one only shifts which sample d is evaluated at)."""
     js = read_joint_states(bag, "/joint_states", list(view.joint_names))
-    if len(js.t) == 0 or keep.sum() < 3 or js.velocity is None:
+    pos, vel = js.position, js.velocity
+    if len(js.t) == 0 or keep.sum() < 3 or pos is None or vel is None:
         raise DemoConfigError(f"{bag}: no /joint_states (with velocities) or /imu samples in "
                               "the closed loop to check the base disturbance against d̄")
     t = imu.t[keep]
@@ -107,5 +108,5 @@ def _disturbance_ratio(full: Robot, view: Robot, bag: Path, imu, keep: np.ndarra
     idx = np.clip(np.searchsorted(js.t, t), 0, len(js.t) - 1)
     prev = np.clip(idx - 1, 0, len(js.t) - 1)
     idx = np.where(np.abs(js.t[prev] - t) < np.abs(js.t[idx] - t), prev, idx)
-    return disturbance_ratio(full, view, js.position[idx], js.velocity[idx],
+    return disturbance_ratio(full, view, pos[idx], vel[idx],
                              imu.angular_velocity[keep], alpha, imu.linear_acceleration[keep])
