@@ -4,6 +4,10 @@ trajectories, to stay short). Checked independently of the report: the recorded 
 the truth, the controller commanded the six arm joints within their limits, the legs stood
 (posture, trunk height), and the report's trunk-motion verdict is the one the recorded /imu
 gives over the closed loop (from the first desired trajectory on) against arm_view.trunk_motion.
+What the guarantee gives on the standing B1 (docs/design.md §5.1): V ≤ V_max, no clipping and no
+collision hold; the trunk-motion assumption does not at the Coulomb switching instants, and the
+run says so (Result: failure with the measured values and the known-limit line) — never a pass
+with a violated assumption.
 """
 from __future__ import annotations
 
@@ -73,4 +77,16 @@ def test_b1_z1_demo_reports_the_trunk_motion_the_imu_recorded(tmp_path):
     result = next(ln for ln in text.splitlines() if ln.startswith("Result: "))
     if rep.violations:
         assert result == "Result: failure" and "floating base: trunk" in text
+        assert "known limit (docs/design.md §5.1)" in text
     assert "trunk frame" in text and "base disturbance bound" in text
+    # what does hold: V ≤ V_max (true θ), no clipping, positive clearance
+    v_line = next(ln for ln in text.splitlines() if ln.startswith("- max V (true θ)"))
+    v_seen, v_max = (float(x) for x in re.findall(r"= ([0-9.e+-]+) J", v_line))
+    assert v_seen <= v_max
+    assert "tracking bound" not in result and "clipped" not in text.split("Result: ")[-1]
+    clear = next(ln for ln in text.splitlines() if "minimum clearance" in ln)
+    assert float(re.search(r"([0-9.]+) mm", clear).group(1)) > 0.0
+    # the exact disturbance line and its verdict agree with the failure list
+    d_line = next(ln for ln in text.splitlines() if "max |d_j|/d̄_j" in ln)
+    ratios = [float(x) for x in d_line.split(": ", 1)[1].split(" (")[0].split(", ")]
+    assert (max(ratios) > 1.0) == ("base disturbance on joint" in text.split("Result: ")[-1])
