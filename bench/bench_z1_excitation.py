@@ -51,7 +51,8 @@ from sysid_ros.planning.obstacles import obstacles_from_config
 _EXTENDED = ((0.3, -2.7), (2.6, -2.7), (0.6, -2.4), (2.3, -2.4))
 
 
-def _mass_width(robot: Robot, cfg: IdentificationConfig, data: tuple, truth: np.ndarray,
+def _mass_width(robot: Robot, cfg: IdentificationConfig,
+                data: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], truth: np.ndarray,
                 misses: list[str], name: str) -> float | None:
     """Mass width of the ``lp`` box (None without one); ``name`` goes to ``misses`` if the box
     does not hold the truth."""
@@ -74,8 +75,8 @@ def _true_torque(run, noise: float) -> np.ndarray | None:
     return tau if np.max(np.abs(run.tau_measured - tau)) <= noise * (1 + 1e-9) else None
 
 
-def static_extension(robot: Robot, truth: np.ndarray, noise: float,
-                     rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+def static_extension(robot: Robot, truth: np.ndarray, noise: float, rng: np.random.Generator
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(t, q, dq, τ̂) of 0.5 s holds at 48 extended poses, 1.5 s apart (no window spans two):
     nominal links + θ_e = ``truth``, gravity only, torque noise uniform in ±``noise``."""
     model, data = robot.model, robot.model.createData()
@@ -99,10 +100,12 @@ def diagnose(robot: Robot, cfg: IdentificationConfig, run, sel: np.ndarray, nois
              ) -> dict[str, float | None | list[str]]:
     """Mass widths of the module docstring's variants; ``misses`` names any whose box does not
     hold the truth (none should)."""
-    truth, misses = run.truth, []
+    truth = run.truth
+    misses: list[str] = []
     data = (run.t[sel], run.q[sel], run.dq[sel], run.tau_measured[sel])
     exact_fr = {"friction_radius": 0.0}
-    variants: dict[str, tuple[IdentificationConfig, tuple]] = {
+    variants: dict[str, tuple[IdentificationConfig,
+                              tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]] = {
         "as_is": (cfg, data),
         "theta_r_exact": (cfg.with_overrides(robot_uncertainty_rel=0.0), data),
         "friction_exact": (cfg.with_overrides(**exact_fr), data),
@@ -112,9 +115,9 @@ def diagnose(robot: Robot, cfg: IdentificationConfig, run, sel: np.ndarray, nois
     if tau_true is not None:
         tt = tau_true[sel]
         variants["noise_halved"] = (cfg.with_overrides(torque_noise_abs=0.5 * noise),
-                                    (*data[:3], tt + 0.5 * (data[3] - tt)))
+                                    (data[0], data[1], data[2], tt + 0.5 * (data[3] - tt)))
         variants["theta_r_floor"] = (cfg.with_overrides(torque_noise_abs=0.01, **exact_fr),
-                                     (*data[:3], tt))
+                                     (data[0], data[1], data[2], tt))
     static = static_extension(robot, truth, noise, np.random.default_rng(0))
     variants["static_extension"] = (cfg, static)
     variants["static_extension_no_coulomb_exact_links"] = (
@@ -151,7 +154,7 @@ def measure(method: str, noise: float, n_traj: int, seed: int, decimate: int,
            "cond": identification_cond(robot, ep), "seconds_of_data": float(b + 0.5 - a),
            "rate_hz": float(1.0 / np.median(np.diff(run.t[sel]))),
            "theta_r_unknowns": cfg.theta_r_unknowns}
-    if res.lower is not None:
+    if res.lower is not None and res.upper is not None and run.truth is not None:
         width = res.upper - res.lower
         out.update(mass_width=float(width[0]), first_moment_widths=width[1:4].tolist(),
                    contains_truth=bool(res.contains(run.truth)))
