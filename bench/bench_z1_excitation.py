@@ -42,6 +42,7 @@ import pinocchio as pin
 
 from sysid_ros.demo.pipeline import EpisodeConfig, identification_cond, simulate_episode
 from sysid_ros.demo.priors import robot_with_prior
+from sysid_ros.demo.report import RunData
 from sysid_ros.identification import IdentificationConfig, identify, load_identification_config
 from sysid_ros.model.robots import Robot, load_robot
 from sysid_ros.planning.obstacles import obstacles_from_config
@@ -64,15 +65,15 @@ def _mass_width(robot: Robot, cfg: IdentificationConfig,
     return float(res.upper[0] - res.lower[0])
 
 
-def _true_torque(run, noise: float) -> np.ndarray | None:
-    """The torque the simulator applied at each sample: the last command before it (zero-order
-    hold over the control step). None if that does not explain the measurement within the
-    noise bound (then the recording is not what this assumes)."""
-    k = np.searchsorted(run.cmd_t, run.t, side="left") - 1
+def _true_torque(run: RunData, sel: np.ndarray, noise: float) -> np.ndarray | None:
+    """The torque the simulator applied at samples ``sel``: the last command before each (zero-
+    order hold over the control step). None if that does not explain the measurement within
+    the noise bound (then the recording is not what this assumes)."""
+    k = np.searchsorted(run.cmd_t, run.t[sel], side="left") - 1
     if np.any(k < 0):
         return None
     tau = run.cmd[k]
-    return tau if np.max(np.abs(run.tau_measured - tau)) <= noise * (1 + 1e-9) else None
+    return tau if np.max(np.abs(run.tau_measured[sel] - tau)) <= noise * (1 + 1e-9) else None
 
 
 def static_extension(robot: Robot, truth: np.ndarray, noise: float, rng: np.random.Generator
@@ -96,10 +97,12 @@ def static_extension(robot: Robot, truth: np.ndarray, noise: float, rng: np.rand
     return np.concatenate(ts), q, np.zeros_like(q), np.concatenate(taus)
 
 
-def diagnose(robot: Robot, cfg: IdentificationConfig, run, sel: np.ndarray, noise: float
+def diagnose(robot: Robot, cfg: IdentificationConfig, run: RunData, sel: np.ndarray, noise: float
              ) -> dict[str, float | None | list[str]]:
     """Mass widths of the module docstring's variants; ``misses`` names any whose box does not
     hold the truth (none should)."""
+    if run.truth is None:
+        raise ValueError("diagnose: the run carries no truth (a simulated episode does)")
     truth = run.truth
     misses: list[str] = []
     data = (run.t[sel], run.q[sel], run.dq[sel], run.tau_measured[sel])
@@ -111,9 +114,8 @@ def diagnose(robot: Robot, cfg: IdentificationConfig, run, sel: np.ndarray, nois
         "friction_exact": (cfg.with_overrides(**exact_fr), data),
         "robot_exact": (cfg.with_overrides(robot_uncertainty_rel=0.0, **exact_fr), data),
         "theta_r_shared": (cfg.with_overrides(theta_r_unknowns=True), data)}
-    tau_true = _true_torque(run, noise)
-    if tau_true is not None:
-        tt = tau_true[sel]
+    tt = _true_torque(run, sel, noise)
+    if tt is not None:
         variants["noise_halved"] = (cfg.with_overrides(torque_noise_abs=0.5 * noise),
                                     (data[0], data[1], data[2], tt + 0.5 * (data[3] - tt)))
         variants["theta_r_floor"] = (cfg.with_overrides(torque_noise_abs=0.01, **exact_fr),
