@@ -15,8 +15,8 @@ limit + robust controller + recorder) for ``--minutes`` and reports:
 The bench process listens to /diagnostics only (never to the 1 kHz streams, so it does not
 compete for the CPU it measures).
 
-Usage: ``python -m bench.bench_soak --minutes 3 [--json out/soak.json] [--robot gen3]``.
-JSON keys (stable): ``minutes``, ``robot``, ``rate_hz``, ``sim_rtf``, ``nodes`` {name:
+Usage: ``python -m bench.bench_soak --minutes 3 [--max-trajectories 4] [--json out/soak.json] [--robot gen3]``.
+JSON keys (stable): ``minutes``, ``robot``, ``max_trajectories``, ``rate_hz``, ``sim_rtf``, ``nodes`` {name:
 {rss_start_mb, rss_end_mb, rss_max_mb, cpu_cores}}, ``load_average``, ``identifier`` {received_ratio, update_median_s,
 update_max_s}, ``recorder`` {received_ratio}, ``controller`` {command_ratio, stale_events,
 last_stale, bounds_age_max_s}.
@@ -121,7 +121,7 @@ def _cores(samples: list[tuple[float, float]]) -> float:
     return (samples[-1][1] - samples[0][1]) / (samples[-1][0] - samples[0][0])
 
 
-def run(minutes: float, robot: str, warmup: float) -> dict[str, Any]:
+def run(minutes: float, robot: str, warmup: float, max_trajectories: int = 0) -> dict[str, Any]:
     from sysid_ros.bagio.reader import open_bag
     from sysid_ros.launcher.graph import launch_graph
 
@@ -132,7 +132,7 @@ def run(minutes: float, robot: str, warmup: float) -> dict[str, Any]:
     cpu: dict[str, list[tuple[float, float]]] = {}      # name → (steady, CPU s) samples
     try:
         args = {"robot": robot, "record": "true", "output_dir": str(out_dir),
-                "max_trajectories": "0", "robot_state_publisher": "false"}
+                "max_trajectories": str(max_trajectories), "robot_state_publisher": "false"}
         with launch_graph("sim", args, output=lambda line: log.write(line + "\n")) as graph:
             t_start = time.monotonic()
             t_end = t_start + warmup + 60.0 * minutes
@@ -172,7 +172,8 @@ def run(minutes: float, robot: str, warmup: float) -> dict[str, Any]:
             if used.size > 2:
                 rec_ratio = (used.size - 1) / ((used[-1] - used[0]) * RATE_HZ)
     return {
-        "minutes": minutes, "robot": robot, "rate_hz": RATE_HZ, "graph_alive": alive,
+        "minutes": minutes, "robot": robot, "max_trajectories": max_trajectories,
+        "rate_hz": RATE_HZ, "graph_alive": alive,
         "sim_rtf": sim_span / wall_span if wall_span > 0 else float("nan"),
         "nodes": {name: {"rss_start_mb": v[0], "rss_end_mb": v[-1], "rss_max_mb": max(v),
                          "cpu_cores": _cores(cpu.get(name, []))}
@@ -215,9 +216,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--robot", default="gen3")
     p.add_argument("--warmup", type=float, default=20.0,
                    help="s of start-up excluded from the ratios (imports, discovery)")
+    p.add_argument("--max-trajectories", type=int, default=0,
+                   help="planner stops after this many plans (0: plans for the whole run, the "
+                        "heaviest case; the sim launch's default is 4)")
     p.add_argument("--json", type=Path, help="write the figures to this JSON file")
     a = p.parse_args(argv)
-    res = run(a.minutes, a.robot, a.warmup)
+    res = run(a.minutes, a.robot, a.warmup, a.max_trajectories)
     print(table(res))
     if a.json:
         a.json.parent.mkdir(parents=True, exist_ok=True)
