@@ -84,7 +84,7 @@ def main(argv=None) -> int:
     robot = load_robot("gen3")
     cfg = load_identification_config(robot, friction="config", torque_noise_abs=0.0, torque_noise_rel=0.025,
                                      robot_uncertainty_rel=0.05)
-    prior_w = cfg.prior_upper - cfg.prior_lower
+    prior_w = cfg.prior.width
     # "lp-per-row-theta_r": lp with θ_r in each row's radius (the formulation before θ_r became
     # shared LP unknowns), measured in the same run for the before/after comparison
     methods = ("lp", "lp-cuts", "lp-lmi", "sensitivity", "lp-per-row-theta_r")
@@ -271,7 +271,7 @@ def _b1_z1(trials: int, duration: float) -> dict:
            "torque_noise_rel": rel, "contains_fraction": float(np.mean(contains)),
            "median_mass_width_kg": float(np.nanmedian(width)),
            "gen3_median_mass_width_kg": float(np.nanmedian(width_g)),
-           "prior_mass_width_kg": float(cfg.prior_upper[0] - cfg.prior_lower[0]),
+           "prior_mass_width_kg": float(cfg.prior.width[0]),
            "trunk_motion_max_mm_mrad": np.max(trunk, axis=0).tolist(),
            "online_cpu_s_per_update_median": float(np.median(online_cpu[1:])),
            "imu_bounds": cfg.assumptions()["imu_bounds"]}
@@ -315,7 +315,7 @@ def _real_rates(robot, rates: list[float], trials: int, duration: float) -> list
             contains.append(res.contains(rec.truth.theta_e))
             if res.lower is not None:
                 mass_w.append(res.upper[0] - res.lower[0])
-                widths.append((res.upper - res.lower) / (cfg.prior_upper - cfg.prior_lower))
+                widths.append((res.upper - res.lower) / cfg.prior.width)
             secs.append(res.seconds.get("bounds", float("nan")))
         med = np.nanmedian(widths, 0) if widths else np.full(10, np.nan)
         out.append({"rate_hz": rate, "trials": trials, "ok_fraction": float(np.mean(ok)),

@@ -34,7 +34,7 @@ config = load_identification_config(robot, torque_noise_abs=0.3)        # ±0.3 
 result = identify(robot, config, series.t, series.position, series.velocity, series.effort)
 
 print(f"status: {result.status} ({result.windows_used} windows)")
-print(f"prior: mass ∈ [{config.prior_lower[0]:.3f}, {config.prior_upper[0]:.3f}] kg ({config.prior_name})")
+print(f"prior: mass ∈ [{config.prior.lower[0]:.3f}, {config.prior.upper[0]:.3f}] kg ({config.prior_name})")
 if result.lower is not None and result.upper is not None:
     print(f"mass ∈ [{result.lower[0]:.3f}, {result.upper[0]:.3f}] kg")   # θ_e[0] = m
 if truth_mass is not None:

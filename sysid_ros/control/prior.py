@@ -30,30 +30,31 @@ def prior_box(robot: Robot) -> ParameterBox:
     else:
         raise BoundsError(f"{robot.config_path}: no 'controller.prior' or 'identification.prior' "
                           "box (lower/upper, 10 values each) for the θ_e prior")
-    try:
-        if isinstance(section, str):
-            from sysid_ros.identification.config import load_prior
-            from sysid_ros.identification.errors import IdentificationConfigError
-            try:
-                _, lower, upper = load_prior(section, (cfg.get(key) or {}).get("priors"))
-            except IdentificationConfigError as exc:
-                raise BoundsError(f"{robot.config_path}: {exc}") from exc
-        else:
+    if isinstance(section, str):
+        from sysid_ros.identification.config import load_prior
+        from sysid_ros.identification.errors import IdentificationConfigError
+        try:
+            _, box = load_prior(section, (cfg.get(key) or {}).get("priors"),
+                                frame=robot.ee_joint)
+        except IdentificationConfigError as exc:
+            raise BoundsError(f"{robot.config_path}: {exc}") from exc
+    else:
+        try:
             lower = np.asarray(section["lower"], float)
             upper = np.asarray(section["upper"], float)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise BoundsError(f"{robot.config_path}: {key}.prior needs numeric 'lower' and 'upper' "
-                          f"({exc})") from exc
-    try:
-        box = theta_e_box(lower, upper, frame=robot.ee_joint)
-    except BoxError as exc:
-        raise BoundsError(f"{robot.config_path}: {key}.prior: {exc}") from exc
+        except (KeyError, TypeError, ValueError) as exc:
+            raise BoundsError(f"{robot.config_path}: {key}.prior needs numeric 'lower' and "
+                              f"'upper' ({exc})") from exc
+        try:
+            box = theta_e_box(lower, upper, frame=robot.ee_joint)
+        except BoxError as exc:
+            raise BoundsError(f"{robot.config_path}: {key}.prior: {exc}") from exc
     # a prior either admits the unloaded body (any payload, possibly none) or describes a
     # payload class whose every mass lies above it (e.g. a catalogued tool); a box that admits
     # the bare mass but not the bare body is in the wrong frame or order
     unloaded = robot.theta_e()
-    loaded_class = lower[0] > unloaded[0]
-    if not loaded_class and not np.all((unloaded >= lower) & (unloaded <= upper)):
+    loaded_class = box.lower[0] > unloaded[0]
+    if not loaded_class and not box.contains(unloaded):
         raise BoundsError(f"{robot.config_path}: {key}.prior does not contain the nominal "
                           "unloaded end-effector body")
     return box

@@ -46,9 +46,10 @@ Keys (all optional except the prior):
 - ``quadrature_safety``: factor on the trapezoid-vs-Simpson difference added to every row
   radius (0 switches the allowance off; the trapezoid rule is then trusted).
 - ``prior`` (the name of an entry of ``priors:``, or a mapping ``lower``/``upper``): the prior box
-  B₀ of θ_e. ``priors: {name: {lower, upper, description}}`` lists one box per tool (the Gen3's
-  ``2f85`` assumes the Robotiq gripper, so m ≥ 1.0 kg; ``none`` a bare flange); the result
-  names the prior used.
+  B₀ of θ_e (``IdentificationConfig.prior``, a :class:`~sysid_ros.model.box.ParameterBox` in the
+  end-effector joint's frame, nominal its centre). ``priors: {name: {lower, upper,
+  description}}`` lists one box per tool (the Gen3's ``2f85`` assumes the Robotiq gripper, so
+  m ≥ 1.0 kg; ``none`` a bare flange); the result names the prior used.
 - ``cut_rounds`` / ``max_cuts`` (method ``lp-cuts``): cut-and-resolve rounds per coordinate
   bound and the cap on pseudo-inertia cuts kept (see :mod:`bounds`); they trade CPU for width,
   never soundness.
@@ -74,6 +75,9 @@ import yaml
 
 from sysid_ros.identification.base_motion import ImuBounds
 from sysid_ros.identification.errors import IdentificationConfigError
+from sysid_ros.model.box import ParameterBox, theta_e_box
+from sysid_ros.model.errors import BoxError
+from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.robots import FRICTION_NAMES, Robot
 
 __all__ = ["IdentificationConfig", "SamplingPlan", "load_identification_config",
@@ -109,8 +113,7 @@ class IdentificationConfig:
     friction: str                              # "config" | "wide" | "none"
     friction_lower: np.ndarray                 # (nj, 4)
     friction_upper: np.ndarray                 # (nj, 4)
-    prior_lower: np.ndarray
-    prior_upper: np.ndarray
+    prior: ParameterBox                        # B₀ of θ_e (the EE body's 10 parameters)
     prior_name: str = "custom"
     theta_r_lower: np.ndarray | None = None    # explicit (calibrated) θ_r box; else rel box
     theta_r_upper: np.ndarray | None = None
@@ -210,8 +213,8 @@ class IdentificationConfig:
                                   else "per-row radius"),
             "coulomb_band_rad_s": self.coulomb_band,
             "prior": self.prior_name,
-            "prior_lower": self.prior_lower.tolist(),
-            "prior_upper": self.prior_upper.tolist(),
+            "prior_lower": self.prior.lower.tolist(),
+            "prior_upper": self.prior.upper.tolist(),
             "window_s": self.window_s, "stride_s": self.stride_s,
             "window_samples": self.window or "from window_s and the median step",
             "stride_samples": self.stride or "from stride_s and the median step",
@@ -287,9 +290,9 @@ def _check(c: IdentificationConfig) -> None:
         raise _fail("cut_rounds", f"cut_rounds={c.cut_rounds}, max_cuts={c.max_cuts}: must be >= 0")
     if c.online_max_rows < 10:
         raise _fail("online_max_rows", "must be >= 10")
-    lo, hi = c.prior_lower, c.prior_upper
-    if lo.shape != (10,) or hi.shape != (10,) or np.any(~np.isfinite(lo)) \
-            or np.any(~np.isfinite(hi)) or np.any(lo >= hi):
+    # (a ParameterBox is finite with lower <= upper by construction; B₀ must have width)
+    if not isinstance(c.prior, ParameterBox) or c.prior.names != PARAM_NAMES \
+            or np.any(c.prior.lower >= c.prior.upper):
         raise _fail("prior", "lower/upper must be 10 finite values each with lower < upper")
 
 
@@ -328,9 +331,12 @@ def _friction_box(robot: Robot, sec: dict[str, Any], mode: str) -> tuple[np.ndar
     return np.minimum(lower, fr.lower), np.maximum(upper, fr.upper)
 
 
-def load_prior(spec: str, priors: dict[str, Any] | None = None) -> tuple[str, np.ndarray, np.ndarray]:
-    """(name, lower, upper) of a prior: the name of an entry of ``priors`` or a YAML file with
-    ``lower``/``upper`` (10 values each, Pinocchio order, end-effector joint frame)."""
+def load_prior(spec: str, priors: dict[str, Any] | None = None, *,
+               frame: str = "") -> tuple[str, ParameterBox]:
+    """(name, box) of a prior: the name of an entry of ``priors`` or a YAML file with
+    ``lower``/``upper`` (10 values each, Pinocchio order, end-effector joint frame). The box is a
+    θ_e :class:`~sysid_ros.model.box.ParameterBox` (nominal its centre) in ``frame`` (the
+    robot's ``ee_joint``, when known)."""
     priors = priors or {}
     if spec in priors:
         entry, name = priors[spec], spec
@@ -348,7 +354,10 @@ def load_prior(spec: str, priors: dict[str, Any] | None = None) -> tuple[str, np
     if not isinstance(entry, dict) or "lower" not in entry or "upper" not in entry:
         raise _fail("prior", f"{name}: expected a mapping with 'lower' and 'upper' "
                     "(10 values each)")
-    return name, np.asarray(entry["lower"], float), np.asarray(entry["upper"], float)
+    try:
+        return name, theta_e_box(entry["lower"], entry["upper"], frame=frame)
+    except (BoxError, TypeError, ValueError) as exc:
+        raise _fail("prior", f"{name}: {exc}") from exc
 
 
 _INT_KEYS = ("window", "stride", "online_max_rows", "cut_rounds", "max_cuts")
@@ -370,10 +379,10 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
     priors = sec.get("priors") or {}
     prior_spec = overrides.pop("prior", None) or sec.get("prior")
     if isinstance(prior_spec, dict):
-        prior_name, lo, hi = load_prior("inline", {"inline": prior_spec})
+        _, prior = load_prior("inline", {"inline": prior_spec}, frame=robot.ee_joint)
         prior_name = "robot file"
     elif isinstance(prior_spec, str):
-        prior_name, lo, hi = load_prior(prior_spec, priors)
+        prior_name, prior = load_prior(prior_spec, priors, frame=robot.ee_joint)
     else:
         raise _fail("prior", "expected the name of an entry of 'priors:' or a mapping with "
                     "'lower' and 'upper'")
@@ -395,7 +404,7 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
             theta_r_lower=None if explicit is None else explicit[0],
             theta_r_upper=None if explicit is None else explicit[1],
             friction=mode, friction_lower=f_lo, friction_upper=f_hi,
-            prior_lower=lo, prior_upper=hi, prior_name=prior_name,
+            prior=prior, prior_name=prior_name,
             friction_unknowns=bool(sec.get("friction_unknowns", True)),
             theta_r_unknowns=bool(sec.get("theta_r_unknowns", False)),
             sources=tuple(robot.sources),
@@ -422,8 +431,10 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
 
 
 def payload_prior_box(theta_ee: np.ndarray, mass_max: float, com_lower: np.ndarray,
-                      com_upper: np.ndarray, gyration_max: float) -> tuple[np.ndarray, np.ndarray]:
-    """Box containing θ_ee + θ_payload for every rigid payload with mass in [0, mass_max],
+                      com_upper: np.ndarray, gyration_max: float, *,
+                      frame: str = "") -> ParameterBox:
+    """θ_e box (nominal its centre, in ``frame``: the robot's ``ee_joint`` when known)
+    containing θ_ee + θ_payload for every rigid payload with mass in [0, mass_max],
     centre of mass in the box [com_lower, com_upper] (EE frame) and inertia about its CoM with
     eigenvalues ≤ mass·gyration_max² (a body within that radius of gyration).
 
@@ -448,4 +459,4 @@ def payload_prior_box(theta_ee: np.ndarray, mass_max: float, com_lower: np.ndarr
             span = lam / 2 + mass_max * cmax[a] * cmax[b]
             lower[k] -= span
             upper[k] += span
-    return lower, upper
+    return theta_e_box(lower, upper, frame=frame)

@@ -138,7 +138,7 @@ def _box(method: str, rows: PayloadRows, x_lo: np.ndarray, x_hi: np.ndarray,
     if method == "sensitivity":
         from sysid_ros.identification.sensitivity import sensitivity_box
 
-        return sensitivity_box(rows, x_lo[:N_THETA_E], x_hi[:N_THETA_E],
+        return sensitivity_box(rows, theta_e_box(x_lo[:N_THETA_E], x_hi[:N_THETA_E]),
                                robot.theta_e())
     return polytope_box(rows.A, rows.c, rows.r, x_lo, x_hi, lmi=(method == "lp-lmi"),
                         psd_cuts=(method == "lp-cuts"), cuts=cuts,
@@ -306,8 +306,8 @@ class OnlineIdentifier:
             self.stamps.reset()
             if self.imu is not None:
                 self.imu.reset()
-            prior = theta_e_box(self.config.prior_lower, self.config.prior_upper,
-                                frame=self.robot.ee_joint)
+            prior = theta_e_box(self.config.prior.lower, self.config.prior.upper,
+                                frame=self.robot.ee_joint)      # B₀, nominal its centre
             #: the current sound box (replaced whole, under the lock: tighten() runs in another
             #: thread); its nominal is the point estimate, the unloaded body before any
             self.box = prior.with_nominal(prior.clip(self.robot.theta_e()))
@@ -439,9 +439,9 @@ class OnlineIdentifier:
         with self._lock:
             rows = self._rows
             self._new_rows = 0
-            prior, cuts, epoch = (self.box.lower, self.box.upper), self._cuts, self._epoch
+            prior, cuts, epoch = self.box, self._cuts, self._epoch
         rounds = 0 if self.background_cuts else self.config.cut_rounds
-        x_lo, x_hi = self.problem.prior(*prior)
+        x_lo, x_hi = self.problem.prior(prior)
         box = _box(self.method, rows, x_lo, x_hi, self.config, self.robot, cuts, rounds)
         self._merge(box, epoch, keep_cuts=not self.background_cuts)
         if self.status == OK:
@@ -460,8 +460,8 @@ class OnlineIdentifier:
             if self.status != OK:
                 return False
             rows = self._rows
-            prior, cuts, epoch = (self.box.lower, self.box.upper), self._cuts, self._epoch
-        box = _box("lp-cuts", rows, *self.problem.prior(*prior), self.config, self.robot, cuts)
+            prior, cuts, epoch = self.box, self._cuts, self._epoch
+        box = _box("lp-cuts", rows, *self.problem.prior(prior), self.config, self.robot, cuts)
         return self._merge(box, epoch, keep_cuts=True)
 
     def _merge(self, box: BoxResult, epoch: int, keep_cuts: bool) -> bool:
@@ -488,7 +488,7 @@ class OnlineIdentifier:
         outside = False
         if self.point_estimate:
             nominal, outside = _point_estimate(rows, lower, upper,
-                                               *self.problem.prior(lower, upper), box.nominal,
+                                               *self.problem.prior(box), box.nominal,
                                                self.problem.theta_r_slice)
         else:
             nominal = box.centre

@@ -45,6 +45,7 @@ import numpy as np
 from sysid_ros.identification.config import IdentificationConfig
 from sysid_ros.identification.base_motion import imu_mount, trunk_bias
 from sysid_ros.identification.windows import MomentumRows, row_joints_and_bodies
+from sysid_ros.model.box import ParameterBox
 from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.robots import FRICTION_NAMES, Robot
 
@@ -144,12 +145,11 @@ class PayloadProblem:
             self.names += [f"accel_bias_{a}" for a in axes] + [
                 f"accel_bias_{a}*{p}" for a in axes for p in PARAM_NAMES]
 
-    def prior(self, theta_lower: np.ndarray | None = None,
-              theta_upper: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Box of x: [θ_e box (default B₀) | friction box of the unknowns | θ_r − θ_r^c in
-        ±rad(θ_r) | IMU-bias box]."""
-        lo = self.config.prior_lower if theta_lower is None else theta_lower
-        hi = self.config.prior_upper if theta_upper is None else theta_upper
+    def prior(self, theta_box: ParameterBox | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Box of x (lower, upper): [θ_e box (default B₀) | friction box of the unknowns |
+        θ_r − θ_r^c in ±rad(θ_r) | IMU-bias box]."""
+        box = self.config.prior if theta_box is None else theta_box
+        lo, hi = box.lower, box.upper
         rad = self.theta_r_rad[self.r_free]
         if not self.n_bias:
             return (np.concatenate([lo, self.f_lo[self.free], -rad]),
@@ -198,7 +198,7 @@ class PayloadProblem:
             else:
                 c -= np.where(fixed, fc_c[:, k] * coef, 0.0)
                 r_fixed += np.where(fixed, fc_r[:, k] * np.abs(coef), 0.0)
-        theta_e_abs_max = np.maximum(np.abs(cfg.prior_lower), np.abs(cfg.prior_upper))
+        theta_e_abs_max = np.maximum(np.abs(cfg.prior.lower), np.abs(cfg.prior.upper))
         r_fixed += cfg.quadrature_safety * (m.quad_tau + m.quad_W[:, self._other]
                                             @ self.theta_r_abs_max
                                             + m.quad_W[:, self._ee] @ theta_e_abs_max)

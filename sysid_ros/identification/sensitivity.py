@@ -22,18 +22,18 @@ import numpy as np
 from sysid_ros.identification.bounds import OK, INSUFFICIENT, BoxResult
 from sysid_ros.identification.estimate import _weighted, estimate_theta, ls_objective
 from sysid_ros.identification.problem import PayloadRows
-from sysid_ros.model.box import theta_e_box
+from sysid_ros.model.box import ParameterBox, theta_e_box
 from sysid_ros.model.parameters import log_cholesky_jacobian
 
 __all__ = ["sensitivity_box"]
 
 
-def sensitivity_box(rows: PayloadRows, prior_lower: np.ndarray, prior_upper: np.ndarray,
-                    theta_ref: np.ndarray) -> BoxResult:
-    """θ* ± |∂θ*/∂U|·r within the prior; the box's nominal is θ* (clipped into the box, which it
-    leaves only when θ* is outside the prior). Insufficient data: the prior, nominal its centre."""
+def sensitivity_box(rows: PayloadRows, prior: ParameterBox, theta_ref: np.ndarray) -> BoxResult:
+    """θ* ± |∂θ*/∂U|·r within the θ_e box ``prior``; the box's nominal is θ* (clipped into the
+    box, which it leaves only when θ* is outside the prior), its frame the prior's. Insufficient
+    data: the prior, nominal its centre."""
     if len(rows) == 0:
-        return BoxResult(INSUFFICIENT, theta_e_box(prior_lower, prior_upper))
+        return BoxResult(INSUFFICIENT, theta_e_box(prior.lower, prior.upper, frame=prior.frame))
     est = estimate_theta(rows.A, rows.c, rows.r, theta_ref)
     A, b, lam = _weighted(rows.A, rows.c, rows.r)
     _, grad = ls_objective(A, b, lam, np.asarray(theta_ref, float))
@@ -46,6 +46,7 @@ def sensitivity_box(rows: PayloadRows, prior_lower: np.ndarray, prior_upper: np.
     d2 = 1.0 / np.maximum(rows.r, 1e-12) ** 2
     sens = J @ np.linalg.solve(H, J.T @ (rows.A * d2[:, None]).T)     # ∂θ*/∂U (10, rows)
     rad = np.abs(sens) @ rows.r
-    lower = np.maximum(est.theta - rad, prior_lower)
-    upper = np.minimum(est.theta + rad, prior_upper)
-    return BoxResult(OK, theta_e_box(lower, upper, np.clip(est.theta, lower, upper)))
+    lower = np.maximum(est.theta - rad, prior.lower)
+    upper = np.minimum(est.theta + rad, prior.upper)
+    return BoxResult(OK, theta_e_box(lower, upper, np.clip(est.theta, lower, upper),
+                                     frame=prior.frame))

@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
+from sysid_ros.model.box import ParameterBox
 from sysid_ros.model.errors import RobotConfigError
 from sysid_ros.model.robots import CollisionSphere, FrictionModel, JointLimits, Robot
 
@@ -171,9 +172,9 @@ def _theta_r_columns(robot: Robot, joint: str) -> np.ndarray:
 
 
 def base_disturbance_bound(robot: Robot, motion: TrunkMotionBound,
-                           theta_e_box: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+                           theta_e_box: ParameterBox | None = None) -> np.ndarray:
     """d̄ (n_arm,) N·m: |d_j| ≤ d̄_j for the torque the trunk's motion induces on the arm's
-    joints (module doc). ``theta_e_box``: (lower, upper) of the end-effector body; default the
+    joints (module doc). ``theta_e_box``: the box of the end-effector body's θ_e; default the
     robot's θ_e prior (``identification.prior``)."""
     arm = _arm_indices(robot)
     model = _reduced_model(robot, arm)
@@ -181,8 +182,7 @@ def base_disturbance_bound(robot: Robot, motion: TrunkMotionBound,
     n = arm.size
     if theta_e_box is None:
         from sysid_ros.control.prior import prior_box   # (control imports model, not back)
-        box = prior_box(robot)
-        theta_e_box = (box.lower, box.upper)
+        theta_e_box = prior_box(robot)
     ee = model.getJointId(robot.ee_joint)
     dq = joint_speed_bound(robot)
     a = motion.accel + 2.0 * GRAVITY * np.sin(0.5 * motion.tilt)
@@ -197,7 +197,7 @@ def base_disturbance_bound(robot: Robot, motion: TrunkMotionBound,
     for i in range(n):
         jid = i + 1
         theta = model.inertias[jid].toDynamicParameters()
-        lo, hi = theta_e_box if jid == ee else (None, None)
+        lo, hi = (theta_e_box.lower, theta_e_box.upper) if jid == ee else (None, None)
         if jid != ee and robot.theta_r_box is not None:      # a calibrated link box
             cols = _theta_r_columns(robot, model.names[jid])
             lo, hi = robot.theta_r_box[0][cols], robot.theta_r_box[1][cols]

@@ -38,8 +38,9 @@ def test_run_facts_file_carries_the_prior_to_every_reader(z1, tmp_path):
     box = prior_box(run)                           # controller and planner
     ident = load_identification_config(run)        # identifier
     named = load_identification_config(z1, prior="dumbbell_1kg")
-    np.testing.assert_array_equal(box.lower, named.prior_lower)
-    np.testing.assert_array_equal(ident.prior_upper, named.prior_upper)
+    np.testing.assert_array_equal(box.lower, named.prior.lower)
+    np.testing.assert_array_equal(ident.prior.upper, named.prior.upper)
+    assert box == ident.prior                      # one box type, same frame and nominal
     truth = true_theta_e(z1, dumbbell_for(z1, z1.config["demo"]["payload"]))
     assert np.all((box.lower <= truth) & (truth <= box.upper)), "the class holds the demo payload"
     assert box.lower[0] > z1.theta_e()[0]          # a loaded class: the bare body is outside

@@ -6,7 +6,10 @@ import pytest
 
 from sysid_ros.identification import IdentificationConfigError, load_identification_config, \
     payload_prior_box
+from sysid_ros.identification.config import load_prior
 from sysid_ros.identification.synthetic import random_payload_theta
+from sysid_ros.model.box import ParameterBox
+from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.robots import load_robot
 
 REGIONS = {  # as documented next to each prior in config/<robot>.yaml
@@ -21,8 +24,12 @@ def test_prior_contains_documented_payload_region(name):
     robot = load_robot(name)
     cfg = load_identification_config(robot)
     m, lo, hi, k = REGIONS[name]
-    box_lo, box_hi = payload_prior_box(robot.theta_e(), m, np.array(lo), np.array(hi), k)
-    assert np.all(cfg.prior_lower <= box_lo) and np.all(cfg.prior_upper >= box_hi)
+    box = payload_prior_box(robot.theta_e(), m, np.array(lo), np.array(hi), k,
+                            frame=robot.ee_joint)
+    assert isinstance(cfg.prior, ParameterBox) and cfg.prior.frame == box.frame == robot.ee_joint
+    assert cfg.prior.names == box.names == PARAM_NAMES
+    assert np.all(cfg.prior.lower <= box.lower) and np.all(cfg.prior.upper >= box.upper)
+    box_lo, box_hi = box.lower, box.upper
     rng = np.random.default_rng(0)
     # Random solid boxes with gyration radius ≤ k: size ≤ k·√(12/2) per side pair.
     for _ in range(500):
@@ -47,10 +54,19 @@ def test_overrides_and_errors(gen3):
     wide = load_identification_config(gen3, friction="wide")
     assert np.all(wide.friction_lower[:, :3] >= 0)           # Fc, Fv, Ia never negative
     assert np.all(wide.friction_upper[:, 3] >= 3.0) and np.all(wide.friction_lower[:, 3] <= -3.0)
-    assert load_identification_config(gen3, prior="none").prior_lower[0] < 0.364 < \
-        load_identification_config(gen3).prior_lower[0]
+    assert load_identification_config(gen3, prior="none").prior.lower[0] < 0.364 < \
+        load_identification_config(gen3).prior.lower[0]
     with pytest.raises(IdentificationConfigError, match="prior"):
         load_identification_config(gen3, prior="no_such_tool")
+    priors = gen3.config["identification"]["priors"]
+    name, none_box = load_prior("none", priors, frame=gen3.ee_joint)
+    assert name == "none" and none_box == load_identification_config(gen3, prior="none").prior
+    np.testing.assert_array_equal(none_box.nominal, none_box.centre)
+    with pytest.raises(IdentificationConfigError, match="prior"):
+        load_prior("bad", {"bad": {"lower": [0.0] * 9, "upper": [1.0] * 9}})
+    flat = none_box.with_bounds(none_box.lower, none_box.lower)
+    with pytest.raises(IdentificationConfigError, match="prior"):     # B₀ needs width
+        load_identification_config(gen3).with_overrides(prior=flat)
     none = load_identification_config(gen3, friction="none")
     assert not none.friction_nominal.any() and not none.friction_radius.any()
     with pytest.raises(IdentificationConfigError, match="stride"):

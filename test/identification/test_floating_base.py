@@ -108,7 +108,7 @@ def test_radius_rows_cover_imu_perturbations(b1, cfg):
     problem = PayloadProblem(b1, cfg)
     lo, hi = np.zeros(b1.n_bodies * 10), np.zeros(b1.n_bodies * 10)
     lo[problem._other], hi[problem._other] = cfg.theta_r_box
-    lo[problem._ee], hi[problem._ee] = cfg.prior_lower, cfg.prior_upper
+    lo[problem._ee], hi[problem._ee] = cfg.prior.lower, cfg.prior.upper
     lo, hi = lo[win.cols], hi[win.cols]
     th_max = np.maximum(np.abs(lo), np.abs(hi))
     worst = 0.0
@@ -173,14 +173,14 @@ def test_standing_boxes_contain_the_truth(b1, cfg, standing):
               f"|ω|max {np.abs(run.gyro).max():.3f} rad/s")
         assert np.max(pos_mm) > 0.5 and np.max(rot_mrad) > 0.5      # the trunk does move
         theta = run.run.theta_e
-        assert np.all(cfg.prior_lower <= theta) and np.all(theta <= cfg.prior_upper)   # in B₀
+        assert np.all(cfg.prior.lower <= theta) and np.all(theta <= cfg.prior.upper)   # in B₀
         imu = corrupted_imu(run, cfg.imu, np.random.default_rng(10 + k))
         res = identify(b1, cfg, run.run.t, run.run.q, run.run.dq, run.run.tau_meas, "lp",
                        imu=imu, point_estimate=False)
         assert res.status == "ok", res.reason
         assert res.contains(run.run.theta_e), (k, res.lower, run.run.theta_e, res.upper)
         # informative: the mass interval is well inside the prior's [0.85, 3.3] kg
-        assert res.upper[0] - res.lower[0] < 0.7 * (cfg.prior_upper[0] - cfg.prior_lower[0])
+        assert res.upper[0] - res.lower[0] < 0.7 * cfg.prior.width[0]
 
 
 def test_imu_bias_above_the_bound_is_detected(b1, cfg, standing):
@@ -267,7 +267,7 @@ def test_ten_payloads_boxes_contain_the_truth(b1, cfg):
         rng = np.random.default_rng(1000 + trial)
         run = simulate_standing(b1, rng, z1_payload(rng), duration=1.0, noise_tau=NOISE)
         theta = run.run.theta_e
-        assert np.all(cfg.prior_lower <= theta) and np.all(theta <= cfg.prior_upper)   # in B₀
+        assert np.all(cfg.prior.lower <= theta) and np.all(theta <= cfg.prior.upper)   # in B₀
         imu = corrupted_imu(run, cfg.imu, rng)
         res = identify(b1, cfg, run.run.t, run.run.q, run.run.dq, run.run.tau_meas, "lp",
                        imu=imu, point_estimate=False)

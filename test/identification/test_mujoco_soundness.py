@@ -56,12 +56,12 @@ def test_box_contains_mujoco_truth_every_trial(gen3, runs, cfg):
                 misses[m].append(k)
             inertia_w[m].append(np.sum(r.upper[4:] - r.lower[4:]))
         # cuts only remove parameters no rigid body has: the box is inside the LP box
-        pad = 2e-5 * (cfg.prior_upper - cfg.prior_lower)   # solver-tolerance pads differ
+        pad = 2e-5 * cfg.prior.width   # solver-tolerance pads differ
         assert np.all(res["lp-cuts"].lower >= res["lp"].lower - pad)
         assert np.all(res["lp-cuts"].upper <= res["lp"].upper + pad)
         mass_w.append(res["lp"].upper[0] - res["lp"].lower[0])
     assert misses == {"lp": [], "lp-cuts": []}
-    prior = cfg.prior_upper - cfg.prior_lower
+    prior = cfg.prior.width
     assert np.median(mass_w) < 0.6 * prior[0]          # not vacuous: the data inform m
     # and the cuts inform the inertia entries the LP leaves near B₀
     assert np.median(inertia_w["lp-cuts"]) < 0.97 * np.median(inertia_w["lp"])
@@ -73,7 +73,7 @@ def test_cuts_and_sdp_tighten_and_keep_truth(gen3, runs, cfg):
                          point_estimate=False) for m in ("lp", "lp-cuts", "lp-lmi")}
     for m, res in boxes.items():
         assert res.status == "ok" and res.contains(run.theta_e), m
-    pad = 2e-5 * (cfg.prior_upper - cfg.prior_lower)
+    pad = 2e-5 * cfg.prior.width
     for m in ("lp-cuts", "lp-lmi"):
         assert np.all(boxes[m].lower >= boxes["lp"].lower - pad)
         assert np.all(boxes[m].upper <= boxes["lp"].upper + pad)
@@ -125,7 +125,7 @@ def test_z1_box_contains_truth_for_random_payloads_and_refuses_a_swap(z1):
         assert res.contains(run.theta_e), (trial, res.lower, run.theta_e, res.upper)
         mass_w.append(res.upper[0] - res.lower[0])
         runs.append((run, sel))
-    assert np.median(mass_w) < cfg.prior_upper[0] - cfg.prior_lower[0]   # the data inform m
+    assert np.median(mass_w) < cfg.prior.width[0]   # the data inform m
     (a, sel), (b, _) = runs[0], runs[1]
     assert abs(a.theta_e[0] - b.theta_e[0]) > 0.3
     swapped = identify(z1, cfg, np.concatenate([a.t[sel], b.t[sel] + a.t[-1] + 1e-3]),
@@ -158,6 +158,6 @@ def test_z1_bench_setting_holds_truth_per_row_and_shared_links(z1):
             assert res.status == "ok", (trial, name, res.status, res.reason)
             assert res.contains(run.theta_e), (trial, name, res.lower, run.theta_e, res.upper)
         w_row, w_shared = per_row.upper - per_row.lower, shared.upper - shared.lower
-        assert np.all(w_shared <= w_row + 1e-3 * (cfg.prior_upper - cfg.prior_lower)), trial
+        assert np.all(w_shared <= w_row + 1e-3 * cfg.prior.width), trial
         widths.append((w_row[0], w_shared[0]))
-    assert np.median(np.array(widths)[:, 0]) < cfg.prior_upper[0] - cfg.prior_lower[0]
+    assert np.median(np.array(widths)[:, 0]) < cfg.prior.width[0]

@@ -27,10 +27,10 @@ def test_online_boxes_shrink_and_contain_truth(gen3):
         assert online.summary()["rows"] <= cfg.online_max_rows
         prev = (online.lower.copy(), online.upper.copy())
     assert online.status == "ok"
-    assert online.upper[0] - online.lower[0] < 0.6 * (cfg.prior_upper[0] - cfg.prior_lower[0])
+    assert online.upper[0] - online.lower[0] < 0.6 * cfg.prior.width[0]
     # Chaining boxes loses little against one LP over all rows.
     offline = identify(gen3, cfg, run.t, run.q, run.dq, run.tau_meas, point_estimate=False)
     assert online.upper[0] - online.lower[0] < 1.5 * (offline.upper[0] - offline.lower[0])
     online.reset()
-    np.testing.assert_array_equal(online.lower, cfg.prior_lower)
+    np.testing.assert_array_equal(online.lower, cfg.prior.lower)
     assert online.samples == 0 and online.status == "insufficient_data"

@@ -114,8 +114,8 @@ def test_box_pinned_to_a_wrong_prior_is_flagged(gen3, tmp_path):
     m_true = run.theta_e[0]
     width = normal.upper[0] - normal.lower[0]
     prior = tmp_path / "heavy_tool.yaml"
-    lo = cfg.prior_lower.copy()
-    hi = cfg.prior_upper.copy()
+    lo = cfg.prior.lower.copy()
+    hi = cfg.prior.upper.copy()
     lo[0], hi[0] = m_true + 0.3 * width, m_true + 6.0
     prior.write_text(f"lower: {lo.tolist()}\nupper: {hi.tolist()}\n")
     wrong = identify(gen3, load_identification_config(gen3, friction="config",

@@ -42,5 +42,5 @@ def test_runtime_update_box_rejections_and_reset(gen3) -> None:
 
     rt.request_reset()
     assert rt.update().status == "insufficient_data"
-    np.testing.assert_array_equal(rt.ident.lower, cfg.prior_lower)
+    np.testing.assert_array_equal(rt.ident.lower, cfg.prior.lower)
     assert rt.report().values["resets"] == "1"

@@ -10,6 +10,7 @@ import pytest
 from sysid_ros.model.arm_view import (
     TrunkMotionBound, arm_view, base_disturbance_bound, trunk_motion_report,
 )
+from sysid_ros.model.box import ParameterBox
 from sysid_ros.model.errors import RobotConfigError
 from sysid_ros.model.robots import load_robot
 
@@ -111,6 +112,9 @@ def test_bound_holds_for_every_sampled_trunk_motion_and_fails_outside_it(b1_z1, 
     d_bar = base_disturbance_bound(b1_z1, bound)
     from sysid_ros.control.prior import prior_box
     prior = prior_box(b1_z1)
+    np.testing.assert_array_equal(base_disturbance_bound(b1_z1, bound, prior), d_bar)   # default
+    point = ParameterBox.point(prior.names, prior.lower, units=prior.units, frame=prior.frame)
+    assert np.all(base_disturbance_bound(b1_z1, bound, point) <= d_bar)      # a smaller θ_e box
     model = b1_z1.model.copy()
     ee = b1_z1.ee_joint_id
     worst = np.zeros(6)
