@@ -81,6 +81,7 @@ def test_calibrates_validates_and_round_trips(gen3, bags, tmp_path, capsys):
         assert (rep / f).stat().st_size > 1000
 
 
+@pytest.mark.slow     # ~18 s with its bag fixture; the default suite must stay under 5 min
 def test_validation_with_an_unknown_payload_exits_4(bags, tmp_path, capsys):
     out = tmp_path / "calib.yaml"
     code, err = _run(capsys, "--bag", bags["cal"], "--validate", bags["payload"], "--out", out,

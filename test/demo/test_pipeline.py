@@ -32,6 +32,7 @@ def conservative(robot):
     return simulate_episode(robot, MASS, "conservative", (), seed=0, config=SHORT)
 
 
+@pytest.mark.slow     # ~50 s: a whole identifying episode through the node runtimes
 def test_ours_identifies_the_dumbbell_and_keeps_the_guarantee(robot):
     ep = simulate_episode(robot, MASS, "ours", (), seed=1, config=SHORT)
     res = evaluate_episode(robot, ep, ())
