@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import mujoco
 import numpy as np
 
 from sysid_ros.control.controller import ControllerGains, RobustController, gains_from_config
@@ -57,7 +56,6 @@ def z1_tracking_run(mode: str = "robust", control_dt: float = 1e-3, duration: fl
     sim.reset(q0)
     traj = QuinticTrajectory(q0, np.zeros(6), np.zeros(6), 2.0)
     k = np.array([0.5, -0.3, 0.4, 0.4, -0.5, 0.5])
-    full = np.zeros((sim.mj.model.nv, sim.mj.model.nv))
     sub = int(round(control_dt / sim.physics_dt))
     v_true, errors, taus, clipped = [], [], [], False
     for i in range(int(round(duration / control_dt))):
@@ -65,8 +63,7 @@ def z1_tracking_run(mode: str = "robust", control_dt: float = 1e-3, duration: fl
         qd, dqd, ddqd = (x[0] for x in traj.sample(np.array([t]), k))
         m = sim.measure()
         out = ctl.compute(t, m.q, m.dq, qd, dqd, ddqd)
-        mujoco.mj_fullM(sim.mj.model, sim.data, full)
-        mass = full[np.ix_(sim.mj.dof_adr, sim.mj.dof_adr)]
+        mass = sim.joint_mass_matrix()
         r = (dqd - sim.dq) + gains.Kr * (qd - sim.q)
         v_true.append(0.5 * r @ mass @ r)
         errors.append(qd - sim.q)

@@ -169,6 +169,7 @@ class Simulator:
                                                   coulomb=config.coulomb)
         self.model = self.mj.model
         self.data = mujoco.MjData(self.model)
+        self._full_m = np.zeros((self.model.nv, self.model.nv))   # joint_mass_matrix's buffer
         self._rng = np.random.default_rng(seed)
         self._noise_tau = per_joint(config.noise_tau, nj, "noise_tau")
         self._noise_dq = per_joint(config.noise_dq, nj, "noise_dq")
@@ -298,6 +299,13 @@ class Simulator:
         # a dof-friction row's Jacobian is the unit vector of its dof: force = efc_force
         np.add.at(force, d.efc_id[rows], d.efc_force[rows])
         return -force[self._da]
+
+    def joint_mass_matrix(self) -> np.ndarray:
+        """The true joint-space mass matrix H(q) + diag(armature) over the robot joints (nj, nj),
+        from MuJoCo's own factorisation of the current state (evaluation: the true Lyapunov
+        function ½ rᵀ H r of the closed loops)."""
+        mujoco.mj_fullM(self.model, self.data, self._full_m)
+        return self._full_m[np.ix_(self.mj.dof_adr, self.mj.dof_adr)]
 
     def true_theta_e(self) -> np.ndarray:
         """Ground-truth θ_e (EE body + payload, as simulated now), for evaluation only."""

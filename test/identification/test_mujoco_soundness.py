@@ -103,6 +103,16 @@ def test_noise_beyond_bound_is_flagged_or_still_sound(gen3):
     assert res.status == "inconsistent"
 
 
+def _z1_rated_run(z1, seed: int, duration: float, noise: float):
+    """A random rated-class Z1 payload (0-2 kg, CoM where the ``rated`` prior documents it)
+    simulated in MuJoCo with ±``noise`` N·m torque noise; samples at 1 kHz of the 4 kHz physics:
+    (run, the 1 kHz selection)."""
+    rng = np.random.default_rng(seed)
+    pay = random_payload(rng, 2.0, com_lower=(-0.05, -0.08, -0.08),
+                         com_upper=(0.25, 0.08, 0.08), size_max=0.12)
+    return simulate_mujoco(z1, rng, pay, duration=duration, noise_tau=noise), slice(None, None, 4)
+
+
 @pytest.mark.slow
 def test_z1_box_contains_truth_for_random_payloads_and_refuses_a_swap(z1):
     """The Z1 (no armature, light wrist, 1-2 N·m of set-valued Coulomb friction that the
@@ -114,11 +124,7 @@ def test_z1_box_contains_truth_for_random_payloads_and_refuses_a_swap(z1):
                                       torque_noise_abs=0.2, torque_noise_rel=0.0)
     runs, mass_w = [], []
     for trial in range(10):
-        rng = np.random.default_rng(900 + trial)
-        pay = random_payload(rng, 2.0, com_lower=(-0.05, -0.08, -0.08),
-                             com_upper=(0.25, 0.08, 0.08), size_max=0.12)
-        run = simulate_mujoco(z1, rng, pay, duration=0.6, noise_tau=0.2)
-        sel = slice(None, None, 4)                 # 4 kHz physics, 1 kHz samples
+        run, sel = _z1_rated_run(z1, 900 + trial, duration=0.6, noise=0.2)
         res = identify(z1, cfg, run.t[sel], run.q[sel], run.dq[sel], run.tau_meas[sel], "lp",
                        point_estimate=False)
         assert res.status == "ok", (trial, res.status, res.reason)
@@ -146,11 +152,7 @@ def test_z1_bench_setting_holds_truth_per_row_and_shared_links(z1):
     shared_cfg = cfg.with_overrides(theta_r_unknowns=True)
     widths = []
     for trial in range(10):
-        rng = np.random.default_rng(1900 + trial)
-        pay = random_payload(rng, 2.0, com_lower=(-0.05, -0.08, -0.08),
-                             com_upper=(0.25, 0.08, 0.08), size_max=0.12)
-        run = simulate_mujoco(z1, rng, pay, duration=0.8, noise_tau=0.3)
-        sel = slice(None, None, 4)                 # 4 kHz physics, 1 kHz samples
+        run, sel = _z1_rated_run(z1, 1900 + trial, duration=0.8, noise=0.3)
         data = (run.t[sel], run.q[sel], run.dq[sel], run.tau_meas[sel])
         per_row = identify(z1, cfg, *data, "lp", point_estimate=False)
         shared = identify(z1, shared_cfg, *data, "lp", point_estimate=False)

@@ -137,7 +137,6 @@ def test_certified_plans_from_a_tight_box_run_safely_in_mujoco(z1, tight):
     executed by the mass-metric controller on MuJoCo (1 kHz, exact set-valued Coulomb friction,
     1 kg dumbbell): V ≤ V_max (MuJoCo's mass matrix), |e| within the tracking box, no torque
     above the limits, no sphere in an obstacle (Pinocchio forward kinematics of the measured q)."""
-    import mujoco
 
     from sysid_ros.planning.obstacles import obstacles_from_config, signed_distance
     from sysid_ros.simulation import SimConfig, Simulator
@@ -150,7 +149,6 @@ def test_certified_plans_from_a_tight_box_run_safely_in_mujoco(z1, tight):
     controller = RobustController(z1, gains_from_config(z1), prior=theta_e_box(lo, hi))
     sim = Simulator(z1, payload, SimConfig(), seed=0)
     sim.reset(np.asarray(z1.config["simulation"]["home"], float))
-    full = np.zeros((sim.mj.model.nv, sim.mj.model.nv))
     sub = int(round(1e-3 / sim.physics_dt))
     data = z1.model.createData()
     state = (sim.q.copy(), np.zeros(6), np.zeros(6))
@@ -166,8 +164,7 @@ def test_certified_plans_from_a_tight_box_run_safely_in_mujoco(z1, tight):
             qd, dqd, ddqd = (x[0] for x in traj.sample(np.array([t]), k))
             meas = sim.measure()
             out = controller.compute(t, meas.q, meas.dq, qd, dqd, ddqd)
-            mujoco.mj_fullM(sim.mj.model, sim.data, full)
-            mass = full[np.ix_(sim.mj.dof_adr, sim.mj.dof_adr)]
+            mass = sim.joint_mass_matrix()
             r = (dqd - sim.dq) + ctrl.Kr * (qd - sim.q)
             worst_v = max(worst_v, 0.5 * r @ mass @ r / ctrl.V_max)
             worst_e = max(worst_e, float(np.max(np.abs(qd - sim.q) / ctrl.e_max)))
