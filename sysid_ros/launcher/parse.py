@@ -4,8 +4,10 @@ One description of the graph serves both ``ros2 launch sysid_ros sim.launch.yaml
 install and :mod:`sysid_ros.launcher` here, where ``launch`` is not installable. Supported:
 
 * top level ``launch:`` list of ``arg`` (name, default, description), ``let`` (name, value),
-  ``node`` (pkg, exec, name, namespace, param, remap, args, output, if, unless, on_exit) and
-  ``executable`` (cmd, name, if, unless, output, on_exit);
+  ``node`` (pkg, exec, name, namespace, param, remap, args, output, if, unless, on_exit,
+  launch-prefix) and ``executable`` (cmd, name, if, unless, output, on_exit, launch-prefix);
+* ``launch-prefix`` (as in ``ros2 launch``): a command the process is started under, e.g.
+  ``nice -n 10`` for a node whose work can wait while the 1 kHz nodes cannot;
 * ``param`` entries ``{from: file.yaml}`` and ``{name: n, value: v}``; ``remap`` ``{from:, to:}``;
 * substitutions ``$(var x)``, ``$(env X [default])``, ``$(find-pkg-share pkg)``,
   ``$(file-content path)``, nested innermost first (``$(file-content $(var urdf))``);
@@ -228,8 +230,14 @@ def _required(ctx: _Context, entry: Mapping[str, Any], key: str, where: str) -> 
 
 
 _NODE_KEYS = {"pkg", "exec", "name", "namespace", "param", "remap", "args", "output", "if",
-              "unless", "on_exit", "ros_args"}
-_EXEC_KEYS = {"cmd", "name", "output", "if", "unless", "on_exit"}
+              "unless", "on_exit", "ros_args", "launch-prefix"}
+_EXEC_KEYS = {"cmd", "name", "output", "if", "unless", "on_exit", "launch-prefix"}
+
+
+def _launch_prefix(ctx: _Context, entry: Mapping[str, Any], where: str) -> list[str]:
+    """The ``launch-prefix`` words (``ros2 launch`` runs the process under them); [] if absent
+    or empty (an argument set to '' turns the prefix off)."""
+    return shlex.split(ctx.subst(entry.get("launch-prefix", ""), where))
 
 
 def _on_exit(ctx: _Context, entry: Mapping[str, Any], where: str) -> bool:
@@ -291,7 +299,8 @@ def _node(ctx: _Context, entry: Mapping[str, Any], where: str, index: int) -> Pr
         ros += ["-r", f"{ctx.subst(r['from'], rw)}:={ctx.subst(r['to'], rw)}"]
     ros += shlex.split(ctx.subst(entry.get("ros_args", ""), where))
     label = name or exe or f"node{index}"
-    return ProcessSpec(label, tuple(cmd + ros), _on_exit(ctx, entry, where), tuple(files))
+    return ProcessSpec(label, tuple(_launch_prefix(ctx, entry, where) + cmd + ros),
+                       _on_exit(ctx, entry, where), tuple(files))
 
 
 def _executable(ctx: _Context, entry: Mapping[str, Any], where: str, index: int) -> ProcessSpec:
@@ -300,7 +309,8 @@ def _executable(ctx: _Context, entry: Mapping[str, Any], where: str, index: int)
     if not cmd:
         raise ctx.err(where, "empty cmd")
     name = ctx.subst(entry.get("name", ""), where) or Path(cmd[0]).name or f"exec{index}"
-    return ProcessSpec(name, tuple(cmd), _on_exit(ctx, entry, where))
+    return ProcessSpec(name, tuple(_launch_prefix(ctx, entry, where) + cmd),
+                       _on_exit(ctx, entry, where))
 
 
 def load_launch(path: str | os.PathLike[str], args: Mapping[str, str] | None = None) -> LaunchDescription:

@@ -107,6 +107,23 @@ def test_required_failure_makes_nonzero_exit(tmp_path):
     assert not any(_alive(p) for p in pids.values())
 
 
+def test_launch_prefix_runs_the_process_under_it(tmp_path):
+    """``launch-prefix: nice -n 7`` (as the sim graph starts the planner): the process itself,
+    not a wrapper, runs 7 niceness steps below the launcher, so the graph's signals reach it."""
+    f = tmp_path / "nice.launch.yaml"
+    probe = "import os; print('nice', os.nice(0), os.getpid(), flush=True)"
+    f.write_text(yaml.safe_dump({"launch": [
+        {"executable": {"cmd": shlex.join([sys.executable, "-c", probe]), "name": "probe",
+                        "launch-prefix": "nice -n 7", "on_exit": "shutdown"}}]}))
+    lines: list[str] = []
+    g = Graph(f, output=lines.append).start()
+    pid = g.pids["probe"]
+    assert g.wait(timeout=15) == 0
+    words = next(line for line in lines if line.startswith("[probe] nice")).split()
+    assert int(words[2]) == min(os.nice(0) + 7, 19)
+    assert int(words[3]) == pid
+
+
 def test_cli_forwards_sigint_and_escalates(tmp_path):
     # A child ignoring SIGINT and SIGTERM must still be gone (SIGKILL) after the timeouts.
     f = tmp_path / "stubborn.launch.yaml"

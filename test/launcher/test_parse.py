@@ -22,6 +22,11 @@ def test_shipped_launch_files_resolve():
     assert ident.required and ident.param_files[0].endswith("config/identifier.yaml")
     assert "robot:=z1" in ident.cmd
     assert "__node:=identifier" in ident.cmd and "use_sim_time:=true" in ident.cmd
+    # the planner's work can wait; the 1 kHz nodes' cannot (README, CPU budget)
+    assert sim.processes[2].cmd[:3] == ("nice", "-n", "10")
+    assert load_launch("sim", {"planner_launch_prefix": "nice -n 3"}).processes[2].cmd[:3] == (
+        "nice", "-n", "3")
+    assert load_launch("sim", {"planner_launch_prefix": ""}).processes[2].cmd[0] != "nice"
     assert _names(load_launch("sim.launch.yaml", {"enable_planner": "false"})) == [
         "sim", "identifier", "robust_controller"]
     hw = load_launch("hardware", {"command_topic": "/arm/cmd"})
