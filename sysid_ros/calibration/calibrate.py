@@ -38,6 +38,7 @@ from sysid_ros.calibration.lp import BoxLP, scale_rows, min_noise
 from sysid_ros.calibration.map_estimate import ROBUST_LOSSES, LinearRows, map_estimate
 from sysid_ros.calibration.prior import FRICTION_PRIORS, Prior, calibration_prior
 from sysid_ros.calibration.rows import CalibrationRows, build_rows, friction_column
+from sysid_ros.identification.calibration_rows import CalibrationConstraints, column_names
 from sysid_ros.identification.config import IdentificationConfig, load_identification_config
 from sysid_ros.identification.errors import IdentificationError
 from sysid_ros.identification.windows import MomentumWindows
@@ -46,7 +47,7 @@ from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
 
 __all__ = ["CalibrationOptions", "CalibrationResult", "calibrate", "calibration_rows",
-           "FRICTION_LAWS", "window_config"]
+           "FRICTION_LAWS", "window_config", "exported_rows"]
 
 FRICTION_LAWS = ("linear", "stribeck")
 _LP_SLACK = 1e-6
@@ -174,6 +175,26 @@ class CalibrationResult:
             "rigid bodies, no payload other than the stated one, no contact with the "
             "environment during the calibration motions",
         ]
+
+
+def exported_rows(result: CalibrationResult) -> CalibrationConstraints:
+    """The calibration's rows with the written noise bound, for the identifier's LP
+    (:mod:`sysid_ros.identification.calibration_rows`; ``sysid-calibrate --export-rows``): the
+    rows keep what the boxes forget — base-parameter combinations of the links and the offsets
+    jointly with link gravity. The end-effector body's box is the calibration prior's (with a
+    stated payload, if any)."""
+    robot, rows, prior = result.robot, result.rows, result.prior
+    ee = robot.ee_columns
+    c = result.config
+    info = {"window_s": c.window_s, "stride_s": c.stride_s, "coulomb_band": c.coulomb_band,
+            "quadrature_safety": c.quadrature_safety, "torque_noise_rel": c.torque_noise_rel,
+            "recordings": [r.name for r in result.recordings],
+            "noise_min_Nm": result.noise_min.tolist(), "prior": prior.describe(),
+            "assumptions": result.assumptions()}
+    return CalibrationConstraints(
+        robot.name, tuple(column_names(robot)), rows.A.tocsr(), rows.sign_rad.copy(),
+        rows.c.copy(), rows.r_fixed.copy(), rows.t_noise.copy(), rows.joint.copy(),
+        result.noise.copy(), prior.lower[ee].copy(), prior.upper[ee].copy(), info)
 
 
 def window_config(robot: Robot, options: CalibrationOptions) -> IdentificationConfig:

@@ -59,6 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--validate", action="append", default=[], metavar="BAG",
                    help="bag not used for fitting: consistency and torque RMS (repeatable)")
     p.add_argument("--json", help="summary JSON (friction boxes, noise, validation)")
+    p.add_argument("--export-rows", action="store_true",
+                   help="also write the calibration rows (OUT with suffix .rows.npz) and point "
+                        "the overlay at them: the identifier then uses them as constraints on "
+                        "the shared link and friction unknowns (narrower payload boxes; "
+                        "theta_r_unknowns on; docs/calibration.md section 8)")
     p.add_argument("--report", metavar="DIR", help="markdown report with plots")
     p.add_argument("--friction-law", choices=FRICTION_LAWS, default="linear",
                    help="linear (boxes and nominal) or stribeck (adds a smooth fit for "
@@ -208,6 +213,14 @@ def _finish(args, robot, result, vals, clock) -> int:
         _say(validation.describe())
     doc = calibration_document(result, validation, bags=list(args.bag))
     try:
+        if args.export_rows and args.out:
+            from sysid_ros.calibration.calibrate import exported_rows
+
+            rows_path = Path(args.out).with_suffix(".rows.npz")
+            exported_rows(result).save(rows_path)
+            # relative to the overlay, so calib.yaml and its rows move together
+            doc["identification"]["calibration_rows"] = rows_path.name
+            doc["identification"]["theta_r_unknowns"] = True
         write_calibration(args.out, doc)
         if args.json:
             summary = summary_json(result, validation)

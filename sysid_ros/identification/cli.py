@@ -60,6 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "(b1_z1) only (default /imu)")
     p.add_argument("--method", choices=METHODS, default="lp")
     p.add_argument("--calibration", help="sysid-calibrate result (calib.yaml) to rest on")
+    p.add_argument("--calibration-rows", metavar="FILE",
+                   help="sysid-calibrate --export-rows file: the calibration's rows as "
+                        "constraints on the shared link/friction unknowns (turns "
+                        "theta_r_unknowns on; same robot, offsets unchanged since calibrating)")
     p.add_argument("--prior", help="prior box B0: a name from the robot file's priors "
                    "(gen3: 2f85, none) or a YAML file with lower/upper")
     p.add_argument("--torque-noise-abs", help="N*m: one number or one per joint (comma list)")
@@ -120,7 +124,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                          robot_uncertainty_rel=args.robot_uncertainty_rel, window=args.window,
                          stride=args.stride, friction=args.friction, window_s=args.window_s,
                          stride_s=args.stride_s, max_sample_gap=args.max_sample_gap,
-                         coulomb_band=args.coulomb_band, prior=args.prior)
+                         coulomb_band=args.coulomb_band, prior=args.prior,
+                         calibration_rows=None if args.calibration_rows is None
+                         else str(Path(args.calibration_rows).resolve()))
         # A noise flag given alone replaces the whole noise model, not just its own half.
         if args.torque_noise_abs is not None and args.torque_noise_rel is None:
             overrides["torque_noise_rel"] = 0.0

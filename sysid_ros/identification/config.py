@@ -31,6 +31,11 @@ Keys (all optional except the prior):
   it narrows the mass ~10 % at twice the online cost, and it is stricter about the other
   assumptions — a calibration whose noise bound is only just right then reads as
   `inconsistent` (docs/design.md §4.2).
+- ``calibration_rows`` (path of a ``sysid-calibrate --export-rows`` file, relative to the
+  calibration overlay or the robot file): the calibration's own momentum rows as further
+  constraints on the shared θ_r and friction unknowns (:mod:`.calibration_rows`); they turn
+  ``theta_r_unknowns`` on and need ``friction_unknowns``. ``calibration_rows_max`` (int, 0 =
+  all) keeps that many rows, evenly spread (sound, looser, cheaper).
 - ``coulomb_band`` (rad/s): below this speed the Coulomb term is anywhere in [−Fc, Fc] (soft,
   Stribeck-like or stuck dry friction), above it Fc·sign(q̇).
 - ``window_s`` / ``stride_s`` (s, default 0.1 / 0.025): windows [k·s, k·s + h], turned into
@@ -74,6 +79,7 @@ import numpy as np
 import yaml
 
 from sysid_ros.identification.base_motion import ImuBounds
+from sysid_ros.identification.calibration_rows import CalibrationConstraints
 from sysid_ros.identification.errors import IdentificationConfigError
 from sysid_ros.model.box import ParameterBox, theta_e_box
 from sysid_ros.model.errors import BoxError
@@ -132,6 +138,7 @@ class IdentificationConfig:
     cut_rounds: int = 8
     max_cuts: int = 200
     imu: ImuBounds | None = None               # trunk IMU bounds (floating base only)
+    calibration_rows: CalibrationConstraints | None = field(default=None, repr=False)
     sources: tuple[str, ...] = ()              # where the values came from (robot file, calibration)
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -228,7 +235,17 @@ class IdentificationConfig:
                              "that are both outside it on that side",
             "rigid_grasp": "payload rigidly attached and unchanged during the data",
             "sources": list(self.sources),
-        } | ({} if self.imu is None else {
+        } | ({} if self.calibration_rows is None else {
+            "calibration_rows": {
+                "rows": len(self.calibration_rows),
+                "noise_abs_Nm": self.calibration_rows.noise.tolist(),
+                "statement": "the calibration's momentum rows constrain the shared theta_r and "
+                             "friction unknowns: same robot (links, friction, torque offsets "
+                             "unchanged since the calibration recordings), the calibration's "
+                             "window-averaged noise bound held on them, the end-effector body "
+                             "during calibration inside its calibration prior box",
+                "provenance": self.calibration_rows.info}
+        }) | ({} if self.imu is None else {
             "imu_bounds": {"gyro_bias_abs_rad_s": self.imu.gyro_bias_abs,
                            "gyro_noise_abs_rad_s": self.imu.gyro_noise_abs,
                            "accel_bias_abs_m_s2": self.imu.accel_bias_abs,
@@ -288,6 +305,9 @@ def _check(c: IdentificationConfig) -> None:
         raise _fail("gap_factor", "must be > 1 (a multiple of the median step)")
     if c.cut_rounds < 0 or c.max_cuts < 0:
         raise _fail("cut_rounds", f"cut_rounds={c.cut_rounds}, max_cuts={c.max_cuts}: must be >= 0")
+    if c.calibration_rows is not None and not (c.theta_r_unknowns and c.friction_unknowns):
+        raise _fail("calibration_rows", "need theta_r_unknowns and friction_unknowns: the "
+                    "calibration rows constrain the shared theta_r and friction unknowns")
     if c.online_max_rows < 10:
         raise _fail("online_max_rows", "must be >= 10")
     # (a ParameterBox is finite with lower <= upper by construction; B₀ must have width)
@@ -360,7 +380,8 @@ def load_prior(spec: str, priors: dict[str, Any] | None = None, *,
         raise _fail("prior", f"{name}: {exc}") from exc
 
 
-_INT_KEYS = ("window", "stride", "online_max_rows", "cut_rounds", "max_cuts")
+_INT_KEYS = ("window", "stride", "online_max_rows", "cut_rounds", "max_cuts",
+             "calibration_rows_max")
 _FLOAT_KEYS = ("coulomb_band", "window_s", "stride_s", "max_sample_gap", "gap_factor",
                "gap_floor", "quadrature_safety")
 
@@ -419,6 +440,17 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
             kwargs["theta_r_lower"] = kwargs["theta_r_upper"] = None
         kwargs.update({k: int(sec[k]) for k in _INT_KEYS if k in sec})
         kwargs.update({k: float(sec[k]) for k in _FLOAT_KEYS if k in sec})
+        rows_max = int(kwargs.pop("calibration_rows_max", 0))
+        rows_max = int(overrides.pop("calibration_rows_max", rows_max))
+        spec = overrides.pop("calibration_rows", None) or sec.get("calibration_rows")
+        if spec is not None:
+            kwargs["calibration_rows"] = _calibration_rows(robot, spec, rows_max)
+            # the rows constrain the shared θ_r: on unless the file says otherwise (then _check
+            # names the conflict)
+            kwargs["theta_r_unknowns"] = bool(sec.get("theta_r_unknowns", True))
+            kwargs["sources"] = (*kwargs["sources"], f"calibration rows {spec}"
+                                 if not isinstance(spec, CalibrationConstraints)
+                                 else "calibration rows (in memory)")
         cfg = IdentificationConfig(**kwargs)
     except (TypeError, ValueError) as exc:
         if isinstance(exc, IdentificationConfigError):
@@ -428,6 +460,18 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
         overrides["torque_noise_abs"] = _per_joint(overrides["torque_noise_abs"], robot.nj,
                                                    "torque_noise_abs")
     return cfg.with_overrides(**overrides) if overrides else cfg
+
+
+def _calibration_rows(robot: Robot, spec: Any, rows_max: int) -> CalibrationConstraints:
+    """``spec``: loaded rows or a path (relative: to the robot file's directory; an overlay's
+    path is made absolute when it is applied)."""
+    if isinstance(spec, CalibrationConstraints):
+        spec.check(robot)
+        return spec.subsample(rows_max)
+    path = Path(str(spec))
+    if not path.is_absolute() and robot.config_path:
+        path = Path(robot.config_path).parent / path
+    return CalibrationConstraints.load(path, robot).subsample(rows_max)
 
 
 def payload_prior_box(theta_ee: np.ndarray, mass_max: float, com_lower: np.ndarray,

@@ -219,7 +219,9 @@ def consistency(rows: PayloadRows, lower: np.ndarray, upper: np.ndarray, nj: int
 def _spans(rows: PayloadRows, need: np.ndarray, tol: float = 1.0 + 1e-6) -> list[ViolationSpan]:
     """Merge overlapping violating windows of each joint into spans."""
     out: list[ViolationSpan] = []
-    bad = np.flatnonzero(need > tol)
+    # rows without a payload time span (the calibration's rows) name their joint in the
+    # per-joint scales, not a span
+    bad = np.flatnonzero((need > tol) & np.isfinite(rows.t_start))
     for j in np.unique(rows.joint[bad]):
         idx = bad[rows.joint[bad] == j]
         idx = idx[np.argsort(rows.t_start[idx])]

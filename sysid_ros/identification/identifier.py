@@ -97,16 +97,16 @@ class IdentificationResult:
         return self.box is not None and self.box.contains(theta, tol)
 
 
-def _project_out_unknowns(rows: PayloadRows, theta_r: slice) -> tuple[np.ndarray, np.ndarray]:
+def _project_out_unknowns(rows: PayloadRows, held: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Weighted rows in θ_e alone with the other unknowns (friction) eliminated by least squares:
     for fixed θ_e the best φ is linear, so min over (θ_e, φ) of ‖D(A·x − c)‖ equals min over θ_e
     of ‖(I − P)D(Y·θ_e − c)‖ with P the projector on the friction columns (variable projection).
-    θ_r (columns ``theta_r``) is held at its box centre instead: the last link's parameters are
-    nearly collinear with θ_e, so a free θ_r would absorb the payload (its box, not the data,
-    bounds that direction — which the LP uses, a least-squares fit cannot)."""
+    The ``held`` columns (δθ_r, the calibration-time EE body) are held at their box centre
+    instead: the last link's parameters are nearly collinear with θ_e, so a free θ_r would absorb
+    the payload (its box, not the data, bounds that direction — which the LP uses, a
+    least-squares fit cannot), and no payload row sees the calibration-time EE body."""
     d = 1.0 / np.maximum(rows.r, 1e-12)
-    keep = np.ones(rows.A.shape[1], bool)
-    keep[theta_r] = False
+    keep = ~held
     DA, Dc = rows.A[:, keep] * d[:, None], rows.c * d
     Y, F = DA[:, :N_THETA_E], DA[:, N_THETA_E:]
     if F.shape[1] == 0:
@@ -117,17 +117,21 @@ def _project_out_unknowns(rows: PayloadRows, theta_r: slice) -> tuple[np.ndarray
 
 def _point_estimate(rows: PayloadRows, lower: np.ndarray, upper: np.ndarray,
                     x_lower: np.ndarray, x_upper: np.ndarray, theta_ref: np.ndarray,
-                    theta_r: slice) -> tuple[np.ndarray, bool]:
-    """(θ_0, outside): θ_0 by log-Cholesky least squares; the box's Chebyshev centre (and
-    ``outside`` True) if θ_0 is outside the sound box."""
+                    held: np.ndarray, constraints: PayloadRows | None = None
+                    ) -> tuple[np.ndarray, bool]:
+    """(θ_0, outside): θ_0 by log-Cholesky least squares on the payload ``rows``; the box's
+    Chebyshev centre over ``rows`` + ``constraints`` (the calibration rows) and ``outside`` True
+    if θ_0 is outside the sound box."""
     from sysid_ros.identification.estimate import estimate_theta
 
-    Y, b = _project_out_unknowns(rows, theta_r)
+    Y, b = _project_out_unknowns(rows, held)
     theta0 = estimate_theta(Y, b, np.ones(len(b)), theta_ref).theta
     if np.all(theta0 >= lower) and np.all(theta0 <= upper):
         return theta0, False
     x_lo, x_hi = x_lower.copy(), x_upper.copy()
     x_lo[:N_THETA_E], x_hi[:N_THETA_E] = lower, upper
+    if constraints is not None and len(constraints):
+        rows = PayloadRows.concat([rows, constraints], rows.A.shape[1])
     centre = chebyshev_centre(rows.A, rows.c, rows.r, x_lo, x_hi)
     return (0.5 * (lower + upper) if centre is None else centre[:N_THETA_E]), True
 
@@ -179,7 +183,8 @@ def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.nd
             raise IdentificationConfigError(
                 f"method sensitivity: {robot.name} has a floating base, whose IMU-bias unknowns "
                 "that method cannot carry; use lp, lp-cuts or lp-lmi")
-        config = config.with_overrides(friction_unknowns=False, theta_r_unknowns=False)
+        config = config.with_overrides(friction_unknowns=False, theta_r_unknowns=False,
+                                       calibration_rows=None)
     t = np.asarray(t, float).reshape(-1)
     if dq is None:
         raise SampleError("velocity: the recording has no joint velocities; estimate them "
@@ -204,9 +209,15 @@ def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.nd
         if progress is not None:
             progress(min(s + chunk, n), n)
     rows = PayloadRows.concat(parts, problem.n_x)
+    # the calibration's rows (if any): true constraints on the shared θ_r/friction unknowns, in
+    # every LP (box, diagnosis, pinned faces), but not in the least-squares fit of θ_e
+    cal_rows = problem.calibration_rows()
     t_reg = time.perf_counter() - clock
     x_lo, x_hi = problem.prior()
     notes = [f"sampling: {plan.describe()}", f"prior: {config.prior_name}"]
+    if len(cal_rows):
+        notes.append(f"calibration rows: {len(cal_rows)} constraints on the shared theta_r "
+                     "and friction unknowns")
     if base is not None:
         notes.append(f"floating base: rows of {len(win.row_joints)} arm joints; "
                      f"{int((~base.valid).sum())} joint samples without IMU coverage")
@@ -217,11 +228,12 @@ def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.nd
                                     win.n_samples, 0, method,
                                     {"regressors": t_reg}, notes, [],
                                     insufficient_reason(t, plan), summary)
+    lp_rows = PayloadRows.concat([rows, cal_rows], problem.n_x)
     clock = time.perf_counter()
-    box = _box(method, rows, x_lo, x_hi, config, robot)
+    box = _box(method, lp_rows, x_lo, x_hi, config, robot)
     t_box = time.perf_counter() - clock
     clock = time.perf_counter()
-    diag = consistency(rows, x_lo, x_hi, robot.nj, per_joint=box.status == INCONSISTENT)
+    diag = consistency(lp_rows, x_lo, x_hi, robot.nj, per_joint=box.status == INCONSISTENT)
     t_diag = time.perf_counter() - clock
     clock = time.perf_counter()
     warnings, reason = [], ""
@@ -233,11 +245,12 @@ def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.nd
             estimated = True              # its box's nominal is the paper's θ*
         elif point_estimate:
             nominal, outside = _point_estimate(rows, theta_box.lower, theta_box.upper, x_lo,
-                                               x_hi, robot.theta_e(), problem.theta_r_slice)
+                                               x_hi, robot.theta_e(), problem.held_columns,
+                                               cal_rows)
             # the Chebyshev centre is inside the box up to the LP's tolerance: clip the rest
             theta_box, estimated = theta_box.with_nominal(theta_box.clip(nominal)), True
         pinned = [] if method == "sensitivity" else \
-            pinned_faces(rows, x_lo, x_hi, theta_box.lower, theta_box.upper)
+            pinned_faces(lp_rows, x_lo, x_hi, theta_box.lower, theta_box.upper)
         warnings = box_warnings(pinned, outside, config.prior_name)
     else:
         reason = diag.describe(robot.joint_names, float(t[0]))
@@ -284,6 +297,8 @@ class OnlineIdentifier:
         self.background_cuts = background_cuts and method == "lp-cuts"
         self.windows = MomentumWindows(robot, config, Regressors(robot))
         self.problem = PayloadProblem(robot, config)
+        #: the calibration's rows, part of every update's LP (constant: no payload data)
+        self._cal_rows = self.problem.calibration_rows()
         #: stamp policy of :meth:`add_messages` (:mod:`.stamps`)
         self.stamps = StampFilter(restart_after)
         # floating base: joint samples wait here until the IMU covers their stamps
@@ -442,12 +457,13 @@ class OnlineIdentifier:
             prior, cuts, epoch = self.box, self._cuts, self._epoch
         rounds = 0 if self.background_cuts else self.config.cut_rounds
         x_lo, x_hi = self.problem.prior(prior)
-        box = _box(self.method, rows, x_lo, x_hi, self.config, self.robot, cuts, rounds)
+        lp_rows = self._with_calibration(rows)
+        box = _box(self.method, lp_rows, x_lo, x_hi, self.config, self.robot, cuts, rounds)
         self._merge(box, epoch, keep_cuts=not self.background_cuts)
         if self.status == OK:
             self._update_nominal(rows)
         elif self.status == INCONSISTENT and self.diagnosis is None:
-            self.diagnosis = consistency(rows, x_lo, x_hi, self.robot.nj, per_joint=True)
+            self.diagnosis = consistency(lp_rows, x_lo, x_hi, self.robot.nj, per_joint=True)
             self.reason = self.diagnosis.describe(self.robot.joint_names)
         return self.status
 
@@ -461,8 +477,12 @@ class OnlineIdentifier:
                 return False
             rows = self._rows
             prior, cuts, epoch = self.box, self._cuts, self._epoch
-        box = _box("lp-cuts", rows, *self.problem.prior(prior), self.config, self.robot, cuts)
+        box = _box("lp-cuts", self._with_calibration(rows), *self.problem.prior(prior),
+                   self.config, self.robot, cuts)
         return self._merge(box, epoch, keep_cuts=True)
+
+    def _with_calibration(self, rows: PayloadRows) -> PayloadRows:
+        return PayloadRows.concat([rows, self._cal_rows], self.problem.n_x)
 
     def _merge(self, box: BoxResult, epoch: int, keep_cuts: bool) -> bool:
         with self._lock:
@@ -489,14 +509,15 @@ class OnlineIdentifier:
         if self.point_estimate:
             nominal, outside = _point_estimate(rows, lower, upper,
                                                *self.problem.prior(box), box.nominal,
-                                               self.problem.theta_r_slice)
+                                               self.problem.held_columns, self._cal_rows)
         else:
             nominal = box.centre
         with self._lock:
             # tighten() may have shrunk the box meanwhile: keep the nominal inside it
             self.box = self.box.with_nominal(self.box.clip(nominal))
         x_lo, x_hi = self.problem.prior()
-        pinned = pinned_faces(rows, x_lo, x_hi, self.box.lower, self.box.upper)
+        pinned = pinned_faces(self._with_calibration(rows), x_lo, x_hi, self.box.lower,
+                              self.box.upper)
         self.warnings = box_warnings(pinned, outside, self.config.prior_name)
 
     def summary(self) -> dict[str, Any]:

@@ -33,14 +33,20 @@ unknowns [b (3) | z (3 × 10)]: the row's bias term −Σ_a b_a·∫G_a·θ is �
 (the bilinear term relaxed to its box, sound for every θ_e in the box); the θ_r remainder
 β·Σ_a|∫G_a,r|·rad θ_r and the quadrature allowance of ∫G_a go into r_fixed.
 
-The prior of x is [B₀ | the friction box of the unknowns | ±rad(θ_r) | bias box]; boxes are
-reported on θ_e only.
+Calibration rows (``config.calibration_rows``, :mod:`.calibration_rows`): the calibration's own
+momentum rows as further constraints on the shared δθ_r and φ, with 10 more unknowns for the
+end-effector body as it was during the calibration (no payload), bounded by the calibration's
+prior of that body; they need ``theta_r_unknowns`` and ``friction_unknowns``.
+
+The prior of x is [B₀ | the friction box of the unknowns | ±rad(θ_r) | bias box | calibration-time
+EE body box]; boxes are reported on θ_e only.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
 import numpy as np
+import scipy.sparse as sp
 
 from sysid_ros.identification.config import IdentificationConfig
 from sysid_ros.identification.base_motion import imu_mount, trunk_bias
@@ -144,6 +150,15 @@ class PayloadProblem:
             axes = "xyz"
             self.names += [f"accel_bias_{a}" for a in axes] + [
                 f"accel_bias_{a}*{p}" for a in axes for p in PARAM_NAMES]
+        # the end-effector body during the calibration recordings (no payload): its own unknowns
+        cal = config.calibration_rows
+        self.n_ee_cal = 0 if cal is None else N_THETA_E
+        self.ee_cal_col = self.n_x
+        self.n_x += self.n_ee_cal
+        if cal is not None:
+            cal.check(robot)
+            self.names += [f"{p}[{robot.ee_joint} during calibration]" for p in PARAM_NAMES]
+        self._cal_rows: PayloadRows | None = None
 
     def prior(self, theta_box: ParameterBox | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Box of x (lower, upper): [θ_e box (default B₀) | friction box of the unknowns |
@@ -151,18 +166,63 @@ class PayloadProblem:
         box = self.config.prior if theta_box is None else theta_box
         lo, hi = box.lower, box.upper
         rad = self.theta_r_rad[self.r_free]
-        if not self.n_bias:
-            return (np.concatenate([lo, self.f_lo[self.free], -rad]),
-                    np.concatenate([hi, self.f_hi[self.free], rad]))
         z = np.repeat(self.bias, 10) * np.tile(np.maximum(np.abs(lo), np.abs(hi)), 3)
-        b = self.bias
-        return (np.concatenate([lo, self.f_lo[self.free], -rad, -b, -z]),
-                np.concatenate([hi, self.f_hi[self.free], rad, b, z]))
+        b = self.bias if self.n_bias else np.zeros(0)
+        z = z if self.n_bias else np.zeros(0)
+        cal = self.config.calibration_rows
+        ee_lo, ee_hi = (np.zeros(0), np.zeros(0)) if cal is None else (cal.ee_lower, cal.ee_upper)
+        return (np.concatenate([lo, self.f_lo[self.free], -rad, -b, -z, ee_lo]),
+                np.concatenate([hi, self.f_hi[self.free], rad, b, z, ee_hi]))
 
     @property
     def theta_r_slice(self) -> slice:
         """Columns of x holding θ_r − θ_r^c (empty without ``theta_r_unknowns``)."""
         return slice(self.r_col, self.r_col + self.n_r)
+
+    @property
+    def held_columns(self) -> np.ndarray:
+        """Columns the point estimate holds at their box centre rather than fitting: δθ_r (the
+        last link is nearly collinear with θ_e) and the calibration-time EE body (no payload
+        row sees it)."""
+        held = np.zeros(self.n_x, bool)
+        held[self.theta_r_slice] = True
+        held[self.ee_cal_col:self.ee_cal_col + self.n_ee_cal] = True
+        return held
+
+    def calibration_rows(self) -> PayloadRows:
+        """The calibration's rows (``config.calibration_rows``) as rows |A·x − c| ≤ r on this
+        problem's x (module docstring of :mod:`.calibration_rows`); empty without them. Built
+        once: they do not depend on the payload data."""
+        cal = self.config.calibration_rows
+        if cal is None:
+            return PayloadRows.concat([], self.n_x)
+        if self._cal_rows is not None:
+            return self._cal_rows
+        robot = self.robot
+        n_cols = len(cal.columns)
+        n_theta = 10 * robot.n_bodies
+        # x_cal = M·x + k: links = θ_r^c + δθ_r, the EE body its calibration-time unknowns,
+        # friction the identifier's unknowns or (no width) their centre
+        M = sp.lil_matrix((n_cols, self.n_x))
+        k = np.zeros(n_cols)
+        k[self._other] = self.theta_r_c
+        free_r = np.flatnonzero(self.r_free)
+        M[self._other[free_r], self.r_col + np.arange(free_r.size)] = 1.0
+        M[self._ee, self.ee_cal_col + np.arange(N_THETA_E)] = 1.0
+        f_cols = n_theta + np.arange(4 * robot.nj).reshape(robot.nj, 4)
+        M[f_cols[self.free], self.col[self.free]] = 1.0
+        k[f_cols[~self.free]] = 0.5 * (self.f_lo + self.f_hi)[~self.free]
+        M = M.tocsr()
+        A = np.asarray((cal.A @ M).todense())
+        c = cal.c - cal.A @ k
+        # Fc·∫σ with ∫σ ∈ [s ± s_r] and 0 ≤ Fc ≤ Fc_max: the centre s in A, Fc_max·s_r in r
+        fc_max = self.f_hi[cal.joint, 0]
+        n = len(cal)
+        nan = np.full(n, np.nan)       # not payload time: diagnostics draw no span for them
+        self._cal_rows = PayloadRows(A, c, cal.r_fixed + fc_max * cal.sign_rad,
+                                     cal.noise[cal.joint] * cal.t_noise, cal.joint.copy(),
+                                     nan, nan.copy())
+        return self._cal_rows
 
     def rows(self, m: MomentumRows) -> PayloadRows:
         """The constraint rows of momentum rows ``m`` (see module docstring)."""

@@ -13,6 +13,7 @@ The file is an overlay of ``config/<robot>.yaml``; every section is optional::
       joint_1: {nominal: [10 values], lower: [10], upper: [10]}    # Pinocchio order
     identification:                      # merged into the robot file's identification section
       torque_noise_abs: [...]            # N·m per joint: a bound, not a standard deviation
+      calibration_rows: calib.rows.npz   # optional (--export-rows): relative to this file
 
 Applying it replaces the friction model (nominal and box), sets the listed bodies' inertial
 parameters to their calibrated nominal in the Pinocchio model (so every regressor, controller and
@@ -148,7 +149,15 @@ def apply_calibration(robot: Robot, calibration: str | Path | dict[str, Any]) ->
     ident = doc.get("identification") or {}
     if not isinstance(ident, dict):
         raise _fail(path, "identification", "expected a mapping of identification keys")
-    config.setdefault("identification", {}).update(copy.deepcopy(ident))
+    ident = copy.deepcopy(ident)
+    rows_file = ident.get("calibration_rows")
+    if rows_file is not None:
+        if not isinstance(rows_file, str) or not rows_file:
+            raise _fail(path, "identification.calibration_rows", "expected a file name")
+        # written next to calib.yaml: relative to the overlay, not to the robot file
+        if not Path(rows_file).is_absolute():
+            ident["calibration_rows"] = str(path.parent / rows_file)
+    config.setdefault("identification", {}).update(ident)
     if "friction" in doc:
         # a calibrated friction box is what the identifier should rest on
         config["identification"].setdefault("friction", "config")
