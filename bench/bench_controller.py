@@ -11,7 +11,12 @@
    identifier, planner, controller, recorder) runs on the same machine in another ROS domain
    (its CPU and memory load, not its topics). Targets: p99 ≤ 0.5 ms idle, ≤ 1 ms loaded. The
    machine is shared: the load average is printed with each figure.
-3. Trajectory admission cost (``control.admission`` through ``ControllerRuntime.trajectory``:
+3. The node's message handling per command, in process: ``joint_states`` decode (rclpy's
+   deserialisation into a JointState + ``messages.joint_state_arrays``, against the raw-CDR
+   ``nodes.cdr.JointStateDecoder`` the node uses) and command encode (a Float64MultiArray
+   serialised by rclpy, against ``nodes.cdr.Float64ArrayEncoder``), on gen3 messages whose
+   joint order is not the robot's; ratio = message path / raw path, same run.
+4. Trajectory admission cost (``control.admission`` through ``ControllerRuntime.trajectory``:
    exact limit ranges, continuity, sampled torque intervals) for a planner-like two-point plan
    and the demo's six-segment task: the time one admission holds the controller's callback.
 
@@ -27,7 +32,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pinocchio as pin
@@ -74,6 +81,51 @@ def compute_times(n: int, rng: np.random.Generator, name: str = "gen3",
             fn(k)
             times.append(time.perf_counter() - t0)
         out[name] = _stats(times)
+    return out
+
+
+def codec_times(n: int, rng: np.random.Generator) -> dict[str, dict[str, Any]]:
+    """Per-message decode / encode time of the rclpy message path and of the raw-CDR path."""
+    from rclpy.serialization import deserialize_message, serialize_message
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    from sysid_ros.nodes.cdr import Float64ArrayEncoder, JointStateDecoder
+    from sysid_ros.nodes.messages import joint_state_arrays
+    robot = load_robot("gen3")
+    names = list(robot.joint_names)
+    msgs, order = [], list(rng.permutation(names))   # one publisher: one (shuffled) order
+    for _ in range(16):
+        msg = JointState(name=order)
+        msg.header.stamp.sec, msg.header.stamp.nanosec = 12, 345
+        msg.position, msg.velocity, msg.effort = rng.normal(size=(3, robot.nj)).tolist()
+        msgs.append(serialize_message(msg))
+    decoder, encoder = JointStateDecoder(names, need_effort=False), Float64ArrayEncoder()
+    taus = rng.normal(size=(16, robot.nj))
+    cases: dict[str, dict[str, Callable[[int], object]]] = {
+        "decode": {"message_path": lambda k: joint_state_arrays(
+                       deserialize_message(msgs[k % 16], JointState), names, need_effort=False),
+                   "raw_cdr": lambda k: decoder.decode(msgs[k % 16])},
+        "encode": {"message_path": lambda k: serialize_message(
+                       Float64MultiArray(data=taus[k % 16].tolist())),
+                   "raw_cdr": lambda k: encoder.encode(taus[k % 16])},
+    }
+    out: dict[str, dict[str, Any]] = {}
+    for what, paths in cases.items():
+        res: dict[str, Any] = {}
+        for path, fn in paths.items():
+            for k in range(200):               # warm-up (and the decoder's name cache)
+                fn(k)
+            times = []
+            for k in range(n):
+                t0 = time.perf_counter()
+                fn(k)
+                times.append(time.perf_counter() - t0)
+            res[path] = _stats(times)
+        msg_s, raw_s = res["message_path"], res["raw_cdr"]
+        res["ratio_median"] = msg_s["median_ms"] / raw_s["median_ms"]
+        res["ratio_p99"] = msg_s["p99_ms"] / raw_s["p99_ms"]
+        out[what] = res
     return out
 
 
@@ -213,6 +265,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'z1 robust law (mass metric)':34s} {zr['median_ms']:10.4f} {zr['p99_ms']:8.4f} "
           f"{zr['median_ms'] / base_z1['median_ms']:10.1f} {zr['p99_ms'] / base_z1['p99_ms']:10.1f}"
           f"  (x the z1 rnea baseline; p99 target {'met' if zr['p99_ms'] <= 0.5 else 'MISSED'})")
+    codec = codec_times(args.samples, np.random.default_rng(2))
+    print(f"{'gen3 message handling':34s} {'median us':>10s} {'p99 us':>8s} {'x raw med':>10s}"
+          f" {'x raw p99':>10s}")
+    for what, res in codec.items():
+        for path in ("message_path", "raw_cdr"):
+            st = res[path]
+            ratio = (res["ratio_median"], res["ratio_p99"]) if path == "message_path" else (1, 1)
+            print(f"{what + ' ' + path.replace('_', ' '):34s} {st['median_ms'] * 1e3:10.2f} "
+                  f"{st['p99_ms'] * 1e3:8.2f} {ratio[0]:10.1f} {ratio[1]:10.1f}")
     adm = admission_times()
     for name, st in adm.items():
         print(f"{'admission ' + name:34s} {st['median_ms']:10.4f} {st['p99_ms']:8.4f}")
@@ -246,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
             "target_p99_ms": 0.5, "target_met": robust_p99 <= 0.5,
             "z1_mass_metric": {"robust": zr, "baseline": base_z1,
                                "ratio_p99": zr["p99_ms"] / base_z1["p99_ms"]},
-            "admission": adm, "dds_latency": lat, "dds_latency_loaded": loaded}, indent=2))
+            "codec": codec, "admission": adm, "dds_latency": lat, "dds_latency_loaded": loaded}, indent=2))
     return 0
 
 

@@ -37,8 +37,8 @@ from sysid_ros.model.box import ParameterBox
 from sysid_ros.model.robots import load_robot
 from sysid_ros.nodes._common import ns_to_stamp_fields, run_node
 from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_QOS, TRAJECTORY_QOS
-from sysid_ros.nodes.messages import (JointStateError, bounds_from_msg, diagnostics_msg,
-                                     joint_state_arrays)
+from sysid_ros.nodes.cdr import JointStateDecoder, MessageError
+from sysid_ros.nodes.messages import bounds_from_msg, diagnostics_msg
 from sysid_ros.nodes.params import Param, declare
 from sysid_ros.planning import ExcitingPlanner, PlannerConfig, PlanningError, QuinticTrajectory
 from sysid_ros.planning.receding import RecedingHorizon
@@ -120,7 +120,12 @@ class ExcitingPlannerNode(Node):
         self.traj_pub = self.create_publisher(JointTrajectory, "/sysid/desired_trajectory",
                                               TRAJECTORY_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", DIAGNOSTICS_QOS)
-        self.create_subscription(JointState, "joint_states", self._on_joint_states, SENSOR_QOS)
+        # only the state at planning time matters: keep the newest bytes, decode when planning
+        self._decoder = JointStateDecoder(self.robot.joint_names, need_effort=False)
+        self._latest: bytes | None = None
+        self._taken: bytes | None = None
+        self.create_subscription(JointState, "joint_states", self._on_joint_states, SENSOR_QOS,
+                                 raw=True)
         self.create_subscription(Float64MultiArray, "/sysid/payload_bounds", self._on_bounds,
                                  LATCHED_QOS)
         # Planning blocks its callback for up to max_solve_time: it gets a group of its own so
@@ -133,13 +138,22 @@ class ExcitingPlannerNode(Node):
             f"{len(cfg.obstacles)} obstacles, {cfg.n_intervals} sub-intervals")
 
     # -- inputs ----------------------------------------------------------------------------------
-    def _on_joint_states(self, msg: JointState) -> None:
+    def _on_joint_states(self, data: bytes) -> None:
+        self._latest = data       # one reference store: the planning thread reads it atomically
+
+    def _take_state(self) -> None:
+        """Decode the newest joint state into the horizon; a bad one is reported and the
+        previous state kept."""
+        data = self._latest
+        if data is None or data is self._taken:   # nothing new since the last cycle
+            return
+        self._taken = data
         try:
-            q, dq, _ = joint_state_arrays(msg, self.robot.joint_names, need_effort=False)
-        except JointStateError as exc:
+            js = self._decoder.decode(data)
+        except MessageError as exc:
             self._report("warn", f"joint_states rejected: {exc}", {})
             return
-        self.horizon.on_state(q, dq)
+        self.horizon.on_state(js.q, js.dq)
 
     def _on_bounds(self, msg: Float64MultiArray) -> None:
         try:
@@ -156,6 +170,7 @@ class ExcitingPlannerNode(Node):
     def _cycle(self) -> None:
         if self.finished.is_set():
             return
+        self._take_state()
         out = self.horizon.cycle(self._now_ns(), self._now_ns)
         if out.plan is not None:
             plan = out.plan

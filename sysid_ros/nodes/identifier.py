@@ -43,8 +43,8 @@ from sysid_ros.identification.runtime import IdentifierRuntime
 from sysid_ros.model.robots import load_robot
 from sysid_ros.nodes._common import run_node, stamp_to_ns
 from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_STREAM_QOS
-from sysid_ros.nodes.messages import JointStateError, bounds_to_msg, \
-    diagnostics_msg, inertia_from_theta, joint_state_arrays
+from sysid_ros.nodes.cdr import JointStateDecoder, MessageError
+from sysid_ros.nodes.messages import bounds_to_msg, diagnostics_msg, inertia_from_theta
 from sysid_ros.nodes.params import Param, declare
 
 __all__ = ["IdentifierNode", "main"]
@@ -113,8 +113,10 @@ class IdentifierNode(Node):
         self.inertia_pub = self.create_publisher(InertiaStamped, "/sysid/payload_inertia",
                                                  LATCHED_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", DIAGNOSTICS_QOS)
+        # raw CDR bytes decoded straight into arrays: the 1 kHz stream skips rclpy's messages
+        self._decoder = JointStateDecoder(self.robot.joint_names)
         self.create_subscription(JointState, "joint_states", self._on_joint_state,
-                                 SENSOR_STREAM_QOS)
+                                 SENSOR_STREAM_QOS, raw=True)
         if self.robot.floating_base:
             self.create_subscription(Imu, "imu", self._on_imu, SENSOR_STREAM_QOS)
         self.create_service(Trigger, "~/reset", self._on_reset)
@@ -126,13 +128,13 @@ class IdentifierNode(Node):
             thread.start()
 
     # -- callbacks: cheap, never block on the solver -------------------------------------------
-    def _on_joint_state(self, msg: JointState) -> None:
+    def _on_joint_state(self, data: bytes) -> None:
         try:
-            q, dq, tau = joint_state_arrays(msg, self.robot.joint_names)
-        except JointStateError as err:
+            js = self._decoder.decode(data)
+        except MessageError as err:
             self.rt.joint_state_rejected(str(err))
             return
-        self.rt.joint_state(stamp_to_ns(msg.header.stamp) * 1e-9, q, dq, tau)
+        self.rt.joint_state(js.stamp_ns * 1e-9, js.q, js.dq, js.tau)
 
     def _on_imu(self, msg: Imu) -> None:
         w, a = msg.angular_velocity, msg.linear_acceleration

@@ -21,20 +21,17 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory
 
 from sysid_ros.control.trajectory import JointTrajectoryArrays
-from sysid_ros.errors import SysidError
 from sysid_ros.model.box import ParameterBox, theta_e_box
 from sysid_ros.model.errors import BoxError
 from sysid_ros.model.parameters import PARAM_NAMES, com_inertia_from_theta, theta_from_com_inertia
+from sysid_ros.nodes.cdr import (JointStateError, MessageError, check_lengths, name_order,
+                                 ordered_arrays)
 
 __all__ = ["BOUND_LABELS", "JointStateError", "MessageError", "bounds_from_msg",
            "bounds_to_msg", "diagnostics_msg", "inertia_from_theta", "joint_state_arrays",
            "labelled_array", "theta_from_inertia", "trajectory_from_msg"]
 
 BOUND_LABELS = ("lower", "nominal", "upper")
-
-
-class MessageError(SysidError, ValueError):
-    """A ROS message that cannot be used (malformed bounds array, joint state, …)."""
 
 
 def bounds_to_msg(box: ParameterBox) -> Float64MultiArray:
@@ -104,37 +101,15 @@ def theta_from_inertia(msg: Inertia | InertiaStamped) -> np.ndarray:
                                                       inertia.com.z]), i_c)
 
 
-class JointStateError(MessageError):
-    """A JointState that cannot be used: missing joints, wrong array lengths, NaN/inf."""
-
-
 def joint_state_arrays(msg: JointState, joint_names: tuple[str, ...] | list[str],
                        need_effort: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(q, q̇, τ) ordered as ``joint_names``, matched by name. Raises JointStateError."""
+    """(q, q̇, τ) ordered as ``joint_names``, matched by name. Raises JointStateError (the checks
+    of the raw-bytes path, :class:`sysid_ros.nodes.cdr.JointStateDecoder`, which shares them)."""
     names = list(msg.name)
-    n = len(names)
-    if n and len(msg.velocity) == 0:
-        raise JointStateError("no velocities (empty velocity array); they are never assumed "
-                              "zero — publish them or estimate them upstream")
-    if len(msg.position) != n or len(msg.velocity) != n or (need_effort and len(msg.effort) != n):
-        raise JointStateError(
-            f"array lengths name={n} position={len(msg.position)} velocity={len(msg.velocity)} "
-            f"effort={len(msg.effort)} disagree")
-    index = {name: i for i, name in enumerate(names)}
-    if len(index) != n:
-        raise JointStateError("duplicate joint names")
-    missing = [j for j in joint_names if j not in index]
-    if missing:
-        raise JointStateError(f"missing joints {missing}")
-    order = np.array([index[j] for j in joint_names])
-    q = np.asarray(msg.position, float)[order]
-    dq = np.asarray(msg.velocity, float)[order]
-    tau = np.asarray(msg.effort, float)[order] if need_effort else np.zeros(len(order))
-    for label, arr in (("position", q), ("velocity", dq), ("effort", tau)):
-        bad = ~np.isfinite(arr)
-        if bad.any():
-            raise JointStateError(f"non-finite {label} for {[joint_names[i] for i in np.flatnonzero(bad)]}")
-    return q, dq, tau
+    check_lengths(len(names), len(msg.position), len(msg.velocity), len(msg.effort), need_effort)
+    order = name_order(names, joint_names)
+    return ordered_arrays(order, np.asarray(msg.position, float), np.asarray(msg.velocity, float),
+                          np.asarray(msg.effort, float), joint_names, need_effort)
 
 
 def trajectory_from_msg(msg: JointTrajectory,

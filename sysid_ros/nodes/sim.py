@@ -12,7 +12,6 @@ exists). Parameters: ``PARAMETERS`` below (docs/parameters.md; config/sim.yaml).
 """
 from __future__ import annotations
 
-import array
 import math
 import threading
 import time
@@ -28,7 +27,9 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 
 from sysid_ros.model.robots import load_robot
-from sysid_ros.nodes._common import ns_to_stamp_fields, run_node, sleep_until
+from sysid_ros.nodes._common import run_node, sleep_until
+from sysid_ros.nodes.cdr import (CdrError, ClockEncoder, ImuEncoder, JointStateEncoder,
+                                 float64_multi_array_data)
 from sysid_ros.nodes.qos import CLOCK_QOS, COMMAND_QOS, LATCHED_QOS, SENSOR_QOS
 from sysid_ros.nodes.messages import inertia_from_theta
 from sysid_ros.nodes.params import Param, declare
@@ -82,11 +83,6 @@ PARAMETERS = (
 _CMD_TOPIC = "/effort_controller/commands"
 
 
-def _doubles(values: np.ndarray) -> array.array:
-    """array('d') skips the message setters' per-element type checks (rclpy's fast path)."""
-    return array.array("d", np.ascontiguousarray(values, dtype=np.float64).tobytes())
-
-
 class SimNode(Node):
     """Runs the runtime in a worker thread; callbacks hand it commands and resets under a lock."""
 
@@ -105,10 +101,12 @@ class SimNode(Node):
         truth = InertiaStamped(inertia=inertia_from_theta(rt.sim.true_theta_e()))
         truth.header.frame_id = self.robot.ee_joint
         self.create_publisher(InertiaStamped, "/sim/payload_truth", LATCHED_QOS).publish(truth)
-        self.create_subscription(Float64MultiArray, _CMD_TOPIC, self._on_command, COMMAND_QOS)
+        self.create_subscription(Float64MultiArray, _CMD_TOPIC, self._on_command, COMMAND_QOS,
+                                 raw=True)
         self.create_service(Trigger, "/sim/reset", self._on_reset)
-        self._js, self._clock, self._imu = JointState(name=list(self.robot.joint_names)), Clock(), Imu()
-        self._imu.header.frame_id = str((self.robot.config.get("simulation") or {}).get("imu_body", "imu_link"))
+        # 1 kHz messages in and out as CDR bytes (nodes.cdr): cheaper than rclpy's objects
+        self._js = JointStateEncoder(self.robot.joint_names)
+        self._imu = ImuEncoder(str((self.robot.config.get("simulation") or {}).get("imu_body", "imu_link")))
         payload, truth_r = rt.payload, rt.sim.truth
         self.get_logger().info(
             f"simulating {self.robot.name} ({f'payload {payload.mass:.3f} kg' if payload else 'no payload'}"
@@ -118,14 +116,15 @@ class SimNode(Node):
         self._thread = threading.Thread(target=self._run, name="sim", daemon=True)
         self._thread.start()
 
-    def _on_command(self, msg: Float64MultiArray) -> None:
+    def _on_command(self, data: bytes) -> None:
         arrived = time.monotonic()   # before the lock: a step in progress would delay it
         try:
+            tau = float64_multi_array_data(data)
             with self._lock:
-                self.runtime.command(np.asarray(msg.data, dtype=float), arrived)
+                self.runtime.command(tau, arrived)
                 if self.runtime.answered:
                     self._answer.set()
-        except CommandError as err:
+        except (CdrError, CommandError) as err:
             self.rejected_commands += 1
             self.get_logger().warning(str(err), throttle_duration_sec=1.0)
 
@@ -136,24 +135,15 @@ class SimNode(Node):
         return resp
 
     def _publish(self, pub: Publication) -> None:
-        sec, nsec = ns_to_stamp_fields(pub.stamp_ns)
         if self._clock_pub is not None and pub.clock:
-            self._clock.clock.sec, self._clock.clock.nanosec = sec, nsec  # type: ignore[attr-defined]
-            self._clock_pub.publish(self._clock)
-        s, js = pub.joint_states, self._js
+            self._clock_pub.publish(ClockEncoder.encode(pub.stamp_ns))
+        s = pub.joint_states
         if s is not None:
-            js.header.stamp.sec, js.header.stamp.nanosec = ns_to_stamp_fields(s.stamp_ns)
-            js.position, js.effort = _doubles(s.q), _doubles(s.effort)
-            js.velocity = array.array("d") if s.dq is None else _doubles(s.dq)
-            self._js_pub.publish(js)
+            self._js_pub.publish(self._js.encode(s.stamp_ns, s.q, s.dq, s.effort))
         if self._imu_pub is not None and pub.imu is not None:
-            imu, m = self._imu, pub.imu
-            imu.header.stamp.sec, imu.header.stamp.nanosec = sec, nsec
-            o, w, a = imu.orientation, imu.angular_velocity, imu.linear_acceleration
-            o.x, o.y, o.z, o.w = map(float, m.orientation_xyzw)
-            w.x, w.y, w.z = map(float, m.angular_velocity)
-            a.x, a.y, a.z = map(float, m.linear_acceleration)
-            self._imu_pub.publish(imu)
+            m = pub.imu
+            self._imu_pub.publish(self._imu.encode(pub.stamp_ns, m.orientation_xyzw,
+                                                   m.angular_velocity, m.linear_acceleration))
 
     def _commander_seen(self, now: float) -> bool:
         if now >= self._graph_check_at:   # graph queries cost ~0.1 ms: ask every 0.2 s only
