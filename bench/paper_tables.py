@@ -26,6 +26,7 @@ each episode's real-time factor (sim seconds per wall second).
 Usage:
   python -m bench.paper_tables [--json PATH] [--dumbbells 1.81,3.63] [--methods ours,random]
                                [--experiments a,b] [--random-seeds N] [--quick]
+                               [--objective cond|cond_total|box]
                                [--markdown docs/paper_results.md]
 The markdown's generated block (between the BEGIN/END markers) is replaced; the hand-written
 discussion around it is kept.
@@ -47,6 +48,7 @@ from sysid_ros.demo.pipeline import (METHODS, EpisodeConfig, EpisodeResult, eval
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import load_robot
 from sysid_ros.planning import obstacles_from_config
+from sysid_ros.planning.nominal import OBJECTIVES
 from sysid_ros.simulation import DUMBBELLS_KG
 
 BEGIN = "<!-- BEGIN GENERATED: python -m bench.paper_tables -->"
@@ -207,6 +209,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                          "during a solve, so this only decides how much CPU the planner gets; "
                          "the default gives a loaded machine the whole t_p, and cycles over the "
                          "config's max_solve_time are counted as late (0: config value)")
+    ap.add_argument("--objective", choices=OBJECTIVES,
+                    help="planner objective for `ours` (default: the robot file's planner.objective)")
     ap.add_argument("--quick", action="store_true",
                     help="lightest and heaviest dumbbell only (~3 min)")
     ap.add_argument("--markdown", type=Path, default=Path("docs/paper_results.md"),
@@ -229,8 +233,10 @@ def main(argv: list[str] | None = None) -> int:
               "a, b; need at least one dumbbell and --random-seeds >= 1", file=sys.stderr)
         return 2
     obstacles = {"a": (), "b": obstacles_from_config(robot.config["planner"]["obstacles"])}
-    cfg = EpisodeConfig(planner_overrides={"max_solve_time": args.solve_time}
-                        if args.solve_time > 0 else {})
+    overrides: dict[str, Any] = {"max_solve_time": args.solve_time} if args.solve_time > 0 else {}
+    if args.objective:
+        overrides["objective"] = args.objective
+    cfg = EpisodeConfig(planner_overrides=overrides)
     reg = Regressors(robot)
     wall0 = time.perf_counter()
     table: dict[str, dict[str, dict[str, list]]] = {e: {m: {} for m in methods} for e in exps}
