@@ -26,7 +26,7 @@ each episode's real-time factor (sim seconds per wall second).
 Usage:
   python -m bench.paper_tables [--json PATH] [--dumbbells 1.81,3.63] [--methods ours,random]
                                [--experiments a,b] [--random-seeds N] [--quick]
-                               [--objective cond|cond_total|box]
+                               [--objective cond|box]
                                [--markdown docs/paper_results.md]
 The markdown's generated block (between the BEGIN/END markers) is replaced; the hand-written
 discussion around it is kept.
