@@ -21,6 +21,8 @@ from sysid_ros.identification.calibration_rows import CalibrationConstraints
 from sysid_ros.model.calibration import apply_calibration
 from sysid_ros.model.robots import load_robot
 
+pytestmark = pytest.mark.slow      # ~45 s: a calibration and three payload identifications
+
 SEED = 3
 J2 = 1          # joint_2: the gravity-loaded shoulder
 
