@@ -13,7 +13,9 @@ friction, the robot file's sensor noise, stamp jitter, dropped samples), so the 
    payload identifier (``lp``, friction ``config`` after applying the calibration) returns
    ``ok`` with all ten parameters inside; the same payload data with the shipped facts; and the
    smallest noise margin that would still have contained the truth (bisection, resolution
-   1/16), which says how much of the default 1.25 is used. Also the positions-only path
+   1/16), which says how much of the default 1.25 is used. The same payload data with the
+   calibration's rows as LP constraints (``sysid-calibrate --export-rows``: θ_r shared, the
+   rows on θ_r and friction; docs/calibration.md §8): status, containment, mass width. Also the positions-only path
    (RTS state estimate for calibration and identification) on the first 5 robots.
 2. **xval** — ``--xval-robots`` robots at 1 kHz (30 s calibration, 15 s validation not used for
    fitting): torque RMS per joint (per sample, q̇/q̈ from the RTS smoother) for the linear and
@@ -27,6 +29,8 @@ friction, the robot file's sensor noise, stamp jitter, dropped samples), so the 
 4. **payload** — the online identifier (0.5 s updates, ``lp``) on 30 s of 1 kHz data with the
    3.63 kg dumbbell, with the facts calibrated from the 60 s recording vs the shipped ±5 %
    friction box (``config``) and the shipped default ``wide`` box; target mass width ≤ 0.15 kg.
+   Also the calibrated facts with their rows (online ``lp`` with the per-update LP time, and
+   offline).
    Offline boxes with measured and with RTS-smoothed velocities for comparison.
 """
 from __future__ import annotations
@@ -39,6 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from sysid_ros.calibration import CalibrationOptions, Recording, calibrate
+from sysid_ros.calibration.calibrate import exported_rows
 from sysid_ros.calibration.document import calibration_document
 from sysid_ros.calibration.state import encoder_sigma, rts_smoother
 from sysid_ros.calibration.synthetic import as_recording, draw_case
@@ -98,12 +103,18 @@ def soundness(robot, n: int, margins: bool, windows: dict) -> dict:
         truth_f, truth_e = case.truth.friction, case.payload.truth.theta_e
         res = calibrate(robot, cal, CalibrationOptions(**windows))
         inside = (truth_f >= res.friction_lower) & (truth_f <= res.friction_upper)
-        out = _identify(_calibrated(robot, res), pay)
+        calibrated = _calibrated(robot, res)
+        out = _identify(calibrated, pay)
+        with_rows = _identify(calibrated, pay, load_identification_config(
+            calibrated, calibration_rows=exported_rows(res)))
         ship = _identify(robot, pay, shipped)
         row = {"seed": case.seed, "friction_inside": inside.all(axis=0).tolist(),
                "status": out.status, "contains": _contains(out, truth_e),
                "mass_width_kg": float(out.upper[0] - out.lower[0]) if out.status == "ok"
                else None,
+               "rows_status": with_rows.status, "rows_contains": _contains(with_rows, truth_e),
+               "rows_mass_width_kg": float(with_rows.upper[0] - with_rows.lower[0])
+               if with_rows.status == "ok" else None,
                "shipped_status": ship.status,
                "shipped_wrong_ok": ship.status == "ok" and not ship.contains(truth_e),
                "calibrate_s": float(sum(res.seconds.values()))}
@@ -121,10 +132,13 @@ def soundness(robot, n: int, margins: bool, windows: dict) -> dict:
             row["positions_only_contains"] = _contains(out_p, case_p.payload.truth.theta_e)
         rows.append(row)
         print(f"  robot {k + 1}/{n}: friction inside {row['friction_inside']}, payload "
-              f"{row['status']} contains={row['contains']}, shipped {row['shipped_status']}"
+              f"{row['status']} contains={row['contains']}, with rows {row['rows_status']} "
+              f"contains={row['rows_contains']} width {row['rows_mass_width_kg']}, shipped "
+              f"{row['shipped_status']}"
               + (f", margin needed {row['margin_needed']:.3g}" if margins else ""), flush=True)
     inside = np.array([r["friction_inside"] for r in rows])
     widths = [r["mass_width_kg"] for r in rows if r["mass_width_kg"] is not None]
+    rw = [r["rows_mass_width_kg"] for r in rows if r["rows_mass_width_kg"] is not None]
     pos = [r for r in rows if "positions_only_status" in r]
     summary = {
         "robots": n,
@@ -132,6 +146,9 @@ def soundness(robot, n: int, margins: bool, windows: dict) -> dict:
         "payload_ok": sum(r["status"] == "ok" for r in rows),
         "payload_contains": sum(r["contains"] for r in rows),
         "median_mass_width_kg": float(np.median(widths)) if widths else None,
+        "rows_ok": sum(r["rows_status"] == "ok" for r in rows),
+        "rows_contains": sum(r["rows_contains"] for r in rows),
+        "rows_median_mass_width_kg": float(np.median(rw)) if rw else None,
         "shipped_inconsistent": sum(r["shipped_status"] == "inconsistent" for r in rows),
         "shipped_wrong_ok": sum(r["shipped_wrong_ok"] for r in rows),
         "positions_only_ok": sum(r["positions_only_status"] == "ok" for r in pos),
@@ -214,16 +231,20 @@ def _online_width(robot, config, rec: Recording) -> dict:
     step = 0.5
     t0 = rec.t[0]
     edges = np.searchsorted(rec.t, np.arange(t0, rec.t[-1] + step, step))
-    statuses = []
+    statuses, update_s = [], []
     c0 = time.perf_counter()
     for a, b in zip(edges[:-1], edges[1:]):
         if b > a:
             online.add_samples(rec.t[a:b], rec.q[a:b], rec.dq[a:b], rec.tau[a:b])
+            c1 = time.perf_counter()
             statuses.append(online.update())
+            update_s.append(time.perf_counter() - c1)
     return {"status": online.status, "lower": online.lower.tolist(),
             "upper": online.upper.tolist(),
             "mass_width_kg": float(online.upper[0] - online.lower[0]),
-            "updates": len(statuses), "cpu_s": time.perf_counter() - c0}
+            "updates": len(statuses), "cpu_s": time.perf_counter() - c0,
+            "update_s_median": float(np.median(update_s)) if update_s else None,
+            "update_s_max": float(np.max(update_s)) if update_s else None}
 
 
 def payload(robot, long, result) -> dict:
@@ -234,6 +255,10 @@ def payload(robot, long, result) -> dict:
     out = {}
     for name, (rb, cfg) in {
             "calibrated": (calibrated, load_identification_config(calibrated)),
+            "calibrated_rows": (calibrated, load_identification_config(
+                calibrated, calibration_rows=exported_rows(result))),
+            "calibrated_rows_1000": (calibrated, load_identification_config(
+                calibrated, calibration_rows=exported_rows(result), calibration_rows_max=1000)),
             "shipped_config": (robot, load_identification_config(robot, friction="config")),
             "shipped_wide": (robot, load_identification_config(robot, friction="wide"))}.items():
         on = _online_width(rb, cfg, pay)
@@ -246,8 +271,9 @@ def payload(robot, long, result) -> dict:
             if off.status == "ok" else None
         on["offline_contains"] = _contains(off, truth)
         out[name] = on
-        print(f"  {name}: online {on['status']} mass width {on['mass_width_kg']:.3f} kg, "
-              f"offline {off.status}", flush=True)
+        print(f"  {name}: online {on['status']} mass width {on['mass_width_kg']:.3f} kg "
+              f"(update median {on['update_s_median']:.3f} s), offline {off.status} "
+              f"{on['offline_mass_width_kg']}", flush=True)
     # what limits the width (diagnostic only, NOT sound): the calibrated config with one
     # friction coefficient pinned at its nominal, or with the other bodies exactly at their URDF
     cfg = load_identification_config(calibrated)
@@ -285,6 +311,10 @@ def _print(report: dict, robot) -> None:
         print(f"  payload box with calibrated facts: ok {s['payload_ok']}/{s['robots']}, "
               f"contains all ten {s['payload_contains']}/{s['robots']}, median mass width "
               f"{s['median_mass_width_kg']:.3f} kg")
+        rw = s["rows_median_mass_width_kg"]
+        print(f"  ... with the calibration rows: ok {s['rows_ok']}/{s['robots']}, contains all "
+              f"ten {s['rows_contains']}/{s['robots']}, median mass width "
+              + (f"{rw:.3f} kg" if rw is not None else "-"))
         print(f"  shipped facts on the same data: inconsistent {s['shipped_inconsistent']}/"
               f"{s['robots']}, ok without the truth {s['shipped_wrong_ok']}")
         print(f"  positions only (RTS on both sides): ok {s['positions_only_ok']}/"
@@ -315,11 +345,15 @@ def _print(report: dict, robot) -> None:
     if p:
         print(f"\n3.63 kg dumbbell, 30 s at 1 kHz (true mass {p['truth_mass_kg']:.3f} kg), online"
               " lp, 0.5 s updates:")
-        for name in ("calibrated", "shipped_config", "shipped_wide"):
+        for name in ("calibrated", "calibrated_rows", "calibrated_rows_1000",
+                     "shipped_config", "shipped_wide"):
             r = p[name]
             w = f"{r['mass_width_kg']:.3f}" if r["status"] == "ok" else "-"
-            print(f"  {name:<16} online {r['status']:<13} mass width {w:>7} kg, contains "
-                  f"{r['contains']}; offline {r['offline_status']}")
+            ow = r["offline_mass_width_kg"]
+            print(f"  {name:<20} online {r['status']:<13} mass width {w:>7} kg, contains "
+                  f"{r['contains']}, update median {r['update_s_median']:.3f} s max "
+                  f"{r['update_s_max']:.3f} s; offline {r['offline_status']} "
+                  + (f"{ow:.3f} kg" if ow is not None else "-"))
         base = p["calibrated"]["mass_width_kg"]
         lim = p.get("width_if_pinned_offline", {})
         if lim:

@@ -27,18 +27,39 @@ JSON; widths in kg, None when a variant cannot be formed):
   the true θ_e, ±noise), as is and with neither Coulomb friction nor a θ_r box (the
   back-of-envelope m·g·L against δ).
 
+``--calibrate`` adds what a calibration of the same simulated robot buys (``calibration`` in the
+JSON): a second episode *without* payload (``random`` excitation, ``--trajectories`` of them, a
+prior of the unloaded EE body ± 3 %, seed + 1000, same noise) is calibrated
+(``sysid_ros.calibration.calibrate``, friction prior ``config``), then the payload data are
+identified with
+
+- ``rows``: the bench's identification plus the calibration's rows as constraints on the shared
+  θ_r and friction unknowns (``identification.calibration_rows``; per-sample ±noise bound on the
+  payload rows, the calibration's window-averaged bound on its own rows);
+- ``overlay``: the calibration overlay (its window-averaged noise bound, 0.4 s windows,
+  calibrated friction box) as ``sysid-identify --calibration`` uses it;
+- ``overlay_rows``: the overlay and its rows (``sysid-calibrate --export-rows``).
+
 Usage: python -m bench.bench_z1_excitation [--noise 0.3] [--trajectories 4] [--seed 0]
-       [--decimate 1] [--objective cond|box] [--skip-random] [--diagnose] [--json PATH]
+       [--decimate 1] [--objective cond|box] [--skip-random] [--diagnose] [--calibrate]
+       [--json PATH]
 """
 from __future__ import annotations
 
 import argparse
 import json
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
+import yaml
+
+from sysid_ros.calibration import CalibrationOptions, Recording, calibrate
+from sysid_ros.calibration.calibrate import exported_rows
+from sysid_ros.calibration.document import calibration_document
+from sysid_ros.model.calibration import apply_calibration
 
 from sysid_ros.demo.pipeline import EpisodeConfig, identification_cond, simulate_episode
 from sysid_ros.demo.priors import robot_with_prior
@@ -131,9 +152,64 @@ def diagnose(robot: Robot, cfg: IdentificationConfig, run: RunData, sel: np.ndar
     return out
 
 
+def unloaded_robot(base: Robot, directory: Path) -> Robot:
+    """``base`` with the prior ``unloaded`` (the EE body ± 3 % + 1e-5, as the robot file's
+    dumbbell class is derived) selected: what the calibration episode's nodes assume."""
+    config = yaml.safe_load(Path(base.config_path).read_text())
+    theta = base.theta_e()
+    rad = 0.03 * np.abs(theta) + 1e-5
+    ident = config["identification"]
+    ident["priors"]["unloaded"] = {"lower": (theta - rad).tolist(),
+                                   "upper": (theta + rad).tolist()}
+    ident["prior"] = "unloaded"
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{base.name}.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return load_robot(path)
+
+
+def calibration_variants(base: Robot, cfg: IdentificationConfig, run: RunData, sel: np.ndarray,
+                         noise: float, n_traj: int, seed: int, decimate: int
+                         ) -> dict[str, float | str | bool | None | list[float]]:
+    """The ``--calibrate`` variants of the module docstring on the payload samples ``sel``."""
+    robot = unloaded_robot(base, Path(tempfile.mkdtemp(prefix="z1_calibration_")))
+    ep = simulate_episode(robot, 0.0, "random", (), seed=seed + 1000, config=EpisodeConfig(
+        noise_tau=noise, n_trajectories=n_traj, max_cycles=2 * n_traj))
+    if ep.ident_window is None:
+        return {"calibration": "no trajectory executed"}
+    a, b = ep.ident_window
+    cal_run = ep.run
+    keep = np.flatnonzero((cal_run.t >= a) & (cal_run.t <= b + 0.5))[::decimate]
+    rec = Recording(cal_run.t[keep], cal_run.q[keep], cal_run.dq[keep],
+                    cal_run.tau_measured[keep], "z1-no-payload")
+    result = calibrate(base, [rec], CalibrationOptions(friction_prior="config",
+                                                       link_boxes=False))
+    rows = exported_rows(result)
+    calibrated = apply_calibration(base, calibration_document(result))
+    overlay = load_identification_config(calibrated, prior="rated")
+    data = (run.t[sel], run.q[sel], run.dq[sel], run.tau_measured[sel])
+    assert run.truth is not None
+    out: dict[str, float | str | bool | None | list[float]] = {
+        "calibration_seconds_of_data": float(b + 0.5 - a), "calibration_rows": len(rows),
+        "calibration_noise_Nm": result.noise.tolist()}
+    for name, (rb, c) in {"shared": (base, cfg.with_overrides(theta_r_unknowns=True)),
+                          "rows": (base, cfg.with_overrides(theta_r_unknowns=True,
+                                                            calibration_rows=rows)),
+                          "overlay": (calibrated, overlay),
+                          "overlay_rows": (calibrated, overlay.with_overrides(
+                              theta_r_unknowns=True, calibration_rows=rows))}.items():
+        clock = time.perf_counter()
+        res = identify(rb, c, *data, "lp", point_estimate=False)
+        out[f"{name}_seconds"] = time.perf_counter() - clock
+        out[f"{name}_status"] = res.status
+        out[name] = None if res.box is None else float(res.box.upper[0] - res.box.lower[0])
+        out[f"{name}_contains"] = bool(res.contains(run.truth))
+    return out
+
+
 def measure(method: str, noise: float, n_traj: int, seed: int, decimate: int,
             objective: str = "cond", diagnosis: bool = False,
-            planner_overrides: dict | None = None) -> dict:
+            planner_overrides: dict | None = None, calibration: bool = False) -> dict:
     base = load_robot("z1")
     robot = load_robot(robot_with_prior(base, base.config["demo"]["prior"],
                                         Path(tempfile.mkdtemp(prefix="z1_excitation_"))))
@@ -162,6 +238,9 @@ def measure(method: str, noise: float, n_traj: int, seed: int, decimate: int,
                    contains_truth=bool(res.contains(run.truth)))
     if diagnosis:
         out["diagnosis"] = diagnose(base, cfg, run, sel, noise)
+    if calibration:
+        out["calibration"] = calibration_variants(base, cfg, run, sel, noise, n_traj, seed,
+                                                  decimate)
     return out
 
 
@@ -176,10 +255,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-random", action="store_true", help="planned excitation only")
     ap.add_argument("--diagnose", action="store_true",
                     help="also the mass width under the diagnosis variants (module docstring)")
+    ap.add_argument("--calibrate", action="store_true",
+                    help="also calibrate from a no-payload episode and identify with its rows "
+                         "and overlay (module docstring)")
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args(argv)
     rows = [measure(m, args.noise, args.trajectories, args.seed, args.decimate, args.objective,
-                    args.diagnose)
+                    args.diagnose, calibration=args.calibrate)
             for m in (("ours",) if args.skip_random else ("ours", "random"))]
     print(f"Z1, 1 kg dumbbell, ±{args.noise} N·m, {args.trajectories} trajectories, rated prior, "
           f"planner objective {args.objective}")
@@ -189,6 +271,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.diagnose:
         table += [(f"mass width, {k}", [r.get("diagnosis", {}).get(k, "-") for r in rows])
                   for k in rows[0].get("diagnosis", {})]
+    if args.calibrate:
+        table += [(f"calibration, {k}", [r.get("calibration", {}).get(k, "-") for r in rows])
+                  for k in rows[0].get("calibration", {}) if k != "calibration_noise_Nm"]
     for key, values in table:
         cells = [f"{v:14.3f}" if isinstance(v, float) else f"{str(v):>14s}" for v in values]
         print(f"{key:40s}" + "".join(cells))

@@ -129,3 +129,29 @@ def test_state_estimate_writes_a_bag_with_velocities(gen3, bags, tmp_path, capsy
     assert series.velocity is not None and np.any(np.abs(series.velocity) > 0.05)
     code, err = _run(capsys, "--bag", bags["novel"], "--state-estimate", "--write-bag", out)
     assert code == EXIT_CODES["bad_input"] and "already exists" in err[-1]
+
+
+@pytest.mark.slow     # a calibration and an identification through both CLIs
+def test_export_rows_reach_the_identifier(bags, tmp_path, capsys):
+    """--export-rows writes calib.rows.npz beside calib.yaml and names it there; sysid-identify
+    --calibration then rests on the rows too (and says so in its JSON), and
+    --calibration-rows with another robot's file is bad input."""
+    from sysid_ros.identification.cli import main as identify_main
+
+    out = tmp_path / "calib.yaml"
+    code, err = _run(capsys, "--bag", bags["cal"], "--out", out, "--export-rows", *FAST)
+    assert code == EXIT_CODES["ok"], err
+    doc = yaml.safe_load(out.read_text())
+    assert doc["identification"]["calibration_rows"] == "calib.rows.npz"
+    assert (tmp_path / "calib.rows.npz").is_file()
+    result = tmp_path / "r.json"
+    code = identify_main(["--calibration", str(out), "--bag", str(bags["payload"]), "--out",
+                          str(result), "--no-progress"])
+    capsys.readouterr()
+    assert code == 0
+    assumptions = json.loads(result.read_text())["assumptions"]
+    assert assumptions["calibration_rows"]["rows"] > 0
+    code = identify_main(["--robot", "z1", "--calibration-rows", str(tmp_path / "calib.rows.npz"),
+                          "--bag", str(bags["payload"]), "--out", str(result), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "made for robot 'gen3'" in err
