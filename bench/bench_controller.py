@@ -21,7 +21,13 @@
    and the demo's six-segment task: the time one admission holds the controller's callback.
 
 Usage: python -m bench.bench_controller [--json PATH] [--samples 3000] [--round-trips 500]
-       [--loaded]
+       [--loaded] [--client message|raw] [--baseline-tree DIR --repeats N]
+
+JSON keys (stable): compute, compute_ratio_p99_robust_over_baseline, target_p99_ms, target_met,
+z1_mass_metric, codec {decode, encode: {message_path, raw_cdr: {median_ms, p99_ms}, ratio_median,
+ratio_p99}}, admission, dds_latency and dds_latency_baseline ({median_ms, p99_ms, round_trips,
+runs, client, load_avg_1min}: medians over the runs; null without a baseline tree),
+dds_latency_runs (each run), dds_latency_loaded.
 """
 from __future__ import annotations
 
@@ -129,8 +135,14 @@ def codec_times(n: int, rng: np.random.Generator) -> dict[str, dict[str, Any]]:
     return out
 
 
-def dds_latency(round_trips: int) -> dict[str, float]:
+def dds_latency(round_trips: int, root: Path = ROOT, client: str = "message") -> dict[str, Any]:
+    """Round trips against the controller node of the source tree ``root`` (its
+    ``sysid_ros`` and config). ``client``: "message" publishes a JointState object and takes
+    the commands as Float64MultiArray objects (the figure of earlier runs); "raw" publishes
+    the same message pre-serialized and takes the commands as bytes, so less of the figure is
+    the bench's own rclpy work."""
     import rclpy
+    from rclpy.serialization import serialize_message
     from rclpy.executors import SingleThreadedExecutor
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
@@ -143,9 +155,9 @@ def dds_latency(round_trips: int) -> dict[str, float]:
     os.environ.update({k: env[k] for k in ("ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_DOMAIN_ID")})
     proc = subprocess.Popen(
         [sys.executable, "-m", "sysid_ros.nodes.robust_controller", "--ros-args", "--params-file",
-         str(ROOT / "config" / "robust_controller.yaml"), "-p", "autostart:=true",
+         str(root / "config" / "robust_controller.yaml"), "-p", "autostart:=true",
          "-p", "stale_timeout:=5.0", "-p", "debug_decimation:=1000000"],
-        env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=env, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True)
     rclpy.init()
     node = rclpy.create_node("bench_controller_latency")
@@ -153,7 +165,8 @@ def dds_latency(round_trips: int) -> dict[str, float]:
     ex.add_node(node)
     got: list[float] = []
     node.create_subscription(Float64MultiArray, "/effort_controller/commands",
-                             lambda m: got.append(time.perf_counter()), COMMAND_QOS)
+                             lambda m: got.append(time.perf_counter()), COMMAND_QOS,
+                             raw=client == "raw")
     pub = node.create_publisher(JointState, "joint_states", SENSOR_QOS)
     robot = load_robot("gen3")
     msg = JointState()
@@ -161,18 +174,19 @@ def dds_latency(round_trips: int) -> dict[str, float]:
     msg.position = list(map(float, robot.config["simulation"]["home"]))
     msg.velocity = [0.0] * robot.nj
     msg.effort = [0.0] * robot.nj
+    out: JointState | bytes = serialize_message(msg) if client == "raw" else msg
     lat: list[float] = []
     try:
         end = time.monotonic() + 30.0
         while not got and time.monotonic() < end:       # discovery + configure
-            pub.publish(msg)
+            pub.publish(out)
             ex.spin_once(timeout_sec=0.05)
         if not got:
             raise RuntimeError("controller node never answered")
         for _ in range(round_trips + 20):
             n = len(got)
             t0 = time.perf_counter()
-            pub.publish(msg)
+            pub.publish(out)
             deadline = t0 + 1.0
             while len(got) == n and time.perf_counter() < deadline:
                 ex.spin_once(timeout_sec=0.0005)
@@ -187,7 +201,18 @@ def dds_latency(round_trips: int) -> dict[str, float]:
             proc.wait(10)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
-    return {**_stats(lat[20:]), "round_trips": len(lat[20:])}
+    return {**_stats(lat[20:]), "round_trips": len(lat[20:]), "client": client,
+            "load_avg_1min": os.getloadavg()[0]}
+
+
+def _summary(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Median over runs of the median and of the p99 (None without runs)."""
+    if not runs:
+        return None
+    return {"median_ms": float(np.median([r["median_ms"] for r in runs])),
+            "p99_ms": float(np.median([r["p99_ms"] for r in runs])),
+            "round_trips": sum(r["round_trips"] for r in runs), "runs": len(runs),
+            "client": runs[0]["client"], "load_avg_1min": max(r["load_avg_1min"] for r in runs)}
 
 
 def start_graph(out: Path) -> subprocess.Popen:
@@ -247,6 +272,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="also measure the latency with the full simulation graph running")
     ap.add_argument("--graph-warmup", type=float, default=40.0,
                     help="s to let the graph start before the loaded measurement")
+    ap.add_argument("--client", choices=("message", "raw"), default="message",
+                    help="the latency client's rclpy path (dds_latency's docstring)")
+    ap.add_argument("--baseline-tree", type=Path,
+                    help="also measure the controller node of this source tree (e.g. an unpacked "
+                         "`git archive REV`), alternating with this tree's, same client")
+    ap.add_argument("--repeats", type=int, default=1,
+                    help="idle latency runs per tree (the machine is shared: alternate, repeat)")
     args = ap.parse_args(argv)
     comp = compute_times(args.samples, np.random.default_rng(0))
     base = comp["nominal computed torque (rnea)"]
@@ -277,11 +309,19 @@ def main(argv: list[str] | None = None) -> int:
     adm = admission_times()
     for name, st in adm.items():
         print(f"{'admission ' + name:34s} {st['median_ms']:10.4f} {st['p99_ms']:8.4f}")
-    lat = {**dds_latency(args.round_trips), "load_avg_1min": os.getloadavg()[0]}
-    print(f"DDS joint_states -> command latency, idle ({lat['round_trips']} round trips, load "
-          f"{lat['load_avg_1min']:.1f}): median {lat['median_ms']:.3f} ms, p99 "
-          f"{lat['p99_ms']:.3f} ms (target p99 <= 0.5 ms: "
-          f"{'met' if lat['p99_ms'] <= 0.5 else 'MISSED'})")
+    trees = {"this tree": ROOT, **({"baseline": args.baseline_tree} if args.baseline_tree else {})}
+    runs = [{"tree": tree, **dds_latency(args.round_trips, root, args.client)}
+            for _ in range(args.repeats) for tree, root in trees.items()]
+    for run in runs:
+        print(f"DDS joint_states -> command latency, idle, {run['tree']} ({run['round_trips']} "
+              f"round trips, {args.client} client, load {run['load_avg_1min']:.1f}): median "
+              f"{run['median_ms']:.3f} ms, p99 {run['p99_ms']:.3f} ms")
+    lat, lat_base = (_summary([r for r in runs if r["tree"] == t]) for t in ("this tree", "baseline"))
+    for label, summ in (("this tree", lat), ("baseline", lat_base)):
+        if summ is not None:
+            print(f"DDS latency idle, {label}, median over {summ['runs']} run(s): median "
+                  f"{summ['median_ms']:.3f} ms, p99 {summ['p99_ms']:.3f} ms (target p99 <= 0.5 ms: "
+                  f"{'met' if summ['p99_ms'] <= 0.5 else 'MISSED'})")
     loaded = None
     if args.loaded:
         import tempfile
@@ -290,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 time.sleep(args.graph_warmup)
                 running = graph.poll() is None
-                loaded = {**dds_latency(args.round_trips), "load_avg_1min": os.getloadavg()[0],
+                loaded = {**dds_latency(args.round_trips, ROOT, args.client),
                           "graph_running_throughout": running and graph.poll() is None}
             finally:
                 stop_graph(graph)
@@ -307,7 +347,9 @@ def main(argv: list[str] | None = None) -> int:
             "target_p99_ms": 0.5, "target_met": robust_p99 <= 0.5,
             "z1_mass_metric": {"robust": zr, "baseline": base_z1,
                                "ratio_p99": zr["p99_ms"] / base_z1["p99_ms"]},
-            "codec": codec, "admission": adm, "dds_latency": lat, "dds_latency_loaded": loaded}, indent=2))
+            "codec": codec, "admission": adm, "dds_latency": lat,
+            "dds_latency_baseline": lat_base, "dds_latency_runs": runs,
+            "dds_latency_loaded": loaded}, indent=2))
     return 0
 
 

@@ -7,7 +7,8 @@ following the current trajectory, which ends at rest. The cycle — start state,
 lateness, stop conditions — is :class:`sysid_ros.planning.receding.RecedingHorizon` (read its
 docstring); this node only translates messages, parameters and the timer.
 
-Topics (docs/design.md §7; remap with ``-r``): sub ``joint_states`` (sensor QoS),
+Topics (docs/design.md §7; remap with ``-r``): sub ``joint_states`` (sensor QoS; raw bytes, the
+newest decoded at each cycle, a bad one reported then),
 ``/sysid/payload_bounds`` (latched; the robot's payload prior until the first message); pub
 ``/sysid/desired_trajectory`` (two points: t = 0 with q₀, q̇₀, q̈₀ and t = t_f with q₀ + k, 0, 0;
 ``header.stamp`` = its start; ``header.frame_id`` = the certificate naming the θ_e box it was
