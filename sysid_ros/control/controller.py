@@ -57,9 +57,27 @@ The per-joint bound |σβd_i| ≤ v_bound_i (the planner's) only gains the facto
 above V_max (η > 1) would let V grow up to η·V_max, which the planner's tracking box does not
 assume: it is refused (raise V_max instead, with its tracking box).
 
-Coulomb friction at rest is set-valued (a stuck joint's friction is anywhere in [−Fc, Fc]);
-the law uses Fc·sign(q̇) only for |q̇| > ``coulomb_band`` and otherwise 0 with the whole
-[−Fc_hi, Fc_hi] in the bound (at |q̇| = 0 exactly when the band is 0).
+Coulomb friction at rest is set-valued (a stuck joint's friction is anywhere in [−Fc, Fc]):
+the plant's Coulomb torque is Fc·σ with σ = sign(q̇) for |q̇| > ``coulomb_band`` = b and σ
+anywhere in [−1, 1] for |q̇| ≤ b (at q̇ = 0 exactly when b = 0). The feed-forward is
+Fc_nom·s(q̇) with a ramp outside the band, s = sign(q̇)·clip(|q̇|/b − 1, 0, 1)
+(:func:`coulomb_multiplier`; sign(q̇) when b = 0): 0 inside the band, rising linearly to ±1 at
+|q̇| = 2b. Continuous in q̇, so a joint starting or stopping changes the command gradually
+instead of by Fc in one control step (a 1–2 N·m step that kicks a standing B1's trunk,
+docs/design.md §5.1). Its error, exactly (:func:`coulomb_error_bound`): over Fc ∈ [Fc_lo,
+Fc_hi] and the admissible σ,
+
+    sup |Fc·σ − Fc_nom·s| = F̄ = max(|Fc_lo|, |Fc_hi|)                     for |q̇| ≤ b (s = 0),
+                          = max(Fc_hi − Fc_nom·|s|, Fc_nom·|s| − Fc_lo)   for |q̇| > b,
+
+the second because σ = sign(q̇) = sign(s) there. It is continuous at the band's edge (F̄ =
+Fc_hi when Fc_hi ≥ |Fc_lo|, as for every catalogue box) and falls to the box radius at 2b:
+never above the former switch's stuck bound F̄, above its box radius only on [b, 2b]. Why the
+ramp sits OUTSIDE the band: inside it any feed-forward c adds |c| to the bound (sup over
+σ ∈ [−1, 1] of |Fc·σ − c| = F̄ + |c|), so a ramp through the band (Fc_nom·clip(q̇/b, −1, 1))
+raises the bound there to F̄ + Fc_nom·|s| — on the standing B1 that doubled the robust input's
+gain near rest and it switched at the sample rate (1.5 N·m steps on joint 1, docs/design.md
+§5.1).
 
 Why the centre by default: τ(θ) is linear in θ, so with θ₀ at the centre the bound is exactly
 |Y_p|·rad — the smallest possible over all choices of θ₀ — while a point estimate near a corner
@@ -95,7 +113,8 @@ from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.robots import Robot
 
 __all__ = ["MODES", "NOMINALS", "METRICS", "ControllerGains", "ControlOutput", "RobustController",
-           "PidGains", "TorqueInterval", "gains_from_config", "sign_vertices"]
+           "PidGains", "TorqueInterval", "coulomb_error_bound", "coulomb_multiplier",
+           "gains_from_config", "sign_vertices"]
 
 MODES = ("robust", "conservative", "wrong", "pid")
 NOMINALS = ("centre", "estimate")     # where θ_e's θ₀ sits in its box (module doc)
@@ -105,6 +124,30 @@ METRICS = ("identity", "mass")        # direction metric P of the robust input (
 def sign_vertices(n: int) -> np.ndarray:
     """The 2^n sign vectors (2^n, n): the vertices of [−1, 1]^n."""
     return np.array(np.meshgrid(*([[-1.0, 1.0]] * n), indexing="ij")).reshape(n, -1).T
+
+
+def coulomb_multiplier(dq: np.ndarray, band: float) -> np.ndarray:
+    """The feed-forward's Coulomb multiplier s(q̇) (module doc): sign(q̇)·clip(|q̇|/band − 1, 0,
+    1) — 0 inside the band, ±1 beyond twice it — or sign(q̇) for band = 0. Non-decreasing in
+    q̇, so over an interval [lo, hi] of q̇ its hull is [s(lo), s(hi)] (the planner's
+    enclosure)."""
+    dq = np.asarray(dq, float)
+    if band > 0.0:
+        return np.sign(dq) * np.clip(np.abs(dq) / band - 1.0, 0.0, 1.0)
+    return np.sign(dq)
+
+
+def coulomb_error_bound(s_abs: np.ndarray, stuck: np.ndarray, fc_nominal: np.ndarray,
+                        fc_lower: np.ndarray, fc_upper: np.ndarray) -> np.ndarray:
+    """Exact sup of |Fc·σ − Fc_nom·s| per joint over Fc ∈ [fc_lower, fc_upper] and the
+    admissible σ, given |s| = ``s_abs`` (module doc): where ``stuck`` (|q̇| ≤ band: σ anywhere
+    in [−1, 1]) F̄ + |Fc_nom|·|s| with F̄ = max(|Fc_lo|, |Fc_hi|) (F̄ itself for the controller's
+    s = 0 there); elsewhere (σ = sign(q̇) = sign(s)) max(Fc_hi − Fc_nom·|s|, Fc_nom·|s| −
+    Fc_lo). Each branch is convex in |s| (the planner takes its sup over a range of |s| at the
+    range's ends)."""
+    f_bar = np.maximum(np.abs(fc_lower), np.abs(fc_upper))
+    moving = np.maximum(fc_upper - fc_nominal * s_abs, fc_nominal * s_abs - fc_lower)
+    return np.where(stuck, f_bar + np.abs(fc_nominal) * s_abs, moving)
 
 
 @dataclass(frozen=True)
@@ -301,11 +344,11 @@ class RobustController:
 
     def friction_columns(self, dq: np.ndarray, ddq_a: np.ndarray) -> np.ndarray:
         """(nj, 4): per joint the multipliers of [Fc, Fv, I_a, β] (q̇ measured, q̈_a); the
-        Coulomb column is 0 for a joint within the Coulomb band (its friction is then set-valued
-        and ``torque_interval`` carries all of it in the radius)."""
+        Coulomb column is the ramp s(q̇) (:func:`coulomb_multiplier`): 0 within the band, where
+        the friction is set-valued (``torque_interval`` carries it in the radius), rising to
+        ±1 outside it without a step."""
         f = np.empty((dq.size, 4))          # filled column by column: cheaper than np.stack
-        np.sign(dq, out=f[:, 0])
-        f[np.abs(dq) <= self.gains.coulomb_band, 0] = 0.0
+        f[:, 0] = coulomb_multiplier(dq, self.gains.coulomb_band)
         f[:, 1] = dq
         f[:, 2] = ddq_a
         f[:, 3] = 1.0
@@ -319,11 +362,15 @@ class RobustController:
         tau_f = (f * self.fric_nominal).sum(axis=1)
         tau0 = y @ self.theta0 + tau_f
         centre = y @ self.theta_c + tau_f
-        radius = np.abs(y) @ self.theta_rad + (np.abs(f) * self.fric_radius).sum(axis=1)
+        radius = np.abs(y) @ self.theta_rad + (np.abs(f[:, 1:]) * self.fric_radius[:, 1:]).sum(
+            axis=1)
         if self._carry_friction:
-            # at rest the true Coulomb torque is anywhere in [−Fc_hi, Fc_hi] (set-valued)
-            stuck = np.abs(dq) <= self.gains.coulomb_band
-            radius = radius + stuck * self.robot.friction.upper[:, 0]
+            # the Coulomb column's error is not |s|·radius: inside the band the true torque is
+            # anywhere in [−F̄, F̄], on the ramp the feed-forward is only Fc_nom·s (module doc)
+            fr = self.robot.friction
+            radius = radius + coulomb_error_bound(
+                np.abs(f[:, 0]), np.abs(dq) <= self.gains.coulomb_band, self.fric_nominal[:, 0],
+                fr.lower[:, 0], fr.upper[:, 0])
         return TorqueInterval(tau0, centre, radius)
 
     def metric(self, q: np.ndarray) -> np.ndarray:

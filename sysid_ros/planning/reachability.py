@@ -11,11 +11,15 @@ For a fixed plan parameter k, over each of n time sub-intervals [t_m, t_{m+1}] o
 4. motor torque u = τ₀ + v of the robust controller (docs/design.md §5):
    - τ₀ ∈ [Y_p]·[θ] + [τ_f]: interval passivity RNEA over the state box and the parameter box
      (θ_e in the identifier's bounds, θ_r in its relative box, friction in its box; the Coulomb
-     feed-forward is 0 inside the controller's Coulomb band);
+     feed-forward is Fc·s(q̇) with the controller's ramp s = sign(q̇)·clip(|q̇|/band − 1, 0, 1),
+     whose hull over [lo, hi] is [s(lo), s(hi)] since s is non-decreasing);
    - v = σβd + α(V_sup − V_max)₊·r/‖r‖² (``control.controller``), so per joint
        |v_i| ≤ B_i + α(V_sup − V_max)/‖r‖,
-     with bound_i ≤ sup |Y_p(x)|·d_θ + |friction regressor|·d_f (interval RNEA with θ = ±d; a
-     joint that may be inside the Coulomb band carries Fc_hi) and B_i = ‖bound‖ for the
+     with bound_i ≤ sup |Y_p(x)|·d_θ + |friction regressor|·d_f (interval RNEA with θ = ±d; the
+     Coulomb part is the controller's ``coulomb_error_bound``: F̄ for a joint that may be inside
+     the band, max(Fc_hi − Fc_nom·|s|, Fc_nom·|s| − Fc_lo) for one that may move outside it —
+     convex in |s|, so its sup over the q̇ box is at the smallest or largest |s| of the box, s
+     of its smallest or largest |q̇|) and B_i = ‖bound‖ for the
      identity metric (ARMOUR), ½(γ√P_ii + bound_i) for the mass metric, γ² = max over the sign
      vectors s of (bound∘s)ᵀP⁻¹(bound∘s): P is enclosed over the sub-interval's q box
      (``planning.mass_matrix``), P ⪰ V⁻ᵀL(ε)V⁻¹ gives P⁻¹ ⪯ V L(ε)⁻¹ Vᵀ, so γ² ≤ the max over
@@ -65,6 +69,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from sysid_ros.control.controller import coulomb_error_bound, coulomb_multiplier
 from sysid_ros.model.robots import Robot
 from sysid_ros.planning.affine import Affine, affine_cos_sin
 from sysid_ros.planning.chain import SerialChain, passivity_torque, sphere_centres
@@ -113,7 +118,8 @@ class ReachableSet:
     (n, n_spheres, n_obstacles) lower bounds, tau (n, nj) enclosure of τ₀, robust (n, nj)
     upper bounds on |v_i|; ``centres`` per sphere (3 Intervals of shape (n,)); rho (n,) the
     ‖r‖ bound used; tracking (n,) the local tracking check's slack (≥ 0: certified; +inf when
-    the bound is the workspace one)."""
+    the bound is the workspace one); bound (n, nj) upper bounds of the controller's per-joint
+    interval bound bound_i (module doc item 4), from which ``robust`` is built."""
 
     desired: TrajectoryEnclosure
     q: Interval
@@ -124,6 +130,7 @@ class ReachableSet:
     robust: np.ndarray
     rho: np.ndarray
     tracking: np.ndarray
+    bound: np.ndarray
 
     @property
     def torque_bound(self) -> np.ndarray:
@@ -163,7 +170,6 @@ class Reachability:
                                                            lim.tau_max)
         self.ee = robot.ee_joint_id - 1
         self.nj = nj
-        self.fc_upper = robot.friction.upper[:, 0]
         # the controller's metric P = M(q; nominal θ) + diag(I_a,lo + metric_armature)
         self.metric_diag = np.maximum(self.fric.lower[:, 2], 0.0) + np.broadcast_to(
             np.asarray(controller.metric_armature, float), (nj,))
@@ -229,17 +235,26 @@ class Reachability:
         dq_f = dq.hull(dq_a)                 # friction may use q̇ or q̇_a
         band = ctrl.coulomb_band
         f_lo, f_hi, f_rad = self.fric.lower, self.fric.upper, self.fric.radius
+        # the controller measures q̇: its Coulomb error bound over the q̇ box is the larger of
+        # the stuck one (the box meets the band) and the moving one at the ends of the box's
+        # range of |s| (module doc item 4)
+        maybe_stuck = (dq.lo <= band) & (dq.hi >= -band)
+        maybe_moving = (dq.lo < -band) | (dq.hi > band)
+        mig = np.where(dq.lo > 0, dq.lo, np.where(dq.hi < 0, -dq.hi, 0.0))
+        fc_nom, fc_lo, fc_hi = self.fric.nominal[:, 0], f_lo[:, 0], f_hi[:, 0]
+        moving = [coulomb_error_bound(coulomb_multiplier(x, band), np.zeros(x.shape, bool),
+                                      fc_nom, fc_lo, fc_hi) for x in (mig, dq.mag())]
+        stuck = coulomb_error_bound(np.zeros(mig.shape), np.ones(mig.shape, bool), fc_nom, fc_lo,
+                                    fc_hi)
+        fc_bound = np.maximum(np.where(maybe_moving, np.maximum(*moving), 0.0),
+                              np.where(maybe_stuck, stuck, 0.0))
         tau, bound_mag = [], []
         for j in range(nj):
             fc, fv, ia, beta = (Interval.from_bounds(f_lo[j, c], f_hi[j, c]) for c in range(4))
             t_box = tau_rb[j][0].to_interval()
-            # the controller measures q̇: inside the band its Coulomb term is 0 and its bound
-            # carries the whole set-valued [−Fc_hi, Fc_hi]
-            maybe_stuck = (dq[:, j].lo <= band) & (dq[:, j].hi >= -band)
-            tau.append(t_box + fc * _sign_interval(dq_f[:, j], band) + fv * dq_f[:, j]
+            tau.append(t_box + fc * _ramp_interval(dq_f[:, j], band) + fv * dq_f[:, j]
                        + ia * ddq_a[:, j] + beta)
-            bound_mag.append(tau_rb[j][1].mag()
-                             + np.maximum(f_rad[j, 0], np.where(maybe_stuck, self.fc_upper[j], 0))
+            bound_mag.append(tau_rb[j][1].mag() + fc_bound[:, j]
                              + f_rad[j, 1] * dq_f[:, j].mag()
                              + f_rad[j, 2] * ddq_a[:, j].mag() + f_rad[j, 3])
         tau_iv = Interval(np.stack([t.mid for t in tau], -1), np.stack([t.rad for t in tau], -1))
@@ -249,7 +264,7 @@ class Reachability:
         d_m = self._mass_spread(q, theta_e_lo, theta_e_hi)
         robust = self._gamma_part(q, bound) + (0.5 * ctrl.alpha * rho * d_m)[:, None]
         robust = robust * (1.0 + 1e-12) + 1e-12
-        return ReachableSet(des, q, dq, centres, clearance, tau_iv, robust, rho, tracking)
+        return ReachableSet(des, q, dq, centres, clearance, tau_iv, robust, rho, tracking, bound)
 
     def _gamma_part(self, q: Interval, bound: np.ndarray) -> np.ndarray:
         """Per sub-interval and joint, an upper bound of the controller's σβd_i while
@@ -390,8 +405,8 @@ class Reachability:
         return Verification(not reasons, reasons, slack, reach)
 
 
-def _sign_interval(x: Interval, band: float = 0.0) -> Interval:
-    """Hull of the controller's Coulomb sign over x: sign(q̇) outside [−band, band], 0 inside."""
-    lo = np.where(x.lo < -band, -1.0, np.where(x.lo <= band, 0.0, 1.0))
-    hi = np.where(x.hi > band, 1.0, np.where(x.hi >= -band, 0.0, -1.0))
-    return Interval.from_bounds(lo, hi)
+def _ramp_interval(x: Interval, band: float = 0.0) -> Interval:
+    """Hull of the controller's Coulomb multiplier s(q̇) over x (``coulomb_multiplier``: 0 in
+    the band, a ramp to ±1 at twice it, sign(q̇) for band = 0; non-decreasing, so [s(lo),
+    s(hi)])."""
+    return Interval.from_bounds(coulomb_multiplier(x.lo, band), coulomb_multiplier(x.hi, band))

@@ -25,8 +25,9 @@ def _box(robot, mass=3.63):
     return theta_e_box(truth - rad, truth + rad, truth), truth
 
 
-def _reference_tau(robot, theta, fric, q, dq, dq_a, ddq_a):
-    """H q̈_a + C(q,q̇) q̇_a + g + friction, from a model carrying θ (no regressors)."""
+def _reference_tau(robot, theta, fric, q, dq, dq_a, ddq_a, sigma=None):
+    """H q̈_a + C(q,q̇) q̇_a + g + friction, from a model carrying θ (no regressors); the Coulomb
+    multiplier σ is sign(q̇) unless given (a stuck joint's is anywhere in [−1, 1])."""
     model = robot.model.copy()
     for i in range(1, model.njoints):
         model.inertias[i] = pin.Inertia.FromDynamicParameters(theta[10 * (i - 1):10 * i])
@@ -35,7 +36,8 @@ def _reference_tau(robot, theta, fric, q, dq, dq_a, ddq_a):
     h = np.triu(h) + np.triu(h, 1).T
     c = pin.computeCoriolisMatrix(model, data, q, dq)
     g = pin.computeGeneralizedGravity(model, data, q)
-    tau_f = fric[:, 0] * np.sign(dq) + fric[:, 1] * dq + fric[:, 2] * ddq_a + fric[:, 3]
+    sigma = np.sign(dq) if sigma is None else sigma
+    tau_f = fric[:, 0] * sigma + fric[:, 1] * dq + fric[:, 2] * ddq_a + fric[:, 3]
     return h @ ddq_a + c @ dq_a + g + tau_f
 
 
@@ -221,20 +223,93 @@ def test_mass_metric_direction_and_identity_is_armour(z1):
     np.testing.assert_allclose(p, np.triu(h) + np.triu(h, 1).T + 0.01 * np.eye(6), atol=1e-12)
 
 
-def test_stuck_joint_carries_its_whole_coulomb_friction(z1):
-    """At rest (|q̇| ≤ coulomb_band) the Coulomb torque is set-valued: the feed-forward leaves it
-    out and the radius carries Fc_hi; moving, Fc·sign(q̇) with its box radius."""
+def _coulomb_sigma(dq, band, rng):
+    """An admissible Coulomb multiplier: sign(q̇) outside the band, anything in [−1, 1] inside
+    (half of the draws at the vertices ±1, where the sup is attained)."""
+    inside = np.abs(dq) <= band
+    free = np.where(rng.random(dq.size) < 0.5, rng.choice([-1.0, 1.0], dq.size),
+                    rng.uniform(-1.0, 1.0, dq.size))
+    return np.where(inside, free, np.sign(dq))
+
+
+def test_coulomb_ramp_bound_holds_and_is_attained(z1):
+    """The feed-forward's Coulomb term is 0 in the band and ramps to Fc_nom·sign(q̇) at twice
+    it; the interval's radius is the exact sup of the error over the admissible friction
+    (Pinocchio reference torques, σ anywhere in [−1, 1] in the band): every sampled truth stays
+    within [lower, upper], and the vertex — Fc at the end of its box, σ = ±1, the other
+    parameters at their regressor-sign vertex — reaches each end exactly. Its Coulomb part is
+    F̄ in the band and max(Fc_hi − Fc_nom·|s|, Fc_nom·|s| − Fc_lo) on the ramp: continuous at
+    the band's edge and never above the former switch's stuck bound F̄."""
     ctl, _ = _z1_controller(z1)
+    band = ctl.gains.coulomb_band
+    rng = np.random.default_rng(12)
+    lo_th, hi_th = ctl.theta_c - ctl.theta_rad, ctl.theta_c + ctl.theta_rad
+    fr_lo, fr_hi = z1.friction.lower, z1.friction.upper
+    fc_nom = ctl.fric_nominal[:, 0]
+    for frac in (0.0, 0.3, -0.7, 1.0, 1.001, 1.3, -1.6, 2.0, -2.5, 20.0):
+        q = z1.random_configuration(rng)
+        dq = band * frac * (rng.uniform(0.97, 1.0, 6) if frac not in (1.0, 2.0) else np.ones(6))
+        dq_a, ddq_a = rng.uniform(-1, 1, 6), rng.uniform(-1, 1, 6)
+        itv = ctl.torque_interval(q, dq, dq_a, ddq_a)
+        # the feed-forward is the reference at the nominal with σ = the ramp (its definition)
+        s = np.sign(dq) * np.clip(np.abs(dq) / band - 1.0, 0.0, 1.0)
+        np.testing.assert_allclose(itv.tau0, _reference_tau(z1, ctl.theta0, ctl.fric_nominal, q,
+                                                            dq, dq_a, ddq_a, sigma=s), atol=1e-9)
+        taus = np.array([_reference_tau(z1, rng.uniform(lo_th, hi_th), rng.uniform(fr_lo, fr_hi),
+                                        q, dq, dq_a, ddq_a, sigma=_coulomb_sigma(dq, band, rng))
+                         for _ in range(300)])
+        tol = 1e-9 * (1 + np.abs(itv.centre))
+        assert np.all(taus >= itv.lower - tol) and np.all(taus <= itv.upper + tol), frac
+        y = ctl.passivity_regressor(q, dq, dq_a, ddq_a)
+        f = ctl.friction_columns(dq, ddq_a)
+        inside = np.abs(dq) <= band
+        for i in range(6):
+            # the interval is centre ± radius (θ₀ and the friction nominal at the centres): on
+            # the ramp the Coulomb error lies in [Fc_lo − Fc_nom·|s|, Fc_hi − Fc_nom·|s|], so only
+            # the side of the larger |error| is reached — the radius is the exact sup of |error|
+            errs = []
+            for sgn in (1.0, -1.0):
+                th = ctl.theta_c + sgn * np.sign(y[i]) * ctl.theta_rad
+                fric = np.where(sgn * np.sign(f) > 0, fr_hi, fr_lo)
+                sigma = np.sign(dq).copy()
+                if inside[i]:          # stuck: the friction at full Fc_hi, either direction
+                    fric[i, 0], sigma[i] = fr_hi[i, 0], sgn
+                else:                  # sliding: σ = sign(q̇), Fc at the end that pushes τ out
+                    fric[i, 0] = fr_hi[i, 0] if sgn * sigma[i] > 0 else fr_lo[i, 0]
+                tau_i = _reference_tau(z1, th, fric, q, dq, dq_a, ddq_a, sigma=sigma)[i]
+                errs.append(sgn * (tau_i - itv.centre[i]))
+            assert max(errs) == pytest.approx(itv.radius[i], abs=1e-9), (frac, i)
+        coul = itv.radius - np.abs(y) @ ctl.theta_rad - (ctl.fric_radius[:, 1:] * np.abs(f[:, 1:])
+                                                        ).sum(axis=1)
+        expect = np.where(inside, fr_hi[:, 0], np.maximum(fr_hi[:, 0] - fc_nom * np.abs(s),
+                                                          fc_nom * np.abs(s) - fr_lo[:, 0]))
+        np.testing.assert_allclose(coul, expect, atol=1e-9)
+        assert np.all(coul <= fr_hi[:, 0] + 1e-9)
+
+
+def test_coulomb_feed_forward_is_continuous_through_the_band(z1):
+    """A joint starting from rest changes the feed-forward by at most Fc_nom·Δq̇/band per step
+    of q̇: no 1–2 N·m jump at the band's edge (the step that kicked the standing B1's trunk);
+    0 in the band, the full Fc_nom·sign(q̇) beyond twice it. The radius is continuous too."""
+    ctl, _ = _z1_controller(z1)
+    band = ctl.gains.coulomb_band
     q = np.array([0.0, 1.0, -1.2, 0.2, 0.3, 0.0])
     z = np.zeros(6)
-    at_rest = ctl.torque_interval(q, z, z, z)
-    moving = ctl.torque_interval(q, np.full(6, 0.5), z, z)
-    fc_hi = z1.friction.upper[:, 0]
-    fr = ctl.fric_radius
-    np.testing.assert_allclose(at_rest.radius - moving.radius, fc_hi - fr[:, 0] - fr[:, 1] * 0.5,
-                               atol=1e-9)
-    slow = ctl.friction_columns(np.full(6, 0.01), z)
-    assert np.all(slow[:, 0] == 0.0)
+    sweep = np.linspace(-3 * band, 3 * band, 601)
+    itvs = [ctl.torque_interval(q, np.full(6, v), z, z) for v in sweep]
+    tau0 = np.array([x.tau0 for x in itvs])
+    radius = np.array([x.radius for x in itvs])
+    dv = sweep[1] - sweep[0]
+    fc, fv = ctl.fric_nominal[:, 0], ctl.fric_nominal[:, 1]
+    # slope of the ramp plus viscous friction (q̇_a = 0: no Coriolis term)
+    assert np.all(np.abs(np.diff(tau0, axis=0)).max(axis=0) <= (fc / band + fv) * dv * 1.001)
+    assert np.all(np.abs(np.diff(radius, axis=0)).max(axis=0)
+                  <= (fc / band + ctl.fric_radius[:, 1]) * dv * 1.001)
+    still = ctl.torque_interval(q, z, z, z).tau0
+    inside = np.abs(sweep) <= band
+    np.testing.assert_allclose(tau0[inside] - still, np.outer(sweep[inside], fv), atol=1e-12)
+    beyond = sweep >= 2 * band
+    np.testing.assert_allclose(tau0[beyond] - still, fc + np.outer(sweep[beyond], fv), atol=1e-9)
 
 
 def test_boundary_layer_keeps_the_inequality_and_makes_v_continuous(z1):

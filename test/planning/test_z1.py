@@ -116,6 +116,49 @@ def test_torque_and_robust_input_enclose_the_mass_metric_controller(z1, tight, r
     assert worst > 0.05
 
 
+def test_planner_bound_covers_the_controllers_coulomb_ramp(z1, tight):
+    """Narrow velocity boxes that enter and leave the Coulomb band and its ramp (a slow move,
+    small tracking box): at states sampled in each sub-interval's boxes and any box nested in
+    the plan's, the real controller's per-joint bound stays below the planner's and τ₀ (the
+    ramp's feed-forward) inside the planner's enclosure. On the ramp the planner's bound is
+    nearly attained, so a planner that took the moving bound at |s| = 1 (the box radius)
+    there fails this test."""
+    from dataclasses import replace
+
+    band = float(z1.config["controller"]["coulomb_band"])
+    ctrl = replace(controller_model(z1), e_max=np.full(6, 1e-4), de_max=np.full(6, 2e-3))
+    reach = Reachability(z1, ctrl, (), N_INTERVALS)
+    home = np.asarray(z1.config["simulation"]["home"], float)
+    traj = QuinticTrajectory(home, np.zeros(6), np.zeros(6), 3.0)
+    # peak speeds 1.875·k/3 s: 0.013 … 0.075 rad/s, across the band (0.02) and its ramp (0.04)
+    k = np.array([0.02, -0.06, 0.08, 0.12, -0.1, 0.04])
+    lo, hi = tight
+    rs = reach.reach(traj, k, lo, hi)
+    rng = np.random.default_rng(3)
+    gains = gains_from_config(z1)
+    t = rng.uniform(0.0, 3.0, 150)
+    m = np.clip((t / 3.0 * N_INTERVALS).astype(int), 0, N_INTERVALS - 1)
+    qd, dqd, ddqd = traj.sample(t, k)
+    worst_in_band = 0.0
+    n_band = 0
+    for n in range(t.size):
+        a, b = np.sort(rng.uniform(lo, hi, (2, 10)), axis=0)
+        ctl = RobustController(z1, gains, prior=theta_e_box(a, b))
+        e = ctrl.e_max * rng.uniform(-1, 1, 6)
+        de = ctrl.de_max * rng.uniform(-1, 1, 6)
+        q, dq = qd[n] - e, dqd[n] - de
+        dq_a, ddq_a = dqd[n] + ctrl.Kr * e, ddqd[n] + ctrl.Kr * de
+        itv = ctl.torque_interval(q, dq, dq_a, ddq_a)
+        bound = np.maximum(itv.upper - itv.tau0, itv.tau0 - itv.lower)
+        assert np.all(bound <= rs.bound[m[n]] * (1 + 1e-9)), (n, bound, rs.bound[m[n]])
+        assert np.all(rs.tau.lo[m[n]] <= itv.tau0) and np.all(itv.tau0 <= rs.tau.hi[m[n]]), n
+        inside = (np.abs(dq) > 1.2 * band) & (np.abs(dq) < 1.8 * band)     # on the ramp
+        if inside.any():
+            n_band += 1
+            worst_in_band = max(worst_in_band, float(np.max((bound / rs.bound[m[n]])[inside])))
+    assert n_band > 20 and worst_in_band > 0.95, (n_band, worst_in_band)
+
+
 def test_prior_box_is_not_certified_even_at_rest(z1):
     """With the rated-payload prior (0-2 kg, CoM anywhere in a 0.4 × 0.2 × 0.2 m region) the
     torque the controller may need to hold still exceeds joint 3's limit: the planner says so
