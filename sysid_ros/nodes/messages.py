@@ -29,7 +29,7 @@ from sysid_ros.nodes.cdr import (JointStateError, MessageError, check_lengths, n
 
 __all__ = ["BOUND_LABELS", "JointStateError", "MessageError", "bounds_from_msg",
            "bounds_to_msg", "diagnostics_msg", "inertia_from_theta", "joint_state_arrays",
-           "labelled_array", "theta_from_inertia", "trajectory_from_msg"]
+           "theta_from_inertia", "trajectory_from_msg"]
 
 BOUND_LABELS = ("lower", "nominal", "upper")
 
@@ -68,14 +68,6 @@ def bounds_from_msg(msg: Float64MultiArray, frame: str = "") -> ParameterBox:
         return theta_e_box(block[0], block[2], block[1], frame=frame)
     except BoxError as exc:
         raise MessageError(f"payload bounds: {exc}") from exc
-
-
-def labelled_array(values: np.ndarray, label: str) -> Float64MultiArray:
-    """A 1-D Float64MultiArray whose single dimension carries ``label`` (e.g. the names)."""
-    msg = Float64MultiArray()
-    msg.layout.dim = [MultiArrayDimension(label=label, size=len(values), stride=len(values))]
-    msg.data = np.asarray(values, float).tolist()
-    return msg
 
 
 def inertia_from_theta(theta: np.ndarray) -> Inertia:

@@ -26,7 +26,7 @@ from sysid_ros.nodes._common import run_node
 from sysid_ros.nodes.cdr import Float64ArrayEncoder, JointStateDecoder
 from sysid_ros.nodes.qos import COMMAND_QOS, CONTROL_SENSOR_QOS, DIAGNOSTICS_QOS, LATCHED_QOS, TRAJECTORY_QOS
 from sysid_ros.nodes.messages import (MessageError, bounds_from_msg, diagnostics_msg,
-                                      labelled_array, trajectory_from_msg)
+                                      trajectory_from_msg)
 from sysid_ros.nodes.params import declare
 from sysid_ros.nodes.robust_controller_params import PARAMETERS
 
@@ -61,7 +61,8 @@ class RobustControllerNode(LifecycleNode):
         self._n = 0
         # joint_states in, commands out as CDR bytes: rclpy's message objects cost ~4x the law
         self._decoder = JointStateDecoder(self.rt.robot.joint_names, need_effort=False)
-        self._encoder = Float64ArrayEncoder()
+        self._encoder, self._err_enc, self._state_enc = (
+            Float64ArrayEncoder(), Float64ArrayEncoder("e,de"), Float64ArrayEncoder(",".join(STATE_LABELS)))
         pub, sub = self.create_publisher, self.create_subscription
         self.cmd_pub = pub(Float64MultiArray, s.command_topic, COMMAND_QOS)
         self.err_pub = pub(Float64MultiArray, "~/tracking_error", 10)
@@ -162,9 +163,9 @@ class RobustControllerNode(LifecycleNode):
         self.cmd_pub.publish(self._encoder.encode(out.tau))
         self._n += 1
         if self._n % self._rt.settings.debug_decimation == 0 or out.clipped:
-            self.err_pub.publish(labelled_array(np.concatenate([out.e, out.de]), "e,de"))
-            self.state_pub.publish(labelled_array(self._rt.state_vector(
-                out, time.perf_counter() - t0), ",".join(STATE_LABELS)))
+            self.err_pub.publish(self._err_enc.encode(np.concatenate([out.e, out.de])))
+            self.state_pub.publish(self._state_enc.encode(self._rt.state_vector(
+                out, time.perf_counter() - t0)))
 
     def _flush(self) -> None:
         """Log the runtime's events and, if there were any, report the status at once."""
