@@ -23,25 +23,20 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-import numpy as np
-from builtin_interfaces.msg import Duration
 from diagnostic_msgs.msg import DiagnosticArray
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+from trajectory_msgs.msg import JointTrajectory
 
-from sysid_ros.control.admission import KNOWN_CHECKS, Certificate, box_digest
 from sysid_ros.model.arm_view import arm_view
-from sysid_ros.model.box import ParameterBox
 from sysid_ros.model.robots import load_robot
-from sysid_ros.nodes._common import ns_to_stamp_fields, run_node
+from sysid_ros.nodes._common import run_node
 from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_QOS, TRAJECTORY_QOS
 from sysid_ros.nodes.cdr import JointStateDecoder, MessageError
-from sysid_ros.nodes.messages import bounds_from_msg, diagnostics_msg
+from sysid_ros.nodes.messages import bounds_from_msg, diagnostics_msg, trajectory_msg
 from sysid_ros.nodes.params import Param, declare
-from sysid_ros.planning import ExcitingPlanner, PlannerConfig, PlanningError, QuinticTrajectory
+from sysid_ros.planning import ExcitingPlanner, PlannerConfig, PlanningError
 from sysid_ros.planning.receding import RecedingHorizon
 from sysid_ros.visualization.live import obstacle_items
 
@@ -67,29 +62,6 @@ PARAMETERS = (
     Param("stall_cycles", "int", "stop after this many published cycles without progress "
           "(0: never)", 0, (0, 1_000_000)),
 )
-
-
-def trajectory_msg(traj: QuinticTrajectory, k: np.ndarray, joint_names: Sequence[str],
-                   start_ns: int,
-                   box: ParameterBox | None = None) -> JointTrajectory:
-    """The plan as a two-point JointTrajectory (quintic interpolation reproduces it exactly).
-    ``box`` = the θ_e box it was verified for: written as the certificate in
-    ``header.frame_id`` (``sysid_ros.control.admission``)."""
-    msg = JointTrajectory()
-    msg.header.stamp.sec, msg.header.stamp.nanosec = ns_to_stamp_fields(start_ns)
-    if box is not None:
-        msg.header.frame_id = Certificate(box_digest(box.lower, box.upper),
-                                          KNOWN_CHECKS[0]).to_frame_id()
-    msg.joint_names = list(joint_names)
-    p0 = JointTrajectoryPoint(positions=traj.q0.tolist(), velocities=traj.dq0.tolist(),
-                              accelerations=traj.ddq0.tolist(), time_from_start=Duration())
-    sec = int(traj.t_f)
-    p1 = JointTrajectoryPoint(positions=(traj.q0 + k).tolist(), velocities=[0.0] * len(k),
-                              accelerations=[0.0] * len(k),
-                              time_from_start=Duration(sec=sec,
-                                                       nanosec=int(round((traj.t_f - sec) * 1e9))))
-    msg.points = [p0, p1]
-    return msg
 
 
 class ExcitingPlannerNode(Node):
@@ -129,11 +101,14 @@ class ExcitingPlannerNode(Node):
                                  raw=True)
         self.create_subscription(Float64MultiArray, "/sysid/payload_bounds", self._on_bounds,
                                  LATCHED_QOS)
-        # Planning blocks its callback for up to max_solve_time: it gets a group of its own so
-        # that joint_states, bounds and the /clock time source keep being served meanwhile
-        # (main() runs a two-thread executor) and ROS time is current when the plan is stamped.
-        self.timer = self.create_timer(cfg.t_p, self._cycle,
-                                       callback_group=MutuallyExclusiveCallbackGroup())
+        # A cycle takes up to max_solve_time: a worker thread runs it, woken by the timer, so
+        # the single-threaded executor keeps serving joint_states, bounds and the /clock time
+        # source meanwhile and ROS time is current when the plan is checked and stamped (a
+        # MultiThreadedExecutor spent ~0.5 core dispatching 1 kHz joint_states).
+        self._wake, self._stop, self.exit_code = threading.Event(), threading.Event(), 0
+        self.timer = self.create_timer(cfg.t_p, self._wake.set)
+        self._worker = threading.Thread(target=self._work, name="planning", daemon=True)
+        self._worker.start()
         self.get_logger().info(
             f"planning for {self.robot.name}: t_f={cfg.t_f} s, t_p={cfg.t_p} s, "
             f"{len(cfg.obstacles)} obstacles, {cfg.n_intervals} sub-intervals")
@@ -168,6 +143,22 @@ class ExcitingPlannerNode(Node):
     def _now_ns(self) -> int:
         return int(self.get_clock().now().nanoseconds)
 
+    def _work(self) -> None:
+        while self._wake.wait() and not self._stop.is_set():
+            self._wake.clear()        # a tick during a cycle runs the next one right after it
+            try:
+                self._cycle()
+            except Exception as err:  # as a failing callback did: the node exits with 1
+                self.get_logger().error(f"planning cycle failed: {type(err).__name__}: {err}")
+                self.exit_code = 1
+                self.finished.set()
+                return
+
+    def on_shutdown(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        self._worker.join(timeout=self.horizon.planner.config.max_solve_time + 5.0)
+
     def _cycle(self) -> None:
         if self.finished.is_set():
             return
@@ -188,7 +179,7 @@ class ExcitingPlannerNode(Node):
                                               values, self.get_clock().now().to_msg()))
 
 def main(args: Sequence[str] | None = None) -> int:
-    return run_node(lambda argv: ExcitingPlannerNode(argv), args, threads=2)
+    return run_node(lambda argv: ExcitingPlannerNode(argv), args)
 
 
 if __name__ == "__main__":

@@ -12,24 +12,32 @@ same way:
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
-from builtin_interfaces.msg import Time
+from builtin_interfaces.msg import Duration, Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Inertia, InertiaStamped
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
-from trajectory_msgs.msg import JointTrajectory
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from sysid_ros.control.admission import KNOWN_CHECKS, Certificate, box_digest
 from sysid_ros.control.trajectory import JointTrajectoryArrays
 from sysid_ros.model.box import ParameterBox, theta_e_box
 from sysid_ros.model.errors import BoxError
 from sysid_ros.model.parameters import PARAM_NAMES, com_inertia_from_theta, theta_from_com_inertia
+from sysid_ros.nodes._common import ns_to_stamp_fields
 from sysid_ros.nodes.cdr import (JointStateError, MessageError, check_lengths, name_order,
                                  ordered_arrays)
 
 __all__ = ["BOUND_LABELS", "JointStateError", "MessageError", "bounds_from_msg",
            "bounds_to_msg", "diagnostics_msg", "inertia_from_theta", "joint_state_arrays",
-           "theta_from_inertia", "trajectory_from_msg"]
+           "theta_from_inertia", "trajectory_from_msg", "trajectory_msg"]
+
+if TYPE_CHECKING:      # the planning package is heavy; only the planner node needs it
+    from sysid_ros.planning import QuinticTrajectory
 
 BOUND_LABELS = ("lower", "nominal", "upper")
 
@@ -128,6 +136,29 @@ def trajectory_from_msg(msg: JointTrajectory,
     return JointTrajectoryArrays.from_arrays(times, cols["positions"], cols["velocities"],
                                              cols["accelerations"], names, robot_joint_names,
                                              start)
+
+
+def trajectory_msg(traj: QuinticTrajectory, k: np.ndarray, joint_names: Sequence[str],
+                   start_ns: int,
+                   box: ParameterBox | None = None) -> JointTrajectory:
+    """The plan as a two-point JointTrajectory (quintic interpolation reproduces it exactly).
+    ``box`` = the θ_e box it was verified for: written as the certificate in
+    ``header.frame_id`` (``sysid_ros.control.admission``)."""
+    msg = JointTrajectory()
+    msg.header.stamp.sec, msg.header.stamp.nanosec = ns_to_stamp_fields(start_ns)
+    if box is not None:
+        msg.header.frame_id = Certificate(box_digest(box.lower, box.upper),
+                                          KNOWN_CHECKS[0]).to_frame_id()
+    msg.joint_names = list(joint_names)
+    p0 = JointTrajectoryPoint(positions=traj.q0.tolist(), velocities=traj.dq0.tolist(),
+                              accelerations=traj.ddq0.tolist(), time_from_start=Duration())
+    sec = int(traj.t_f)
+    p1 = JointTrajectoryPoint(positions=(traj.q0 + k).tolist(), velocities=[0.0] * len(k),
+                              accelerations=[0.0] * len(k),
+                              time_from_start=Duration(sec=sec,
+                                                       nanosec=int(round((traj.t_f - sec) * 1e9))))
+    msg.points = [p0, p1]
+    return msg
 
 
 _DIAG_LEVEL = {"ok": DiagnosticStatus.OK, "warn": DiagnosticStatus.WARN,
