@@ -40,9 +40,13 @@ identified with
   calibrated friction box) as ``sysid-identify --calibration`` uses it;
 - ``overlay_rows``: the overlay and its rows (``sysid-calibrate --export-rows``).
 
+``--containment N`` runs only this: one calibration, then N episodes (``random`` excitation,
+seeds seed + k) with dumbbells of random mass in [0.5, 1.5] kg, each identified with those
+variants; it counts the boxes that hold the truth.
+
 Usage: python -m bench.bench_z1_excitation [--noise 0.3] [--trajectories 4] [--seed 0]
        [--decimate 1] [--objective cond|box] [--skip-random] [--diagnose] [--calibrate]
-       [--json PATH]
+       [--containment N] [--json PATH]
 """
 from __future__ import annotations
 
@@ -56,7 +60,7 @@ import numpy as np
 import pinocchio as pin
 import yaml
 
-from sysid_ros.calibration import CalibrationOptions, Recording, calibrate
+from sysid_ros.calibration import CalibrationOptions, CalibrationResult, Recording, calibrate
 from sysid_ros.calibration.calibrate import exported_rows
 from sysid_ros.calibration.document import calibration_document
 from sysid_ros.model.calibration import apply_calibration
@@ -168,30 +172,33 @@ def unloaded_robot(base: Robot, directory: Path) -> Robot:
     return load_robot(path)
 
 
-def calibration_variants(base: Robot, cfg: IdentificationConfig, run: RunData, sel: np.ndarray,
-                         noise: float, n_traj: int, seed: int, decimate: int
-                         ) -> dict[str, float | str | bool | None | list[float]]:
-    """The ``--calibrate`` variants of the module docstring on the payload samples ``sel``."""
+def calibrate_unloaded(base: Robot, noise: float, n_traj: int, seed: int, decimate: int
+                       ) -> tuple[CalibrationResult, float] | None:
+    """Calibration of the simulated Z1 from an episode without payload (``random`` excitation,
+    seed + 1000, unloaded prior): the result and the seconds of data (None if nothing ran)."""
     robot = unloaded_robot(base, Path(tempfile.mkdtemp(prefix="z1_calibration_")))
     ep = simulate_episode(robot, 0.0, "random", (), seed=seed + 1000, config=EpisodeConfig(
         noise_tau=noise, n_trajectories=n_traj, max_cycles=2 * n_traj))
     if ep.ident_window is None:
-        return {"calibration": "no trajectory executed"}
+        return None
     a, b = ep.ident_window
-    cal_run = ep.run
-    keep = np.flatnonzero((cal_run.t >= a) & (cal_run.t <= b + 0.5))[::decimate]
-    rec = Recording(cal_run.t[keep], cal_run.q[keep], cal_run.dq[keep],
-                    cal_run.tau_measured[keep], "z1-no-payload")
-    result = calibrate(base, [rec], CalibrationOptions(friction_prior="config",
-                                                       link_boxes=False))
+    run = ep.run
+    keep = np.flatnonzero((run.t >= a) & (run.t <= b + 0.5))[::decimate]
+    rec = Recording(run.t[keep], run.q[keep], run.dq[keep], run.tau_measured[keep],
+                    "z1-no-payload")
+    return calibrate(base, [rec], CalibrationOptions(friction_prior="config",
+                                                     link_boxes=False)), float(b + 0.5 - a)
+
+
+def calibration_variants(base: Robot, cfg: IdentificationConfig, result: CalibrationResult,
+                         data: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+                         truth: np.ndarray) -> dict[str, float | str | bool | None]:
+    """Mass width, status, containment and seconds of the ``--calibrate`` variants of the
+    module docstring on the payload ``data``."""
     rows = exported_rows(result)
     calibrated = apply_calibration(base, calibration_document(result))
     overlay = load_identification_config(calibrated, prior="rated")
-    data = (run.t[sel], run.q[sel], run.dq[sel], run.tau_measured[sel])
-    assert run.truth is not None
-    out: dict[str, float | str | bool | None | list[float]] = {
-        "calibration_seconds_of_data": float(b + 0.5 - a), "calibration_rows": len(rows),
-        "calibration_noise_Nm": result.noise.tolist()}
+    out: dict[str, float | str | bool | None] = {}
     for name, (rb, c) in {"shared": (base, cfg.with_overrides(theta_r_unknowns=True)),
                           "rows": (base, cfg.with_overrides(theta_r_unknowns=True,
                                                             calibration_rows=rows)),
@@ -203,8 +210,53 @@ def calibration_variants(base: Robot, cfg: IdentificationConfig, run: RunData, s
         out[f"{name}_seconds"] = time.perf_counter() - clock
         out[f"{name}_status"] = res.status
         out[name] = None if res.box is None else float(res.box.upper[0] - res.box.lower[0])
-        out[f"{name}_contains"] = bool(res.contains(run.truth))
+        out[f"{name}_contains"] = bool(res.contains(truth))
     return out
+
+
+def containment(noise: float, n_traj: int, seed: int, decimate: int, n_payloads: int) -> dict:
+    """One calibration of the simulated Z1, then ``n_payloads`` episodes (``random``
+    excitation, seeds seed + k) with dumbbells of random mass in [0.5, 1.5] kg, each identified
+    offline under the rated prior with the :func:`calibration_variants`: how often each box
+    holds the truth."""
+    base = load_robot("z1")
+    cal = calibrate_unloaded(base, noise, n_traj, seed, decimate)
+    if cal is None:
+        return {"calibration": "no trajectory executed"}
+    result, _ = cal
+    cfg = load_identification_config(base, prior="rated", friction="config",
+                                      torque_noise_abs=noise, torque_noise_rel=0.0)
+    rng = np.random.default_rng(seed)
+    robot = load_robot(robot_with_prior(base, base.config["demo"]["prior"],
+                                        Path(tempfile.mkdtemp(prefix="z1_containment_"))))
+    runs = []
+    for k in range(n_payloads):
+        kg = float(rng.uniform(0.5, 1.5))
+        ep = simulate_episode(robot, kg, "random", (), seed=seed + k, config=EpisodeConfig(
+            noise_tau=noise, n_trajectories=n_traj, max_cycles=2 * n_traj))
+        run = ep.run
+        if ep.ident_window is None or run.truth is None:
+            runs.append({"payload_kg": kg, "executed": 0})
+            continue
+        a, b = ep.ident_window
+        sel = np.flatnonzero((run.t >= a) & (run.t <= b + 0.5))[::decimate]
+        row: dict = {"payload_kg": kg, "executed": len(ep.executed)}
+        row.update(calibration_variants(base, cfg, result, (run.t[sel], run.q[sel], run.dq[sel],
+                                                            run.tau_measured[sel]), run.truth))
+        runs.append(row)
+        print(f"  payload {k + 1}/{n_payloads}: {kg:.2f} kg, " + ", ".join(
+            f"{v} {row[v + '_status']} {row[v] if row[v] is None else round(row[v], 3)} "
+            f"contains={row[v + '_contains']}" for v in ("rows", "overlay", "overlay_rows")),
+            flush=True)
+    done = [r for r in runs if r["executed"]]
+    summary: dict = {"payloads": n_payloads, "identified": len(done), "per_payload": runs}
+    for v in ("shared", "rows", "overlay", "overlay_rows"):
+        widths = [r[v] for r in done if r[v] is not None]
+        summary[v] = {"ok": sum(r[f"{v}_status"] == "ok" for r in done),
+                      "contains": sum(r[f"{v}_contains"] for r in done),
+                      "median_mass_width": float(np.median(widths)) if widths else None,
+                      "max_mass_width": float(np.max(widths)) if widths else None}
+    return summary
 
 
 def measure(method: str, noise: float, n_traj: int, seed: int, decimate: int,
@@ -238,9 +290,15 @@ def measure(method: str, noise: float, n_traj: int, seed: int, decimate: int,
                    contains_truth=bool(res.contains(run.truth)))
     if diagnosis:
         out["diagnosis"] = diagnose(base, cfg, run, sel, noise)
-    if calibration:
-        out["calibration"] = calibration_variants(base, cfg, run, sel, noise, n_traj, seed,
-                                                  decimate)
+    if calibration and run.truth is not None:
+        cal = calibrate_unloaded(base, noise, n_traj, seed, decimate)
+        if cal is None:
+            out["calibration"] = {"calibration": "no trajectory executed"}
+        else:
+            out["calibration"] = {"calibration_seconds_of_data": cal[1],
+                                  "calibration_rows": len(cal[0].rows)} | calibration_variants(
+                base, cfg, cal[0], (run.t[sel], run.q[sel], run.dq[sel],
+                                    run.tau_measured[sel]), run.truth)
     return out
 
 
@@ -258,8 +316,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calibrate", action="store_true",
                     help="also calibrate from a no-payload episode and identify with its rows "
                          "and overlay (module docstring)")
+    ap.add_argument("--containment", type=int, default=0, metavar="N",
+                    help="only: one calibration, then N random-mass dumbbells (random "
+                         "excitation) identified with the --calibrate variants; containment "
+                         "counts")
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args(argv)
+    if args.containment:
+        summary = containment(args.noise, args.trajectories, args.seed, args.decimate,
+                              args.containment)
+        for v in ("shared", "rows", "overlay", "overlay_rows"):
+            if v in summary:
+                print(f"{v:14s} {summary[v]}")
+        if args.json:
+            Path(args.json).write_text(json.dumps(summary, indent=2))
+        return 0
     rows = [measure(m, args.noise, args.trajectories, args.seed, args.decimate, args.objective,
                     args.diagnose, calibration=args.calibrate)
             for m in (("ours",) if args.skip_random else ("ours", "random"))]

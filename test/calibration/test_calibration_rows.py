@@ -18,6 +18,7 @@ from sysid_ros.calibration.synthetic import as_recording, draw_case
 from sysid_ros.identification import IdentificationConfigError, OnlineIdentifier, identify, \
     load_identification_config
 from sysid_ros.identification.calibration_rows import CalibrationConstraints
+from sysid_ros.identification.problem import PayloadProblem
 from sysid_ros.model.calibration import apply_calibration
 from sysid_ros.model.robots import load_robot
 
@@ -38,6 +39,24 @@ def setup(gen3):
 def _identify(robot, config, rec, tau=None):
     return identify(robot, config, rec.t, rec.q, rec.dq, rec.tau if tau is None else tau, "lp",
                     point_estimate=False)
+
+
+def test_the_simulated_robot_satisfies_every_row_in_the_identifiers_unknowns(setup):
+    """The mapping onto the payload LP's x: the simulated truth (links, friction, the unloaded
+    EE body) lies in the prior of x and satisfies every calibration row there."""
+    case, result, robot = setup
+    config = load_identification_config(robot, calibration_rows=exported_rows(result))
+    problem = PayloadProblem(robot, config)
+    rows = problem.calibration_rows()
+    assert len(rows) == len(result.rows)
+    truth = case.truth
+    x = np.zeros(problem.n_x)
+    x[problem.col[problem.free]] = truth.friction[problem.free]
+    x[problem.theta_r_slice] = (truth.theta_r - problem.theta_r_c)[problem.r_free]
+    x[problem.ee_cal_col:problem.ee_cal_col + 10] = truth.theta_e     # EE body, no payload
+    lower, upper = problem.prior()
+    assert np.all(x[10:] >= lower[10:]) and np.all(x[10:] <= upper[10:])
+    assert np.max(np.abs(rows.A @ x - rows.c) / rows.r) <= 1.0
 
 
 def test_rows_narrow_the_mass_and_keep_the_truth(setup, tmp_path):
