@@ -43,9 +43,10 @@ from visualization_msgs.msg import MarkerArray
 
 from sysid_ros.control.errors import TrajectoryError
 from sysid_ros.model.robots import load_robot
-from sysid_ros.nodes._common import run_node, stamp_to_ns
+from sysid_ros.nodes._common import ns_to_stamp_fields, run_node, stamp_to_ns
+from sysid_ros.nodes.cdr import JointStateDecoder
 from sysid_ros.nodes.qos import LATCHED_QOS, SENSOR_QOS, TRAJECTORY_QOS
-from sysid_ros.nodes.messages import MessageError, bounds_from_msg, joint_state_arrays, trajectory_from_msg
+from sysid_ros.nodes.messages import MessageError, bounds_from_msg, trajectory_from_msg
 from sysid_ros.nodes.params import Param, declare
 from sysid_ros.visualization.frames import make_tf2_lookup, resolve_obstacles
 from sysid_ros.visualization.geometry import RobotGeometry, sample_trajectory
@@ -108,7 +109,10 @@ class MarkersNode(Node):
         self.pub_plan = self.create_publisher(MarkerArray, "/sysid/markers/plan", LATCHED_QOS)
         self.pub_payload = self.create_publisher(MarkerArray, "/sysid/markers/payload",
                                                  LATCHED_QOS)
-        self.create_subscription(JointState, "joint_states", self._on_joint_states, SENSOR_QOS)
+        # raw bytes: the states between two frames are dropped without being deserialised
+        self._decoder = JointStateDecoder(self.robot.joint_names, need_effort=False)
+        self.create_subscription(JointState, "joint_states", self._on_joint_states, SENSOR_QOS,
+                                 raw=True)
         self.create_subscription(Float64MultiArray, "/sysid/payload_bounds", self._on_bounds,
                                  LATCHED_QOS)
         self.create_subscription(JointTrajectory, "/sysid/desired_trajectory",
@@ -161,20 +165,20 @@ class MarkersNode(Node):
         self._plans.add(stamp_to_ns(msg.header.stamp),
                         plan_markers(self.geom, q, self.margins, q_path))
 
-    def _on_joint_states(self, msg: JointState) -> None:
+    def _on_joint_states(self, data: bytes) -> None:
         now = time.monotonic()
         if now - self._last_tick < self.period:
             return
         try:
-            q, _, _ = joint_state_arrays(msg, self.robot.joint_names, need_effort=False)
+            js = self._decoder.decode(data)
         except MessageError as exc:
             if "joint_states" not in self._warned:
                 self._warned.add("joint_states")
                 self.get_logger().warning(f"joint_states not drawn: {exc}")
             return
         self._last_tick = now
-        stamp = (msg.header.stamp.sec, msg.header.stamp.nanosec)
-        t_ns = stamp_to_ns(msg.header.stamp)
+        q, t_ns = js.q, js.stamp_ns
+        stamp = ns_to_stamp_fields(t_ns)
         self.pub_robot.publish(robot_markers(self.geom, q, stamp))
         if self._bounds is not None:
             b = self._bounds
