@@ -28,7 +28,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 
-import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped
 from rclpy.node import Node
@@ -41,9 +40,9 @@ from sysid_ros.identification.config import FRICTION_MODES
 from sysid_ros.identification.identifier import ONLINE_METHODS
 from sysid_ros.identification.runtime import IdentifierRuntime
 from sysid_ros.model.robots import load_robot
-from sysid_ros.nodes._common import run_node, stamp_to_ns
+from sysid_ros.nodes._common import run_node
 from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_STREAM_QOS
-from sysid_ros.nodes.cdr import JointStateDecoder, MessageError
+from sysid_ros.nodes.cdr import JointStateDecoder, MessageError, imu_reading
 from sysid_ros.nodes.messages import bounds_to_msg, diagnostics_msg, inertia_from_theta
 from sysid_ros.nodes.params import Param, declare
 
@@ -113,12 +112,11 @@ class IdentifierNode(Node):
         self.inertia_pub = self.create_publisher(InertiaStamped, "/sysid/payload_inertia",
                                                  LATCHED_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", DIAGNOSTICS_QOS)
-        # raw CDR bytes decoded straight into arrays: the 1 kHz stream skips rclpy's messages
-        self._decoder = JointStateDecoder(self.robot.joint_names)
+        self._decoder = JointStateDecoder(self.robot.joint_names)   # raw CDR in: no rclpy msgs
         self.create_subscription(JointState, "joint_states", self._on_joint_state,
                                  SENSOR_STREAM_QOS, raw=True)
         if self.robot.floating_base:
-            self.create_subscription(Imu, "imu", self._on_imu, SENSOR_STREAM_QOS)
+            self.create_subscription(Imu, "imu", self._on_imu, SENSOR_STREAM_QOS, raw=True)
         self.create_service(Trigger, "~/reset", self._on_reset)
         self._stop = threading.Event()
         loops = [(self._update, self.period)] + [(self._tighten, self.tighten_period)] * background
@@ -136,10 +134,13 @@ class IdentifierNode(Node):
             return
         self.rt.joint_state(js.stamp_ns * 1e-9, js.q, js.dq, js.tau)
 
-    def _on_imu(self, msg: Imu) -> None:
-        w, a = msg.angular_velocity, msg.linear_acceleration
-        self.rt.imu(stamp_to_ns(msg.header.stamp) * 1e-9, np.array([w.x, w.y, w.z]),
-                    np.array([a.x, a.y, a.z]))
+    def _on_imu(self, data: bytes) -> None:
+        try:
+            stamp_ns, gyro, specific_force = imu_reading(data)
+        except MessageError as err:
+            self.rt.reject(f"imu: {err}")
+            return
+        self.rt.imu(stamp_ns * 1e-9, gyro, specific_force)
 
     def _on_reset(self, _req: Trigger.Request, resp: Trigger.Response) -> Trigger.Response:
         self.rt.request_reset()
