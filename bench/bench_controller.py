@@ -57,6 +57,18 @@ def _stats(samples: list[float]) -> dict[str, float]:
     return {"median_ms": float(np.median(a) * 1e3), "p99_ms": float(np.percentile(a, 99) * 1e3)}
 
 
+def _time_calls(fn: Callable[[int], object], n: int, warmup: int) -> dict[str, float]:
+    """Median / p99 of ``fn(k)`` for k < n, after ``warmup`` untimed calls."""
+    for k in range(warmup):
+        fn(k)
+    times = []
+    for k in range(n):
+        t0 = time.perf_counter()
+        fn(k)
+        times.append(time.perf_counter() - t0)
+    return _stats(times)
+
+
 def compute_times(n: int, rng: np.random.Generator, name: str = "gen3",
                   gains: ControllerGains | None = None,
                   modes: tuple[str, ...] = ("robust", "wrong")) -> dict[str, dict[str, float]]:
@@ -79,14 +91,7 @@ def compute_times(n: int, rng: np.random.Generator, name: str = "gen3",
         cases[f"{mode} law"] = (lambda c: lambda k: c.compute(0.0, q[k], dq[k], q[k] + 0.01 *
                                                               qd_off[k], dqd[k], ddqd[k]))(ctl)
     for name, fn in cases.items():
-        for k in range(min(n, 200)):          # warm-up
-            fn(k)
-        times = []
-        for k in range(n):
-            t0 = time.perf_counter()
-            fn(k)
-            times.append(time.perf_counter() - t0)
-        out[name] = _stats(times)
+        out[name] = _time_calls(fn, n, warmup=min(n, 200))
     return out
 
 
@@ -120,14 +125,7 @@ def codec_times(n: int, rng: np.random.Generator) -> dict[str, dict[str, Any]]:
     for what, paths in cases.items():
         res: dict[str, Any] = {}
         for path, fn in paths.items():
-            for k in range(200):               # warm-up (and the decoder's name cache)
-                fn(k)
-            times = []
-            for k in range(n):
-                t0 = time.perf_counter()
-                fn(k)
-                times.append(time.perf_counter() - t0)
-            res[path] = _stats(times)
+            res[path] = _time_calls(fn, n, warmup=200)   # warm-up fills the name cache too
         msg_s, raw_s = res["message_path"], res["raw_cdr"]
         res["ratio_median"] = msg_s["median_ms"] / raw_s["median_ms"]
         res["ratio_p99"] = msg_s["p99_ms"] / raw_s["p99_ms"]
