@@ -10,8 +10,12 @@ Closed loops at 1 kHz against MuJoCo with a 1 kg dumbbell and a box holding the 
    joints, a 2-s quintic move after 0.5 s of holding) for several (V_max, η): max V_sup / V_max,
    the same chatter figure, and the trunk's angular acceleration from the IMU gyro (central
    differences, from the start of the motion) against ``arm_view.trunk_motion.alpha_max``.
+   ``--b1-move`` sets the move k (rad per joint): the default moves every joint; a move that
+   leaves the wrist at rest (e.g. 0.25,0.1,0,-0.1,0,0, as the demo's task) keeps the wrist in its
+   set-valued Coulomb band, where the bound is largest.
 
 Usage: python -m bench.bench_chatter [--json PATH] [--duration 2.5] [--b1-levels 1e-4,2e-4,1e-3]
+       [--b1-move 0.4,-0.2,0.3,0.3,-0.4,0.4]
 """
 from __future__ import annotations
 
@@ -32,6 +36,9 @@ from sysid_ros.simulation.payload import dumbbell_for, true_theta_e
 from sysid_ros.simulation.simulator import robot_physics_dt
 
 
+B1_MOVE = np.array([0.4, -0.2, 0.3, 0.3, -0.4, 0.4])     # rad: every joint moves
+
+
 def _rms_step(tau: np.ndarray) -> list[float]:
     return command_chatter(tau).round(3).tolist()
 
@@ -42,7 +49,8 @@ def z1_fixed(eta: float, duration: float) -> dict:
             "clipped": run.clipped, "rms_step_Nm": _rms_step(run.tau)}
 
 
-def b1_standing(v_max: float, eta: float, duration: float) -> dict:
+def b1_standing(v_max: float, eta: float, duration: float,
+                k: np.ndarray = B1_MOVE) -> dict:
     import tempfile
 
     from sysid_ros.demo.floating import robot_file_with_prior_box
@@ -61,7 +69,6 @@ def b1_standing(v_max: float, eta: float, duration: float) -> dict:
     sim.reset()
     q0 = sim.q[arm].copy()
     traj = QuinticTrajectory(q0, np.zeros(6), np.zeros(6), 2.0)
-    k = np.array([0.4, -0.2, 0.3, 0.3, -0.4, 0.4])
     sub = int(round(1e-3 / sim.physics_dt))
     taus, gyro, v_sup = [], [], []
     for i in range(int(round(duration * 1e3))):
@@ -85,8 +92,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--duration", type=float, default=2.5)
     ap.add_argument("--b1-levels", default="1e-4,2e-4,1e-3")
+    ap.add_argument("--b1-move", default=",".join(f"{x:g}" for x in B1_MOVE),
+                    help="the B1 loop's move k (rad, 6 values)")
     args = ap.parse_args(argv)
-    res: dict = {"z1": [], "b1_z1": []}
+    move = np.array([float(x) for x in args.b1_move.split(",")])
+    if move.shape != (6,):
+        ap.error("--b1-move needs 6 values")
+    res: dict = {"z1": [], "b1_z1": [], "b1_move": move.tolist()}
     for eta in (0.0, 1.0):
         r = z1_fixed(eta, args.duration)
         res["z1"].append(r)
@@ -94,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['clipped']}, RMS of the command's step {r['rms_step_Nm']} N·m", flush=True)
     for level in (float(x) for x in args.b1_levels.split(",")):
         for eta in (0.0, 1.0) if level == 1e-4 else (1.0,):
-            r = b1_standing(level, eta, args.duration)
+            r = b1_standing(level, eta, args.duration, move)
             res["b1_z1"].append(r)
             print(f"B1+Z1 standing V_max={level:g} eta={eta:g}: max V_sup "
                   f"{r['V_sup_over_V_max']:.2f} V_max, RMS step {r['rms_step_Nm']} N·m, trunk α "

@@ -5,9 +5,10 @@ the truth, the controller commanded the six arm joints within their limits, the 
 (posture, trunk height), and the report's trunk-motion verdict is the one the recorded /imu
 gives over the closed loop (from the first desired trajectory on) against arm_view.trunk_motion.
 What the guarantee gives on the standing B1 (docs/design.md §5.1): V ≤ V_max, no clipping and no
-collision hold; the trunk-motion assumption does not at the Coulomb switching instants, and the
-run says so (Result: failure with the measured values and the known-limit line) — never a pass
-with a violated assumption.
+collision hold; the trunk-motion assumption does not where the robust input switches at the
+sample rate (its gain along the Z1's light wrist; the Coulomb feed-forward ramps and no longer
+steps), and the run says so (Result: failure with the measured values and the known-limit
+line) — never a pass with a violated assumption. Success is not asserted: it is not reached.
 """
 from __future__ import annotations
 

@@ -81,16 +81,18 @@ def floating_base_findings(full: Robot, view: Robot, bag: Path,
     if rep.violations or over:
         # the known cause, measured (docs/design.md §5.1): stated, not hidden
         header["known limit (docs/design.md §5.1)"] = (
-            "the certificate needs V_max ≤ 2e-4 J (a larger level's tracking box or torque "
-            "check certifies no plan), where the robust input's gain near the level is at the "
-            "edge of what a 1 kHz loop tolerates on the Z1's light wrist (set-valued Coulomb "
-            "friction, 1.2 N·m, on ~3e-3 kg·m²); and the controller's Coulomb feed-forward "
-            "switches on and off in one step (1–2 N·m) wherever a joint starts or stops. Those "
-            "steps' reaction reaches the trunk through the feet's compliance even with the "
-            "stance feeding it forward (a few ms of ‖α‖ ≈ 0.5–1.5 rad/s²), above the calm-stance "
-            "bound that d̄ and the certificate rest on; a bound that covers them raises d̄ and "
-            "the gain with it (0.8 rad/s² switches at the sample rate, 2 rad/s² certifies no "
-            "plan). V ≤ V_max itself is checked in the task section")
+            "the certificate needs V_max ≤ 2e-4 J and a mass metric with 0.01 kg·m² added on "
+            "every joint (less leaves joint 3 no torque margin), and near the level the robust "
+            "input's gain is beyond what a 1 kHz loop tolerates on the Z1's light wrist (roll "
+            "inertia ~1e-3 kg·m², set-valued Coulomb friction 1.2 N·m; its dry friction holds "
+            "it most of the time): at some states of a move the sampled loop switches at the "
+            "sample rate (joint 1's command alternating by several N·m), and that reaction "
+            "reaches the trunk through "
+            "the feet (‖α‖ of 1–2 rad/s² for a few ms), above the calm-stance bound that d̄ and "
+            "the certificate rest on; a bound that covers it raises d̄ and the gain with it "
+            "(0.8 rad/s² switches at the sample rate, 2 rad/s² certifies no plan). The Coulomb "
+            "feed-forward ramps (no 1–2 N·m step when a joint starts or stops). V ≤ V_max itself "
+            "is checked in the task section")
     return header, [f"floating base: {v}" for v in rep.violations] + over
 
 
