@@ -16,7 +16,9 @@ The bench process listens to /diagnostics only (never to the 1 kHz streams, so i
 compete for the CPU it measures).
 
 Usage: ``python -m bench.bench_soak --minutes 3 [--max-trajectories 4] [--json out/soak.json] [--robot gen3]``.
-JSON keys (stable): ``minutes``, ``robot``, ``max_trajectories``, ``rate_hz``, ``sim_rtf``, ``nodes`` {name:
+``--tree DIR`` runs the nodes of another source tree (A/B against a change's base).
+JSON keys (stable): ``minutes``, ``robot``, ``max_trajectories``, ``tree``, ``rate_hz``, ``sim_rtf``,
+``load_average_start``, ``nodes`` {name:
 {rss_start_mb, rss_end_mb, rss_max_mb, cpu_cores}}, ``load_average``, ``identifier`` {received_ratio, update_median_s,
 update_max_s}, ``recorder`` {received_ratio}, ``controller`` {command_ratio, stale_events,
 last_stale, bounds_age_max_s}.
@@ -121,10 +123,14 @@ def _cores(samples: list[tuple[float, float]]) -> float:
     return (samples[-1][1] - samples[0][1]) / (samples[-1][0] - samples[0][0])
 
 
-def run(minutes: float, robot: str, warmup: float, max_trajectories: int = 0) -> dict[str, Any]:
+def run(minutes: float, robot: str, warmup: float, max_trajectories: int = 0,
+        tree: Path | None = None) -> dict[str, Any]:
+    """``tree``: run the nodes (and the launch file) of this source tree instead, e.g. an
+    unpacked ``git archive REV`` to compare a change with its base on the same machine."""
     from sysid_ros.bagio.reader import open_bag
     from sysid_ros.launcher.graph import launch_graph
 
+    load_start = os.getloadavg()[0]
     out_dir = Path(tempfile.mkdtemp(prefix="soak_"))
     log = (out_dir / "graph.log").open("w")
     probe = _Probe()
@@ -133,7 +139,10 @@ def run(minutes: float, robot: str, warmup: float, max_trajectories: int = 0) ->
     try:
         args = {"robot": robot, "record": "true", "output_dir": str(out_dir),
                 "max_trajectories": str(max_trajectories), "robot_state_publisher": "false"}
-        with launch_graph("sim", args, output=lambda line: log.write(line + "\n")) as graph:
+        launch = "sim" if tree is None else str(tree / "launch" / "sim.launch.yaml")
+        env = None if tree is None else {"PYTHONPATH": str(tree)}   # its sysid_ros first
+        with launch_graph(launch, args, env=env,
+                          output=lambda line: log.write(line + "\n")) as graph:
             t_start = time.monotonic()
             t_end = t_start + warmup + 60.0 * minutes
             while time.monotonic() < t_end and graph.running:
@@ -173,6 +182,7 @@ def run(minutes: float, robot: str, warmup: float, max_trajectories: int = 0) ->
                 rec_ratio = (used.size - 1) / ((used[-1] - used[0]) * RATE_HZ)
     return {
         "minutes": minutes, "robot": robot, "max_trajectories": max_trajectories,
+        "tree": str(tree or ""), "load_average_start": load_start,
         "rate_hz": RATE_HZ, "graph_alive": alive,
         "sim_rtf": sim_span / wall_span if wall_span > 0 else float("nan"),
         "nodes": {name: {"rss_start_mb": v[0], "rss_end_mb": v[-1], "rss_max_mb": max(v),
@@ -191,9 +201,11 @@ def run(minutes: float, robot: str, warmup: float, max_trajectories: int = 0) ->
 
 def table(res: dict[str, Any]) -> str:
     lines = [f"soak: {res['robot']}, {res['minutes']} min, sim real-time factor "
-             f"{res['sim_rtf']:.3f}, graph alive at the end: {res['graph_alive']}",
-             f"1-min load average at the end {res['load_average']:.1f} (2 cores: above 2 the "
-             "nodes compete with other work)",
+             f"{res['sim_rtf']:.3f}, graph alive at the end: {res['graph_alive']}"
+             + (f", nodes of {res['tree']}" if res["tree"] else ""),
+             f"1-min load average at the start {res['load_average_start']:.1f}, at the end "
+             f"{res['load_average']:.1f} (the graph alone makes ~5; 2 cores: above 2 at the "
+             "start the nodes compete with other work)",
              f"{'node':<22}{'RSS start MB':>14}{'RSS end MB':>12}{'RSS max MB':>12}{'CPU cores':>11}"]
     for name, v in sorted(res["nodes"].items()):
         lines.append(f"{name:<22}{v['rss_start_mb']:>14.1f}{v['rss_end_mb']:>12.1f}"
@@ -220,8 +232,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="planner stops after this many plans (0: plans for the whole run, the "
                         "heaviest case; the sim launch's default is 4)")
     p.add_argument("--json", type=Path, help="write the figures to this JSON file")
+    p.add_argument("--tree", type=Path, help="run the nodes of this source tree (e.g. an "
+                   "unpacked `git archive REV`: the base of a change, same machine)")
     a = p.parse_args(argv)
-    res = run(a.minutes, a.robot, a.warmup, a.max_trajectories)
+    res = run(a.minutes, a.robot, a.warmup, a.max_trajectories, a.tree)
     print(table(res))
     if a.json:
         a.json.parent.mkdir(parents=True, exist_ok=True)
