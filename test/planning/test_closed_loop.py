@@ -11,7 +11,6 @@ V = ½rᵀMr, and the commanded torque before any clipping.
 """
 from __future__ import annotations
 
-import mujoco
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -49,8 +48,6 @@ def closed_loop(gen3, gen3_controller):
     box = theta_e_box(EARLY_BOX_LO, EARLY_BOX_HI)
     controller = RobustController(gen3, ControllerGains(ctrl.Kr, ctrl.alpha, ctrl.V_max),
                                   prior=box)
-    mj = sim.mj
-    full_m = np.zeros((mj.model.nv, mj.model.nv))
     sub = int(round(CONTROL_DT / sim.physics_dt))
     log = {k: [] for k in ("q", "u", "clipped", "V")}
     plans = []
@@ -67,8 +64,7 @@ def closed_loop(gen3, gen3_controller):
             qd, dqd, ddqd = (x[0] for x in res.trajectory.sample(np.array([t]), res.k))
             meas = sim.measure()
             out = controller.compute(t, meas.q, meas.dq, qd, dqd, ddqd)
-            mujoco.mj_fullM(mj.model, sim.data, full_m)
-            m = full_m[np.ix_(mj.dof_adr, mj.dof_adr)]
+            m = sim.joint_mass_matrix()
             r_true = (dqd - sim.dq) + ctrl.Kr * (qd - sim.q)
             log["q"].append(meas.q)
             log["u"].append(out.tau0 + out.v)            # before any clipping
