@@ -13,8 +13,8 @@
    machine is shared: the load average is printed with each figure.
 3. The node's message handling per command, in process: ``joint_states`` decode (rclpy's
    deserialisation into a JointState + ``messages.joint_state_arrays``, against the raw-CDR
-   ``nodes.cdr.JointStateDecoder`` the node uses) and command encode (a Float64MultiArray
-   serialised by rclpy, against ``nodes.cdr.Float64ArrayEncoder``), on gen3 messages whose
+   ``sysid_ros.cdr.JointStateDecoder`` the node uses) and command encode (a Float64MultiArray
+   serialised by rclpy, against ``sysid_ros.cdr.Float64ArrayEncoder``), on gen3 messages whose
    joint order is not the robot's; ratio = message path / raw path, same run.
 4. Trajectory admission cost (``control.admission`` through ``ControllerRuntime.trajectory``:
    exact limit ranges, continuity, sampled torque intervals) for a planner-like two-point plan
@@ -101,7 +101,7 @@ def codec_times(n: int, rng: np.random.Generator) -> dict[str, dict[str, Any]]:
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 
-    from sysid_ros.nodes.cdr import Float64ArrayEncoder, JointStateDecoder
+    from sysid_ros.cdr import Float64ArrayEncoder, JointStateDecoder
     from sysid_ros.nodes.messages import joint_state_arrays
     robot = load_robot("gen3")
     names = list(robot.joint_names)

@@ -33,7 +33,7 @@ from sysid_ros.model.arm_view import arm_view
 from sysid_ros.model.robots import load_robot
 from sysid_ros.nodes._common import run_node
 from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_QOS, TRAJECTORY_QOS
-from sysid_ros.nodes.cdr import JointStateDecoder, MessageError
+from sysid_ros.cdr import JointStateDecoder, MessageError
 from sysid_ros.nodes.messages import bounds_from_msg, diagnostics_msg, trajectory_msg
 from sysid_ros.nodes.params import Param, declare
 from sysid_ros.planning import ExcitingPlanner, PlannerConfig, PlanningError

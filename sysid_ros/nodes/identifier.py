@@ -42,7 +42,7 @@ from sysid_ros.identification.runtime import IdentifierRuntime
 from sysid_ros.model.robots import load_robot
 from sysid_ros.nodes._common import run_node
 from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_STREAM_QOS
-from sysid_ros.nodes.cdr import JointStateDecoder, MessageError, imu_reading
+from sysid_ros.cdr import JointStateDecoder, MessageError, imu_reading
 from sysid_ros.nodes.messages import bounds_to_msg, diagnostics_msg, inertia_from_theta
 from sysid_ros.nodes.params import Param, declare
 

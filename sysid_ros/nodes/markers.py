@@ -44,7 +44,7 @@ from visualization_msgs.msg import MarkerArray
 from sysid_ros.control.errors import TrajectoryError
 from sysid_ros.model.robots import load_robot
 from sysid_ros.nodes._common import ns_to_stamp_fields, run_node, stamp_to_ns
-from sysid_ros.nodes.cdr import JointStateDecoder
+from sysid_ros.cdr import JointStateDecoder
 from sysid_ros.nodes.qos import LATCHED_QOS, SENSOR_QOS, TRAJECTORY_QOS
 from sysid_ros.nodes.messages import MessageError, bounds_from_msg, trajectory_from_msg
 from sysid_ros.nodes.params import Param, declare

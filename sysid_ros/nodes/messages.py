@@ -29,7 +29,7 @@ from sysid_ros.model.box import ParameterBox, theta_e_box
 from sysid_ros.model.errors import BoxError
 from sysid_ros.model.parameters import PARAM_NAMES, com_inertia_from_theta, theta_from_com_inertia
 from sysid_ros.nodes._common import ns_to_stamp_fields
-from sysid_ros.nodes.cdr import (JointStateError, MessageError, check_lengths, name_order,
+from sysid_ros.cdr import (JointStateError, MessageError, check_lengths, name_order,
                                  ordered_arrays)
 
 __all__ = ["BOUND_LABELS", "JointStateError", "MessageError", "bounds_from_msg",
@@ -104,7 +104,7 @@ def theta_from_inertia(msg: Inertia | InertiaStamped) -> np.ndarray:
 def joint_state_arrays(msg: JointState, joint_names: tuple[str, ...] | list[str],
                        need_effort: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(q, q̇, τ) ordered as ``joint_names``, matched by name. Raises JointStateError (the checks
-    of the raw-bytes path, :class:`sysid_ros.nodes.cdr.JointStateDecoder`, which shares them)."""
+    of the raw-bytes path, :class:`sysid_ros.cdr.JointStateDecoder`, which shares them)."""
     names = list(msg.name)
     check_lengths(len(names), len(msg.position), len(msg.velocity), len(msg.effort), need_effort)
     order = name_order(names, joint_names)

@@ -23,7 +23,7 @@ from sysid_ros.control.runtime import (ERROR, STATE_LABELS, WARN, ControllerRunt
                                        ControllerSettings, Status, build_runtime)
 from sysid_ros.model.errors import ModelError
 from sysid_ros.nodes._common import run_node
-from sysid_ros.nodes.cdr import Float64ArrayEncoder, JointStateDecoder
+from sysid_ros.cdr import Float64ArrayEncoder, JointStateDecoder
 from sysid_ros.nodes.qos import COMMAND_QOS, CONTROL_SENSOR_QOS, DIAGNOSTICS_QOS, LATCHED_QOS, TRAJECTORY_QOS
 from sysid_ros.nodes.messages import (MessageError, bounds_from_msg, diagnostics_msg,
                                       trajectory_from_msg)

@@ -28,7 +28,7 @@ from std_srvs.srv import Trigger
 
 from sysid_ros.model.robots import load_robot
 from sysid_ros.nodes._common import run_node, sleep_until
-from sysid_ros.nodes.cdr import (CdrError, ClockEncoder, ImuEncoder, JointStateEncoder,
+from sysid_ros.cdr import (CdrError, ClockEncoder, ImuEncoder, JointStateEncoder,
                                  float64_multi_array_data)
 from sysid_ros.nodes.qos import CLOCK_QOS, COMMAND_QOS, LATCHED_QOS, SENSOR_QOS
 from sysid_ros.nodes.messages import inertia_from_theta
@@ -104,7 +104,7 @@ class SimNode(Node):
         self.create_subscription(Float64MultiArray, _CMD_TOPIC, self._on_command, COMMAND_QOS,
                                  raw=True)
         self.create_service(Trigger, "/sim/reset", self._on_reset)
-        # 1 kHz messages in and out as CDR bytes (nodes.cdr): cheaper than rclpy's objects
+        # 1 kHz messages in and out as CDR bytes (sysid_ros.cdr): cheaper than rclpy's objects
         self._js = JointStateEncoder(self.robot.joint_names)
         self._imu = ImuEncoder(str((self.robot.config.get("simulation") or {}).get("imu_body", "imu_link")))
         payload, truth_r = rt.payload, rt.sim.truth
