@@ -28,9 +28,9 @@ import numpy as np
 from sysid_ros.errors import SysidError
 
 __all__ = ["CdrError", "ClockEncoder", "Float64ArrayEncoder", "ImuEncoder", "JointStateDecoder",
-           "JointStateEncoder", "JointStateError", "JointStateSample", "MessageError",
-           "check_lengths", "float64_multi_array_data", "imu_reading", "name_order",
-           "ordered_arrays"]
+           "JointStateEncoder", "JointStateError", "JointStateLayout", "JointStateSample",
+           "MessageError", "check_lengths", "float64_multi_array_data", "imu_reading",
+           "joint_state_layout", "name_order", "ordered_arrays"]
 
 
 class MessageError(SysidError, ValueError):
@@ -172,6 +172,41 @@ def imu_reading(data: bytes) -> tuple[int, np.ndarray, np.ndarray]:
         raise CdrError(f"truncated: {len(data)} bytes end inside the Imu's vectors")
     values = np.frombuffer(data, _F64[order], 37, _HEADER + off).astype(np.float64)
     return sec * 1_000_000_000 + nanosec, values[13:16], values[25:28]
+
+
+class JointStateLayout(NamedTuple):
+    """Where the parts of one ``sensor_msgs/JointState`` lie in its bytes (offsets absolute in
+    ``data``): what a reader of many messages with one layout (a bag) caches and reuses."""
+    stamp_ns: int
+    names: tuple[bytes, ...]                  # raw names, without their NULs
+    arrays: tuple[tuple[int, int], ...]       # (elements' offset, count): position, velocity, effort
+    counts_at: tuple[int, ...]                # offset of each array's count
+
+
+def joint_state_layout(data: bytes) -> JointStateLayout:
+    """Walk a JointState's bytes once (either byte order; the stamp in it). Raises CdrError
+    for bytes that are not a JointState."""
+    order = _byte_order(data)
+    if len(data) < _HEADER + 12:
+        raise CdrError(f"truncated: {len(data)} bytes end inside the header")
+    sec, nanosec = _STAMP[order].unpack_from(data, _HEADER)
+    _, off = _string(data, 8, order, "header.frame_id")
+    off = (off + 3) & ~3
+    count = _u32(data, off, order, "name count")
+    if count > (len(data) - _HEADER - off) // 4:         # ≥ 4 bytes each: bound the loop
+        raise CdrError(f"name count {count} exceeds the {len(data)} bytes")
+    off += 4
+    names = []
+    for k in range(count):
+        name, off = _string(data, (off + 3) & ~3, order, f"name[{k}]")
+        names.append(name)
+    arrays, counts_at = [], []
+    for what in ("position", "velocity", "effort"):
+        counts_at.append(_HEADER + ((off + 3) & ~3))
+        values, off = _float64s(data, off, order, what)
+        arrays.append((_HEADER + off - 8 * values.size, values.size))
+    return JointStateLayout(sec * 1_000_000_000 + nanosec, tuple(names), tuple(arrays),
+                            tuple(counts_at))
 
 
 class JointStateSample(NamedTuple):

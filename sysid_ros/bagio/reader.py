@@ -6,8 +6,9 @@ follow the requested joint order, matched by ``JointState.name`` in every messag
 whose names come in another order are reordered. Everything the identifier relies on is checked
 and each violation raises its own :class:`~sysid_ros.bagio.errors.BagError` subclass.
 
-JointState messages are decoded by a small direct CDR parser (the layout is fixed), which is
-several times faster than generic deserialisation; anything it cannot parse falls back to the
+JointState messages are decoded by the project's CDR layout walk (``sysid_ros.cdr``, the one the
+nodes use) with the layout reused while it repeats, which is several times faster than generic
+deserialisation; anything it cannot parse falls back to the
 ``rosbags`` typestore, so the fast path never changes results (``bench/bench_bag.py`` measures it).
 """
 from __future__ import annotations
@@ -21,6 +22,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from rosbags.rosbag2 import Reader
+
+from sysid_ros.cdr import joint_state_layout
 
 from .errors import (
     ArrayLengthError,
@@ -226,66 +229,13 @@ _U32 = struct.Struct("<I")
 _STAMP = struct.Struct("<iI")
 
 
-def _parse_joint_state_cdr(
-    data: bytes,
-) -> tuple[int, bytes, list[tuple[int, int]], list[int]]:
-    """Parse little-endian CDR JointState: (stamp_ns, raw names block, [(offset, n)] * 3,
-    [offset of each array's count]).
-
-    Offsets are byte offsets of each float64 array in ``data``. The names block is returned raw
-    so consecutive messages with the same names can skip decoding them.
-    Raises ValueError/struct.error on anything unexpected (caller falls back to rosbags).
-    """
-    if data[0:2] != b"\x00\x01":  # CDR little-endian encapsulation only
-        raise ValueError("not CDR_LE")
-    base = 4  # alignment is relative to the end of the encapsulation header
-    sec, nsec = _STAMP.unpack_from(data, base)
-    pos = base + 8
-    (n,) = _U32.unpack_from(data, pos)
-    pos += 4 + n
-    pos = base + ((pos - base + 3) & ~3)
-    names_start = pos
-    (count,) = _U32.unpack_from(data, pos)
-    pos += 4
-    for _ in range(count):
-        pos = base + ((pos - base + 3) & ~3)
-        (n,) = _U32.unpack_from(data, pos)
-        pos += 4 + n
-    names_block = bytes(data[names_start:pos])
-    counts_at: list[int] = []
-    arrays = []
-    for _ in range(3):
-        pos = base + ((pos - base + 3) & ~3)
-        counts_at.append(pos)
-        (n,) = _U32.unpack_from(data, pos)
-        pos += 4
-        if n:
-            pos = base + ((pos - base + 7) & ~7)
-        arrays.append((pos, n))
-        pos += 8 * n
-    if pos > len(data):
-        raise ValueError("truncated JointState")
-    return sec * 1_000_000_000 + nsec, names_block, arrays, counts_at
-
-
-def _decode_names(block: bytes) -> list[str]:
-    (count,) = _U32.unpack_from(block, 0)
-    names, pos = [], 4
-    for _ in range(count):
-        pos = (pos + 3) & ~3
-        (n,) = _U32.unpack_from(block, pos)
-        names.append(block[pos + 4 : pos + 4 + n - 1].decode())
-        pos += 4 + n
-    return names
-
-
 class _JointStateDecoder:
     """Decodes messages into rows of preallocated arrays, caching the name→column mapping."""
 
     def __init__(self, bag: Path, topic: str, joint_names: Sequence[str] | None) -> None:
         self.bag, self.topic = bag, topic
         self.joint_names: list[str] | None = list(joint_names) if joint_names is not None else None
-        self._last_block: bytes | None = None
+        self._last_block: tuple[bytes, ...] | None = None
         self._last_names: list[str] | None = None
         self._cols: np.ndarray | None = None
         self._identity = False
@@ -331,14 +281,16 @@ class _JointStateDecoder:
                 sec, nsec = _STAMP.unpack_from(data, 4)
                 values = [np.frombuffer(data, "<f8", n, off) for off, n in layout[3]]
                 return sec * 1_000_000_000 + nsec, self._reorder(index, values)
-            stamp, block, arrays, counts_at = _parse_joint_state_cdr(data)
+            if data[0:2] != b"\x00\x01":  # little-endian CDR only here (the slow path reads any)
+                raise ValueError("not CDR_LE")
+            stamp, block, arrays, counts_at = joint_state_layout(data)
             names_end = arrays[0][0]
             self._layout = (
-                len(data), names_end, bytes(data[12:names_end]), arrays,
+                len(data), names_end, bytes(data[12:names_end]), list(arrays),
                 [(counts_at[k], arrays[k][1]) for k in (1, 2)],
             )
             if block != self._last_block:
-                self._mapping(_decode_names(block), index)
+                self._mapping([name.decode() for name in block], index)
                 self._last_block = block
             values = [np.frombuffer(data, "<f8", n, off) for off, n in arrays]
         except (ValueError, struct.error, UnicodeDecodeError, IndexError) as err:
