@@ -6,7 +6,9 @@ limit + robust controller + recorder) for ``--minutes`` and reports:
 - per node: RSS at start (after ``--warmup``) and end, and its maximum (/proc/<pid>/status);
 - joint_states received / published by the identifier (its ``received`` diagnostic over the
   sim-time span between two of its reports after warm-up; published = span × rate) and by the
-  recorder (bag messages whose log time falls in the same kind of span);
+  recorder (distinct header stamps in the bag against the stamps the simulator published over
+  their span, which counts exactly the lost messages; and, as before, messages per log-time
+  span);
 - the controller's commands / published joint_states over the same kind of span, its stale
   events and the worst age of the bounds it used;
 - the identifier's update cost (``last_update_latency_s``: median, max);
@@ -20,7 +22,7 @@ Usage: ``python -m bench.bench_soak --minutes 3 [--max-trajectories 4] [--json o
 JSON keys (stable): ``minutes``, ``robot``, ``max_trajectories``, ``tree``, ``rate_hz``, ``sim_rtf``,
 ``load_average_start``, ``nodes`` {name:
 {rss_start_mb, rss_end_mb, rss_max_mb, cpu_cores}}, ``load_average``, ``identifier`` {received_ratio, update_median_s,
-update_max_s}, ``recorder`` {received_ratio}, ``controller`` {command_ratio, stale_events,
+update_max_s}, ``recorder`` {received_ratio, log_time_ratio, missing_runs}, ``controller`` {command_ratio, stale_events,
 last_stale, bounds_age_max_s}.
 """
 from __future__ import annotations
@@ -123,11 +125,37 @@ def _cores(samples: list[tuple[float, float]]) -> float:
     return (samples[-1][1] - samples[0][1]) / (samples[-1][0] - samples[0][0])
 
 
+def _bag_ratios(bag: Path, warmup: float) -> tuple[float, float, int]:
+    """The recorder's /joint_states after warm-up: (distinct stamps / stamps published over
+    their span, messages / (log-time span × rate), runs of missing stamps)."""
+    from sysid_ros.bagio.reader import open_bag
+    from sysid_ros.cdr import joint_state_layout
+    reader = open_bag(bag)
+    try:
+        conns = [c for c in reader.connections if c.topic == "/joint_states"]
+        rows = [(t, joint_state_layout(raw).stamp_ns) for _, t, raw in
+                reader.messages(connections=conns)]
+    finally:
+        reader.close()
+    if len(rows) < 3:
+        return float("nan"), float("nan"), -1
+    log = np.array([r[0] for r in rows], dtype=np.int64) * 1e-9
+    stamps = np.array([r[1] for r in rows], dtype=np.int64)
+    keep = log >= log[0] + warmup * 0.8      # sim time lags wall time a little under load
+    log, stamps = log[keep], np.unique(stamps[keep])
+    if stamps.size < 3:
+        return float("nan"), float("nan"), -1
+    period_ns = 1e9 / RATE_HZ
+    published = int(round((stamps[-1] - stamps[0]) / period_ns)) + 1
+    steps = np.round(np.diff(stamps) / period_ns)
+    return (stamps.size / published, (log.size - 1) / ((log[-1] - log[0]) * RATE_HZ),
+            int(np.count_nonzero(steps > 1)))
+
+
 def run(minutes: float, robot: str, warmup: float, max_trajectories: int = 0,
         tree: Path | None = None) -> dict[str, Any]:
     """``tree``: run the nodes (and the launch file) of this source tree instead, e.g. an
     unpacked ``git archive REV`` to compare a change with its base on the same machine."""
-    from sysid_ros.bagio.reader import open_bag
     from sysid_ros.launcher.graph import launch_graph
 
     load_start = os.getloadavg()[0]
@@ -164,22 +192,14 @@ def run(minutes: float, robot: str, warmup: float, max_trajectories: int = 0,
     stale = int(ctl_after[-1]["stale_events"]) if ctl_after else -1
     last_stale = ctl_after[-1].get("last_stale", "") if ctl_after else ""
     bounds_age = max((float(v["bounds_age_s"]) for v in ctl_after), default=float("nan"))
-    # recorder: joint_states in the bag whose log time (sim time) lies after warm-up
+    # recorder: joint_states in the bag after warm-up. Two measures: distinct header stamps
+    # against the stamps the simulator published (it stamps every 1/rate of sim time, so the
+    # missing stamps ARE the lost messages), and the count per log-time (receive-time) span.
     bag = next((p for p in out_dir.iterdir() if p.is_dir()), None)
-    rec_ratio = float("nan")
+    rec_ratio = rec_log_ratio = float("nan")
+    rec_gaps = -1
     if bag is not None:
-        reader = open_bag(bag)
-        try:
-            conns = [c for c in reader.connections if c.topic == "/joint_states"]
-            times = np.array([t for _, t, _ in reader.messages(connections=conns)],
-                             dtype=np.int64) * 1e-9
-        finally:
-            reader.close()
-        if times.size > 2:
-            t0 = times[0] + warmup * 0.8     # sim time lags wall time a little under load
-            used = times[times >= t0]
-            if used.size > 2:
-                rec_ratio = (used.size - 1) / ((used[-1] - used[0]) * RATE_HZ)
+        rec_ratio, rec_log_ratio, rec_gaps = _bag_ratios(bag, warmup)
     return {
         "minutes": minutes, "robot": robot, "max_trajectories": max_trajectories,
         "tree": str(tree or ""), "load_average_start": load_start,
@@ -192,7 +212,8 @@ def run(minutes: float, robot: str, warmup: float, max_trajectories: int = 0,
         "identifier": {"received_ratio": ident_ratio,
                        "update_median_s": float(np.median(lat)) if lat else float("nan"),
                        "update_max_s": max(lat) if lat else float("nan")},
-        "recorder": {"received_ratio": rec_ratio},
+        "recorder": {"received_ratio": rec_ratio, "log_time_ratio": rec_log_ratio,
+                     "missing_runs": rec_gaps},
         "controller": {"command_ratio": ctl_ratio, "stale_events": stale, "last_stale": last_stale,
                        "bounds_age_max_s": bounds_age},
         "output_dir": str(out_dir),
@@ -212,7 +233,8 @@ def table(res: dict[str, Any]) -> str:
                      f"{v['rss_max_mb']:>12.1f}{v['cpu_cores']:>11.2f}")
     i, r, c = res["identifier"], res["recorder"], res["controller"]
     lines += [f"identifier joint_states received/published  {i['received_ratio']:.4f}",
-              f"recorder   joint_states received/published  {r['received_ratio']:.4f}",
+              f"recorder   joint_states received/published  {r['received_ratio']:.4f} "
+              f"(by log time {r['log_time_ratio']:.4f}, {r['missing_runs']} runs missing)",
               f"controller commands/published joint_states   {c['command_ratio']:.4f}",
               f"controller stale events                      {c['stale_events']} "
               f"{('(last: ' + c['last_stale'] + ')') if c['last_stale'] else ''}",
