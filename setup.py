@@ -18,7 +18,8 @@ setup(
         (f"share/{PACKAGE}", ["package.xml"]),
         (f"share/{PACKAGE}/launch", glob("launch/*")),
         (f"share/{PACKAGE}/config",
-         glob("config/*.yaml") + glob("config/*.rviz") + glob("config/*.json")),
+         glob("config/*.yaml") + glob("config/*.rviz") + glob("config/*.json")
+         + glob("config/*.xml")),
         (f"share/{PACKAGE}/urdf", glob("urdf/*.urdf") + glob("urdf/*.xacro")),
     ],
     install_requires=["setuptools"],

@@ -8,7 +8,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-__all__ = ["package_share", "example_robot_data_dir"]
+__all__ = ["package_share", "example_robot_data_dir", "fastdds_profile", "FASTDDS_PROFILE_ENV"]
+
+#: environment variable through which rmw_fastrtps_cpp reads a participant profile
+FASTDDS_PROFILE_ENV = "FASTRTPS_DEFAULT_PROFILES_FILE"
 
 
 def package_share() -> Path:
@@ -21,6 +24,12 @@ def package_share() -> Path:
         if (share / "config").is_dir():
             return share
     raise FileNotFoundError("cannot find the sysid_ros share directory (config/, urdf/)")
+
+
+def fastdds_profile() -> Path:
+    """config/fastdds.xml: the Fast DDS profile of the suite's single-machine graphs (deep
+    shared-memory queues, UDP on loopback only; why: the file's own comment)."""
+    return package_share() / "config" / "fastdds.xml"
 
 
 def example_robot_data_dir() -> Path:

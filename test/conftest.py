@@ -6,3 +6,7 @@ import os
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
 os.environ.setdefault("ROS_DOMAIN_ID", str(20 + os.getpid() % 80))
+# the suite's Fast DDS profile, as sysid-launch and scripts/ros_env.sh set it
+os.environ.setdefault("FASTRTPS_DEFAULT_PROFILES_FILE",
+                      os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                   "config", "fastdds.xml"))

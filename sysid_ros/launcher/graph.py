@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TextIO
 
+from sysid_ros.paths import FASTDDS_PROFILE_ENV, fastdds_profile
+
 from .parse import LaunchDescription, LaunchError, ProcessSpec, load_launch
 
 __all__ = ["Graph", "launch_graph"]
@@ -70,6 +72,11 @@ class Graph:
             p for p in (root, self.env.get("PYTHONPATH", "")) if p
         )
         self.env["PYTHONUNBUFFERED"] = "1"
+        # A graph kept on this machine gets the suite's DDS profile (deep shared-memory queues:
+        # a descheduled 1 kHz reader catches up instead of losing messages; UDP on loopback
+        # only) unless the user chose a profile; one on the user's network keeps theirs.
+        if self.env.get("ROS_AUTOMATIC_DISCOVERY_RANGE") == "LOCALHOST":
+            self.env.setdefault(FASTDDS_PROFILE_ENV, str(fastdds_profile()))
         self.env.update(env or {})
         self.output = output or _default_sink(sys.stdout)
         self.sigint_timeout = sigint_timeout
