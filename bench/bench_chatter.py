@@ -12,10 +12,15 @@ Closed loops at 1 kHz against MuJoCo with a 1 kg dumbbell and a box holding the 
    differences, from the start of the motion) against ``arm_view.trunk_motion.alpha_max``.
    ``--b1-move`` sets the move k (rad per joint): the default moves every joint; a move that
    leaves the wrist at rest (e.g. 0.25,0.1,0,-0.1,0,0, as the demo's task) keeps the wrist in its
-   set-valued Coulomb band, where the bound is largest.
+   set-valued Coulomb band, where the bound is largest. ``--b1-exponents`` runs each level
+   with these values of ``controller.boundary_layer_exponent`` p (``file``: the robot file's;
+   0.5: the layer linear in r), docs/design.md §5.1. ``--b1-offset`` shifts the reference by a
+   constant (rad per joint): joints whose error the law does not overcome stay stuck in their
+   dry friction, as the demo's wrist after identification (5.6 mrad on joint 6, −1.7 on joint
+   5), the state in which the p = ½ layer switched joint 1 at the sample rate.
 
 Usage: python -m bench.bench_chatter [--json PATH] [--duration 2.5] [--b1-levels 1e-4,2e-4,1e-3]
-       [--b1-move 0.4,-0.2,0.3,0.3,-0.4,0.4]
+       [--b1-move 0.4,-0.2,0.3,0.3,-0.4,0.4] [--b1-exponents file] [--b1-offset 0,0,0,0,0,0]
 """
 from __future__ import annotations
 
@@ -50,7 +55,8 @@ def z1_fixed(eta: float, duration: float) -> dict:
 
 
 def b1_standing(v_max: float, eta: float, duration: float,
-                k: np.ndarray = B1_MOVE) -> dict:
+                k: np.ndarray = B1_MOVE, exponent: float | None = None,
+                offset: np.ndarray | None = None) -> dict:
     import tempfile
 
     from sysid_ros.demo.floating import robot_file_with_prior_box
@@ -62,12 +68,13 @@ def b1_standing(v_max: float, eta: float, duration: float,
     rad = 0.03 * np.abs(truth) + 1e-4
     box = theta_e_box(truth - rad, truth + rad, truth)
     arm = np.array([full.joint_names.index(n) for n in full.config["arm_joints"]])
-    gains = gains_from_config(view, {"boundary_layer": eta, "V_max": v_max})
+    gains = gains_from_config(view, {"boundary_layer": eta, "V_max": v_max,
+                                     "boundary_layer_exponent": exponent})
     ctl = RobustController(view, gains, prior=box)
     ctl.set_bounds(box)
     sim = Simulator(full, payload, SimConfig(physics_dt=robot_physics_dt(full)), seed=0)
     sim.reset()
-    q0 = sim.q[arm].copy()
+    q0 = sim.q[arm].copy() + (np.zeros(6) if offset is None else offset)
     traj = QuinticTrajectory(q0, np.zeros(6), np.zeros(6), 2.0)
     sub = int(round(1e-3 / sim.physics_dt))
     taus, gyro, v_sup = [], [], []
@@ -81,7 +88,8 @@ def b1_standing(v_max: float, eta: float, duration: float,
         v_sup.append(out.V_sup)
         sim.step(out.tau, n_steps=sub)
     alpha = np.linalg.norm(np.gradient(np.asarray(gyro), 1e-3, axis=0), axis=1)[500:]
-    return {"V_max": v_max, "eta": eta, "V_sup_over_V_max": float(max(v_sup[500:]) / v_max),   # after the landing
+    return {"V_max": v_max, "eta": eta, "exponent": gains.boundary_layer_exponent,
+            "V_sup_over_V_max": float(max(v_sup[500:]) / v_max),   # after the landing
             "rms_step_Nm": _rms_step(np.asarray(taus)),
             "trunk_alpha_max": float(alpha.max()), "trunk_alpha_p99": float(np.percentile(alpha, 99)),
             "trunk_alpha_assumed": TrunkMotionBound.from_robot(full).alpha}
@@ -94,21 +102,32 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--b1-levels", default="1e-4,2e-4,1e-3")
     ap.add_argument("--b1-move", default=",".join(f"{x:g}" for x in B1_MOVE),
                     help="the B1 loop's move k (rad, 6 values)")
+    ap.add_argument("--b1-offset", default="0,0,0,0,0,0",
+                    help="constant offset of the B1 loop's reference (rad, 6 values)")
+    ap.add_argument("--b1-exponents", default="file",
+                    help="values of controller.boundary_layer_exponent for the B1 loop ('file': "
+                    "the robot file's)")
     args = ap.parse_args(argv)
+    exponents = [None if x == "file" else float(x) for x in args.b1_exponents.split(",")]
+    offset = np.array([float(x) for x in args.b1_offset.split(",")])
+    if offset.shape != (6,):
+        ap.error("--b1-offset needs 6 values")
     move = np.array([float(x) for x in args.b1_move.split(",")])
     if move.shape != (6,):
         ap.error("--b1-move needs 6 values")
-    res: dict = {"z1": [], "b1_z1": [], "b1_move": move.tolist()}
+    res: dict = {"z1": [], "b1_z1": [], "b1_move": move.tolist(), "b1_offset": offset.tolist()}
     for eta in (0.0, 1.0):
         r = z1_fixed(eta, args.duration)
         res["z1"].append(r)
         print(f"Z1 fixed base  eta={eta:g}: max V {r['V_over_V_max']:.2f} V_max, clipped "
               f"{r['clipped']}, RMS of the command's step {r['rms_step_Nm']} N·m", flush=True)
     for level in (float(x) for x in args.b1_levels.split(",")):
-        for eta in (0.0, 1.0) if level == 1e-4 else (1.0,):
-            r = b1_standing(level, eta, args.duration, move)
+        # without a layer (η = 0) its exponent changes nothing: one run
+        for eta, exponent in [(e, p) for e in ((0.0, 1.0) if level == 1e-4 else (1.0,))
+                              for p in (exponents if e > 0 else [None])]:
+            r = b1_standing(level, eta, args.duration, move, exponent, offset)
             res["b1_z1"].append(r)
-            print(f"B1+Z1 standing V_max={level:g} eta={eta:g}: max V_sup "
+            print(f"B1+Z1 standing V_max={level:g} eta={eta:g} p={r['exponent']:g}: max V_sup "
                   f"{r['V_sup_over_V_max']:.2f} V_max, RMS step {r['rms_step_Nm']} N·m, trunk α "
                   f"max {r['trunk_alpha_max']:.3g} p99 {r['trunk_alpha_p99']:.3g} rad/s² "
                   f"(assumed {r['trunk_alpha_assumed']:g})", flush=True)

@@ -47,15 +47,34 @@ with r's direction, and a 1 kHz sampled loop turns that into a command switching
 rate (the Z1: ~9 N·m per ms on joint 1, which shakes a standing B1's trunk, docs/design.md
 §5.1). With η > 0 the robust term is multiplied by
 
-    s = min(1, √(V_sup/(η·V_max))),
+    s = min(1, (V_sup/(η·V_max))^p),      p = ``boundary_layer_exponent`` ≥ ½ (default ½),
 
-so below the level η·V_max it shrinks linearly with r (V_sup is a sup of quadratic forms
-in r: √V_sup is a gauge) and the law is continuous at r = 0 with a finite gain. The
-guarantee is UNCHANGED for η ≤ 1: whenever V_true ≥ V_max, V_sup ≥ V_true ≥ V_max ≥ η·V_max,
-so s = 1 and the inequality above holds as before; inside the layer V_true ≤ V_sup < V_max.
-The per-joint bound |σβd_i| ≤ v_bound_i (the planner's) only gains the factor s ≤ 1. A layer
-above V_max (η > 1) would let V grow up to η·V_max, which the planner's tracking box does not
-assume: it is refused (raise V_max instead, with its tracking box).
+so below the level η·V_max it shrinks as |r|^(2p) (V_sup is a sup of quadratic forms in r:
+√V_sup is a gauge) and the law is continuous at r = 0. The guarantee is UNCHANGED for η ≤ 1
+and any p: whenever V_true ≥ V_max, V_sup ≥ V_true ≥ V_max ≥ η·V_max, so s = 1 and the
+inequality above holds as before; inside the layer V_true ≤ V_sup < V_max. The per-joint bound
+|σβd_i| ≤ v_bound_i (the planner's) only gains the factor s ≤ 1. A layer above V_max (η > 1)
+would let V grow up to η·V_max, which the planner's tracking box does not assume: it is
+refused (raise V_max instead, with its tracking box); so is p < ½ (v would grow without bound
+as r → 0).
+
+Why an exponent (the sampled-data gain per joint). Along a ray r = t·r̂ inside the layer the
+robust term is s(t)·B(r̂) with B(r̂) = σβd at r̂'s direction, so each joint's gain ∂v_i/∂r_i
+scales as (2p)·w^(p−½) times the p = ½ one, w = V_sup/(η·V_max): p = ½ keeps a gain set by
+the bound alone however small r is — |B|/√(2ηV_max) in the M-norm, up to the metric's
+coupling — and p > ½ takes it to 0 at r = 0 (the one-step map of the sampled loop tends to I at
+rest), at the price of (2p)·w^(p−½) > 1 near the level. That matters where the mass metric's
+common gain k = σβ/(rᵀPr) is set by a joint that does not move: a wrist held by its dry
+friction with a few mrad of error (bound₆ 1.4 N·m, r₆ ≈ 0.06 rad/s) makes k ≈ bound₆/(P₆₆|r₆|)
+and every other joint gets k·P_ii r_i — on the standing B1's joint 1 an acceleration gain
+k·P₁₁(M⁻¹)₁₁ of 1.2–1.7/Δt at 1 kHz (p = ½, V_sup ≈ 0.17 V_max), and joint 1 switched by
+±4 N·m per step (docs/design.md §5.1). What no
+layer can do: keep every gain below the sampling limit up to the level — on the ray r = r₆e₆
+the inequality needs |v₆| ≥ bound₆ at |r₆| ≈ √(2V_max/M₆₆), an average gain
+bound₆/√(2V_max M₆₆) ≈ 2.5/Δt on that wrist (M₆₆ 8e-4 kg·m², V_max 2e-4). A per-joint
+saturation bound_i·sat(r_i/φ_i) with φ_i at the sampling limit instead leaves an rᵀΔ deficit
+(≈ 0.6 W on that wrist at |r₆| = 0.73 rad/s) that the α term balances only at V_sup − V_max ≈
+0.6/α = 0.03 J: an ultimate bound ~150 V_max, no use to the planner.
 
 Coulomb friction at rest is set-valued (a stuck joint's friction is anywhere in [−Fc, Fc]):
 the plant's Coulomb torque is Fc·σ with σ = sign(q̇) for |q̇| > ``coulomb_band`` = b and σ
@@ -154,8 +173,9 @@ def coulomb_error_bound(s_abs: np.ndarray, stuck: np.ndarray, fc_nominal: np.nda
 class ControllerGains:
     """K_r (per joint, 1/s), α (1/s), V_max (J), the ‖r‖ threshold below which v = 0, the
     torque limit scale, the robust input's metric (``identity`` | ``mass``), the diagonal added
-    to the mass metric (kg·m², per joint or one value), the Coulomb band (rad/s) and the
-    boundary layer η ∈ [0, 1] (fraction of V_max; 0 = none, module doc)."""
+    to the mass metric (kg·m², per joint or one value), the Coulomb band (rad/s), the
+    boundary layer η ∈ [0, 1] (fraction of V_max; 0 = none) and its exponent p ≥ ½ (module
+    doc)."""
 
     Kr: np.ndarray
     alpha: float
@@ -166,10 +186,12 @@ class ControllerGains:
     metric_armature: np.ndarray | float = 0.0
     coulomb_band: float = 0.0
     boundary_layer: float = 0.0
+    boundary_layer_exponent: float = 0.5
 
 def gains_from_config(robot: Robot, overrides: dict | None = None) -> ControllerGains:
     """Gains from the robot file's ``controller:`` section (Kr, alpha, V_max, r_norm_threshold,
-    metric, metric_armature, coulomb_band, boundary_layer), each overridable by ``overrides``
+    metric, metric_armature, coulomb_band, boundary_layer, boundary_layer_exponent), each
+    overridable by ``overrides``
     (same keys, plus torque_limit_scale); a missing required key raises
     ``ControllerConfigError`` naming it."""
     sec = dict(robot.config.get("controller") or {})
@@ -186,7 +208,8 @@ def gains_from_config(robot: Robot, overrides: dict | None = None) -> Controller
                            np.broadcast_to(np.asarray(sec.get("metric_armature", 0.0), float),
                                            (robot.nj,)).copy(),
                            float(sec.get("coulomb_band", 0.0)),
-                           float(sec.get("boundary_layer", 0.0)))
+                           float(sec.get("boundary_layer", 0.0)),
+                           float(sec.get("boundary_layer_exponent", 0.5)))
 
 
 @dataclass(frozen=True)
@@ -260,6 +283,11 @@ class RobustController:
                 f"boundary_layer must be in [0, 1] (a fraction of V_max), got "
                 f"{gains.boundary_layer}: a layer above V_max would void V <= V_max; raise "
                 "V_max instead (docs/design.md §5.1)")
+        if not 0.5 <= gains.boundary_layer_exponent < np.inf:
+            raise ControllerConfigError(
+                f"boundary_layer_exponent must be >= 0.5, got {gains.boundary_layer_exponent}: "
+                "below 1/2 the layered robust input grows without bound as r -> 0 "
+                "(docs/design.md §5.1)")
         if gains.metric not in METRICS:
             raise ControllerConfigError(f"metric {gains.metric!r} not one of {METRICS}")
         metric_ia = np.broadcast_to(np.asarray(gains.metric_armature, float), (robot.nj,)).copy()
@@ -275,7 +303,8 @@ class RobustController:
         self.gains = ControllerGains(kr, float(gains.alpha), float(gains.V_max),
                                      float(gains.r_threshold), float(gains.torque_limit_scale),
                                      gains.metric, metric_ia, float(gains.coulomb_band),
-                                     float(gains.boundary_layer))
+                                     float(gains.boundary_layer),
+                                     float(gains.boundary_layer_exponent))
         self.model = robot.model
         self.data = self.model.createData()
         self.model0 = self.model.copy()
@@ -436,10 +465,11 @@ class RobustController:
         if r_norm > self.gains.r_threshold:
             sigma = max(0.0, 1.0 - alpha * max(gap, 0.0) / beta) if beta > 0.0 else 0.0
             # d = P r/(rᵀPr): rᵀd = 1 (P = I: r/‖r‖²)
-            # boundary layer: the robust term ramps with √V_sup below η·V_max (module doc)
+            # boundary layer: the robust term ramps with (V_sup/(η·V_max))^p below η·V_max
+            # (module doc): p = ½ linearly in r; p > ½ faster, its gain vanishing at r = 0
             layer = self.gains.boundary_layer * self.gains.V_max
             if layer > 0.0:
-                sigma *= min(1.0, float(np.sqrt(max(vsup, 0.0) / layer)))
+                sigma *= min(1.0, (max(vsup, 0.0) / layer) ** self.gains.boundary_layer_exponent)
             v = sigma * beta * pr / float(r @ pr) + alpha * max(-gap, 0.0) * r / r_norm ** 2
             lam = float(np.linalg.norm(v))
         else:

@@ -358,3 +358,59 @@ def test_boundary_layer_above_v_max_is_refused(z1):
         _z1_controller(z1, boundary_layer=1.5)
     with pytest.raises(ControllerConfigError, match="boundary_layer"):
         _z1_controller(z1, boundary_layer=-0.1)
+
+
+def test_layer_exponent_keeps_the_inequality_and_takes_the_gain_to_zero_at_rest(z1):
+    """p > ½: whenever V_sup ≥ V_max the law is the sharp one (the Lyapunov inequality above
+    unchanged); below, the sharp robust term scaled by (V_sup/V_max)^p ∈ [0, 1) (still inside
+    v_bound). Near r = 0 the p = ½ layer keeps a gain set by the bound: the wrist's own
+    ∂v₆/∂r₆ stays far above the 1 kHz loop's limit 1/(Δt (M⁻¹)₆₆) however small r is (only σ's
+    α·V_max offset lowers it at the very end); with p = 1 every joint's own gain falls ∝ |r|
+    and the wrist's ends below that limit: the sampled loop's one-step map tends to I at rest
+    (docs/design.md §5.1)."""
+    sharp, _ = _z1_controller(z1)
+    half, _ = _z1_controller(z1, boundary_layer=1.0)
+    steep, _ = _z1_controller(z1, boundary_layer=1.0, boundary_layer_exponent=1.0)
+    rng = np.random.default_rng(5)
+    n_inside = n_outside = 0
+    for _ in range(200):
+        q = z1.random_configuration(rng)
+        dq = rng.uniform(-0.5, 0.5, 6) * (rng.random(6) < 0.7)
+        f = rng.choice([0.2, 1.0, 3.0])
+        e, de = rng.normal(0, 0.002, 6) * f, rng.normal(0, 0.02, 6) * f
+        a = sharp.compute(0.0, q, dq, q + e, dq + de, np.zeros(6))
+        b = steep.compute(0.0, q, dq, q + e, dq + de, np.zeros(6))
+        if a.V_sup >= 1e-4:
+            n_outside += 1
+            np.testing.assert_array_equal(b.v, a.v)
+        else:
+            n_inside += 1
+            np.testing.assert_allclose(b.v, a.V_sup / 1e-4 * a.v, rtol=1e-12, atol=1e-15)
+            assert np.all(np.abs(b.v) <= b.v_bound + 1e-12)
+    assert n_inside > 20 and n_outside > 20
+    # each joint's own gain ∂v_i/∂r_i (central differences) along a ray r = s·r₁, s → 0
+    q = np.array([0.0, 1.0, -1.2, 0.2, 0.3, 0.0])
+    dq, r1, h = np.full(6, 0.3), np.array([0.2, -0.1, 0.15, 0.3, -0.2, 0.4]), 1e-7
+    mass = pin.crba(z1.model, z1.model.createData(), q)
+    limit6 = 1.0 / (1e-3 * np.linalg.inv(np.triu(mass) + np.triu(mass, 1).T)[5, 5])
+
+    def own_gains(ctl, r):
+        out = []
+        for i in range(6):
+            step = h * np.eye(6)[i]
+            hi, lo = (ctl.compute(0.0, q, dq, q, dq + x, np.zeros(6)).v[i]
+                      for x in (r + step, r - step))
+            out.append((hi - lo) / (2 * h))
+        return np.asarray(out)
+
+    assert half.compute(0.0, q, dq, q, dq + 0.02 * r1, np.zeros(6)).V_sup < 1e-4
+    g_half, g_steep = ({s: own_gains(c, s * r1) for s in (0.02, 0.005)} for c in (half, steep))
+    # p = ½: at a quarter of the ray the wrist's gain is still > 2× the limit (σ alone lowers it)
+    assert g_half[0.005][5] > 2.0 * limit6 and g_half[0.005][5] > 0.4 * g_half[0.02][5]
+    assert np.all(g_steep[0.005] > 0) and np.all(g_steep[0.005] <= 0.25 * g_steep[0.02])
+    assert g_steep[0.005][5] < limit6
+
+
+def test_layer_exponent_below_one_half_is_refused(z1):
+    with pytest.raises(ControllerConfigError, match="boundary_layer_exponent"):
+        _z1_controller(z1, boundary_layer=1.0, boundary_layer_exponent=0.4)
