@@ -4,8 +4,9 @@ Runs ``launch/sim.launch.yaml`` (sim realtime + identifier + exciting planner wi
 limit + robust controller + recorder) for ``--minutes`` and reports:
 
 - per node: RSS at start (after ``--warmup``) and end, and its maximum (/proc/<pid>/status);
-- joint_states received / published by the identifier (its ``received`` diagnostic over the
-  sim-time span between two of its reports after warm-up; published = span × rate) and by the
+- joint_states received / published by the identifier (its ``received`` diagnostic between two
+  of its reports after warm-up, over the span of the stamps of the newest sample it had at each,
+  ``last_sample_stamp``: published = span × rate; a backlog still queued is not a loss) and by the
   recorder (distinct header stamps in the bag against the stamps the simulator published over
   their span, which counts exactly the lost messages; and, as before, messages per log-time
   span);
@@ -105,17 +106,23 @@ class _Probe:
 
 
 def _ratio(reports: list[tuple[float, float, dict[str, str]]], key: str,
-           after: float) -> tuple[float, float, float]:
-    """(Δkey / (Δsim-time × rate), Δsim-time, Δsteady) between the first report after ``after``
-    (steady) and the last one."""
+           after: float, stamp_key: str | None = None) -> tuple[float, float, float]:
+    """(Δkey / (Δt × rate), Δsim-time, Δsteady) between the first report after ``after``
+    (steady) and the last one. Δt is the span of the reports' stamps, or with ``stamp_key`` the
+    span of that value (the stamp of the newest message the node received): then a backlog
+    still queued at the last report is not counted as lost."""
     use = [r for r in reports if r[0] >= after and key in r[2]]
     if len(use) < 2:
         return float("nan"), 0.0, 0.0
     (w0, t0, v0), (w1, t1, v1) = use[0], use[-1]
     span = t1 - t0
-    if span <= 0:
+    if stamp_key is not None and stamp_key in v0 and stamp_key in v1:
+        counted = float(v1[stamp_key]) - float(v0[stamp_key])
+    else:
+        counted = span
+    if counted <= 0:
         return float("nan"), span, w1 - w0
-    return (float(v1[key]) - float(v0[key])) / (span * RATE_HZ), span, w1 - w0
+    return (float(v1[key]) - float(v0[key])) / (counted * RATE_HZ), span, w1 - w0
 
 
 def _cores(samples: list[tuple[float, float]]) -> float:
@@ -184,7 +191,8 @@ def run(minutes: float, robot: str, warmup: float, max_trajectories: int = 0,
         probe.close()
         log.close()
     after = t_start + warmup
-    ident_ratio, sim_span, wall_span = _ratio(probe.ident, "received", after)
+    ident_ratio, sim_span, wall_span = _ratio(probe.ident, "received", after,
+                                              "last_sample_stamp")
     ctl_ratio, _, _ = _ratio(probe.ctl, "commands", after)
     lat = [float(v["last_update_latency_s"]) for w, _, v in probe.ident
            if w >= after and v.get("last_update_latency_s", "nan") != "nan"]

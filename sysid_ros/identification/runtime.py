@@ -54,6 +54,7 @@ class IdentifierRuntime:
     def __init__(self, ident: OnlineIdentifier, config: IdentificationConfig) -> None:
         self.ident, self.config = ident, config
         self.received = 0
+        self.last_stamp = float("nan")   # s, newest joint state received: lag and loss figures
         self.imu_received = 0
         self.resets = 0
         self.latency = float("nan")
@@ -69,6 +70,7 @@ class IdentifierRuntime:
         """A decoded joint state (s, rad, rad/s, N·m), buffered for the next update."""
         with self._lock:
             self.received += 1
+            self.last_stamp = t
             self._buffer.append((t, q, dq, tau))
 
     def imu(self, t: float, gyro: np.ndarray, specific_force: np.ndarray) -> None:
@@ -176,7 +178,8 @@ class IdentifierRuntime:
             (f"; WARNING: {' | '.join(warnings)}" if warnings else "")
         values: dict[str, object] = {
             "status": status, "samples": ident.samples, "windows": ident.windows_used,
-            "received": self.received, "gaps": ident.windows.n_gaps, "resets": self.resets,
+            "received": self.received, "last_sample_stamp": f"{self.last_stamp:.6f}",
+            "gaps": ident.windows.n_gaps, "resets": self.resets,
             "window_restarts": ident.n_restarts,
             "last_update_latency_s": f"{self.latency:.6f}", "method": ident.method,
             "last_tighten_latency_s": f"{self.tighten_latency:.6f}",

@@ -19,7 +19,7 @@ from rclpy.signals import SignalHandlerOptions
 from rclpy.utilities import remove_ros_args
 
 __all__ = ["stamp_to_ns", "ns_to_stamp_fields", "import_msg_type", "run_node", "make_executor",
-           "sleep_until"]
+           "sleep_until", "lower_thread_priority"]
 
 def stamp_to_ns(stamp: Any) -> int:
     """``builtin_interfaces/Time`` (rclpy or rosbags object) → integer nanoseconds."""
@@ -164,6 +164,22 @@ def run_node(
     if getattr(node, "exit_code", 0):
         code = code or int(getattr(node, "exit_code", 0))
     return code
+
+
+def lower_thread_priority(nice: int) -> str:
+    """Add ``nice`` to the calling thread's niceness (Linux: a thread id is a schedulable task,
+    so only this thread is lowered; raising niceness needs no privilege). Returns why it could
+    not be done, or "" (also for ``nice`` = 0)."""
+    if nice <= 0:
+        return ""
+    if not hasattr(os, "setpriority"):
+        return "no per-thread priorities on this platform"
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + nice))
+    except OSError as err:
+        return str(err)
+    return ""
 
 
 def sleep_until(target: float, stop: threading.Event) -> None:

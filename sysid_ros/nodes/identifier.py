@@ -8,20 +8,17 @@ while ok: an inconsistent update keeps the last sound box and raises an ERROR di
 ``/diagnostics``. ``~/reset`` (std_srvs/Trigger) starts over for a new payload. A message that
 cannot be used is counted and reported, never fatal.
 
-Stamp policy (:mod:`sysid_ros.identification.stamps`, docs/design.md §4.10; also for the IMU):
-zero, duplicate and isolated backward stamps are dropped and counted, the windows in progress
-kept; only ``stamp_restart_samples`` consecutive stamps behind the last accepted one (a bag
-replayed in a loop, a simulator restarted) restart the windows — the box is kept.
+Stamps (``identification.stamps``, design §4.10; IMU too): zero, duplicate and isolated backward
+ones are dropped and counted; only ``stamp_restart_samples`` consecutive stamps behind the last
+accepted one (a replay loop, a simulator restart) restart the windows — the box is kept.
 
-Windows follow the stream's own rate (``window_s``, split at gaps > ``max_sample_gap``). The
-diagnostic (:class:`~sysid_ros.identification.runtime.IdentifierRuntime.report`) says why when
-there is no box (insufficient data; inconsistent: the noise scale needed, per joint, the worst
-time spans) and WARNs for an ok box pinned to the prior's face. With ``lp-cuts`` and
-``tighten_period`` > 0 a second thread runs the cut rounds on a snapshot and publishes the
-intersected box, so the slow tightening never delays an update.
-
-Parameters: ``PARAMETERS`` below (docs/parameters.md); optional ones left out take the robot
-file's ``identification`` section (docs/design.md §4).
+Windows follow the stream's rate (``window_s``, split at gaps > ``max_sample_gap``). The
+diagnostic (``IdentifierRuntime.report``) says why there is no box (insufficient data;
+inconsistent: the noise scale needed, per joint, the worst spans) and WARNs for a box pinned to
+the prior's face. ``lp-cuts`` with ``tighten_period`` > 0: a second thread runs the cut rounds
+on a snapshot and publishes the intersected box. Both workers run ``worker_nice`` lower.
+Parameters: ``PARAMETERS`` (docs/parameters.md); optional ones left out take the robot file's
+``identification`` section (docs/design.md §4).
 """
 from __future__ import annotations
 
@@ -40,7 +37,7 @@ from sysid_ros.identification.config import FRICTION_MODES
 from sysid_ros.identification.identifier import ONLINE_METHODS
 from sysid_ros.identification.runtime import IdentifierRuntime
 from sysid_ros.model.robots import load_robot
-from sysid_ros.nodes._common import run_node
+from sysid_ros.nodes._common import lower_thread_priority, run_node
 from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_STREAM_QOS
 from sysid_ros.cdr import JointStateDecoder, MessageError, imu_reading
 from sysid_ros.nodes.messages import bounds_to_msg, diagnostics_msg, inertia_from_theta
@@ -68,6 +65,9 @@ PARAMETERS = (
           unit="s"),
     Param("point_estimate", "bool", "log-Cholesky least-squares nominal (else the box centre)",
           True),
+    Param("worker_nice", "int", "niceness added to the update and cut threads (Linux, per "
+          "thread): on a busy machine the bounds wait, not the 1 kHz intake or the rest of "
+          "the graph; 0 keeps the node's priority", 10, (0, 19)),
     Param("torque_noise_abs", "double|double[]", "torque-noise bound: one value for every joint "
           "or one per joint", None, (0.0, 1e4), unit="N·m"),
     Param("torque_noise_rel", "double", "torque-noise bound, fraction of |τ|", None, (0.0, 0.99)),
@@ -97,8 +97,7 @@ class IdentifierNode(Node):
         self.config = load_identification_config(
             self.robot, **{k: p[k] for k in _OVERRIDES if p[k] is not None})
         method = p["method"]
-        self.period = p["update_period"]
-        self.tighten_period = p["tighten_period"]
+        self.period, self.tighten_period = p["update_period"], p["tighten_period"]
         background = method == "lp-cuts" and self.tighten_period > 0
         self.ident = OnlineIdentifier(self.robot, self.config, method=method,
                                       point_estimate=p["point_estimate"],
@@ -107,10 +106,9 @@ class IdentifierNode(Node):
         self.rt = IdentifierRuntime(self.ident, self.config)
         self._publish_lock = threading.Lock()
         self.frame = self.robot.ee_joint
-        self.bounds_pub = self.create_publisher(Float64MultiArray, "/sysid/payload_bounds",
-                                                LATCHED_QOS)
-        self.inertia_pub = self.create_publisher(InertiaStamped, "/sysid/payload_inertia",
-                                                 LATCHED_QOS)
+        pub = self.create_publisher
+        self.bounds_pub = pub(Float64MultiArray, "/sysid/payload_bounds", LATCHED_QOS)
+        self.inertia_pub = pub(InertiaStamped, "/sysid/payload_inertia", LATCHED_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", DIAGNOSTICS_QOS)
         self._decoder = JointStateDecoder(self.robot.joint_names)   # raw CDR in: no rclpy msgs
         self.create_subscription(JointState, "joint_states", self._on_joint_state,
@@ -118,7 +116,7 @@ class IdentifierNode(Node):
         if self.robot.floating_base:
             self.create_subscription(Imu, "imu", self._on_imu, SENSOR_STREAM_QOS, raw=True)
         self.create_service(Trigger, "~/reset", self._on_reset)
-        self._stop = threading.Event()
+        self._stop, self._worker_nice = threading.Event(), p["worker_nice"]
         loops = [(self._update, self.period)] + [(self._tighten, self.tighten_period)] * background
         self._threads = [threading.Thread(target=self._loop, args=loop, daemon=True)
                          for loop in loops]
@@ -149,6 +147,10 @@ class IdentifierNode(Node):
 
     # -- workers: box updates, and cut rounds with lp-cuts ------------------------------------
     def _loop(self, step: Callable[[], None], period: float) -> None:
+        # A box update is worth less than a sample: the old box stays sound, a lost sample is
+        # lost (HiGHS solves release the GIL: the intake thread is not held up by them).
+        if why := lower_thread_priority(self._worker_nice):
+            self.get_logger().warning(f"worker_nice not applied: {why}")
         while not self._stop.wait(period):
             try:
                 step()

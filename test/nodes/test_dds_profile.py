@@ -81,5 +81,5 @@ def test_a_reader_stopped_for_a_second_loses_nothing_with_the_profile(
     assert lost == 0, f"{lost} joint_states lost of {kept + lost} with config/fastdds.xml"
     monkeypatch.delenv(FASTDDS_PROFILE_ENV)
     lost, kept = _lost_while_stopped(tmp_path / "defaults", stops=1, stop_s=1.0)
-    assert lost > 100, f"Fast DDS's defaults kept {kept} and lost only {lost}: the test no " \
-                       "longer shows what the profile is for"
+    assert lost > 100, (f"Fast DDS's defaults kept {kept} and lost only {lost}: the test no "
+                        "longer shows what the profile is for")
