@@ -64,14 +64,14 @@ scales as (2p)·w^(p−½) times the p = ½ one, w = V_sup/(η·V_max): p = ½ k
 the bound alone however small r is — |B|/√(2ηV_max) in the M-norm, up to the metric's
 coupling — and p > ½ takes it to 0 at r = 0 (the one-step map of the sampled loop tends to I at
 rest), at the price of (2p)·w^(p−½) > 1 near the level. That matters where the mass metric's
-common gain k = σβ/(rᵀPr) is set by a joint that does not move: a wrist held by its dry
+common gain k = sσβ/(rᵀPr) is set by a joint that does not move: a wrist held by its dry
 friction with a few mrad of error (bound₆ 1.4 N·m, r₆ ≈ 0.06 rad/s) makes k ≈ bound₆/(P₆₆|r₆|)
 and every other joint gets k·P_ii r_i — on the standing B1's joint 1 an acceleration gain
 k·P₁₁(M⁻¹)₁₁ of 1.2–1.7/Δt at 1 kHz (p = ½, V_sup ≈ 0.17 V_max), and joint 1 switched by
-±4 N·m per step (docs/design.md §5.1). What no
-layer can do: keep every gain below the sampling limit up to the level — on the ray r = r₆e₆
-the inequality needs |v₆| ≥ bound₆ at |r₆| ≈ √(2V_max/M₆₆), an average gain
-bound₆/√(2V_max M₆₆) ≈ 2.5/Δt on that wrist (M₆₆ 8e-4 kg·m², V_max 2e-4). A per-joint
+±4 N·m per step (docs/design.md §5.1). What no layer can do: keep every gain below the
+sampling limit up to the level — on the ray r = r₆e₆ the inequality needs |v₆| ≥ bound₆ at
+|r₆| ≈ √(2V_max/M₆₆), an average gain bound₆/√(2V_max M₆₆) ≈ 2.5/Δt on that wrist (M₆₆
+8e-4 kg·m², V_max 2e-4). A per-joint
 saturation bound_i·sat(r_i/φ_i) with φ_i at the sampling limit instead leaves an rᵀΔ deficit
 (≈ 0.6 W on that wrist at |r₆| = 0.73 rad/s) that the α term balances only at V_sup − V_max ≈
 0.6/α = 0.03 J: an ultimate bound ~150 V_max, no use to the planner.
