@@ -127,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
                               for p in (exponents if e > 0 else [None])]:
             r = b1_standing(level, eta, args.duration, move, exponent, offset)
             res["b1_z1"].append(r)
-            print(f"B1+Z1 standing V_max={level:g} eta={eta:g} p={r['exponent']:g}: max V_sup "
+            layer = f" p={r['exponent']:g}" if eta > 0 else ""       # p acts only in a layer
+            print(f"B1+Z1 standing V_max={level:g} eta={eta:g}{layer}: max V_sup "
                   f"{r['V_sup_over_V_max']:.2f} V_max, RMS step {r['rms_step_Nm']} N·m, trunk α "
                   f"max {r['trunk_alpha_max']:.3g} p99 {r['trunk_alpha_p99']:.3g} rad/s² "
                   f"(assumed {r['trunk_alpha_assumed']:g})", flush=True)
