@@ -194,6 +194,8 @@ class Simulator:
         self._cmd_idx = np.array([names.index(n) for n in self.command_joints], dtype=int)
         self._posture_mask = np.ones(nj, dtype=bool)
         self._posture_mask[self._cmd_idx] = False
+        self._has_posture = bool(np.any(self._posture_mask))     # legs held by PD (B1)
+        self._commands_all = bool(np.array_equal(self._cmd_idx, np.arange(nj)))
         self._posture = np.zeros(nj)
         if np.any(self._posture_mask):
             legs = section.get("leg_standing_posture", robot.config.get("leg_standing_posture"))
@@ -380,8 +382,10 @@ class Simulator:
     # ------------------------------------------------------------------ stepping
     def _expand(self, tau_cmd) -> np.ndarray:
         tau = np.asarray(tau_cmd, dtype=float).reshape(-1)
-        if not np.all(np.isfinite(tau)):
+        if not np.isfinite(tau).all():
             raise CommandError("torque command has non-finite entries")
+        if self._commands_all and tau.size == self._cmd_idx.size:
+            return tau.copy()                 # every joint commanded, in order (fixed arms)
         full = np.zeros(self.robot.nj)
         if tau.size == self.robot.nj:
             full[self._cmd_idx] = tau[self._cmd_idx]  # entries of posture joints are ignored
@@ -413,6 +417,18 @@ class Simulator:
         self._clipped[:] = False
         m, d = self.model, self.data
         qa, da = self._qa, self._da
+        if not (self._holding or self._has_fc or self._has_posture):
+            # A commanded fixed-base arm without the Coulomb law: the applied torque is the
+            # same in every substep, so MuJoCo steps them in one call (mj_step is mj_step1 +
+            # mj_step2 for the Euler and implicit integrators, with qfrc_applied unchanged):
+            # the per-substep loop below costs ~5x MuJoCo itself in Python.
+            raw = self._cmd_full
+            tau = np.minimum(np.maximum(raw, -self._tau_max), self._tau_max)
+            self._clipped |= tau != raw
+            self._tau_applied = tau
+            d.qfrc_applied[da] = tau - self._beta
+            mujoco.mj_step(m, d, n_steps)
+            return
         pd = self._pd_all if self._holding else self._posture_mask
         # feed-forward of the PD joints: the bias at each step for held arm joints (below),
         # the standing controller's quasi-static torque for the legs (once per call)
