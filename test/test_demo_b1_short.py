@@ -5,10 +5,14 @@ the truth, the controller commanded the six arm joints within their limits, the 
 (posture, trunk height), and the report's trunk-motion verdict is the one the recorded /imu
 gives over the closed loop (from the first desired trajectory on) against arm_view.trunk_motion.
 What the guarantee gives on the standing B1 (docs/design.md §5.1): V ≤ V_max, no clipping and no
-collision hold; the trunk-motion assumption does not where the robust input switches at the
-sample rate (its gain along the Z1's light wrist; the Coulomb feed-forward ramps and no longer
-steps), and the run says so (Result: failure with the measured values and the known-limit
-line) — never a pass with a violated assumption. Success is not asserted: it is not reached.
+collision hold, and every joint's |d| stays within d̄; the trunk-motion assumption does not: with
+the layer's exponent p = 1 the robust input no longer switches at the sample rate, but the plant's
+stiction (a wrist caught by its dry friction, joints 3–4 stick-slip at the Coulomb band) moves the
+trunk at ‖α‖ 0.39–0.45 rad/s² against the assumed 0.2 (`--trajectories 1 --sim-mode lockstep`,
+two runs), and a bound that covers it cannot be certified (joint 3's torque from 0.35 rad/s² at
+V_max 2e-4; a lower V_max switches the loop again). The run says so (Result: failure with the
+measured values and the known-limit line) — never a pass with a violated assumption. Success is
+not asserted: it is not reached.
 """
 from __future__ import annotations
 
