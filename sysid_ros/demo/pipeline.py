@@ -115,7 +115,7 @@ TASK_FRAME_ID = "sysid_demo_task"
 #: identifier node parameters that are not ``identification:`` overrides (the node's own)
 _IDENTIFIER_NODE_ONLY = frozenset({"robot", "robot_config", "calibration", "use_sim_time",
                                    "method", "tighten_period", "update_period", "point_estimate",
-                                   "stamp_restart_samples"})
+                                   "stamp_restart_samples", "worker_nice"})
 
 
 def node_params(node: str) -> dict[str, Any]:

@@ -166,3 +166,16 @@ def test_a_trajectory_admission_rejects_is_not_executed(robot, tmp_path: Path):
     assert not res.success and res.phase == "task"
     assert any("controller rejected the task" in r for r in res.reasons), res.reasons
     assert ep.controller_status[-1][1].values["trajectories_rejected"] == "1"
+
+
+def test_pipeline_splits_the_identifier_parameters_as_the_node_does() -> None:
+    """The in-process pipeline passes config/identifier.yaml to the identification config minus
+    the node's own parameters; its list must be the node's (a new node parameter otherwise
+    reaches IdentificationConfig as an unknown override)."""
+    from sysid_ros.demo.pipeline import _IDENTIFIER_NODE_ONLY, node_params
+    from sysid_ros.identification import load_identification_config
+    from sysid_ros.nodes.identifier import _OVERRIDES, PARAMETERS
+
+    assert _IDENTIFIER_NODE_ONLY == {p.name for p in PARAMETERS} - set(_OVERRIDES) | {"use_sim_time"}
+    shipped = {k: v for k, v in node_params("identifier").items() if k not in _IDENTIFIER_NODE_ONLY}
+    load_identification_config(load_robot("gen3"), **shipped)
