@@ -26,6 +26,11 @@ def test_roundtrip_arrays_equal(tmp_path, storage):
     # 500 messages in chunks of 120 → 5 split files, one metadata.yaml listing them all.
     meta = yaml.safe_load((bag / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
     assert len(meta["relative_file_paths"]) == 5
+    # the per-chunk lists (appended from fragments rendered once per chunk) parse as rosbag2's
+    assert [f["path"] for f in meta["files"]] == meta["relative_file_paths"]
+    assert [f["message_count"] for f in meta["files"]] == [120, 120, 120, 120, 20]
+    assert all(set(f) >= {"starting_time", "duration"} for f in meta["files"])
+    assert meta["message_count"] == 500 and meta["ros_distro"] == "jazzy"
     with Reader(bag) as r:  # plain rosbags opens the split bag
         assert r.message_count == 500
         assert sum(1 for _ in r.messages()) == 500
