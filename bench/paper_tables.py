@@ -26,7 +26,8 @@ each episode's real-time factor (sim seconds per wall second).
 Usage:
   python -m bench.paper_tables [--json PATH] [--dumbbells 1.81,3.63] [--methods ours,random]
                                [--experiments a,b] [--random-seeds N] [--quick]
-                               [--objective cond|box]
+                               [--objective cond|box|staged] [--planner KEY=VALUE ...]
+                               [--cpu-budget]
                                [--markdown docs/paper_results.md]
 The markdown's generated block (between the BEGIN/END markers) is replaced; the hand-written
 discussion around it is kept.
@@ -39,15 +40,18 @@ import re
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+import yaml
 
-from sysid_ros.demo.pipeline import (METHODS, EpisodeConfig, EpisodeResult, evaluate_episode,
-                                     node_params, simulate_episode)
+from sysid_ros.demo.pipeline import (METHODS, Episode, EpisodeConfig, EpisodeResult,
+                                     evaluate_episode, node_params, simulate_episode)
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import load_robot
 from sysid_ros.planning import obstacles_from_config
+from sysid_ros.planning import planner as planner_module
 from sysid_ros.planning.nominal import OBJECTIVES
 from sysid_ros.simulation import DUMBBELLS_KG
 
@@ -84,7 +88,13 @@ def _cell(results: list[EpisodeResult]) -> str:
     return f"{prefix} {phase}{', '.join(tags)}"
 
 
-def _record(r: EpisodeResult) -> dict[str, Any]:
+#: θ_e entries whose final box widths the JSON reports (issue 15: mass, first moments, the
+#: diagonal inertias); PARAM_NAMES spells them
+WIDTH_PARAMETERS = ("m", "mcx", "mcy", "mcz", "Ixx", "Iyy", "Izz")
+
+
+def _record(r: EpisodeResult, ep: Episode) -> dict[str, Any]:
+    final = r.evaluation.final_bounds if r.evaluation is not None else None
     return {"success": r.success, "phase": r.phase, "reasons": r.reasons,
             "tags": sorted({_tag(x) for x in r.reasons}),
             "contains_truth": r.contains_truth,
@@ -97,7 +107,13 @@ def _record(r: EpisodeResult) -> dict[str, Any]:
             "plans_rejected": r.plans_rejected,
             "plan_seconds": r.plan_seconds, "late_plans": r.late_plans,
             "plan_failures": r.plan_failures,
-            "wall_seconds": r.wall_seconds}
+            "wall_seconds": r.wall_seconds,
+            "final_box_width": ({n: float(final.width[final.index(n)]) for n in WIDTH_PARAMETERS}
+                                if final is not None else None),
+            # per executed plan: |k| and the planner's (or the draw's) cond(Y_e) of that segment
+            "plan_k_norm": [float(np.linalg.norm(k)) for _tr, k, _a, _b in ep.executed],
+            "plan_cond": [float(p["cond"]) for p in ep.plans],
+            "plan_status": [str(p["status"]) for p in ep.plans]}
 
 
 def _fmt_interval(iv) -> str:
@@ -211,6 +227,14 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                          "config's max_solve_time are counted as late (0: config value)")
     ap.add_argument("--objective", choices=OBJECTIVES,
                     help="planner objective for `ours` (default: the robot file's planner.objective)")
+    ap.add_argument("--planner", action="append", default=[], metavar="KEY=VALUE",
+                    help="a PlannerConfig override for `ours` (value parsed as YAML), e.g. "
+                         "refresh_margins=true; repeatable")
+    ap.add_argument("--cpu-budget", action="store_true",
+                    help="the planner's budget counts the planning thread's CPU seconds instead "
+                         "of wall seconds, so that other processes' load does not decide how many "
+                         "Ipopt iterations a plan gets (A/B of planner options on a shared "
+                         "machine); cycles are then 'late' by CPU seconds")
     ap.add_argument("--quick", action="store_true",
                     help="lightest and heaviest dumbbell only (~3 min)")
     ap.add_argument("--markdown", type=Path, default=Path("docs/paper_results.md"),
@@ -236,7 +260,16 @@ def main(argv: list[str] | None = None) -> int:
     overrides: dict[str, Any] = {"max_solve_time": args.solve_time} if args.solve_time > 0 else {}
     if args.objective:
         overrides["objective"] = args.objective
+    for item in args.planner:
+        key, sep, value = item.partition("=")
+        if not sep:
+            print(f"--planner {item!r}: expected KEY=VALUE", file=sys.stderr)
+            return 2
+        overrides[key] = yaml.safe_load(value)
     cfg = EpisodeConfig(planner_overrides=overrides)
+    if args.cpu_budget:
+        # the planner reads its clock as planner.time.monotonic (deadlines, solve_time) only
+        planner_module.time = SimpleNamespace(monotonic=time.thread_time)  # type: ignore[assignment]
     reg = Regressors(robot)
     wall0 = time.perf_counter()
     table: dict[str, dict[str, dict[str, list]]] = {e: {m: {} for m in methods} for e in exps}
@@ -266,10 +299,17 @@ def main(argv: list[str] | None = None) -> int:
                     rtf.append(sim_s / max(ep.wall_seconds, 1e-9))
                     for exp in ([exp_run] if exp_run else exps):
                         res = evaluate_episode(robot, ep, obstacles[exp], reg)
-                        table[exp][meth].setdefault(str(mass), []).append(_record(res))
+                        table[exp][meth].setdefault(str(mass), []).append(_record(res, ep))
+                        rec = table[exp][meth][str(mass)][-1]
+                        widths = rec["final_box_width"]
                         log(f"         ({exp}) {res.summary()}"
                             + (f"  cond {res.cond:.0f}" if res.cond else "")
-                            + f"  [{ep.wall_seconds:.0f} s wall, {sim_s:.1f} s sim]")
+                            + f"  [{ep.wall_seconds:.0f} s wall, {sim_s:.1f} s sim]"
+                            + ("\n         widths " + " ".join(
+                                f"{n} {w:.3g}" for n, w in widths.items()) if widths else "")
+                            + "\n         plans |k| " + " ".join(
+                                f"{x:.2f}" for x in rec["plan_k_norm"])
+                            + "  cond " + " ".join(f"{c:.0f}" for c in rec["plan_cond"]))
                         if meth == "ours":
                             conds[str(mass)]["ours"][exp] = res.cond
                         elif meth == "random" and exp == (exps[0]):
@@ -287,7 +327,8 @@ def main(argv: list[str] | None = None) -> int:
         "config": {"n_trajectories": cfg.n_trajectories, "solve_time": args.solve_time,
                    "t_f": pcfg["t_f"], "t_p": pcfg["t_p"],
                    "noise_tau": node_params("sim").get("noise_tau"), "seed": args.seed,
-                   "random_seeds": args.random_seeds,
+                   "random_seeds": args.random_seeds, "planner_overrides": overrides,
+                   "cpu_budget": args.cpu_budget,
                    "V_max": robot.config["controller"]["V_max"]},
         "table_iii": table, "table_v": conds, "episodes": episodes,
         "wall_seconds": time.perf_counter() - wall0,

@@ -13,7 +13,8 @@ newest decoded at each cycle, a bad one reported then),
 ``/sysid/desired_trajectory`` (two points: t = 0 with q₀, q̇₀, q̈₀ and t = t_f with q₀ + k, 0, 0;
 ``header.stamp`` = its start; ``header.frame_id`` = the certificate naming the θ_e box it was
 verified for, see ``sysid_ros.control.admission``) and ``/diagnostics`` (one status per cycle:
-solve_time, iterations, verified, objective (cond), status, reason). The process exits when the
+solve_time, iterations, verified, objective (cond), stage (what the NLP minimised), status,
+reason). The process exits when the
 cycle reports it is finished.
 
 Parameters: ``PARAMETERS`` below (docs/parameters.md).
@@ -37,6 +38,7 @@ from sysid_ros.cdr import JointStateDecoder, MessageError
 from sysid_ros.nodes.messages import bounds_from_msg, diagnostics_msg, trajectory_msg
 from sysid_ros.nodes.params import Param, declare
 from sysid_ros.planning import ExcitingPlanner, PlannerConfig, PlanningError
+from sysid_ros.planning.nominal import OBJECTIVES
 from sysid_ros.planning.receding import RecedingHorizon
 from sysid_ros.visualization.live import obstacle_items
 
@@ -55,6 +57,13 @@ PARAMETERS = (
           unit="s"),
     Param("max_solve_time", "double", "solve budget per cycle, < t_p (absent: "
           "planner.max_solve_time)", None, (1e-3, 60.0), unit="s"),
+    Param("objective", "string", "what the NLP minimises: cond (log cond(Y_e)), box (predicted "
+          "variances of mass and first moments) or staged (first moments while the CoM is "
+          "uncertain by more than stage_com_width, then cond); absent: planner.objective", None,
+          choices=OBJECTIVES),
+    Param("stage_com_width", "double", "staged: CoM uncertainty max_i w(m·c_i)/m_lower above "
+          "which the first moments are the objective (absent: planner.stage_com_width)", None,
+          (1e-6, 10.0), unit="m"),
     Param("max_trajectories", "int", "stop after this many published plans (0: no limit)", 0,
           (0, 1_000_000)),
     Param("shrink_tolerance", "double", "relative shrink of the bounds' total width that counts "
@@ -72,7 +81,8 @@ class ExcitingPlannerNode(Node):
         p = declare(self, PARAMETERS)
         # a floating-base robot (B1 + Z1) is planned as its arm with the trunk as base
         self.robot = arm_view(load_robot(p["robot"], p["robot_config"], p["calibration"]))
-        overrides = {key: p[key] for key in ("t_f", "t_p", "max_solve_time") if p[key] is not None}
+        overrides = {key: p[key] for key in ("t_f", "t_p", "max_solve_time", "objective",
+                                             "stage_com_width") if p[key] is not None}
         if p["obstacles"] is not None:
             overrides["obstacles"] = obstacle_items(self.robot, p["obstacles"])
         planner = ExcitingPlanner(self.robot, PlannerConfig.from_robot(self.robot, overrides))

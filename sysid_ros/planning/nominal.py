@@ -10,7 +10,10 @@ outer functions (SVD, distance to a box, log-sum-exp) are differentiated by hand
   over N_s samples (S3-30). d log cond = u₁ᵀdY v₁/σ₁ − u_nᵀdY v_n/σ_n (simple singular values).
   The log keeps the scale sane; minimising it is minimising cond, so no surrogate is involved.
   Or (planner ``objective: box``) ``box_objective``: the predicted variances of mass and first
-  moments relative to their current box widths, given the rows already executed.
+  moments relative to their current box widths, given the rows already executed. Or (planner
+  ``objective: staged``, the first-moment stage) the same function in absolute form over the
+  first moments m·c only: their predicted variances in (kg·m)², which a change of the gravity
+  direction in the end-effector frame lowers even at low speed.
 - collision: per (sphere, obstacle), a soft minimum over the sample times of the signed distance
   minus radius, −(1/β)·log Σ exp(−β·dₙ) ≤ min dₙ: a smooth LOWER bound (never optimistic).
 - torque: per joint, a soft maximum of ±τ over the samples, (1/β)·log Σ exp(±β τₙ) ≥ max |τₙ|:
@@ -31,7 +34,7 @@ from sysid_ros.planning.chain import (SerialChain, body_regressor, passivity_tor
 from sysid_ros.planning.obstacles import BoxObstacle, signed_distance
 from sysid_ros.planning.trajectory import QuinticTrajectory
 
-__all__ = ["NominalEvaluation", "NominalModel", "BOX_PARAMETERS", "OBJECTIVES"]
+__all__ = ["NominalEvaluation", "NominalModel", "BOX_PARAMETERS", "FIRST_MOMENTS", "OBJECTIVES"]
 
 _H = 1e-30
 
@@ -41,9 +44,13 @@ def _columns(x: np.ndarray, nj: int) -> list[np.ndarray]:
     return [x[..., j] for j in range(nj)]
 
 #: θ_e entries the ``box`` objective targets: mass and first moments (Pinocchio order)
-BOX_PARAMETERS = [0, 1, 2, 3]
-#: planner objectives: ``cond`` = log cond(Y_e) (S3-30), ``box`` = ``NominalModel.box_objective``
-OBJECTIVES = ("cond", "box")
+BOX_PARAMETERS = (0, 1, 2, 3)
+#: θ_e entries m·c_x, m·c_y, m·c_z: what the ``staged`` objective's first stage pins
+FIRST_MOMENTS = (1, 2, 3)
+#: planner objectives: ``cond`` = log cond(Y_e) (S3-30), ``box`` = ``NominalModel.box_objective``,
+#: ``staged`` = the first-moment variances while the CoM is uncertain, then ``cond``
+#: (``planner.ExcitingPlanner.stage``)
+OBJECTIVES = ("cond", "box", "staged")
 
 
 @dataclass(frozen=True)
@@ -135,15 +142,22 @@ class NominalModel:
         return y.T @ y
 
     def box_objective(self, traj: QuinticTrajectory, k: np.ndarray, info: np.ndarray,
-                      width: np.ndarray) -> tuple[float, np.ndarray, float]:
-        """(log Σ_i [(A₀ + Y_eᵀY_e)⁻¹]_ii / w_i² over mass and first moments, gradient (nj,),
-        cond Y_e) at k — the predicted least-squares variances of the parameters that the sound
-        box is slowest to shrink, each relative to its current box width w (issue 15).
+                      width: np.ndarray, parameters: tuple[int, ...] = BOX_PARAMETERS,
+                      relative: bool = True) -> tuple[float, np.ndarray, float]:
+        """(log Σ_i [(A₀ + Y_eᵀY_e)⁻¹]_ii / w_i² over ``parameters`` (default mass and first
+        moments), gradient (nj,), cond Y_e) at k — the predicted least-squares variances of the
+        parameters that the sound box is slowest to shrink, each relative to its current box
+        width w (issue 15).
 
         A₀ = ``info`` (the rows already executed, ``information``) + diag(1/w²) (one N·m of
         per-sample noise per box width: a weak prior that keeps A invertible before any data).
         Unlike cond(Y_e) of the new segment alone, this rewards the rows the data so far lack.
         d[A⁻¹]_ii = −(A⁻¹ dA A⁻¹)_ii with dA = Y₀ᵀdY + dYᵀY₀.
+
+        ``relative=False`` drops the 1/w_i² weights: Σ_i [A⁻¹]_ii in the parameters' own units.
+        The first-moment stage uses it: relative weights favour the entries whose box is
+        already narrow, while what blocks large certified motion is the absolute width of the
+        wide ones (the robust input grows with it).
         """
         times = np.linspace(0.0, traj.t_f, self.n_samples)
         y = self.regressor_ee(*self._perturbed(traj, k, times)).reshape(self.nj, -1, 10)
@@ -155,7 +169,8 @@ class NominalModel:
         except np.linalg.LinAlgError:
             return float("inf"), np.zeros(self.nj), float("inf")
         sel = np.zeros(10)
-        sel[BOX_PARAMETERS] = 1.0 / w[BOX_PARAMETERS] ** 2
+        idx = list(parameters)
+        sel[idx] = 1.0 / w[idx] ** 2 if relative else 1.0
         c = float(np.sum(np.diag(b) * sel))
         g = b @ np.diag(sel) @ b                                           # ∂c/∂A = −G
         grad = -2.0 * np.einsum("nc,knc->k", y0 @ g, dy) / c

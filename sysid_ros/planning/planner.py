@@ -1,7 +1,8 @@
 """Receding-horizon safe exciting-trajectory planner (docs/design.md §6): configuration, NLP,
 verify.
 
-Each cycle: from the initial state (q₀, q̇₀, q̈₀) pick k ∈ 𝒦 minimising cond(Y_e) (``nominal``),
+Each cycle: from the initial state (q₀, q̇₀, q̈₀) pick k ∈ 𝒦 minimising cond(Y_e) (``nominal``;
+or another objective, ``PlannerConfig.objective`` and ``ExcitingPlanner.stage``),
 subject to smooth sampled constraints with margins, solved by Ipopt (cyipopt) under a wall-time
 limit, warm-started from the last k; then the returned k is checked with the SOUND reachable sets
 (``reachability.Reachability.verify``). Only a verified k is ever returned as publishable; if
@@ -13,13 +14,17 @@ cheap sampled values with exact complex-step gradients. The margins that make th
 constraints conservative are measured, not guessed: the gap between each verified enclosure and
 the sampled nominal values at the same k (per joint for torque, per sphere for distance), grown
 by ``margin_growth``; on a failed verification the margins are re-measured at the failed k and
-the NLP re-solved while time remains. Joint position and velocity limits are linear in k per
+the NLP re-solved while time remains; after a certified plan they are re-measured at its k with
+its box (``refresh_margins``), so that the gap of the wide first box does not bind every later
+NLP once the identifier has narrowed the box. Joint position and velocity limits are linear in k per
 joint, so they become a per-joint box on k (sampled densely; the verification is exact).
 """
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import cyipopt
@@ -30,7 +35,7 @@ from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.robots import Robot
 from sysid_ros.planning.errors import (PlannerConfigError, PlanRequestError,
                                        UnplannableRobotError)
-from sysid_ros.planning.nominal import OBJECTIVES, NominalModel
+from sysid_ros.planning.nominal import FIRST_MOMENTS, OBJECTIVES, NominalModel
 from sysid_ros.planning.obstacles import BoxObstacle, obstacles_from_config
 from sysid_ros.planning.reachability import ControllerModel, Reachability, Verification
 from sysid_ros.planning.trajectory import QuinticTrajectory
@@ -46,10 +51,18 @@ class PlannerConfig:
     period; n_samples: N_s samples of the objective; n_intervals: time sub-intervals of the sound
     check; max_solve_time: wall-time limit of one ``plan`` call (< t_p); max_iter: Ipopt
     iterations per solve; constraint_stride: the NLP's constraints are sampled at every
-    stride-th sub-interval edge; margin_growth: factor on measured margins; obstacles: boxes;
-    objective: ``cond`` (log cond(Y_e), S3-30; default) or ``box`` (predicted variances of mass
+    stride-th sub-interval edge; margin_growth: factor on measured margins (1.1: the Gen3
+    closed loop's cond(Y_e) was lowest at 1.05–1.1 of 1.0/1.05/1.1/1.25, docs/paper_results.md;
+    the check decides anyway, a lower factor only costs more failed checks); obstacles: boxes;
+    objective: ``cond`` (log cond(Y_e), S3-30; default), ``box`` (predicted variances of mass
     and first moments relative to the current box widths, given the rows already executed:
-    ``NominalModel.box_objective``); cond(Y_e) is reported either way.
+    ``NominalModel.box_objective``) or ``staged`` (``ExcitingPlanner.stage``: the predicted
+    variances of the first moments in (kg·m)² while the box's CoM width exceeds
+    ``stage_com_width`` (m), ``cond`` after); cond(Y_e) is reported either way.
+    refresh_margins: after a certified plan, the NLP's margins are re-measured at its k with
+    that cycle's box instead of only ever growing: margins measured with the wide first box
+    would otherwise hold every later NLP to it (boxes only shrink, so the gap of the last
+    certified plan is an over-estimate for the next box; a failed check still grows them).
     """
 
     k_range: np.ndarray
@@ -60,7 +73,7 @@ class PlannerConfig:
     max_solve_time: float = 1.0
     max_iter: int = 8
     constraint_stride: int = 2
-    margin_growth: float = 1.25
+    margin_growth: float = 1.1
     beta_distance: float = 300.0
     beta_torque: float = 10.0
     mass_blocks: int = 8
@@ -68,6 +81,8 @@ class PlannerConfig:
     fallback_scales: tuple[float, ...] = (0.5, 0.25)
     k_init: np.ndarray | None = None
     objective: str = "cond"
+    stage_com_width: float = 0.1
+    refresh_margins: bool = True
 
     @classmethod
     def from_robot(cls, robot: Robot, overrides: dict[str, Any] | None = None) -> PlannerConfig:
@@ -104,7 +119,8 @@ class PlannerConfig:
                    "constraint_stride must divide n_intervals"),
                   (self.margin_growth >= 1.0, "margin_growth must be >= 1"),
                   (self.objective in OBJECTIVES,
-                   f"objective must be one of {OBJECTIVES}, got {self.objective!r}")]
+                   f"objective must be one of {OBJECTIVES}, got {self.objective!r}"),
+                  (self.stage_com_width > 0, "stage_com_width must be positive (m)")]
         for ok, why in checks:
             if not ok:
                 raise PlannerConfigError(f"planner: {why}")
@@ -164,6 +180,7 @@ class PlanResult:
     k: np.ndarray | None
     trajectory: QuinticTrajectory
     cond: float = float("nan")
+    objective: str = ""          # what this cycle's NLP minimised (``ExcitingPlanner.stage``)
     iterations: int = 0
     solves: int = 0
     solve_time: float = 0.0
@@ -172,14 +189,18 @@ class PlanResult:
     verification: Verification | None = None
 
 
+#: (trajectory, k) → (value, gradient (nj,), cond Y_e): one of ``NominalModel``'s objectives
+Objective = Callable[[QuinticTrajectory, np.ndarray], tuple[float, np.ndarray, float]]
+
+
 class _Problem:
     """cyipopt problem over k with cached evaluations and a wall-clock stop."""
 
     def __init__(self, model: NominalModel, traj: QuinticTrajectory, theta_e: np.ndarray,
                  margin_d: np.ndarray, margin_t: np.ndarray, deadline: float,
-                 box: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+                 objective: Objective) -> None:
         self.model, self.traj, self.theta_e = model, traj, theta_e
-        self.box = box             # (executed information, box widths) for the box objective
+        self.objective_of = objective
         self.margin_d, self.margin_t, self.deadline = margin_d, margin_t, deadline
         self._key_f: bytes | None = None
         self._key_g: bytes | None = None
@@ -190,8 +211,7 @@ class _Problem:
     def _obj(self, x: np.ndarray) -> tuple[float, np.ndarray, float]:
         key = x.tobytes()
         if key != self._key_f:
-            self._f = (self.model.objective(self.traj, x) if self.box is None
-                       else self.model.box_objective(self.traj, x, *self.box))
+            self._f = self.objective_of(self.traj, x)
             self._key_f = key
         return self._f
 
@@ -307,12 +327,41 @@ class ExcitingPlanner:
             m_d = np.zeros(self.reach.chain.sphere_radius.size)
         self.margin_d = m_d if self.margin_d is None else np.maximum(self.margin_d, m_d)
 
+    def stage(self, theta_e: ParameterBox) -> str:
+        """The objective this cycle minimises: the configured one, except that ``staged`` means
+        ``moments`` while the box's CoM width max_i w(m·c_i) / m_lower exceeds
+        ``stage_com_width`` and ``cond`` after.
+
+        Why: after holding still, the first moments along the gravity direction in the
+        end-effector frame are unobservable and stay at their prior width; the robust input and
+        the torque enclosure grow with that width, so the certificate admits only gentle motion,
+        and a gentle motion excites little cond(Y_e). A gentle motion that turns the gravity
+        direction in the end-effector frame does pin m·c (gravity rows are large at any
+        speed), after which the plans certified against the narrower box can be large.
+        """
+        if self.config.objective != "staged":
+            return self.config.objective
+        w = theta_e.width[list(FIRST_MOMENTS)]
+        m_lo = max(float(theta_e.lower[0]), 1e-9)
+        return "moments" if float(np.max(w)) / m_lo > self.config.stage_com_width else "cond"
+
+    def _objective(self, stage: str, theta_e: ParameterBox) -> Objective:
+        """The NLP's objective for ``stage`` (a ``stage()`` value), bound to the history."""
+        if stage == "cond":
+            return self.model.objective
+        if stage == "box":
+            return partial(self.model.box_objective, info=self.information,
+                           width=theta_e.width)
+        return partial(self.model.box_objective, info=self.information, width=theta_e.width,
+                       parameters=FIRST_MOMENTS, relative=False)
+
     def _solve(self, traj: QuinticTrajectory, x0: np.ndarray, lo: np.ndarray, hi: np.ndarray,
                theta_e: np.ndarray, deadline: float,
-               box: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, int, str]:
+               objective: Objective) -> tuple[np.ndarray, int, str]:
         # plan() measures the margins before its first solve
         assert self.margin_d is not None and self.margin_t is not None
-        prob = _Problem(self.model, traj, theta_e, self.margin_d, self.margin_t, deadline, box)
+        prob = _Problem(self.model, traj, theta_e, self.margin_d, self.margin_t, deadline,
+                        objective)
         m = self.model.n_constraints
         nlp = cyipopt.Problem(n=traj.nj, m=m, problem_obj=prob, lb=lo, ub=hi,
                               cl=np.zeros(m), cu=np.full(m, 2e19))
@@ -357,15 +406,15 @@ class ExcitingPlanner:
         candidate = x0
         last_ver = None
         per_check = self.check_seconds
-        box = ((self.information, theta_e.width)
-               if self.config.objective == "box" else None)
+        result.objective = self.stage(theta_e)
+        objective = self._objective(result.objective, theta_e)
         while True:
             # the NLP keeps at least a quarter of the budget (a loaded machine's slow checks
             # would otherwise leave it nothing and every plan would be the warm start)
             k, iters, status = self._solve(
                 traj, candidate, lo, hi, theta_c,
                 max(deadline - 1.2 * per_check, start + 0.25 * self.config.max_solve_time,
-                    time.monotonic()), box)
+                    time.monotonic()), objective)
             result.iterations += iters
             result.solves += 1
             result.status = status
@@ -399,6 +448,11 @@ class ExcitingPlanner:
             result.reasons = list(last_ver.reasons) if last_ver else ["no candidate"]
         elif result.k is not None:
             self.k_last = result.k.copy()
+            if self.config.refresh_margins and last_ver is not None:
+                # the next cycle starts from this plan's gap with this (the widest yet to come)
+                # box rather than the maximum over every earlier, wider box (config doc)
+                self.margin_d = self.margin_t = None
+                self._measure_margins(traj, result.k, theta_c, last_ver)
             # the part that runs before the next cycle takes over (all of it if none does)
             self.information = self.information + self.model.information(
                 traj, result.k, self.config.t_p)

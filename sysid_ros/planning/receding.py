@@ -44,7 +44,8 @@ class PublishedPlan:
 @dataclass
 class CycleOutcome:
     """What one cycle did. ``level``: ``ok`` | ``warn`` | ``error``; ``values``: the figures
-    for diagnostics (solve_time, iterations, verified, objective = cond(Y_e), status, reason)."""
+    for diagnostics (solve_time, iterations, verified, objective = cond(Y_e), stage = what the
+    NLP minimised, status, reason)."""
 
     level: str
     message: str
@@ -121,7 +122,7 @@ class RecedingHorizon:
                                 {"verified": "false", "reason": str(exc)})
         values = {"solve_time": f"{res.solve_time:.4f}", "iterations": str(res.iterations),
                   "solves": str(res.solves), "verified": str(res.verified).lower(),
-                  "objective": f"{res.cond:.6g}", "status": res.status,
+                  "objective": f"{res.cond:.6g}", "stage": res.objective, "status": res.status,
                   "bounds_source": self.bounds_source, "reason": "; ".join(res.reasons)}
         if not res.verified or res.k is None:
             return CycleOutcome("warn", "no certified plan: following the current trajectory to "
