@@ -13,14 +13,17 @@ limit + robust controller + recorder) for ``--minutes`` and reports:
 - the controller's commands / published joint_states over the same kind of span, its stale
   events and the worst age of the bounds it used;
 - the identifier's update cost (``last_update_latency_s``: median, max);
-- the simulator's real-time factor (sim-time span / steady span).
+- the simulator's real-time factor: sim-time span / steady span of the /clock messages the bench
+  receives (the identifier's report stamps, the figure before session 6, lag when that node is
+  behind; both are printed).
 
-The bench process listens to /diagnostics only (never to the 1 kHz streams, so it does not
-compete for the CPU it measures).
+The bench process listens to /diagnostics and the 100 Hz /clock only (never to the 1 kHz
+streams, so it does not compete for the CPU it measures).
 
 Usage: ``python -m bench.bench_soak --minutes 3 [--max-trajectories 4] [--json out/soak.json] [--robot gen3]``.
 ``--tree DIR`` runs the nodes of another source tree (A/B against a change's base).
-JSON keys (stable): ``minutes``, ``robot``, ``max_trajectories``, ``tree``, ``rate_hz``, ``sim_rtf``,
+JSON keys (stable): ``minutes``, ``robot``, ``max_trajectories``, ``tree``, ``rate_hz``, ``sim_rtf`` (from /clock),
+``sim_rtf_from_reports``,
 ``load_average_start``, ``nodes`` {name:
 {rss_start_mb, rss_end_mb, rss_max_mb, cpu_cores}}, ``load_average``, ``identifier`` {received_ratio, update_median_s,
 update_max_s}, ``recorder`` {received_ratio, log_time_ratio, missing_runs}, ``controller`` {command_ratio, stale_events,
@@ -63,7 +66,9 @@ def _rss_mb(pid: int) -> float:
 
 class _Probe:
     """Collects the identifier's and the controller's /diagnostics (values by key, with the
-    report's ROS stamp and the steady arrival time)."""
+    report's ROS stamp and the steady arrival time), and /clock (100 Hz) with its steady
+    arrival time: the simulator's real-time factor from the clock itself, not from a report
+    stamped by a node that may be running behind."""
 
     def __init__(self) -> None:
         import rclpy
@@ -76,6 +81,13 @@ class _Probe:
         self.ctl: list[tuple[float, float, dict[str, str]]] = []
         self.node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diag,
                                       DIAGNOSTICS_QOS)
+        from rosgraph_msgs.msg import Clock
+
+        from sysid_ros.nodes.qos import CLOCK_QOS
+        self.clock: list[tuple[float, float]] = []       # (steady arrival, sim time)
+        self.node.create_subscription(
+            Clock, "/clock", lambda m: self.clock.append(
+                (time.monotonic(), m.clock.sec + 1e-9 * m.clock.nanosec)), CLOCK_QOS)
         from rclpy.executors import SingleThreadedExecutor
         self.ex = SingleThreadedExecutor()
         self.ex.add_node(self.node)
@@ -123,6 +135,14 @@ def _ratio(reports: list[tuple[float, float, dict[str, str]]], key: str,
     if counted <= 0:
         return float("nan"), span, w1 - w0
     return (float(v1[key]) - float(v0[key])) / (counted * RATE_HZ), span, w1 - w0
+
+
+def _clock_rtf(clock: list[tuple[float, float]], after: float) -> float:
+    """Δ sim time / Δ steady time between the first /clock after ``after`` and the last."""
+    use = [c for c in clock if c[0] >= after]
+    if len(use) < 2 or use[-1][0] <= use[0][0]:
+        return float("nan")
+    return (use[-1][1] - use[0][1]) / (use[-1][0] - use[0][0])
 
 
 def _cores(samples: list[tuple[float, float]]) -> float:
@@ -212,7 +232,8 @@ def run(minutes: float, robot: str, warmup: float, max_trajectories: int = 0,
         "minutes": minutes, "robot": robot, "max_trajectories": max_trajectories,
         "tree": str(tree or ""), "load_average_start": load_start,
         "rate_hz": RATE_HZ, "graph_alive": alive,
-        "sim_rtf": sim_span / wall_span if wall_span > 0 else float("nan"),
+        "sim_rtf": _clock_rtf(probe.clock, after),
+        "sim_rtf_from_reports": sim_span / wall_span if wall_span > 0 else float("nan"),
         "nodes": {name: {"rss_start_mb": v[0], "rss_end_mb": v[-1], "rss_max_mb": max(v),
                          "cpu_cores": _cores(cpu.get(name, []))}
                   for name, v in rss.items() if v},
@@ -230,7 +251,8 @@ def run(minutes: float, robot: str, warmup: float, max_trajectories: int = 0,
 
 def table(res: dict[str, Any]) -> str:
     lines = [f"soak: {res['robot']}, {res['minutes']} min, sim real-time factor "
-             f"{res['sim_rtf']:.3f}, graph alive at the end: {res['graph_alive']}"
+             f"{res['sim_rtf']:.3f} (from the identifier's reports "
+             f"{res['sim_rtf_from_reports']:.3f}), graph alive at the end: {res['graph_alive']}"
              + (f", nodes of {res['tree']}" if res["tree"] else ""),
              f"1-min load average at the start {res['load_average_start']:.1f}, at the end "
              f"{res['load_average']:.1f} (the graph alone makes ~5; 2 cores: above 2 at the "
