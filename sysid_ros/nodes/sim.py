@@ -168,7 +168,13 @@ class SimNode(Node):
                     self._answer.clear()   # only a reply to this publication releases the next wait
                 self._publish(pub)
                 if rt.settings.mode == "realtime":
+                    slips = pacer.slips
                     sleep_until(pacer.next_deadline(time.monotonic()), self._stop)
+                    if pacer.slips != slips:    # not silent: the run is slower than real time
+                        self.get_logger().warning(
+                            f"fell behind real time {pacer.slips} time(s), {pacer.lost_s:.2f} s "
+                            "lost in all (machine busy): sim time runs slower than the clock",
+                            throttle_duration_sec=5.0)
         except Exception as err:   # after a stop, only a simulator error is worth reporting
             if isinstance(err, SimulationError) or not self._stop.is_set():
                 self.get_logger().error(f"simulation failed: {type(err).__name__}: {err}")

@@ -314,6 +314,8 @@ class RealtimePacer:
     def __init__(self, period: float, wall_start: float, max_lag: float = 0.1) -> None:
         self.period, self.max_lag = period, max_lag
         self._origin, self._k = wall_start, 0
+        self.slips = 0           # times the origin moved: the simulation fell behind real time
+        self.lost_s = 0.0        # wall time given up in those moves (sim time runs that behind)
 
     def next_deadline(self, wall_now: float) -> float:
         """Wall time at which the next publication is due (≤ now: publish at once)."""
@@ -323,4 +325,6 @@ class RealtimePacer:
         if lag > self.max_lag:
             self._origin += lag
             target += lag
+            self.slips += 1
+            self.lost_s += lag
         return target

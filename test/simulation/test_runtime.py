@@ -180,6 +180,7 @@ def test_realtime_pacer_never_bursts() -> None:
     late = pacer.next_deadline(6.0)                                  # 0.97 s behind
     assert late == pytest.approx(6.0)                                # publish now ...
     assert pacer.next_deadline(6.0) == pytest.approx(6.01)           # ... then one per period
+    assert pacer.slips == 1 and pacer.lost_s == pytest.approx(0.97)   # and says what it gave up
 
 
 @pytest.mark.parametrize("rate_hz, clock_rate_hz", [(1000.0, 100.0), (500.0, 100.0),
