@@ -338,6 +338,8 @@ class ExcitingPlanner:
         and a gentle motion excites little cond(Y_e). A gentle motion that turns the gravity
         direction in the end-effector frame does pin m·c (gravity rows are large at any
         speed), after which the plans certified against the narrower box can be large.
+        Measured: on the Gen3 it does not beat ``cond`` in the closed loop, which pins m·c as
+        well once plans grow (docs/paper_results.md, issue 15), hence not the default.
         """
         if self.config.objective != "staged":
             return self.config.objective
