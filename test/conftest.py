@@ -10,3 +10,8 @@ os.environ.setdefault("ROS_DOMAIN_ID", str(20 + os.getpid() % 80))
 os.environ.setdefault("FASTRTPS_DEFAULT_PROFILES_FILE",
                       os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                    "config", "fastdds.xml"))
+
+# shared-memory ports left by dead processes would keep their old queue sizes (launcher/shm.py)
+from sysid_ros.launcher.shm import sweep_stale_fastdds_files
+
+sweep_stale_fastdds_files()

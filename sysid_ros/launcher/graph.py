@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TextIO
 
+from sysid_ros.launcher.shm import sweep_stale_fastdds_files
 from sysid_ros.paths import FASTDDS_PROFILE_ENV, fastdds_profile
 
 from .parse import LaunchDescription, LaunchError, ProcessSpec, load_launch
@@ -100,6 +101,11 @@ class Graph:
                     )
         for notice in self.description.notices:
             self.output(f"[launch] notice: {notice}")
+        # Shared-memory files of dead processes would hand this graph's DDS ports their old
+        # (smaller) queues: gone before the first participant starts (launcher/shm.py).
+        swept = sweep_stale_fastdds_files()
+        if swept.removed:
+            self.output(f"[launch] {swept.summary()}")
         try:
             for spec in self.description.processes:
                 self._spawn(spec)
