@@ -21,9 +21,10 @@ The bench process listens to /diagnostics and the 100 Hz /clock only (never to t
 streams, so it does not compete for the CPU it measures).
 
 Usage: ``python -m bench.bench_soak --minutes 3 [--max-trajectories 4] [--json out/soak.json] [--robot gen3]``.
-``--tree DIR`` runs the nodes of another source tree (A/B against a change's base).
-JSON keys (stable): ``minutes``, ``robot``, ``max_trajectories``, ``tree``, ``rate_hz``, ``sim_rtf`` (from /clock),
-``sim_rtf_from_reports``,
+``--tree DIR`` runs the nodes of another source tree (A/B against a change's base); ``--arg
+NAME:=VALUE`` passes a launch argument (e.g. a node's launch prefix).
+JSON keys (stable): ``minutes``, ``robot``, ``max_trajectories``, ``tree``, ``launch_args``, ``rate_hz``,
+``sim_rtf`` (from /clock), ``sim_rtf_from_reports``, ``sim_slips``, ``sim_lost_s``,
 ``load_average_start``, ``nodes`` {name:
 {rss_start_mb, rss_end_mb, rss_max_mb, cpu_cores}}, ``load_average``, ``identifier`` {received_ratio, update_median_s,
 update_max_s}, ``recorder`` {received_ratio, log_time_ratio, missing_runs}, ``controller`` {command_ratio, stale_events,
@@ -34,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import tempfile
 import threading
 import time
@@ -179,10 +181,22 @@ def _bag_ratios(bag: Path, warmup: float) -> tuple[float, float, int]:
             int(np.count_nonzero(steps > 1)))
 
 
+def _sim_slips(log: Path) -> dict[str, float]:
+    """The simulator's own count of the times it fell behind real time and the wall time given
+    up (its last throttled warning; the count can run up to 5 s ahead of it)."""
+    slips, lost = 0, 0.0
+    for line in log.read_text().splitlines():
+        m = re.search(r"fell behind real time (\d+) time\(s\), ([0-9.]+) s lost", line)
+        if m:
+            slips, lost = int(m.group(1)), float(m.group(2))
+    return {"sim_slips": slips, "sim_lost_s": lost}
+
+
 def run(minutes: float, robot: str, warmup: float, max_trajectories: int = 0,
-        tree: Path | None = None) -> dict[str, Any]:
+        tree: Path | None = None, launch_args: dict[str, str] | None = None) -> dict[str, Any]:
     """``tree``: run the nodes (and the launch file) of this source tree instead, e.g. an
-    unpacked ``git archive REV`` to compare a change with its base on the same machine."""
+    unpacked ``git archive REV`` to compare a change with its base on the same machine;
+    ``launch_args``: further sim.launch.yaml arguments (e.g. a node's launch prefix)."""
     from sysid_ros.launcher.graph import launch_graph
 
     load_start = os.getloadavg()[0]
@@ -193,7 +207,8 @@ def run(minutes: float, robot: str, warmup: float, max_trajectories: int = 0,
     cpu: dict[str, list[tuple[float, float]]] = {}      # name → (steady, CPU s) samples
     try:
         args = {"robot": robot, "record": "true", "output_dir": str(out_dir),
-                "max_trajectories": str(max_trajectories), "robot_state_publisher": "false"}
+                "max_trajectories": str(max_trajectories), "robot_state_publisher": "false",
+                **(launch_args or {})}
         launch = "sim" if tree is None else str(tree / "launch" / "sim.launch.yaml")
         env = None if tree is None else {"PYTHONPATH": str(tree)}   # its sysid_ros first
         with launch_graph(launch, args, env=env,
@@ -230,7 +245,8 @@ def run(minutes: float, robot: str, warmup: float, max_trajectories: int = 0,
         rec_ratio, rec_log_ratio, rec_gaps = _bag_ratios(bag, warmup)
     return {
         "minutes": minutes, "robot": robot, "max_trajectories": max_trajectories,
-        "tree": str(tree or ""), "load_average_start": load_start,
+        "tree": str(tree or ""), "launch_args": dict(launch_args or {}),
+        "load_average_start": load_start, **_sim_slips(out_dir / "graph.log"),
         "rate_hz": RATE_HZ, "graph_alive": alive,
         "sim_rtf": _clock_rtf(probe.clock, after),
         "sim_rtf_from_reports": sim_span / wall_span if wall_span > 0 else float("nan"),
@@ -252,7 +268,8 @@ def run(minutes: float, robot: str, warmup: float, max_trajectories: int = 0,
 def table(res: dict[str, Any]) -> str:
     lines = [f"soak: {res['robot']}, {res['minutes']} min, sim real-time factor "
              f"{res['sim_rtf']:.3f} (from the identifier's reports "
-             f"{res['sim_rtf_from_reports']:.3f}), graph alive at the end: {res['graph_alive']}"
+             f"{res['sim_rtf_from_reports']:.3f}; fell behind {res['sim_slips']} times, "
+             f"{res['sim_lost_s']:.2f} s given up), graph alive at the end: {res['graph_alive']}"
              + (f", nodes of {res['tree']}" if res["tree"] else ""),
              f"1-min load average at the start {res['load_average_start']:.1f}, at the end "
              f"{res['load_average']:.1f} (the graph alone makes ~5; 2 cores: above 2 at the "
@@ -286,8 +303,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, help="write the figures to this JSON file")
     p.add_argument("--tree", type=Path, help="run the nodes of this source tree (e.g. an "
                    "unpacked `git archive REV`: the base of a change, same machine)")
+    p.add_argument("--arg", action="append", default=[], metavar="NAME:=VALUE",
+                   help="a sim.launch.yaml argument (repeatable), e.g. "
+                        "identifier_launch_prefix:='nice -n 10'")
     a = p.parse_args(argv)
-    res = run(a.minutes, a.robot, a.warmup, a.max_trajectories, a.tree)
+    bad = [x for x in a.arg if ":=" not in x]
+    if bad:
+        p.error(f"--arg needs NAME:=VALUE, got {bad}")
+    extra = dict(x.split(":=", 1) for x in a.arg)
+    res = run(a.minutes, a.robot, a.warmup, a.max_trajectories, a.tree, extra)
     print(table(res))
     if a.json:
         a.json.parent.mkdir(parents=True, exist_ok=True)
