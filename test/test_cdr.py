@@ -241,7 +241,7 @@ def damaged(draw):
     return bytes(data[:cut] if draw(st.booleans()) else data)
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=700, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(damaged(), st.booleans())
 def test_damaged_bytes_are_refused_or_decoded_exactly_as_rclpy_reads_them(data, need_effort):
     from sensor_msgs.msg import JointState
