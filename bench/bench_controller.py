@@ -21,13 +21,14 @@
    and the demo's six-segment task: the time one admission holds the controller's callback.
 
 Usage: python -m bench.bench_controller [--json PATH] [--samples 3000] [--round-trips 500]
-       [--loaded] [--client message|raw] [--baseline-tree DIR --repeats N]
+       [--loaded] [--client message|raw] [--command-reliability reliable|best_effort]
+       [--baseline-tree DIR --repeats N]
 
 JSON keys (stable): compute, compute_ratio_p99_robust_over_baseline, target_p99_ms, target_met,
 z1_mass_metric, codec {decode, encode: {message_path, raw_cdr: {median_ms, p99_ms}, ratio_median,
 ratio_p99}}, admission, dds_latency and dds_latency_baseline ({median_ms, p99_ms, round_trips,
 runs, client, load_avg_1min}: medians over the runs; null without a baseline tree),
-dds_latency_runs (each run), dds_latency_loaded.
+dds_latency_runs (each run, with its command_reliability), dds_latency_loaded.
 """
 from __future__ import annotations
 
@@ -133,7 +134,8 @@ def codec_times(n: int, rng: np.random.Generator) -> dict[str, dict[str, Any]]:
     return out
 
 
-def dds_latency(round_trips: int, root: Path = ROOT, client: str = "message") -> dict[str, Any]:
+def dds_latency(round_trips: int, root: Path = ROOT, client: str = "message",
+                reliability: str = "reliable") -> dict[str, Any]:
     """Round trips against the controller node of the source tree ``root`` (its
     ``sysid_ros`` and config). ``client``: "message" publishes a JointState object and takes
     the commands as Float64MultiArray objects (the figure of earlier runs); "raw" publishes
@@ -145,7 +147,7 @@ def dds_latency(round_trips: int, root: Path = ROOT, client: str = "message") ->
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 
-    from sysid_ros.nodes.qos import COMMAND_QOS, SENSOR_QOS
+    from sysid_ros.nodes.qos import SENSOR_QOS, command_qos
 
     env = dict(os.environ)
     env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
@@ -154,7 +156,9 @@ def dds_latency(round_trips: int, root: Path = ROOT, client: str = "message") ->
     proc = subprocess.Popen(
         [sys.executable, "-m", "sysid_ros.nodes.robust_controller", "--ros-args", "--params-file",
          str(root / "config" / "robust_controller.yaml"), "-p", "autostart:=true",
-         "-p", "stale_timeout:=5.0", "-p", "debug_decimation:=1000000"],
+         "-p", "stale_timeout:=5.0", "-p", "debug_decimation:=1000000",
+         # only when asked: a baseline tree older than the parameter would refuse it
+         *(["-p", f"command_reliability:={reliability}"] if reliability != "reliable" else [])],
         env=env, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True)
     rclpy.init()
@@ -163,7 +167,7 @@ def dds_latency(round_trips: int, root: Path = ROOT, client: str = "message") ->
     ex.add_node(node)
     got: list[float] = []
     node.create_subscription(Float64MultiArray, "/effort_controller/commands",
-                             lambda m: got.append(time.perf_counter()), COMMAND_QOS,
+                             lambda m: got.append(time.perf_counter()), command_qos(reliability),
                              raw=client == "raw")
     pub = node.create_publisher(JointState, "joint_states", SENSOR_QOS)
     robot = load_robot("gen3")
@@ -272,6 +276,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="s to let the graph start before the loaded measurement")
     ap.add_argument("--client", choices=("message", "raw"), default="message",
                     help="the latency client's rclpy path (dds_latency's docstring)")
+    ap.add_argument("--command-reliability", choices=("reliable", "best_effort"), default="reliable",
+                    help="the controller's command_reliability (and the client's QoS) in the DDS "
+                         "round trips: reliable as on hardware, best_effort as the sim launch")
     ap.add_argument("--baseline-tree", type=Path,
                     help="also measure the controller node of this source tree (e.g. an unpacked "
                          "`git archive REV`), alternating with this tree's, same client")
@@ -308,11 +315,13 @@ def main(argv: list[str] | None = None) -> int:
     for name, st in adm.items():
         print(f"{'admission ' + name:34s} {st['median_ms']:10.4f} {st['p99_ms']:8.4f}")
     trees = {"this tree": ROOT, **({"baseline": args.baseline_tree} if args.baseline_tree else {})}
-    runs = [{"tree": tree, **dds_latency(args.round_trips, root, args.client)}
+    runs = [{"tree": tree, "command_reliability": args.command_reliability,
+             **dds_latency(args.round_trips, root, args.client, args.command_reliability)}
             for _ in range(args.repeats) for tree, root in trees.items()]
     for run in runs:
         print(f"DDS joint_states -> command latency, idle, {run['tree']} ({run['round_trips']} "
-              f"round trips, {args.client} client, load {run['load_avg_1min']:.1f}): median "
+              f"round trips, {args.client} client, {args.command_reliability} commands, load "
+              f"{run['load_avg_1min']:.1f}): median "
               f"{run['median_ms']:.3f} ms, p99 {run['p99_ms']:.3f} ms")
     lat, lat_base = (_summary([r for r in runs if r["tree"] == t]) for t in ("this tree", "baseline"))
     for label, summ in (("this tree", lat), ("baseline", lat_base)):
@@ -328,7 +337,8 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 time.sleep(args.graph_warmup)
                 running = graph.poll() is None
-                loaded = {**dds_latency(args.round_trips, ROOT, args.client),
+                loaded = {**dds_latency(args.round_trips, ROOT, args.client,
+                                        args.command_reliability),
                           "graph_running_throughout": running and graph.poll() is None}
             finally:
                 stop_graph(graph)

@@ -49,12 +49,15 @@ from sysid_ros.model.arm_view import arm_view
 from sysid_ros.model.box import ParameterBox
 from sysid_ros.model.robots import Robot, load_robot
 
-__all__ = ["OK", "WARN", "ERROR", "STATE_LABELS", "ControllerSettings", "Admission", "Status", "Action",
-           "ControllerRuntime", "build_runtime"]
+__all__ = ["OK", "WARN", "ERROR", "STATE_LABELS", "COMMAND_RELIABILITIES", "ControllerSettings",
+           "Admission", "Status", "Action", "ControllerRuntime", "build_runtime"]
 
 OK, WARN, ERROR = 0, 1, 2
 #: the node's ``~/state`` vector (``ControllerRuntime.state_vector``)
 STATE_LABELS = ("r_norm", "V_sup", "V_max", "rho", "lambda", "bound_norm", "clipped", "compute_s")
+#: QoS reliability of the effort commands: ros2_control's forward controllers subscribe
+#: reliable (a best-effort writer would not match them); the built-in simulator takes either.
+COMMAND_RELIABILITIES = ("reliable", "best_effort")
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,7 @@ class ControllerSettings:
     bounds_topic: str = "/sysid/payload_bounds"
     trajectory_topic: str = "/sysid/desired_trajectory"
     command_topic: str = "/effort_controller/commands"
+    command_reliability: str = "reliable"
 
     _OPTIONAL_STRINGS = ("robot_config", "calibration")
 
@@ -142,6 +146,8 @@ class ControllerSettings:
         need(self.watchdog_period <= self.stale_timeout, "watchdog_period",
              "must be <= stale_timeout (stale input is noticed within one period)")
         need(self.debug_decimation >= 1, "debug_decimation", "must be >= 1")
+        need(self.command_reliability in COMMAND_RELIABILITIES, "command_reliability",
+             f"not one of {COMMAND_RELIABILITIES}")
         need(0 < self.torque_limit_scale <= 1, "torque_limit_scale", "must be in (0, 1]")
         for name in ("Kr", "alpha", "V_max"):
             value = getattr(self, name)

@@ -24,7 +24,8 @@ from sysid_ros.control.runtime import (ERROR, STATE_LABELS, WARN, ControllerRunt
 from sysid_ros.model.errors import ModelError
 from sysid_ros.nodes._common import run_node
 from sysid_ros.cdr import Float64ArrayEncoder, JointStateDecoder
-from sysid_ros.nodes.qos import COMMAND_QOS, CONTROL_SENSOR_QOS, DIAGNOSTICS_QOS, LATCHED_QOS, TRAJECTORY_QOS
+from sysid_ros.nodes.qos import (CONTROL_SENSOR_QOS, DIAGNOSTICS_QOS, LATCHED_QOS, TRAJECTORY_QOS,
+                                 command_qos)
 from sysid_ros.nodes.messages import (MessageError, bounds_from_msg, diagnostics_msg,
                                       trajectory_from_msg)
 from sysid_ros.nodes.params import declare
@@ -64,7 +65,7 @@ class RobustControllerNode(LifecycleNode):
         self._encoder, self._err_enc, self._state_enc = (
             Float64ArrayEncoder(), Float64ArrayEncoder("e,de"), Float64ArrayEncoder(",".join(STATE_LABELS)))
         pub, sub = self.create_publisher, self.create_subscription
-        self.cmd_pub = pub(Float64MultiArray, s.command_topic, COMMAND_QOS)
+        self.cmd_pub = pub(Float64MultiArray, s.command_topic, command_qos(s.command_reliability))
         self.err_pub = pub(Float64MultiArray, "~/tracking_error", 10)
         self.state_pub = pub(Float64MultiArray, "~/state", 10)
         timers = [(s.watchdog_period, self._on_watchdog), (s.diagnostics_period, self._on_period)]

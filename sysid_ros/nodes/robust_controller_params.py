@@ -4,6 +4,7 @@ built from these values (a test checks that both agree name by name and default 
 from __future__ import annotations
 
 from sysid_ros.control.controller import MODES
+from sysid_ros.control.runtime import COMMAND_RELIABILITIES
 from sysid_ros.nodes.params import Param
 
 __all__ = ["PARAMETERS"]
@@ -73,4 +74,8 @@ PARAMETERS = (
     Param("bounds_topic", "string", "the identifier's θ_e box", "/sysid/payload_bounds"),
     Param("trajectory_topic", "string", "desired trajectories", "/sysid/desired_trajectory"),
     Param("command_topic", "string", "effort commands", "/effort_controller/commands"),
+    Param("command_reliability", "string", "QoS of the effort commands: reliable (what "
+          "ros2_control's forward controllers subscribe with; hardware) or best_effort (the "
+          "built-in simulator's launch: ~50 µs less per publish to two readers, measured)",
+          "reliable", choices=COMMAND_RELIABILITIES),
 )

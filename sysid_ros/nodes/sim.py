@@ -30,7 +30,7 @@ from sysid_ros.model.robots import load_robot
 from sysid_ros.nodes._common import run_node, sleep_until
 from sysid_ros.cdr import (CdrError, ClockEncoder, ImuEncoder, JointStateEncoder,
                                  float64_multi_array_data)
-from sysid_ros.nodes.qos import CLOCK_QOS, COMMAND_QOS, LATCHED_QOS, SENSOR_QOS
+from sysid_ros.nodes.qos import CLOCK_QOS, COMMAND_BEST_EFFORT_QOS, LATCHED_QOS, SENSOR_QOS
 from sysid_ros.nodes.messages import inertia_from_theta
 from sysid_ros.nodes.params import Param, declare
 from sysid_ros.simulation import (CommandError, Publication, RealtimePacer, RuntimeSettings,
@@ -101,8 +101,9 @@ class SimNode(Node):
         truth = InertiaStamped(inertia=inertia_from_theta(rt.sim.true_theta_e()))
         truth.header.frame_id = self.robot.ee_joint
         self.create_publisher(InertiaStamped, "/sim/payload_truth", LATCHED_QOS).publish(truth)
-        self.create_subscription(Float64MultiArray, _CMD_TOPIC, self._on_command, COMMAND_QOS,
-                                 raw=True)
+        # best effort matches a controller's writer of either reliability
+        self.create_subscription(Float64MultiArray, _CMD_TOPIC, self._on_command,
+                                 COMMAND_BEST_EFFORT_QOS, raw=True)
         self.create_service(Trigger, "/sim/reset", self._on_reset)
         # 1 kHz messages in and out as CDR bytes (sysid_ros.cdr): cheaper than rclpy's objects
         self._js = JointStateEncoder(self.robot.joint_names)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from rclpy.qos import ReliabilityPolicy
 
 from .processes import start_node, stop
 
@@ -32,7 +33,8 @@ class Harness:
         from std_msgs.msg import Float64MultiArray
         from trajectory_msgs.msg import JointTrajectory
 
-        from sysid_ros.nodes.qos import COMMAND_QOS, LATCHED_QOS, SENSOR_QOS, TRAJECTORY_QOS
+        from sysid_ros.nodes.qos import (COMMAND_BEST_EFFORT_QOS, LATCHED_QOS, SENSOR_QOS,
+                                         TRAJECTORY_QOS)
         rclpy.init()
         self.node = rclpy.create_node(f"rc_test_{os.getpid()}")
         self.ex = SingleThreadedExecutor()
@@ -47,7 +49,8 @@ class Harness:
         self.errors: list[np.ndarray] = []
         self.node.create_subscription(
             Float64MultiArray, "/effort_controller/commands",
-            lambda m: self.commands.append((time.monotonic(), np.array(m.data))), COMMAND_QOS)
+            lambda m: self.commands.append((time.monotonic(), np.array(m.data))),
+            COMMAND_BEST_EFFORT_QOS)             # matches writers of either reliability
         self.node.create_subscription(
             DiagnosticArray, "/diagnostics",
             lambda m: self.diags.extend((time.monotonic(), s.level[0] if isinstance(s.level, bytes)
@@ -55,6 +58,11 @@ class Harness:
         self.node.create_subscription(
             Float64MultiArray, "/robust_controller/tracking_error",
             lambda m: self.errors.append(np.array(m.data)), 50)
+
+    def command_reliability(self):
+        infos = self.node.get_publishers_info_by_topic("/effort_controller/commands")
+        assert len(infos) == 1, infos
+        return infos[0].qos_profile.reliability
 
     def spin_until(self, cond, timeout: float) -> bool:
         end = time.monotonic() + timeout
@@ -153,6 +161,7 @@ def test_lifecycle_and_closed_loop_over_dds(harness):
         harness.spin_until(lambda: False, 0.5)
         assert not harness.commands
         assert harness.change_state(Transition.TRANSITION_ACTIVATE)
+        assert harness.command_reliability() == ReliabilityPolicy.RELIABLE   # the default
         tf, start = 1.0, t_base + 0.05
         q1 = q0 + np.array([0.2, -0.1, 0.2, 0.15, -0.1, 0.05, 0.1])
         z = np.zeros((2, 7))
@@ -198,7 +207,8 @@ def test_stale_states_stop_commands_and_bad_trajectories_are_rejected(harness):
     q = np.array(robot.config["simulation"]["home"])
     target = q + 0.05
     proc = start_node("robust_controller", "autostart:=true", "stale_timeout:=0.25",
-                      "debug_decimation:=1", "accept_uncertified:=true")
+                      "debug_decimation:=1", "accept_uncertified:=true",
+                      "command_reliability:=best_effort")       # as the sim launch runs it
     try:
         def pump(seconds: float) -> None:
             end = time.monotonic() + seconds
@@ -209,6 +219,7 @@ def test_stale_states_stop_commands_and_bad_trajectories_are_rejected(harness):
         assert harness.spin_until(lambda: harness.js_pub.get_subscription_count() > 0, 20.0)
         pump(0.5)
         assert harness.commands, "active controller sent no commands"
+        assert harness.command_reliability() == ReliabilityPolicy.BEST_EFFORT
         z = np.zeros((2, 7))
         # first point later than arrival: the controller joins it from its hold pose
         harness.trajectory(names, [0.5, 0.6], [target, target], z, z, 0.0)   # hold target
