@@ -29,3 +29,27 @@ def test_ipopt_matches_scipy_least_squares(gen3):
     np.testing.assert_allclose(a.theta[:4], b.theta[:4], rtol=2e-3, atol=2e-3)
     # With θ_r and friction exact the mass is well determined: the estimate is close to the truth.
     assert abs(a.theta[0] - theta[0]) < 0.2
+
+
+def test_ipopt_callbacks_match_the_row_form_and_finite_differences():
+    """The Gram-form callbacks (objective, batched gradient, batched-difference Hessian) against
+    the row form of ls_objective and SciPy's finite differences of its gradient."""
+    from scipy.optimize import approx_fprime
+
+    from sysid_ros.identification.estimate import _GramProblem, _weighted, ls_objective
+
+    rng = np.random.default_rng(3)
+    Y, U, r = rng.normal(size=(60, 10)), rng.normal(size=60), np.full(60, 0.1)
+    ref = np.array([1.0, 0.01, 0.0, 0.02, 0.01, 0.0, 0.01, 0.0, 0.0, 0.01])
+    A, b, lam = _weighted(Y, U, r)
+    f, grad = ls_objective(A, b, lam, ref)
+    prob = _GramProblem(A.T @ A, A.T @ b, float(b @ b), lam, ref)
+    etas = rng.normal(scale=0.3, size=(4, 10))
+    for eta in etas:
+        assert np.isclose(prob.objective(eta), f(eta), rtol=1e-9)
+        np.testing.assert_allclose(prob.gradient(eta), grad(eta), rtol=1e-8, atol=1e-8)
+        H = np.array([approx_fprime(eta, lambda x, k=k: grad(x)[k], 1e-6) for k in range(10)])
+        low = np.tril_indices(10)
+        np.testing.assert_allclose(prob.hessian(eta, np.zeros(0), 2.0), 2.0 * H[low],
+                                   rtol=1e-3, atol=1e-3 * np.abs(H).max())
+    np.testing.assert_allclose(prob.gradient(etas), [grad(e) for e in etas], rtol=1e-8, atol=1e-8)
