@@ -47,11 +47,11 @@ class Harness:
         self.commands: list[tuple[float, np.ndarray]] = []
         self.diags: list[tuple[float, int, str]] = []
         self.errors: list[np.ndarray] = []
-        self.node.create_subscription(
+        self.cmd_sub = self.node.create_subscription(
             Float64MultiArray, "/effort_controller/commands",
             lambda m: self.commands.append((time.monotonic(), np.array(m.data))),
             COMMAND_BEST_EFFORT_QOS)             # matches writers of either reliability
-        self.node.create_subscription(
+        self.diag_sub = self.node.create_subscription(
             DiagnosticArray, "/diagnostics",
             lambda m: self.diags.extend((time.monotonic(), s.level[0] if isinstance(s.level, bytes)
                                          else int(s.level), s.message) for s in m.status), 50)
@@ -63,6 +63,20 @@ class Harness:
         infos = self.node.get_publishers_info_by_topic("/effort_controller/commands")
         assert len(infos) == 1, infos
         return infos[0].qos_profile.reliability
+
+    def wait_matched(self, timeout: float = 20.0) -> None:
+        """Wait until DDS discovery has matched every endpoint of the controller with ours: each
+        reader and writer is discovered on its own, so a matched joint_states reader says nothing
+        about the trajectory reader (a reliable volatile message sent before it matches is lost)."""
+        matched = {
+            "joint_states": lambda: self.js_pub.get_subscription_count() > 0,
+            "trajectory": lambda: self.traj_pub.get_subscription_count() > 0,
+            "payload_bounds": lambda: self.bounds_pub.get_subscription_count() > 0,
+            "diagnostics": lambda: self.diag_sub.get_publisher_count() > 0,
+            "commands": lambda: self.cmd_sub.get_publisher_count() > 0,
+        }
+        for topic, ok in matched.items():
+            assert self.spin_until(ok, timeout), f"controller's {topic} endpoint never matched"
 
     def spin_until(self, cond, timeout: float) -> bool:
         end = time.monotonic() + timeout
@@ -154,6 +168,7 @@ def test_lifecycle_and_closed_loop_over_dds(harness):
                       "accept_uncertified:=true")
     try:
         assert harness.change_state(Transition.TRANSITION_CONFIGURE)
+        harness.wait_matched()
         harness.bounds_pub.publish(bounds_to_msg(theta_e_box(truth - rad, truth + rad, truth)))
         # configured but inactive: no commands
         t_base = 1.0
@@ -216,7 +231,7 @@ def test_stale_states_stop_commands_and_bad_trajectories_are_rejected(harness):
                 harness.joint_state(names, q, np.zeros(7), 0.0)
                 harness.spin_until(lambda: False, 0.003)
 
-        assert harness.spin_until(lambda: harness.js_pub.get_subscription_count() > 0, 20.0)
+        harness.wait_matched()
         pump(0.5)
         assert harness.commands, "active controller sent no commands"
         assert harness.command_reliability() == ReliabilityPolicy.BEST_EFFORT
@@ -294,7 +309,7 @@ def test_over_limit_rejected_nan_clears_stale_deactivates_until_activated(harnes
         return harness.spin_until(lambda: any(t > t0 and pred(lvl, m)
                                               for t, lvl, m in harness.diags), 5.0)
     try:
-        assert harness.spin_until(lambda: harness.js_pub.get_subscription_count() > 0, 20.0)
+        harness.wait_matched()
         pump(0.3)
         bad = q.copy()
         bad[1] = 3.0
