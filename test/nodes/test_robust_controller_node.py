@@ -78,6 +78,22 @@ class Harness:
         for topic, ok in matched.items():
             assert self.spin_until(ok, timeout), f"controller's {topic} endpoint never matched"
 
+    def pump(self, names, q, seconds: float) -> None:
+        """Publish joint state q (stamp 0: the node stamps it) every ~3 ms for ``seconds``."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.joint_state(names, q, np.zeros(len(names)), 0.0)
+            self.spin_until(lambda: False, 0.003)
+
+    def pump_until_commanding(self, names, q, proc, timeout: float = 20.0) -> None:
+        """Pump until the first command: autostart's activation and the first control law may
+        take a while on a loaded machine; a fixed wait made the tests flaky there."""
+        end = time.monotonic() + timeout
+        while not self.commands and time.monotonic() < end:
+            self.pump(names, q, 0.05)
+        assert self.commands, ("active controller sent no commands", self.diags[-5:],
+                               stop(proc)[-3000:])
+
     def spin_until(self, cond, timeout: float) -> bool:
         end = time.monotonic() + timeout
         while time.monotonic() < end:
@@ -226,14 +242,11 @@ def test_stale_states_stop_commands_and_bad_trajectories_are_rejected(harness):
                       "command_reliability:=best_effort")       # as the sim launch runs it
     try:
         def pump(seconds: float) -> None:
-            end = time.monotonic() + seconds
-            while time.monotonic() < end:
-                harness.joint_state(names, q, np.zeros(7), 0.0)
-                harness.spin_until(lambda: False, 0.003)
+            harness.pump(names, q, seconds)
 
         harness.wait_matched()
+        harness.pump_until_commanding(names, q, proc)
         pump(0.5)
-        assert harness.commands, "active controller sent no commands"
         assert harness.command_reliability() == ReliabilityPolicy.BEST_EFFORT
         z = np.zeros((2, 7))
         # first point later than arrival: the controller joins it from its hold pose
@@ -299,17 +312,15 @@ def test_over_limit_rejected_nan_clears_stale_deactivates_until_activated(harnes
     proc = start_node("robust_controller", "autostart:=true", "stale_timeout:=0.25",
                       "accept_uncertified:=true", "diagnostics_period:=0.3")
 
-    def pump(seconds: float, qs=q) -> None:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            harness.joint_state(names, qs, np.zeros(7), 0.0)
-            harness.spin_until(lambda: False, 0.003)
+    def pump(seconds: float) -> None:
+        harness.pump(names, q, seconds)
 
     def diag_after(t0: float, pred) -> bool:
         return harness.spin_until(lambda: any(t > t0 and pred(lvl, m)
                                               for t, lvl, m in harness.diags), 5.0)
     try:
         harness.wait_matched()
+        harness.pump_until_commanding(names, q, proc)
         pump(0.3)
         bad = q.copy()
         bad[1] = 3.0
