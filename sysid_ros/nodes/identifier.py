@@ -44,7 +44,6 @@ from sysid_ros.nodes.messages import bounds_to_msg, diagnostics_msg, inertia_fro
 from sysid_ros.nodes.params import Param, declare
 
 __all__ = ["IdentifierNode", "main"]
-
 DIAG_NAME = "sysid_ros/identifier"
 
 _S = (1e-4, 3600.0)       # a duration in seconds

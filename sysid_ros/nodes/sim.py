@@ -30,7 +30,8 @@ from sysid_ros.model.robots import load_robot
 from sysid_ros.nodes._common import run_node, sleep_until
 from sysid_ros.cdr import (CdrError, ClockEncoder, ImuEncoder, JointStateEncoder,
                                  float64_multi_array_data)
-from sysid_ros.nodes.qos import CLOCK_QOS, COMMAND_BEST_EFFORT_QOS, LATCHED_QOS, SENSOR_QOS
+from sysid_ros.nodes.qos import (CLOCK_QOS, COMMAND_BEST_EFFORT_QOS, LATCHED_QOS,
+                                 SENSOR_STREAM_QOS, prefer_async_publication)
 from sysid_ros.nodes.messages import inertia_from_theta
 from sysid_ros.nodes.params import Param, declare
 from sysid_ros.simulation import (CommandError, Publication, RealtimePacer, RuntimeSettings,
@@ -95,8 +96,10 @@ class SimNode(Node):
         self._lock, self._answer, self._stop, self.finished = (
             threading.Lock(), threading.Event(), threading.Event(), threading.Event())
         self.exit_code, self.rejected_commands, self._commander, self._graph_check_at = 0, 0, False, 0.0
-        self._js_pub = self.create_publisher(JointState, "joint_states", SENSOR_QOS)
-        self._imu_pub = self.create_publisher(Imu, "imu", SENSOR_QOS) if self.robot.floating_base else None
+        # deep writer history: samples wait there for the asynchronous delivery thread
+        self._js_pub = self.create_publisher(JointState, "joint_states", SENSOR_STREAM_QOS)
+        self._imu_pub = (self.create_publisher(Imu, "imu", SENSOR_STREAM_QOS)
+                         if self.robot.floating_base else None)
         self._clock_pub = self.create_publisher(Clock, "/clock", CLOCK_QOS) if p["publish_clock"] else None
         truth = InertiaStamped(inertia=inertia_from_theta(rt.sim.true_theta_e()))
         truth.header.frame_id = self.robot.ee_joint
@@ -189,6 +192,7 @@ class SimNode(Node):
 
 
 def main(args: Sequence[str] | None = None) -> int:
+    prefer_async_publication()       # the pacing thread must not deliver to every reader itself
     return run_node(lambda argv: SimNode(argv), args)
 
 

@@ -17,22 +17,24 @@ from collections.abc import Callable
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def start(module: str, *args: str) -> subprocess.Popen:
-    """``python -m module args…`` (args may include ``--ros-args …``)."""
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+def start(module: str, *args: str, env_extra: dict[str, str] | None = None) -> subprocess.Popen:
+    """``python -m module args…`` (args may include ``--ros-args …``); ``env_extra`` adds to
+    the inherited environment."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1", **(env_extra or {}))
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     return subprocess.Popen([sys.executable, "-m", module, *args], env=env, cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)
 
 
-def start_node(node: str, *params: str, params_file: str | None = None) -> subprocess.Popen:
+def start_node(node: str, *params: str, params_file: str | None = None,
+               env_extra: dict[str, str] | None = None) -> subprocess.Popen:
     """A ``sysid_ros.nodes.<node>`` process with ``config/<node>.yaml`` and ``-p`` overrides."""
     args = ["--ros-args", "--params-file",
             params_file or str(ROOT / "config" / f"{node}.yaml")]
     for p in params:
         args += ["-p", p]
-    return start(f"sysid_ros.nodes.{node}", *args)
+    return start(f"sysid_ros.nodes.{node}", *args, env_extra=env_extra)
 
 
 def stop(proc: subprocess.Popen, timeout: float = 10.0) -> str:

@@ -242,6 +242,35 @@ def test_hardware_like_publishes_at_the_profile_rate_with_drops(ros_node, tmp_pa
                                true_theta_e(robot, dumbbell_for(robot, 2.27)), atol=1e-9)
 
 
+def _dds_thread_names(pid: int) -> list[str]:
+    return sorted(Path(t, "comm").read_text().strip() for t in Path(f"/proc/{pid}/task").iterdir())
+
+
+def test_sim_writes_asynchronously_unless_the_user_chose(ros_node, monkeypatch):
+    """The simulator's writers are asynchronous (docs/design.md §7.1: its pacing thread must not
+    deliver to every reader itself): its process runs a Fast DDS delivery thread for them
+    (``dds.asyn.0.1``, next to the participant's own ``dds.asyn.0.0``), read from /proc. A user's
+    RMW_FASTRTPS_PUBLICATION_MODE wins: SYNCHRONOUS gives no such thread."""
+    node, ex = ros_node
+    monkeypatch.delenv("RMW_FASTRTPS_PUBLICATION_MODE", raising=False)
+    threads = {}
+    for mode in ("SYNCHRONOUS", None):
+        proc = start_node("sim", "mode:=lockstep", "lockstep_wait:=0.05",
+                          env_extra={"RMW_FASTRTPS_PUBLICATION_MODE": mode} if mode else None)
+        try:
+            assert spin_until(ex, lambda: node.count_publishers("/joint_states") > 0, 30.0), \
+                stop(proc)
+            spin_until(ex, None, 0.5)       # every writer exists once joint_states is seen
+            threads[mode] = _dds_thread_names(proc.pid)
+        finally:
+            out = stop(proc)
+        assert "Traceback" not in out, out
+        assert spin_until(ex, lambda: node.count_publishers("/joint_states") == 0, 20.0)
+    assert "dds.asyn.0.1" in threads[None], threads
+    assert "dds.asyn.0.1" not in threads["SYNCHRONOUS"], threads
+    assert "dds.asyn.0.0" in threads["SYNCHRONOUS"], threads    # the names are what we think
+
+
 def test_a_sentinel_value_is_refused_by_name():
     """physics_dt 0 (the old "robot file" sentinel) is out of range: absent means the robot
     file's step; the node exits with an error naming the parameter."""
