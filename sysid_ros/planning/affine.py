@@ -41,10 +41,20 @@ class Affine:
         self._abs_sum: np.ndarray | None = None
         self.s = self.abs_sum() if s is None else s
 
+    @classmethod
+    def _make(cls, c: np.ndarray, g: np.ndarray | None, r: np.ndarray, s: np.ndarray) -> Affine:
+        """``Affine(c, g, r, s)`` for float arrays the arithmetic below has just computed: it
+        skips the conversions of ``__init__`` (the sound check builds thousands of forms, each
+        in a few numpy calls, so per-call overhead is most of its time)."""
+        out = cls.__new__(cls)
+        out.c, out.g, out.r, out.s, out._abs_sum = c, g, r, s, None
+        return out
+
     def abs_sum(self) -> np.ndarray:
         """Σ_i |g_i| (exact, cached); ``s`` may be a cheaper upper bound."""
         if self._abs_sum is None:
-            self._abs_sum = np.zeros(()) if self.g is None else np.sum(np.abs(self.g), axis=-1)
+            # the ndarray method: the same reduction as np.sum without its dispatch layer
+            self._abs_sum = np.zeros(()) if self.g is None else np.abs(self.g).sum(axis=-1)
         return self._abs_sum
 
     @classmethod
@@ -80,7 +90,7 @@ class Affine:
 
     # -- arithmetic ------------------------------------------------------------------------------
     def __neg__(self) -> Affine:
-        return Affine(-self.c, None if self.g is None else -self.g, self.r, self.s)
+        return Affine._make(-self.c, None if self.g is None else -self.g, self.r, self.s)
 
     def __add__(self, other: Any) -> Affine:
         if isinstance(other, Interval):
@@ -96,13 +106,20 @@ class Affine:
             s = self.s + other.s
             r = self.r + other.r
         else:
-            c = self.c + other
+            c = self.c + np.asarray(other, float)
             g, s, r = self.g, self.s, self.r
-        return Affine(c, g, r + _U * (np.abs(c) + s + r) + _TINY, s)
+        return Affine._make(c, g, r + _U * (np.abs(c) + s + r) + _TINY, s)
 
     __radd__ = __add__
 
     def __sub__(self, other: Any) -> Affine:
+        if isinstance(other, Affine) and self.g is not None and other.g is not None:
+            # self + (−other) without building −other: negation is exact, so these are the
+            # same floating-point results (the common case in the chain code)
+            c = self.c - other.c
+            s = self.s + other.s
+            r = self.r + other.r
+            return Affine._make(c, self.g - other.g, r + _U * (np.abs(c) + s + r) + _TINY, s)
         return self + (-other)
 
     def __rsub__(self, other: Any) -> Affine:
@@ -121,17 +138,24 @@ class Affine:
             elif other.g is None:
                 g = c2[..., None] * self.g
             else:
-                g = c1[..., None] * other.g + c2[..., None] * self.g
+                g = c1[..., None] * other.g
+                g_2 = c2[..., None] * self.g
+                if g.shape == g_2.shape:
+                    g += g_2            # in place: the same sum without a third big array
+                else:
+                    g = g + g_2
             s1, s2 = self.abs_sum(), other.abs_sum()
-            r = np.abs(c1) * other.r + np.abs(c2) * self.r + (s1 + self.r) * (s2 + other.r)
-            s = np.abs(c1) * s2 + np.abs(c2) * s1
+            a1, a2 = np.abs(c1), np.abs(c2)
+            r = a1 * other.r + a2 * self.r + (s1 + self.r) * (s2 + other.r)
+            s = a1 * s2 + a2 * s1
         else:
             k = np.asarray(other, float)
             c = self.c * k
             g = None if self.g is None else self.g * (k[..., None] if k.ndim else k)
-            r = self.r * np.abs(k)
-            s = self.s * np.abs(k)
-        return Affine(c, g, r + _U * (np.abs(c) + s + r) + _TINY, s)
+            abs_k = np.abs(k)
+            r = self.r * abs_k
+            s = self.s * abs_k
+        return Affine._make(c, g, r + _U * (np.abs(c) + s + r) + _TINY, s)
 
     __rmul__ = __mul__
 

@@ -34,7 +34,7 @@ from sysid_ros.model.robots import Robot
 from sysid_ros.planning.errors import UnplannableRobotError
 
 __all__ = ["SerialChain", "body_regressor", "sphere_centres", "passivity_torque", "world_poses",
-           "world_axes", "reference_torque"]
+           "world_axes", "reference_torque", "forward_pass"]
 
 _PRINCIPAL = {"JointModelRX": 0, "JointModelRY": 1, "JointModelRZ": 2}
 
@@ -92,29 +92,31 @@ class SerialChain:
 
 
 # -- component-wise linear algebra --------------------------------------------------------------
-def _is_zero(x: Any) -> bool:
-    return isinstance(x, (float, int)) and x == 0
+#: an exact zero is a Python number equal to 0 (np.float64 included); arrays never count.
+#: _mul/_plus/_minus test it inline: they run tens of thousands of times per NLP evaluation and
+#: per sound check, where a helper call per test was a measurable share of the time
+_NUMBER = (float, int)
 
 
 def _mul(x: Any, y: Any) -> Any:
     """x·y with exact zeros short-circuited (constant axes and placements are sparse)."""
-    if _is_zero(x) or _is_zero(y):
+    if (isinstance(x, _NUMBER) and x == 0) or (isinstance(y, _NUMBER) and y == 0):
         return 0.0
     return x * y
 
 
 def _plus(x: Any, y: Any) -> Any:
-    if _is_zero(x):
+    if isinstance(x, _NUMBER) and x == 0:
         return y
-    if _is_zero(y):
+    if isinstance(y, _NUMBER) and y == 0:
         return x
     return x + y
 
 
 def _minus(x: Any, y: Any) -> Any:
-    if _is_zero(y):
+    if isinstance(y, _NUMBER) and y == 0:
         return x
-    if _is_zero(x):
+    if isinstance(x, _NUMBER) and x == 0:
         return -y
     return x - y
 
@@ -203,9 +205,11 @@ def world_axes(chain: SerialChain, cs: Sequence[tuple]) -> list[tuple]:
     return [_matcvec(rots[j], chain.axis[j]) for j in range(chain.nb)]
 
 
-def sphere_centres(chain: SerialChain, cs: Sequence[tuple]) -> list[tuple]:
-    """World centre (3-tuple) of every collision sphere."""
-    rots, poss = world_poses(chain, cs)
+def sphere_centres(chain: SerialChain, cs: Sequence[tuple],
+                   poses: tuple[list, list] | None = None) -> list[tuple]:
+    """World centre (3-tuple) of every collision sphere; ``poses``: ``world_poses(chain, cs)``
+    when the caller has it already (shared with ``body_regressor``)."""
+    rots, poss = poses if poses is not None else world_poses(chain, cs)
     out = []
     for b, off in zip(chain.sphere_body, chain.sphere_offset):
         r, p = rots[b], poss[b]
@@ -249,9 +253,10 @@ def _cross_force(v: tuple, f: tuple) -> tuple:
     return _cross(om, fl), _add(_cross(om, fn), _cross(nu, fl))
 
 
-def _forward(chain: SerialChain, cs: Sequence[tuple], dq: Sequence, dq_a: Sequence,
-             ddq_a: Sequence, with_gravity: bool) -> tuple[list, list, list]:
-    """Body velocities v (from q̇), w (from q̇_a) and accelerations a, each (lin, ang) per body."""
+def forward_pass(chain: SerialChain, cs: Sequence[tuple], dq: Sequence, dq_a: Sequence,
+                 ddq_a: Sequence, with_gravity: bool = True) -> tuple[list, list, list]:
+    """Body velocities v (from q̇), w (from q̇_a) and accelerations a, each (lin, ang) per body:
+    RNEA's forward pass, which ``passivity_torque`` and ``body_regressor`` can share."""
     nb = chain.nb
     zero3 = (0.0, 0.0, 0.0)
     same = dq_a is dq                # ordinary RNEA: w = v, no polarisation needed
@@ -298,16 +303,19 @@ def _body_force(theta: Sequence, v: tuple, w: tuple, a: tuple, same: bool) -> tu
 
 def passivity_torque(chain: SerialChain, cs: Sequence[tuple], dq: Sequence, dq_a: Sequence,
                      ddq_a: Sequence, theta: Sequence[Sequence | None],
-                     with_gravity: bool = True) -> list:
+                     with_gravity: bool = True,
+                     forward: tuple[list, list, list] | None = None) -> list:
     """τ = H(q)q̈_a + C(q, q̇)q̇_a + g(q) per joint (module doc), rigid bodies only (no friction).
 
     ``theta[i]`` is body i's 10 parameters (scalars of any supported type), or None to leave the
     body out. Pass the same object for ``dq_a`` and ``dq`` for ordinary inverse dynamics (cheaper).
     ``with_gravity=False`` drops g(q) (e.g. columns of the mass matrix with q̈_a = e_j).
+    ``forward``: ``forward_pass`` of the same arguments, when the caller has it already.
     """
     nb = chain.nb
     same = dq_a is dq
-    vel, wel, acc = _forward(chain, cs, dq, dq_a, ddq_a, with_gravity)
+    vel, wel, acc = forward if forward is not None else forward_pass(chain, cs, dq, dq_a, ddq_a,
+                                                                     with_gravity)
     force: list[tuple[Any, ...] | None] = []
     for i in range(nb):
         body = theta[i]
@@ -328,35 +336,46 @@ def passivity_torque(chain: SerialChain, cs: Sequence[tuple], dq: Sequence, dq_a
 
 
 def body_regressor(chain: SerialChain, cs: Sequence[tuple], dq: Sequence, ddq: Sequence,
-                   body: int) -> np.ndarray:
+                   body: int, forward: tuple[list, list, list] | None = None,
+                   poses: tuple[list, list] | None = None) -> np.ndarray:
     """Columns of the inverse-dynamics regressor Y(q, q̇, q̈) belonging to ``body``'s 10
     parameters, shape (..., nb, 10), for float or complex arrays (not Intervals).
 
     Only that body exerts a force, f = A(v, a)·θ_b (A from the unit-θ forces); joint j feels
     S_jᵀ f with S_j expressed in the body's frame, so no backward pass over 10 columns is needed.
+    ``forward`` (``forward_pass(chain, cs, dq, dq, ddq)``) and ``poses`` (``world_poses``): when
+    the caller has them already (the NLP shares them with the constraints).
     """
-    vel, _, acc = _forward(chain, cs, dq, dq, ddq, True)
-    unit = tuple(np.eye(10)[p] for p in range(10))
-    v = tuple(tuple(np.asarray(x)[..., None] for x in part) for part in vel[body])
-    a = tuple(tuple(np.asarray(x)[..., None] for x in part) for part in acc[body])
-    f_l, f_n = _body_force(unit, v, v, a, True)
-    force = np.stack([np.stack(np.broadcast_arrays(*f_l, *f_n), -2)], 0)[0]   # (..., 6, 10)
-    rots, poss = world_poses(chain, cs)
+    vel, _, acc = forward if forward is not None else forward_pass(chain, cs, dq, dq, ddq, True)
+    v, a = vel[body], acc[body]
+    # column p of A is the force for θ = e_p; Python-number unit parameters let the exact-zero
+    # rule skip the other nine (a one-hot array would multiply every term at 10× the size)
+    unit = np.eye(10)
+    columns = [_body_force(tuple(float(x) for x in unit[p]), v, v, a, True) for p in range(10)]
+    force = np.swapaxes(_stacked([f_l + f_n for f_l, f_n in columns]), -1, -2)  # (..., 6, 10)
+    rots, poss = poses if poses is not None else world_poses(chain, cs)
     rb = _stack_matrix(rots[body])                                             # (..., 3, 3)
     pb = np.stack(np.broadcast_arrays(*poss[body]), -1)
-    cols = []
-    for j in range(chain.nb):
-        if not _in_support(chain, j, body):
-            cols.append(np.zeros(force.shape[:-2] + (10,), dtype=force.dtype))
-            continue
-        z = np.einsum("...ij,j->...i", _stack_matrix(rots[j]), chain.axis[j])
-        pj = np.stack(np.broadcast_arrays(*poss[j]), -1)
-        lin_w = np.cross(pj, z)                       # world motion of joint j at the origin
-        ang_b = np.einsum("...ji,...j->...i", rb, z)
-        lin_b = np.einsum("...ji,...j->...i", rb, lin_w - np.cross(pb, z))
-        s_b = np.concatenate([lin_b, ang_b], -1)
-        cols.append(np.einsum("...k,...kp->...p", s_b, force))
-    return np.stack(cols, -2)
+    # every joint j that carries the body at once (axis J): its world axis z_j and origin p_j
+    support = [j for j in range(chain.nb) if _in_support(chain, j, body)]
+    z = _stacked([_matcvec(rots[j], chain.axis[j]) for j in support])         # (..., J, 3)
+    pj = _stacked([poss[j] for j in support])
+    lin_w = np.cross(pj, z)                       # world motion of joint j at the origin
+    # S_j in the body frame, rows (..., J, 6): R_bᵀ applied to row vectors is @ R_b (matmul:
+    # batched einsum with an ellipsis was several times slower here)
+    s_b = np.concatenate([(lin_w - np.cross(pb[..., None, :], z)) @ rb, z @ rb], -1)
+    if len(support) == chain.nb:       # e.g. the end effector: every joint carries it
+        return s_b @ force
+    out = np.zeros(force.shape[:-2] + (chain.nb, 10), dtype=force.dtype)
+    out[..., support, :] = s_b @ force
+    return out
+
+
+def _stacked(vectors: Sequence[Sequence]) -> np.ndarray:
+    """Component vectors (scalars or arrays, broadcast together) → array (..., len, dim)."""
+    comps = np.broadcast_arrays(*(x for vec in vectors for x in vec))
+    dim = len(vectors[0])
+    return np.stack([np.stack(comps[i:i + dim], -1) for i in range(0, len(comps), dim)], -2)
 
 
 def _stack_matrix(m: Sequence) -> np.ndarray:

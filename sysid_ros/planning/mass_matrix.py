@@ -73,11 +73,13 @@ def mass_matrix_columns(chain: SerialChain, q: Interval, bodies: Sequence[Sequen
             form = Affine.from_interval(x, np.full(shape, symbols[j]), n_symbols)
         cs.append(affine_cos_sin(form))
     eye = np.eye(nb)
-    zero = np.zeros(shape)
     unit = [np.broadcast_to(eye[:, j].reshape((nb,) + (1,) * len(batch)), shape)
             for j in range(nb)]
-    return passivity_torque(chain, cs, [zero] * nb, [zero] * nb, unit, list(bodies),
-                            with_gravity=False)
+    # zero velocities as exact Python zeros, one list for q̇ and q̇_a: chain's exact-zero rule
+    # then drops every velocity term instead of carrying zero arrays through affine products
+    # (which only added rounding slack to a zero), and the unpolarised RNEA path applies
+    still = [0.0] * nb
+    return passivity_torque(chain, cs, still, still, unit, list(bodies), with_gravity=False)
 
 
 def _as_arrays(rows: list, batch: tuple[int, ...], n_symbols: int

@@ -23,18 +23,20 @@ These are NOT safety certificates (samples, nominal values); ``Reachability.veri
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
-from scipy.special import logsumexp
 
 from sysid_ros.model.robots import Robot
-from sysid_ros.planning.chain import (SerialChain, body_regressor, passivity_torque,
-                                      sphere_centres)
+from sysid_ros.planning.chain import (SerialChain, body_regressor, forward_pass,
+                                      passivity_torque, sphere_centres, world_poses)
 from sysid_ros.planning.obstacles import BoxObstacle, signed_distance
 from sysid_ros.planning.trajectory import QuinticTrajectory
 
-__all__ = ["NominalEvaluation", "NominalModel", "BOX_PARAMETERS", "FIRST_MOMENTS", "OBJECTIVES"]
+__all__ = ["NominalEvaluation", "NominalModel", "BOX_PARAMETERS", "FIRST_MOMENTS", "OBJECTIVES",
+           "ObjectiveValue", "ConstraintValues", "RegressorObjective"]
 
 _H = 1e-30
 
@@ -42,6 +44,56 @@ _H = 1e-30
 def _columns(x: np.ndarray, nj: int) -> list[np.ndarray]:
     """The joint columns x[..., j], j < nj."""
     return [x[..., j] for j in range(nj)]
+
+
+def _soft_max(x: np.ndarray, beta: float) -> tuple[np.ndarray, np.ndarray]:
+    """(1/β)·log Σ_n exp(β x_n) over axis 0 (≥ max_n x_n, a smooth upper bound) and its weights
+    ∂/∂x_n (the softmax), shifted by the maximum for range. Plain numpy: scipy's logsumexp
+    spent more in its dispatch than in these small sums, once per obstacle and once for the
+    torques in every NLP evaluation."""
+    z = beta * x
+    top = z.max(axis=0)
+    e = np.exp(z - top)
+    total = e.sum(axis=0)
+    return (top + np.log(total)) / beta, e / total
+
+
+def _take(tree: Any, sl: slice, n: int) -> Any:
+    """The samples ``sl`` of nested tuples/lists of per-sample arrays (last axis: the n sample
+    times); constants (Python numbers, arrays of another length) pass through unchanged."""
+    if isinstance(tree, np.ndarray):               # the leaves: most calls, tested first
+        return tree[..., sl] if tree.ndim and tree.shape[-1] == n else tree
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_take(x, sl, n) for x in tree)
+    return tree
+
+
+class _Motion(NamedTuple):
+    """The desired motion at sample times (complex-step batch: leading axis = the perturbed
+    joint) with the chain pieces the regressor, the torques and the sphere centres share."""
+
+    dq: np.ndarray                     # (nj, N, nj)
+    ddq: np.ndarray                    # (nj, N, nj)
+    cs: list                           # per joint (cos q, sin q), each (nj, N)
+    dq_cols: list                      # per joint q̇ (nj, N)
+    ddq_cols: list
+    forward: tuple                     # chain.forward_pass(cs, q̇, q̇, q̈)
+    poses: tuple                       # chain.world_poses(cs)
+
+    def take(self, sl: slice) -> _Motion:
+        """The same pieces at the samples ``sl`` only (views: no chain code runs again)."""
+        n = self.dq.shape[-2]
+        return _Motion(self.dq[..., sl, :], self.ddq[..., sl, :],
+                       *(_take(x, sl, n) for x in self[2:]))
+
+
+#: an objective's (value, gradient (nj,), cond Y_e)
+ObjectiveValue = tuple[float, np.ndarray, float]
+#: ``NominalModel.constraints``' (g (m,), jac (m, nj), clearance (N, ns, no), tau (N, nj))
+ConstraintValues = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+#: an NLP objective of the end-effector regressor samples y (nj, N·nj, 10) (complex step:
+#: y[0].real the values, y.imag / h the derivatives along each k_j)
+RegressorObjective = Callable[[np.ndarray], ObjectiveValue]
 
 #: θ_e entries the ``box`` objective targets: mass and first moments (Pinocchio order)
 BOX_PARAMETERS = (0, 1, 2, 3)
@@ -99,29 +151,51 @@ class NominalModel:
         q, dq, ddq = traj.sample(times, kc)                               # (nj, N, nj)
         return q, dq, ddq
 
+    def _motion(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> _Motion:
+        """The shared chain pieces of the motion (q, q̇, q̈) (..., N, nj), complex allowed."""
+        cs = [(np.cos(q[..., j]), np.sin(q[..., j])) for j in range(self.nj)]
+        dq_cols, ddq_cols = _columns(dq, self.nj), _columns(ddq, self.nj)
+        return _Motion(dq, ddq, cs, dq_cols, ddq_cols,
+                       forward_pass(self.chain, cs, dq_cols, dq_cols, ddq_cols, True),
+                       world_poses(self.chain, cs))
+
+    def _regressor(self, m: _Motion) -> np.ndarray:
+        return body_regressor(self.chain, m.cs, m.dq_cols, m.ddq_cols, self.ee,
+                              forward=m.forward, poses=m.poses)
+
+    def _torque(self, m: _Motion, theta_e: np.ndarray) -> np.ndarray:
+        theta = list(self.theta_r)
+        theta[self.ee] = tuple(theta_e)
+        # the same list for q̇ and q̇_a: ordinary inverse dynamics (chain.passivity_torque)
+        tau = np.stack(np.broadcast_arrays(*passivity_torque(
+            self.chain, m.cs, m.dq_cols, m.dq_cols, m.ddq_cols, theta, forward=m.forward)), -1)
+        f = self.fric
+        return (tau + f[:, 0] * np.sign(m.dq.real) + f[:, 1] * m.dq + f[:, 2] * m.ddq + f[:, 3])
+
     def regressor_ee(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
         """Y_e (..., N, nj, 10): end-effector columns of Y(q, q̇, q̈) (complex inputs allowed)."""
-        cs = [(np.cos(q[..., j]), np.sin(q[..., j])) for j in range(self.nj)]
-        return body_regressor(self.chain, cs, _columns(dq, self.nj), _columns(ddq, self.nj), self.ee)
+        return self._regressor(self._motion(q, dq, ddq))
 
     def motor_torque(self, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray,
                      theta_e: np.ndarray) -> np.ndarray:
         """Nominal motor torque (..., N, nj) with θ_e given, nominal θ_r and friction."""
-        cs = [(np.cos(q[..., j]), np.sin(q[..., j])) for j in range(self.nj)]
-        theta = list(self.theta_r)
-        theta[self.ee] = tuple(theta_e)
-        dq_cols = _columns(dq, self.nj)
-        tau = np.stack(np.broadcast_arrays(
-            *passivity_torque(self.chain, cs, dq_cols, dq_cols, _columns(ddq, self.nj), theta)), -1)
-        f = self.fric
-        return (tau + f[:, 0] * np.sign(dq.real) + f[:, 1] * dq + f[:, 2] * ddq + f[:, 3])
+        return self._torque(self._motion(q, dq, ddq), theta_e)
+
+    def _objective_times(self, traj: QuinticTrajectory) -> np.ndarray:
+        return np.linspace(0.0, traj.t_f, self.n_samples)
+
+    def _samples(self, traj: QuinticTrajectory, k: np.ndarray) -> np.ndarray:
+        """Complex-step Y_e samples of the objectives at k (``RegressorObjective``'s y)."""
+        y = self.regressor_ee(*self._perturbed(traj, k, self._objective_times(traj)))
+        return y.reshape(self.nj, -1, 10)
 
     # -- the NLP pieces --------------------------------------------------------------------------
-    def objective(self, traj: QuinticTrajectory, k: np.ndarray) -> tuple[float, np.ndarray, float]:
+    def objective(self, traj: QuinticTrajectory, k: np.ndarray) -> ObjectiveValue:
         """(log cond Y_e, gradient (nj,), cond) at k."""
-        times = np.linspace(0.0, traj.t_f, self.n_samples)
-        y = self.regressor_ee(*self._perturbed(traj, k, times))           # (nj, N, nj, 10)
-        y = y.reshape(self.nj, -1, 10)
+        return self.cond_of(self._samples(traj, k))
+
+    def cond_of(self, y: np.ndarray) -> ObjectiveValue:
+        """``objective`` from the regressor samples y (``RegressorObjective``)."""
         y0 = y[0].real
         dy = y.imag / _H
         u, s, vt = np.linalg.svd(y0, full_matrices=False)
@@ -143,7 +217,7 @@ class NominalModel:
 
     def box_objective(self, traj: QuinticTrajectory, k: np.ndarray, info: np.ndarray,
                       width: np.ndarray, parameters: tuple[int, ...] = BOX_PARAMETERS,
-                      relative: bool = True) -> tuple[float, np.ndarray, float]:
+                      relative: bool = True) -> ObjectiveValue:
         """(log Σ_i [(A₀ + Y_eᵀY_e)⁻¹]_ii / w_i² over ``parameters`` (default mass and first
         moments), gradient (nj,), cond Y_e) at k — the predicted least-squares variances of the
         parameters that the sound box is slowest to shrink, each relative to its current box
@@ -159,8 +233,12 @@ class NominalModel:
         already narrow, while what blocks large certified motion is the absolute width of the
         wide ones (the robust input grows with it).
         """
-        times = np.linspace(0.0, traj.t_f, self.n_samples)
-        y = self.regressor_ee(*self._perturbed(traj, k, times)).reshape(self.nj, -1, 10)
+        return self.box_of(self._samples(traj, k), info, width, parameters, relative)
+
+    def box_of(self, y: np.ndarray, info: np.ndarray, width: np.ndarray,
+               parameters: tuple[int, ...] = BOX_PARAMETERS,
+               relative: bool = True) -> ObjectiveValue:
+        """``box_objective`` from the regressor samples y (``RegressorObjective``)."""
         y0, dy = y[0].real, y.imag / _H
         w = np.maximum(np.asarray(width, float), 1e-12)
         a = info + np.diag(1.0 / w ** 2) + y0.T @ y0
@@ -179,20 +257,55 @@ class NominalModel:
 
     def constraints(self, traj: QuinticTrajectory, k: np.ndarray, theta_e: np.ndarray,
                     margin_distance: np.ndarray, margin_torque: np.ndarray,
-                    n_times: int | None = None
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                    n_times: int | None = None) -> ConstraintValues:
         """(g (m,), jac (m, nj), clearance (N, ns, no), tau (N, nj)); feasible iff g ≥ 0.
 
         Sampled at ``n_times`` (default ``n_constraint_samples``) equally spaced times.
         """
         times = np.linspace(0.0, traj.t_f, n_times or self.n_constraint_samples)
-        q, dq, ddq = self._perturbed(traj, k, times)
-        gs, jacs = [], []
-        clearance = np.zeros((times.size, self.chain.sphere_radius.size, 0))
+        m = self._motion(*self._perturbed(traj, k, times))
+        return self._constraints(m, theta_e, margin_distance, margin_torque)
+
+    def sampled(self, traj: QuinticTrajectory, k: np.ndarray, theta_e: np.ndarray,
+                n_times: int) -> tuple[np.ndarray, np.ndarray]:
+        """(clearance (N, ns, no), tau (N, nj)) of ``constraints`` at ``n_times`` equally spaced
+        times, without the derivatives: real arithmetic, 1/nj of the complex-step batch. The
+        planner's margin measurement needs only these values."""
+        times = np.linspace(0.0, traj.t_f, n_times)
+        m = self._motion(*traj.sample(times, np.asarray(k, float)))
+        clearance = np.zeros((n_times, self.chain.sphere_radius.size, 0))
         if self.obstacles:
-            cs = [(np.cos(q[..., j]), np.sin(q[..., j])) for j in range(self.nj)]
+            pts = np.stack([np.stack(np.broadcast_arrays(*c), -1)
+                            for c in sphere_centres(self.chain, m.cs, m.poses)], -2)  # (N, ns, 3)
+            clearance = np.stack([signed_distance(pts, ob)[0] - self.chain.sphere_radius
+                                  for ob in self.obstacles], -1)
+        return clearance, self._torque(m, theta_e)
+
+    def evaluate(self, traj: QuinticTrajectory, k: np.ndarray, theta_e: np.ndarray,
+                 margin_distance: np.ndarray, margin_torque: np.ndarray,
+                 objective: RegressorObjective) -> tuple[ObjectiveValue, ConstraintValues]:
+        """(``objective`` of the regressor samples, ``constraints``) at k in one pass.
+
+        Ipopt asks for both at every trial point; the chain code is Python-level work per
+        component (its cost barely grows with the number of samples), so the objective's and the
+        constraints' sample times go through one forward pass and one set of poses together.
+        """
+        n_obj = self.n_samples
+        times = np.concatenate([self._objective_times(traj),
+                                np.linspace(0.0, traj.t_f, self.n_constraint_samples)])
+        m = self._motion(*self._perturbed(traj, k, times))
+        y = self._regressor(m.take(slice(0, n_obj))).reshape(self.nj, -1, 10)
+        return objective(y), self._constraints(m.take(slice(n_obj, None)), theta_e,
+                                                margin_distance, margin_torque)
+
+    def _constraints(self, m: _Motion, theta_e: np.ndarray, margin_distance: np.ndarray,
+                     margin_torque: np.ndarray) -> ConstraintValues:
+        """``constraints`` at the samples of the motion m."""
+        gs, jacs = [], []
+        clearance = np.zeros((m.dq.shape[-2], self.chain.sphere_radius.size, 0))
+        if self.obstacles:
             cen = np.stack([np.stack(np.broadcast_arrays(*c), -1)
-                            for c in sphere_centres(self.chain, cs)], -2)    # (nj, N, ns, 3)
+                            for c in sphere_centres(self.chain, m.cs, m.poses)], -2)  # (nj, N, ns, 3)
             pts, dpts = cen[0].real, cen.imag / _H
             rad = self.chain.sphere_radius
             clear = []
@@ -201,19 +314,18 @@ class NominalModel:
                 c = d - rad
                 clear.append(c)
                 dd = np.einsum("nsx,knsx->kns", grad, dpts)                 # (nj, N, ns)
-                w = np.exp(-self.beta_d * c - logsumexp(-self.beta_d * c, axis=0))
-                gs.append(-logsumexp(-self.beta_d * c, axis=0) / self.beta_d)
+                neg_min, w = _soft_max(-c, self.beta_d)                     # soft min = −that
+                gs.append(-neg_min)
                 jacs.append(np.einsum("ns,kns->sk", w, dd))
             clearance = np.stack(clear, -1)
             # order: obstacle-major (o, s) → flatten consistently
             gs = [np.concatenate(gs) - np.tile(margin_distance, len(self.obstacles))]
             jacs = [np.concatenate(jacs, 0)]
-        tau_c = self.motor_torque(q, dq, ddq, theta_e)                      # (nj, N, nj)
+        tau_c = self._torque(m, theta_e)                                    # (nj, N, nj)
         tau, dtau = tau_c[0].real, tau_c.imag / _H
         both = np.concatenate([tau, -tau], 0)                                # (2N, nj)
         dboth = np.concatenate([dtau, -dtau], 1)                             # (nk, 2N, nj)
-        lse = logsumexp(self.beta_t * both, axis=0)
-        w = np.exp(self.beta_t * both - lse)
-        gs.append(self.tau_max - margin_torque - lse / self.beta_t)
+        top, w = _soft_max(both, self.beta_t)
+        gs.append(self.tau_max - margin_torque - top)
         jacs.append(-np.einsum("nj,knj->jk", w, dboth))
         return np.concatenate(gs), np.concatenate(jacs, 0), clearance, tau

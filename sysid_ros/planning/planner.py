@@ -35,7 +35,8 @@ from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.robots import Robot
 from sysid_ros.planning.errors import (PlannerConfigError, PlanRequestError,
                                        UnplannableRobotError)
-from sysid_ros.planning.nominal import FIRST_MOMENTS, OBJECTIVES, NominalModel
+from sysid_ros.planning.nominal import (FIRST_MOMENTS, OBJECTIVES, ConstraintValues,
+                                       NominalModel, ObjectiveValue, RegressorObjective)
 from sysid_ros.planning.obstacles import BoxObstacle, obstacles_from_config
 from sysid_ros.planning.reachability import ControllerModel, Reachability, Verification
 from sysid_ros.planning.trajectory import QuinticTrajectory
@@ -189,51 +190,45 @@ class PlanResult:
     verification: Verification | None = None
 
 
-#: (trajectory, k) → (value, gradient (nj,), cond Y_e): one of ``NominalModel``'s objectives
-Objective = Callable[[QuinticTrajectory, np.ndarray], tuple[float, np.ndarray, float]]
+#: k → ((value, gradient (nj,), cond Y_e), (g, jac, clearance, tau)): ``NominalModel.evaluate``
+#: with this cycle's trajectory, box centre, margins and objective bound
+Evaluation = Callable[[np.ndarray], tuple[ObjectiveValue, ConstraintValues]]
 
 
 class _Problem:
-    """cyipopt problem over k with cached evaluations and a wall-clock stop."""
+    """cyipopt problem over k with cached evaluations and a wall-clock stop.
 
-    def __init__(self, model: NominalModel, traj: QuinticTrajectory, theta_e: np.ndarray,
-                 margin_d: np.ndarray, margin_t: np.ndarray, deadline: float,
-                 objective: Objective) -> None:
-        self.model, self.traj, self.theta_e = model, traj, theta_e
-        self.objective_of = objective
-        self.margin_d, self.margin_t, self.deadline = margin_d, margin_t, deadline
-        self._key_f: bytes | None = None
-        self._key_g: bytes | None = None
-        self._f: tuple[float, np.ndarray, float]
-        self._g: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+    Objective and constraints come from one ``NominalModel.evaluate`` per point (they share the
+    chain code), cached on the bytes of k: Ipopt asks for both, and for their derivatives, at
+    the same points."""
+
+    def __init__(self, evaluate: Evaluation, deadline: float) -> None:
+        self.evaluate, self.deadline = evaluate, deadline
+        self._key: bytes | None = None
+        self._val: tuple[ObjectiveValue, ConstraintValues]
         self.iterations = 0
+        # cond(Y_e) at every point evaluated: the plan's is then known without another pass
+        self.conds: dict[bytes, float] = {}
 
-    def _obj(self, x: np.ndarray) -> tuple[float, np.ndarray, float]:
+    def _at(self, x: np.ndarray) -> tuple[ObjectiveValue, ConstraintValues]:
         key = x.tobytes()
-        if key != self._key_f:
-            self._f = self.objective_of(self.traj, x)
-            self._key_f = key
-        return self._f
-
-    def _con(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        key = x.tobytes()
-        if key != self._key_g:
-            self._g = self.model.constraints(self.traj, x, self.theta_e, self.margin_d,
-                                             self.margin_t)
-            self._key_g = key
-        return self._g
+        if key != self._key:
+            self._val = self.evaluate(x)
+            self._key = key
+            self.conds[key] = self._val[0][2]
+        return self._val
 
     def objective(self, x: np.ndarray) -> float:
-        return self._obj(x)[0]
+        return self._at(x)[0][0]
 
     def gradient(self, x: np.ndarray) -> np.ndarray:
-        return self._obj(x)[1]
+        return self._at(x)[0][1]
 
     def constraints(self, x: np.ndarray) -> np.ndarray:
-        return self._con(x)[0]
+        return self._at(x)[1][0]
 
     def jacobian(self, x: np.ndarray) -> np.ndarray:
-        return self._con(x)[1].ravel()
+        return self._at(x)[1][1].ravel()
 
     def intermediate(self, alg_mod: int, iter_count: int, *args: float) -> bool:
         self.iterations = iter_count
@@ -265,6 +260,9 @@ class ExcitingPlanner:
         # wall time of the last sound checks: the NLP stops early enough for one to finish
         # within max_solve_time (a plan certified after its budget is discarded as late)
         self.check_seconds = 0.0
+        # cond(Y_e) at the points the last NLP evaluated (by k's bytes): a plan's cond comes
+        # from there rather than from one more evaluation
+        self.nlp_conds: dict[bytes, float] = {}
         # Y_eᵀY_e of the executed parts of the published plans (each up to t_p): the history
         # the ``box`` objective adds the new rows to
         self.information = np.zeros((10, 10))
@@ -310,9 +308,7 @@ class ExcitingPlanner:
             return
         n = self.config.n_intervals
         stride = self.config.constraint_stride
-        _, _, clearance, tau = self.model.constraints(
-            traj, k, theta_e, np.zeros(self.reach.chain.sphere_radius.size), np.zeros(traj.nj),
-            n_times=n + 1)
+        clearance, tau = self.model.sampled(traj, k, theta_e, n + 1)
         left = (np.arange(n) // stride) * stride
         right = np.minimum(left + stride, n)
         tau_abs = np.abs(tau)
@@ -347,23 +343,25 @@ class ExcitingPlanner:
         m_lo = max(float(theta_e.lower[0]), 1e-9)
         return "moments" if float(np.max(w)) / m_lo > self.config.stage_com_width else "cond"
 
-    def _objective(self, stage: str, theta_e: ParameterBox) -> Objective:
+    def _objective(self, stage: str, theta_e: ParameterBox) -> RegressorObjective:
         """The NLP's objective for ``stage`` (a ``stage()`` value), bound to the history."""
         if stage == "cond":
-            return self.model.objective
+            return self.model.cond_of
         if stage == "box":
-            return partial(self.model.box_objective, info=self.information,
-                           width=theta_e.width)
-        return partial(self.model.box_objective, info=self.information, width=theta_e.width,
+            return partial(self.model.box_of, info=self.information, width=theta_e.width)
+        return partial(self.model.box_of, info=self.information, width=theta_e.width,
                        parameters=FIRST_MOMENTS, relative=False)
 
     def _solve(self, traj: QuinticTrajectory, x0: np.ndarray, lo: np.ndarray, hi: np.ndarray,
                theta_e: np.ndarray, deadline: float,
-               objective: Objective) -> tuple[np.ndarray, int, str]:
+               objective: RegressorObjective) -> tuple[np.ndarray, int, str]:
+        """(k, Ipopt iterations, status); ``nlp_conds`` then holds cond(Y_e) at every point
+        Ipopt evaluated."""
         # plan() measures the margins before its first solve
-        assert self.margin_d is not None and self.margin_t is not None
-        prob = _Problem(self.model, traj, theta_e, self.margin_d, self.margin_t, deadline,
-                        objective)
+        margin_d, margin_t = self.margin_d, self.margin_t
+        assert margin_d is not None and margin_t is not None
+        prob = _Problem(lambda x: self.model.evaluate(traj, x, theta_e, margin_d, margin_t,
+                                                      objective), deadline)
         m = self.model.n_constraints
         nlp = cyipopt.Problem(n=traj.nj, m=m, problem_obj=prob, lb=lo, ub=hi,
                               cl=np.zeros(m), cu=np.full(m, 2e19))
@@ -375,6 +373,7 @@ class ExcitingPlanner:
             nlp.add_option(key, val)
         x, info = nlp.solve(np.clip(x0, lo, hi))
         msg = info["status_msg"]
+        self.nlp_conds = prob.conds
         return np.asarray(x, float), prob.iterations, msg.decode() if isinstance(msg, bytes) else msg
 
     # -- one cycle -------------------------------------------------------------------------------
@@ -400,6 +399,7 @@ class ExcitingPlanner:
             result.solve_time = time.monotonic() - start
             return result
         x0 = np.clip(self.k_last, lo, hi)
+        self.nlp_conds = {}             # never another cycle's (another trajectory's) values
         if self.margin_t is None:
             t_check = time.monotonic()
             ver0 = self.reach.verify(traj, x0, theta_e_lo, theta_e_hi)
@@ -428,6 +428,7 @@ class ExcitingPlanner:
             last_ver = ver
             if ver.ok:
                 result.verified, result.k = True, k
+                result.cond = self.nlp_conds.get(k.tobytes(), float("nan"))
                 break
             self._measure_margins(traj, k, theta_c, ver)
             # fall back to shorter moves along the same direction (slower, smaller excursions)
@@ -442,8 +443,8 @@ class ExcitingPlanner:
             if result.verified or time.monotonic() + 2.0 * per_check > deadline:
                 break
             candidate = k
-        if result.verified:
-            assert result.k is not None     # set together with verified
+        if result.verified and np.isnan(result.cond):   # a fallback k (or one Ipopt never
+            assert result.k is not None                 # evaluated): one more pass
             result.cond = self.model.objective(traj, result.k)[2]
         result.verification = last_ver
         if not result.verified:
