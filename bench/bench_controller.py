@@ -7,9 +7,10 @@
    2^6 sign vertices more per command) against the Z1's own baseline.
 2. End-to-end latency joint_states → /effort_controller/commands through DDS on this machine:
    the real node as a subprocess (autostart), lock-step round trips from an in-process publisher;
-   idle, and with ``--loaded`` also while the full simulation graph (``sysid-demo``: simulator,
-   identifier, planner, controller, recorder) runs on the same machine in another ROS domain
-   (its CPU and memory load, not its topics). Targets: p99 ≤ 0.5 ms idle, ≤ 1 ms loaded. The
+   idle, and with ``--loaded`` also while the shipped realtime simulation graph
+   (``sysid-launch sim.launch.yaml``: simulator, identifier, planner planning all run,
+   controller, recorder) runs on the same machine in another ROS domain (its CPU and memory
+   load, not its topics). Targets: p99 ≤ 0.5 ms idle, ≤ 1 ms loaded. The
    machine is shared: the load average is printed with each figure.
 3. The node's message handling per command, in process: ``joint_states`` decode (rclpy's
    deserialisation into a JointState + ``messages.joint_state_arrays``, against the raw-CDR
@@ -218,22 +219,32 @@ def _summary(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def start_graph(out: Path) -> subprocess.Popen:
-    """The full simulation graph (``sysid-demo --robot gen3``) in its own ROS domain and
-    session, as load for the loaded latency figure."""
+    """The shipped realtime simulation graph in its own ROS domain and session, as load for the
+    loaded latency figure. It runs until stopped (the planner plans all run): the lock-step demo
+    used before could finish inside the warm-up and leave an idle machine."""
     env = {**os.environ, "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST",
            "ROS_DOMAIN_ID": str(150 + os.getpid() % 20)}
-    exe = Path(sys.executable).with_name("sysid-demo")
-    return subprocess.Popen([str(exe), "--robot", "gen3", "--timeout", "600", "--out", str(out)],
+    exe = Path(sys.executable).with_name("sysid-launch")
+    return subprocess.Popen([str(exe), "sim.launch.yaml", "robot:=gen3", "record:=true",
+                             f"output_dir:={out}", "max_trajectories:=0",
+                             "robot_state_publisher:=false"],
                             env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
 
 
 def stop_graph(proc: subprocess.Popen) -> None:
-    os.killpg(proc.pid, signal.SIGINT)
+    """SIGINT the graph's process group (SIGKILL after 20 s); a graph that already ended is
+    left as it is (the figure then says it was not running throughout)."""
+    if proc.poll() is not None:
+        return
     try:
+        os.killpg(proc.pid, signal.SIGINT)
         proc.wait(20)
+    except ProcessLookupError:
+        return
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 def admission_times(n: int = 50) -> dict[str, dict[str, float]]:
