@@ -318,6 +318,17 @@ def test_over_limit_rejected_nan_clears_stale_deactivates_until_activated(harnes
     def diag_after(t0: float, pred) -> bool:
         return harness.spin_until(lambda: any(t > t0 and pred(lvl, m)
                                               for t, lvl, m in harness.diags), 5.0)
+
+    def pumped_diag_after(t0: float, pred) -> bool:
+        """diag_after while clean joint states keep flowing: a wait without them longer than
+        stale_timeout (0.25 s; a loaded machine's diagnostics can take that) would deactivate
+        the node and turn the check into a stale test."""
+        end = time.monotonic() + 5.0
+        while time.monotonic() < end:
+            pump(0.03)
+            if any(t > t0 and pred(lvl, m) for t, lvl, m in harness.diags):
+                return True
+        return False
     try:
         harness.wait_matched()
         harness.pump_until_commanding(names, q, proc)
@@ -327,18 +338,29 @@ def test_over_limit_rejected_nan_clears_stale_deactivates_until_activated(harnes
         t0 = time.monotonic()
         z = np.zeros((2, 7))
         harness.trajectory(names, [0.0, 1.0], [q, bad], z, z, 0.0)
-        assert diag_after(t0, lambda lvl, m: lvl == 1 and "joint 2 reaches 3 rad" in m)
+        assert pumped_diag_after(t0, lambda lvl, m: lvl == 1 and "joint 2 reaches 3 rad" in m)
         pump(0.3)
         assert np.max(np.abs(harness.errors[-1][:7])) < 1e-9        # still holding q
         # NaN: ERROR at once, cleared in a later period while clean data flow
         nan_q = q.copy()
         nan_q[2] = np.nan
         t0 = time.monotonic()
-        harness.joint_state(names, nan_q, np.zeros(7), 0.0)
-        assert diag_after(t0, lambda lvl, m: lvl == 2 and "non-finite position" in m)
+
+        def nan_reported() -> bool:
+            return any(t > t0 and lvl == 2 and "non-finite position" in m
+                       for t, lvl, m in harness.diags)
+        # the controller keeps only the newest state (depth 1): the NaN is taken only if no
+        # clean state follows it at once, and a pause longer than stale_timeout would
+        # deactivate the node, so: NaN, 0.1 s pause, clean states, until it is reported
+        end = time.monotonic() + 10.0
+        while not nan_reported() and time.monotonic() < end:
+            harness.joint_state(names, nan_q, np.zeros(7), 0.0)
+            harness.spin_until(nan_reported, 0.1)
+            pump(0.1)
+        assert nan_reported(), harness.diags[-5:]
         t1 = time.monotonic()
         pump(1.0)
-        assert diag_after(t1 + 0.35, lambda lvl, m: lvl == 0), harness.diags[-5:]
+        assert pumped_diag_after(t1 + 0.35, lambda lvl, m: lvl == 0), harness.diags[-5:]
         # stale: ERROR, lifecycle inactive, no commands on fresh data until activated
         t0 = time.monotonic()
         assert diag_after(t0, lambda lvl, m: lvl == 2 and "joint_states stale" in m)
