@@ -251,12 +251,14 @@ def test_sim_writes_asynchronously_unless_the_user_chose(ros_node, monkeypatch):
     deliver to every reader itself): its process runs a Fast DDS delivery thread for them
     (``dds.asyn.0.1``, next to the participant's own ``dds.asyn.0.0``), read from /proc. A user's
     RMW_FASTRTPS_PUBLICATION_MODE wins: SYNCHRONOUS gives no such thread."""
+    from sysid_ros.nodes.qos import PUBLICATION_MODE_ENV
+
     node, ex = ros_node
-    monkeypatch.delenv("RMW_FASTRTPS_PUBLICATION_MODE", raising=False)
+    monkeypatch.delenv(PUBLICATION_MODE_ENV, raising=False)
     threads = {}
     for mode in ("SYNCHRONOUS", None):
         proc = start_node("sim", "mode:=lockstep", "lockstep_wait:=0.05",
-                          env_extra={"RMW_FASTRTPS_PUBLICATION_MODE": mode} if mode else None)
+                          env_extra={PUBLICATION_MODE_ENV: mode} if mode else None)
         try:
             assert spin_until(ex, lambda: node.count_publishers("/joint_states") > 0, 30.0), \
                 stop(proc)
