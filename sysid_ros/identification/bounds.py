@@ -34,8 +34,8 @@ from scipy import sparse
 from sysid_ros.model.box import ParameterBox, theta_e_box
 from sysid_ros.model.parameters import pseudo_inertia
 
-__all__ = ["BoxResult", "polytope_box", "chebyshev_centre", "normalise_rows", "prune_rows",
-           "psd_cuts_at"]
+__all__ = ["BoxResult", "polytope_box", "chebyshev_centre", "informative_rows",
+           "normalise_rows", "prune_rows", "psd_cuts_at"]
 
 OK, INCONSISTENT, INSUFFICIENT = "ok", "inconsistent", "insufficient_data"
 N_BOX = 10          # θ_e: the first 10 unknowns are the box's
@@ -52,6 +52,12 @@ class BoxResult:
     cuts: np.ndarray | None = None     # (k, 10) pseudo-inertia cuts a·θ ≥ 0 (lp-cuts only)
 
 
+def informative_rows(Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(mask of the rows whose Y is not numerically zero, every row's norm ‖Y_row‖)."""
+    norm = np.linalg.norm(Y, axis=1)
+    return norm > 1e-12 * max(1.0, float(norm.max(initial=0.0))), norm
+
+
 def normalise_rows(Y: np.ndarray, U: np.ndarray, r: np.ndarray
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
     """Scale each row of |Yθ − U| ≤ r by 1/‖Y_row‖ (same set, better conditioned).
@@ -59,8 +65,7 @@ def normalise_rows(Y: np.ndarray, U: np.ndarray, r: np.ndarray
     Rows whose Y is (numerically) zero carry no information on θ_e but can still prove the data
     inconsistent: returned separately as a boolean "violated" flag.
     """
-    norm = np.linalg.norm(Y, axis=1)
-    keep = norm > 1e-12 * max(1.0, float(norm.max(initial=0.0)))
+    keep, norm = informative_rows(Y)
     violated = bool(np.any(np.abs(U[~keep]) > r[~keep]))
     s = 1.0 / norm[keep]
     return Y[keep] * s[:, None], U[keep] * s, r[keep] * s, violated
@@ -88,6 +93,14 @@ def prune_rows(Y: np.ndarray, U: np.ndarray, r: np.ndarray, lower: np.ndarray,
     return Y[keep], U[keep], r[keep], violated
 
 
+def cap_iterations(h: highspy.Highs) -> None:
+    """Stop a stalled simplex. Warm-started dual simplex after cut rows were added has been seen
+    to cycle: one 582-row, 84-column box LP took 14 million iterations (9 minutes) before ending
+    optimal; healthy solves here take at most about two iterations per row. A capped LP ends
+    with status "iteration limit" and its side falls back to the prior (sound, not tight)."""
+    h.setOptionValue("simplex_iteration_limit", 2000 + 5 * (h.getNumRow() + h.getNumCol()))
+
+
 def _highs(Y: np.ndarray, lo: np.ndarray, hi: np.ndarray, x_lo: np.ndarray,
            x_hi: np.ndarray) -> highspy.Highs:
     h = highspy.Highs()
@@ -101,6 +114,7 @@ def _highs(Y: np.ndarray, lo: np.ndarray, hi: np.ndarray, x_lo: np.ndarray,
     csr = sparse.csr_matrix(Y)
     h.addRows(Y.shape[0], lo, hi, csr.nnz, csr.indptr[:-1].astype(np.int32),
               csr.indices.astype(np.int32), csr.data)
+    cap_iterations(h)
     return h
 
 
@@ -139,6 +153,7 @@ def _lp_box(Y: np.ndarray, lo: np.ndarray, hi: np.ndarray, x_lo: np.ndarray, x_h
             h.changeColsCost(n, idx, cost)
             h.changeObjectiveSense(sense)
             for rnd in range(cut_rounds + 1):
+                cap_iterations(h)
                 h.run()
                 status = h.getModelStatus()
                 if status == highspy.HighsModelStatus.kInfeasible:

@@ -58,8 +58,11 @@ Keys (all optional except the prior):
 - ``cut_rounds`` / ``max_cuts`` (method ``lp-cuts``): cut-and-resolve rounds per coordinate
   bound and the cap on pseudo-inertia cuts kept (see :mod:`bounds`); they trade CPU for width,
   never soundness.
-- ``online_max_rows``: the online identifier keeps only this many most recent rows (its previous
-  box is the prior), so an update costs the same after an hour as after a minute.
+- ``online_max_rows``: the online point estimate uses this many most recent rows.
+- ``online_lp_rows``: the online box LPs keep this many payload rows plus those binding an LP
+  optimum (:mod:`.incremental`; the previous box is the prior), so an update costs the same
+  after an hour as after a minute. A cost knob: rows slack at every optimum go first, which
+  leaves the box as it is.
 - ``imu`` (floating-base robots, required there): per-axis bounds of the trunk IMU —
   ``gyro_bias_abs`` (rad/s) and ``accel_bias_abs`` (m/s²), constant over the recording (the
   accelerometer's is a shared LP unknown), ``gyro_noise_abs`` (rad/s) and ``accel_noise_abs``
@@ -135,6 +138,7 @@ class IdentificationConfig:
     gap_floor: float = 0.0025
     quadrature_safety: float = 5.0
     online_max_rows: int = 1400
+    online_lp_rows: int = 700
     cut_rounds: int = 8
     max_cuts: int = 200
     imu: ImuBounds | None = None               # trunk IMU bounds (floating base only)
@@ -308,8 +312,9 @@ def _check(c: IdentificationConfig) -> None:
     if c.calibration_rows is not None and not (c.theta_r_unknowns and c.friction_unknowns):
         raise _fail("calibration_rows", "need theta_r_unknowns and friction_unknowns: the "
                     "calibration rows constrain the shared theta_r and friction unknowns")
-    if c.online_max_rows < 10:
-        raise _fail("online_max_rows", "must be >= 10")
+    for key in ("online_max_rows", "online_lp_rows"):
+        if getattr(c, key) < 10:
+            raise _fail(key, "must be >= 10")
     # (a ParameterBox is finite with lower <= upper by construction; B₀ must have width)
     if not isinstance(c.prior, ParameterBox) or c.prior.names != PARAM_NAMES \
             or np.any(c.prior.lower >= c.prior.upper):
@@ -380,7 +385,7 @@ def load_prior(spec: str, priors: dict[str, Any] | None = None, *,
         raise _fail("prior", f"{name}: {exc}") from exc
 
 
-_INT_KEYS = ("window", "stride", "online_max_rows", "cut_rounds", "max_cuts",
+_INT_KEYS = ("window", "stride", "online_max_rows", "online_lp_rows", "cut_rounds", "max_cuts",
              "calibration_rows_max")
 _FLOAT_KEYS = ("coulomb_band", "window_s", "stride_s", "max_sample_gap", "gap_factor",
                "gap_floor", "quadrature_safety")

@@ -48,6 +48,7 @@ from sysid_ros.identification.config import IdentificationConfig
 from sysid_ros.identification.diagnostics import Consistency, DataSummary, box_warnings, \
     consistency, insufficient_reason, pinned_faces, summarize
 from sysid_ros.identification.errors import IdentificationConfigError, SampleError
+from sysid_ros.identification.incremental import IncrementalBox
 from sysid_ros.identification.problem import N_THETA_E, PayloadProblem, PayloadRows
 from sysid_ros.identification.stamps import ACCEPT, RESTART, StampFilter
 from sysid_ros.identification.windows import MomentumWindows
@@ -266,15 +267,18 @@ class OnlineIdentifier:
     """Streaming identifier: bounds only shrink and an update's cost does not grow with run time.
 
     Each :meth:`update` intersects the previous sound box (the prior of this update) with the
-    polytope of the most recent ``config.online_max_rows`` rows: the truth is in the previous
-    box and satisfies every row, so it stays in the new box, and the LP size is bounded. An empty
+    polytope of the rows kept: the truth is in the previous box and satisfies every row, so it
+    stays in the new box. The 20 box LPs live between updates (:mod:`.incremental`): new rows are
+    appended, each LP restarts from its own optimum, and beyond ``config.online_lp_rows`` rows
+    the rows slack at every optimum are dropped (the box is unchanged by that), so the LP size is
+    bounded. An empty
     intersection sets status ``inconsistent`` (with :attr:`diagnosis` saying why) and keeps the
     last sound box until :meth:`reset`. The window plan follows the stream's own rate, measured
     from its first samples.
 
     With ``lp-cuts`` the pseudo-inertia cut pool is carried from update to update (cuts hold
     for every rigid body whatever the data). With ``background_cuts=True`` :meth:`update` only
-    re-uses the pool (one LP box over ``online_max_rows`` + ``max_cuts`` rows) and the
+    adds the pool's new cuts to the LPs (at most ``max_cuts`` kept) and the
     cut-generating rounds run in :meth:`tighten`, which another thread may call at its own,
     slower cadence: it solves on a snapshot without holding the lock and then intersects its
     box with the current one — both contain the truth, so the intersection does too (an empty
@@ -327,7 +331,15 @@ class OnlineIdentifier:
             #: thread); its nominal is the point estimate, the unloaded body before any
             self.box = prior.with_nominal(prior.clip(self.robot.theta_e()))
             self.status = INSUFFICIENT
-            self._rows = PayloadRows.concat([], self.problem.n_x)
+            #: the box LPs of this payload and the rows they keep (a snapshot, for tighten())
+            self._lps = IncrementalBox(self.problem.n_x, self.config.online_lp_rows,
+                                       pad_rel=1e-5 if self.method == "lp-cuts" else 1e-6,
+                                       max_cuts=self.config.max_cuts, pinned=self._cal_rows)
+            self._rows = self._lps.rows
+            self._pending: list[PayloadRows] = []     # rows formed since the last update
+            #: the most recent ``online_max_rows`` rows, for the point estimate (the LPs keep
+            #: the rows that bind their optima, a biased sample for least squares)
+            self._recent = self._rows
             self._cuts: np.ndarray | None = None
             self._new_rows = 0
             self.windows_used = 0
@@ -429,9 +441,9 @@ class OnlineIdentifier:
 
     def _append(self, rows: PayloadRows) -> int:
         if len(rows):
-            keep = self.config.online_max_rows
-            both = PayloadRows.concat([self._rows, rows], self.problem.n_x)
-            self._rows = both.take(slice(-keep, None))
+            self._pending.append(rows)
+            both = PayloadRows.concat([self._recent, rows], self.problem.n_x)
+            self._recent = both.take(slice(-self.config.online_max_rows, None))
             self._new_rows += len(rows)
             self.windows_used += len(rows) // len(self.windows.row_joints)
         return len(rows)
@@ -452,17 +464,31 @@ class OnlineIdentifier:
         if self.status == INCONSISTENT or self._new_rows == 0:
             return self.status
         with self._lock:
-            rows = self._rows
-            self._new_rows = 0
-            prior, cuts, epoch = self.box, self._cuts, self._epoch
-        rounds = 0 if self.background_cuts else self.config.cut_rounds
+            new = PayloadRows.concat(self._pending, self.problem.n_x)
+            self._pending, self._new_rows = [], 0
+            prior, cuts, epoch, lps = self.box, self._cuts, self._epoch, self._lps
+            recent = self._recent
+        cut_rounds = self.config.cut_rounds if self.method == "lp-cuts" and \
+            not self.background_cuts else 0
         x_lo, x_hi = self.problem.prior(prior)
-        lp_rows = self._with_calibration(rows)
-        box = _box(self.method, lp_rows, x_lo, x_hi, self.config, self.robot, cuts, rounds)
-        self._merge(box, epoch, keep_cuts=not self.background_cuts)
+        lps.add(new)
+        lps.add_cuts(cuts)
+        box = lps.solve(x_lo, x_hi, cut_rounds)
+        rows = lps.rows
+        with self._lock:
+            if epoch == self._epoch:
+                self._rows = rows
+        if self._merge(box, epoch, keep_cuts=False) and self.method == "lp-lmi":
+            # the SDP box on the rows the LPs keep, inside the LP box just merged
+            self._merge(_box("lp-lmi", self._with_calibration(rows),
+                             *self.problem.prior(self.box), self.config, self.robot), epoch,
+                        keep_cuts=False)
         if self.status == OK:
-            self._update_nominal(rows)
+            self._update_nominal(recent, rows)
         elif self.status == INCONSISTENT and self.diagnosis is None:
+            # ``new`` once more: its all-zero rows (no information on x, but possibly violated)
+            # are not kept by the LPs
+            lp_rows = self._with_calibration(PayloadRows.concat([rows, new], self.problem.n_x))
             self.diagnosis = consistency(lp_rows, x_lo, x_hi, self.robot.nj, per_joint=True)
             self.reason = self.diagnosis.describe(self.robot.joint_names)
         return self.status
@@ -502,12 +528,13 @@ class OnlineIdentifier:
             self.status = OK
             return True
 
-    def _update_nominal(self, rows: PayloadRows) -> None:
+    def _update_nominal(self, recent: PayloadRows, rows: PayloadRows) -> None:
+        """The nominal from the ``recent`` rows, the warnings from the LPs' ``rows``."""
         box = self.box
         lower, upper = box.lower, box.upper
         outside = False
         if self.point_estimate:
-            nominal, outside = _point_estimate(rows, lower, upper,
+            nominal, outside = _point_estimate(recent, lower, upper,
                                                *self.problem.prior(box), box.nominal,
                                                self.problem.held_columns, self._cal_rows)
         else:

@@ -78,7 +78,7 @@ PARAMETERS = (
           "stream's median step", None, (0.0, 3600.0), unit="s"),
     Param("window", "int", "window length in samples (overrides window_s)", None, (2, 10**7)),
     Param("stride", "int", "stride in samples (overrides stride_s)", None, (1, 10**7)),
-    Param("online_max_rows", "int", "rows kept online (oldest dropped first)", None, (1, 10**8)),
+    Param("online_max_rows", "int", "most recent rows the point estimate uses", None, (1, 10**8)),
     Param("stamp_restart_samples", "int", "consecutive stamps behind the last accepted one, "
           "increasing among themselves, that mean a restart (replay loop)", 10, (2, 10**6)),
 )

@@ -12,7 +12,7 @@ def test_online_boxes_shrink_and_contain_truth(gen3):
     theta = gen3.theta_e() + random_payload_theta(rng, 3.0)
     run = simulate(gen3, rng, theta_e=theta, duration=1.5, noise_rel=0.025)
     cfg = load_identification_config(gen3, friction="config", torque_noise_abs=0.0, torque_noise_rel=0.025,
-                                     online_max_rows=70)
+                                     online_max_rows=70, online_lp_rows=70)
     online = OnlineIdentifier(gen3, cfg)
     prev = (online.lower.copy(), online.upper.copy())
     chunk = 1000
@@ -24,7 +24,8 @@ def test_online_boxes_shrink_and_contain_truth(gen3):
         assert np.all(online.lower >= prev[0]) and np.all(online.upper <= prev[1])
         assert np.all(theta >= online.lower) and np.all(theta <= online.upper)
         assert np.all(online.nominal >= online.lower) and np.all(online.nominal <= online.upper)
-        assert online.summary()["rows"] <= cfg.online_max_rows
+        # beyond the cap only rows binding an LP optimum stay: n_x per vertex, 20 vertices
+        assert online.summary()["rows"] <= cfg.online_lp_rows + 20 * online.problem.n_x
         prev = (online.lower.copy(), online.upper.copy())
     assert online.status == "ok"
     assert online.upper[0] - online.lower[0] < 0.6 * cfg.prior.width[0]
