@@ -366,6 +366,11 @@ class OnlineIdentifier:
     def samples(self) -> int:
         return self.windows.n_samples
 
+    @property
+    def rows(self) -> PayloadRows:
+        """The payload rows the box LPs keep (as of the last update; calibration rows apart)."""
+        return self._rows
+
     # read-only views of the current box (what the tests and reports read)
     @property
     def lower(self) -> np.ndarray:
