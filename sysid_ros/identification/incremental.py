@@ -30,7 +30,7 @@ import numpy as np
 from scipy import sparse
 
 from sysid_ros.identification.bounds import INCONSISTENT, INSUFFICIENT, N_BOX, OK, BoxResult, \
-    cap_iterations, informative_rows, psd_cuts_at
+    cap_iterations, informative_rows, normalise_rows, psd_cuts_at
 from sysid_ros.identification.problem import PayloadRows
 from sysid_ros.model.box import theta_e_box
 
@@ -99,13 +99,11 @@ class IncrementalBox:
     def _add(self, rows: PayloadRows, kind: int) -> None:
         if rows.A.ndim != 2 or rows.A.shape[1] != self.n_x:
             raise ValueError(f"rows: {rows.A.shape[-1]} columns, the LPs have {self.n_x}")
-        keep, norm = informative_rows(rows.A)
-        r = rows.r
-        self._violated |= bool(np.any(np.abs(rows.c[~keep]) > r[~keep]))
-        if kind == _DATA:
-            self._rows = PayloadRows.concat([self._rows, rows.take(keep)], self.n_x)
-        s = 1.0 / norm[keep]
-        A, c, rad = rows.A[keep] * s[:, None], rows.c[keep] * s, r[keep] * s
+        A, c, rad, violated = normalise_rows(rows.A, rows.c, rows.r)
+        self._violated |= violated
+        if kind == _DATA:      # the rows as given, minus the all-zero ones normalise_rows drops
+            self._rows = PayloadRows.concat([self._rows, rows.take(informative_rows(rows.A)[0])],
+                                            self.n_x)
         self._append(A, c - rad, c + rad, kind)
 
     def _append_cuts(self, cuts: np.ndarray) -> None:
