@@ -11,7 +11,14 @@
    (``sysid-launch sim.launch.yaml``: simulator, identifier, planner planning all run,
    controller, recorder) runs on the same machine in another ROS domain (its CPU and memory
    load, not its topics). Targets: p99 ≤ 0.5 ms idle, ≤ 1 ms loaded. The
-   machine is shared: the load average is printed with each figure.
+   machine is shared: the load average is printed with each figure. Two ends per round trip:
+   when the bench's command callback ran (its own rclpy dispatch included: the figure of
+   earlier runs) and when its DDS reader received the command (``received_timestamp``, system
+   clock, as the publish time: what a C++ drive loop would see). ``--realtime-priority N``
+   runs the node with ``realtime_priority:=N``; ``--client-priority N`` puts the bench's
+   thread at SCHED_FIFO N (a drive's loop would be; this Python client's busy executor then
+   competes with the node's middleware threads for the two cores: idle median 0.21 → 0.32 ms
+   measured, so it is off by default).
 3. The node's message handling per command, in process: ``joint_states`` decode (rclpy's
    deserialisation into a JointState + ``messages.joint_state_arrays``, against the raw-CDR
    ``sysid_ros.cdr.JointStateDecoder`` the node uses) and command encode (a Float64MultiArray
@@ -23,13 +30,15 @@
 
 Usage: python -m bench.bench_controller [--json PATH] [--samples 3000] [--round-trips 500]
        [--loaded] [--client message|raw] [--command-reliability reliable|best_effort]
-       [--baseline-tree DIR --repeats N]
+       [--baseline-tree DIR --repeats N] [--realtime-priority N] [--client-priority N]
 
 JSON keys (stable): compute, compute_ratio_p99_robust_over_baseline, target_p99_ms, target_met,
 z1_mass_metric, codec {decode, encode: {message_path, raw_cdr: {median_ms, p99_ms}, ratio_median,
 ratio_p99}}, admission, dds_latency and dds_latency_baseline ({median_ms, p99_ms, round_trips,
-runs, client, load_avg_1min}: medians over the runs; null without a baseline tree),
-dds_latency_runs (each run, with its command_reliability), dds_latency_loaded.
+runs, client, load_avg_1min, realtime_priority, at_dds_receipt {median_ms, p99_ms}}: medians
+over the runs; null without a baseline tree),
+dds_latency_runs (each run, with its command_reliability and client_priority),
+dds_latency_loaded.
 """
 from __future__ import annotations
 
@@ -136,12 +145,15 @@ def codec_times(n: int, rng: np.random.Generator) -> dict[str, dict[str, Any]]:
 
 
 def dds_latency(round_trips: int, root: Path = ROOT, client: str = "message",
-                reliability: str = "reliable") -> dict[str, Any]:
+                reliability: str = "reliable", priority: int = 0,
+                client_priority: int = 0) -> dict[str, Any]:
     """Round trips against the controller node of the source tree ``root`` (its
     ``sysid_ros`` and config). ``client``: "message" publishes a JointState object and takes
     the commands as Float64MultiArray objects (the figure of earlier runs); "raw" publishes
     the same message pre-serialized and takes the commands as bytes, so less of the figure is
-    the bench's own rclpy work."""
+    the bench's own rclpy work. ``priority`` > 0: the node's ``realtime_priority``;
+    ``client_priority`` > 0: the bench's thread at SCHED_FIFO, raised after the node was
+    started (which keeps its own policy) and lowered again at the end."""
     import rclpy
     from rclpy.serialization import serialize_message
     from rclpy.executors import SingleThreadedExecutor
@@ -159,17 +171,25 @@ def dds_latency(round_trips: int, root: Path = ROOT, client: str = "message",
          str(root / "config" / "robust_controller.yaml"), "-p", "autostart:=true",
          "-p", "stale_timeout:=5.0", "-p", "debug_decimation:=1000000",
          # only when asked: a baseline tree older than the parameter would refuse it
-         *(["-p", f"command_reliability:={reliability}"] if reliability != "reliable" else [])],
+         *(["-p", f"command_reliability:={reliability}"] if reliability != "reliable" else []),
+         *(["-p", f"realtime_priority:={priority}"] if priority else [])],
         env=env, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True)
+    if client_priority:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(client_priority))
     rclpy.init()
     node = rclpy.create_node("bench_controller_latency")
     ex = SingleThreadedExecutor()
     ex.add_node(node)
     got: list[float] = []
-    node.create_subscription(Float64MultiArray, "/effort_controller/commands",
-                             lambda m: got.append(time.perf_counter()), command_qos(reliability),
-                             raw=client == "raw")
+    received: list[int] = []                 # the DDS reader's receipt, ns, system clock
+
+    def on_command(_msg: object, info: dict[str, int]) -> None:
+        got.append(time.perf_counter())
+        received.append(info["received_timestamp"])
+
+    node.create_subscription(Float64MultiArray, "/effort_controller/commands", on_command,
+                             command_qos(reliability), raw=client == "raw")
     pub = node.create_publisher(JointState, "joint_states", SENSOR_QOS)
     robot = load_robot("gen3")
     msg = JointState()
@@ -179,6 +199,7 @@ def dds_latency(round_trips: int, root: Path = ROOT, client: str = "message",
     msg.effort = [0.0] * robot.nj
     out: JointState | bytes = serialize_message(msg) if client == "raw" else msg
     lat: list[float] = []
+    lat_dds: list[float] = []
     try:
         end = time.monotonic() + 30.0
         while not got and time.monotonic() < end:       # discovery + configure
@@ -188,6 +209,7 @@ def dds_latency(round_trips: int, root: Path = ROOT, client: str = "message",
             raise RuntimeError("controller node never answered")
         for _ in range(round_trips + 20):
             n = len(got)
+            sent_ns = time.time_ns()
             t0 = time.perf_counter()
             pub.publish(out)
             deadline = t0 + 1.0
@@ -195,27 +217,42 @@ def dds_latency(round_trips: int, root: Path = ROOT, client: str = "message",
                 ex.spin_once(timeout_sec=0.0005)
             if len(got) > n:
                 lat.append(got[-1] - t0)
+                lat_dds.append((received[-1] - sent_ns) * 1e-9)
     finally:
         node.destroy_node()
         ex.shutdown()
         rclpy.try_shutdown()
+        if client_priority:   # back to normal: the loaded graph is started from this thread
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
         os.killpg(proc.pid, signal.SIGINT)
         try:
             proc.wait(10)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
     return {**_stats(lat[20:]), "round_trips": len(lat[20:]), "client": client,
-            "load_avg_1min": os.getloadavg()[0]}
+            "load_avg_1min": os.getloadavg()[0], "realtime_priority": priority,
+            "client_priority": client_priority,
+            "at_dds_receipt": _stats(lat_dds[20:])}
 
 
 def _summary(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Median over runs of the median and of the p99 (None without runs)."""
     if not runs:
         return None
-    return {"median_ms": float(np.median([r["median_ms"] for r in runs])),
-            "p99_ms": float(np.median([r["p99_ms"] for r in runs])),
+    def med(key: str, part: str | None = None) -> float:
+        return float(np.median([(r[part] if part else r)[key] for r in runs]))
+
+    return {"median_ms": med("median_ms"), "p99_ms": med("p99_ms"),
+            "at_dds_receipt": {k: med(k, "at_dds_receipt") for k in ("median_ms", "p99_ms")},
+            "realtime_priority": runs[0]["realtime_priority"],
             "round_trips": sum(r["round_trips"] for r in runs), "runs": len(runs),
             "client": runs[0]["client"], "load_avg_1min": max(r["load_avg_1min"] for r in runs)}
+
+
+def _receipt(run: dict[str, Any]) -> str:
+    rec = run["at_dds_receipt"]
+    prio = f", SCHED_FIFO {run['realtime_priority']}" if run["realtime_priority"] else ""
+    return f" (at DDS receipt: median {rec['median_ms']:.3f} ms, p99 {rec['p99_ms']:.3f} ms{prio})"
 
 
 def start_graph(out: Path) -> subprocess.Popen:
@@ -293,6 +330,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline-tree", type=Path,
                     help="also measure the controller node of this source tree (e.g. an unpacked "
                          "`git archive REV`), alternating with this tree's, same client")
+    ap.add_argument("--realtime-priority", type=int, default=0,
+                    help="SCHED_FIFO priority of the node's command thread and of the bench's "
+                         "(0: normal scheduling; needs CAP_SYS_NICE or an rtprio limit)")
+    ap.add_argument("--client-priority", type=int, default=0,
+                    help="SCHED_FIFO priority of the bench's own thread (0: normal)")
     ap.add_argument("--repeats", type=int, default=1,
                     help="idle latency runs per tree (the machine is shared: alternate, repeat)")
     args = ap.parse_args(argv)
@@ -327,19 +369,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'admission ' + name:34s} {st['median_ms']:10.4f} {st['p99_ms']:8.4f}")
     trees = {"this tree": ROOT, **({"baseline": args.baseline_tree} if args.baseline_tree else {})}
     runs = [{"tree": tree, "command_reliability": args.command_reliability,
-             **dds_latency(args.round_trips, root, args.client, args.command_reliability)}
+             **dds_latency(args.round_trips, root, args.client, args.command_reliability,
+                           args.realtime_priority, args.client_priority)}
             for _ in range(args.repeats) for tree, root in trees.items()]
     for run in runs:
         print(f"DDS joint_states -> command latency, idle, {run['tree']} ({run['round_trips']} "
               f"round trips, {args.client} client, {args.command_reliability} commands, load "
               f"{run['load_avg_1min']:.1f}): median "
-              f"{run['median_ms']:.3f} ms, p99 {run['p99_ms']:.3f} ms")
+              f"{run['median_ms']:.3f} ms, p99 {run['p99_ms']:.3f} ms{_receipt(run)}")
     lat, lat_base = (_summary([r for r in runs if r["tree"] == t]) for t in ("this tree", "baseline"))
     for label, summ in (("this tree", lat), ("baseline", lat_base)):
         if summ is not None:
             print(f"DDS latency idle, {label}, median over {summ['runs']} run(s): median "
-                  f"{summ['median_ms']:.3f} ms, p99 {summ['p99_ms']:.3f} ms (target p99 <= 0.5 ms: "
-                  f"{'met' if summ['p99_ms'] <= 0.5 else 'MISSED'})")
+                  f"{summ['median_ms']:.3f} ms, p99 {summ['p99_ms']:.3f} ms{_receipt(summ)} "
+                  f"(target p99 <= 0.5 ms: {'met' if summ['p99_ms'] <= 0.5 else 'MISSED'})")
     loaded = None
     if args.loaded:
         import tempfile
@@ -349,14 +392,16 @@ def main(argv: list[str] | None = None) -> int:
                 time.sleep(args.graph_warmup)
                 running = graph.poll() is None
                 loaded = {**dds_latency(args.round_trips, ROOT, args.client,
-                                        args.command_reliability),
+                                        args.command_reliability, args.realtime_priority,
+                                        args.client_priority),
                           "graph_running_throughout": running and graph.poll() is None}
             finally:
                 stop_graph(graph)
         print(f"DDS joint_states -> command latency, full graph running "
               f"({loaded['round_trips']} round trips, load {loaded['load_avg_1min']:.1f}, graph "
               f"alive throughout: {loaded['graph_running_throughout']}): median "
-              f"{loaded['median_ms']:.3f} ms, p99 {loaded['p99_ms']:.3f} ms (target p99 <= 1 ms: "
+              f"{loaded['median_ms']:.3f} ms, p99 {loaded['p99_ms']:.3f} ms{_receipt(loaded)} "
+              f"(target p99 <= 1 ms: "
               f"{'met' if loaded['p99_ms'] <= 1.0 else 'MISSED'})")
     if args.json:
         args.json.write_text(json.dumps({

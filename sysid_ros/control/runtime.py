@@ -102,6 +102,7 @@ class ControllerSettings:
     trajectory_topic: str = "/sysid/desired_trajectory"
     command_topic: str = "/effort_controller/commands"
     command_reliability: str = "reliable"
+    realtime_priority: int = 0
 
     _OPTIONAL_STRINGS = ("robot_config", "calibration")
 
@@ -146,6 +147,8 @@ class ControllerSettings:
         need(self.watchdog_period <= self.stale_timeout, "watchdog_period",
              "must be <= stale_timeout (stale input is noticed within one period)")
         need(self.debug_decimation >= 1, "debug_decimation", "must be >= 1")
+        need(0 <= self.realtime_priority <= 99, "realtime_priority",
+             "must be in [0, 99] (0: normal scheduling)")
         need(self.command_reliability in COMMAND_RELIABILITIES, "command_reliability",
              f"not one of {COMMAND_RELIABILITIES}")
         need(0 < self.torque_limit_scale <= 1, "torque_limit_scale", "must be in (0, 1]")
@@ -227,6 +230,7 @@ class ControllerRuntime:
         self._resume = False             # the next activation is an auto re-activation
         self.last_stale = ""             # reason of the last stale stop (kept for reports)
         self.bounds_source = "prior"
+        self.scheduling = "normal"       # the command thread's policy, as the node set it
         self.state: tuple[float, np.ndarray, np.ndarray] | None = None
         self.last_output: ControlOutput | None = None
         self.counters = _Counters()
@@ -439,7 +443,7 @@ class ControllerRuntime:
                   "stale_events": str(self.counters.stale_events),
                   "last_stale": self.last_stale,
                   "accept_uncertified": str(self.settings.accept_uncertified).lower(),
-                  "rho": f"{self.bound.rho:.6g}"}
+                  "rho": f"{self.bound.rho:.6g}", "scheduling": self.scheduling}
         return Status(level, message, values)
 
     def end_period(self) -> None:

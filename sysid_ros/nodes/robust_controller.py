@@ -22,7 +22,7 @@ from sysid_ros.control.errors import ControlError, TrajectoryError
 from sysid_ros.control.runtime import (ERROR, STATE_LABELS, WARN, ControllerRuntime,
                                        ControllerSettings, Status, build_runtime)
 from sysid_ros.model.errors import ModelError
-from sysid_ros.nodes._common import run_node
+from sysid_ros.nodes._common import realtime_thread, run_node
 from sysid_ros.cdr import Float64ArrayEncoder, JointStateDecoder
 from sysid_ros.nodes.qos import (CONTROL_SENSOR_QOS, DIAGNOSTICS_QOS, LATCHED_QOS, TRAJECTORY_QOS,
                                  command_qos)
@@ -80,6 +80,12 @@ class RobustControllerNode(LifecycleNode):
         self._io += [("timer", self.create_timer(period, cb, clock=self._steady))
                      for period, cb in timers]
         self.get_logger().info(f"configured: {self.rt.robot.name}, {s}")
+        refused = realtime_thread(s.realtime_priority)     # this thread runs every callback
+        self.rt.scheduling = f"normal ({refused})" if refused else (
+            f"SCHED_FIFO {s.realtime_priority}" if s.realtime_priority else "normal")
+        if refused:
+            self.get_logger().warning(f"realtime_priority: {refused}; commanding at normal "
+                                      "priority")
         self._publish_status()
         return TransitionCallbackReturn.SUCCESS
 

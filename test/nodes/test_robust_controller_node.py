@@ -191,9 +191,14 @@ def test_lifecycle_and_closed_loop_over_dds(harness):
     sim.reset(q0)
     names = robot.joint_names
     proc = start_node("robust_controller", "stale_timeout:=2.0", "debug_decimation:=1",
-                      "accept_uncertified:=true")
+                      "accept_uncertified:=true", "realtime_priority:=7")
     try:
+        assert os.sched_getscheduler(proc.pid) == os.SCHED_OTHER      # raised at configure
         assert harness.change_state(Transition.TRANSITION_CONFIGURE)
+        # the node's main thread is its executor's: the one that answers joint_states
+        fifo = os.sched_getscheduler(proc.pid) == os.SCHED_FIFO
+        if fifo:
+            assert os.sched_getparam(proc.pid).sched_priority == 7
         harness.wait_matched()
         harness.bounds_pub.publish(bounds_to_msg(theta_e_box(truth - rad, truth + rad, truth)))
         # configured but inactive: no commands
@@ -238,6 +243,8 @@ def test_lifecycle_and_closed_loop_over_dds(harness):
     finally:
         out = stop(proc)
     assert "Traceback" not in out, out
+    # where this machine refuses SCHED_FIFO the node says so and commands at normal priority
+    assert fifo or ("realtime_priority" in out and "refused" in out), out
 
 
 def test_stale_states_stop_commands_and_bad_trajectories_are_rejected(harness):

@@ -1,0 +1,59 @@
+"""``nodes._common.realtime_thread``: the command thread's preparation (SCHED_FIFO for that thread
+only, the startup heap frozen), checked through the kernel's own view of the thread."""
+from __future__ import annotations
+
+import gc
+import os
+import threading
+
+import pytest
+
+from sysid_ros.nodes._common import realtime_thread
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "sched_setscheduler"), reason="Linux only")
+
+
+def _in_thread(priority: int) -> tuple[str, int, int, int]:
+    """(realtime_thread's answer, policy and priority of that thread after it, policy of the
+    main thread meanwhile) — run in a fresh thread so the test process keeps its policy."""
+    out: list[tuple[str, int, int, int]] = []
+
+    def body() -> None:
+        why = realtime_thread(priority)
+        out.append((why, os.sched_getscheduler(0), os.sched_getparam(0).sched_priority,
+                    os.sched_getscheduler(os.getpid())))
+    t = threading.Thread(target=body)
+    t.start()
+    t.join()
+    return out[0]
+
+
+def test_fifo_for_the_calling_thread_only_or_a_stated_refusal():
+    try:
+        why, policy, prio, main_policy = _in_thread(5)
+        assert main_policy == os.SCHED_OTHER                # the process's other threads keep theirs
+        if why:                                             # no CAP_SYS_NICE / rtprio limit here
+            assert "refused" in why and "rtprio" in why
+            assert policy == os.SCHED_OTHER
+        else:
+            assert (policy, prio) == (os.SCHED_FIFO, 5)
+        assert gc.get_freeze_count() > 0                    # the startup heap left the collector
+    finally:
+        gc.unfreeze()
+
+
+def test_priority_zero_leaves_the_policy():
+    try:
+        why, policy, prio, _ = _in_thread(0)
+        assert (why, policy, prio) == ("", os.SCHED_OTHER, 0)
+    finally:
+        gc.unfreeze()
+
+
+def test_settings_refuse_an_out_of_range_priority():
+    from sysid_ros.control.errors import ControllerConfigError
+    from sysid_ros.control.runtime import ControllerSettings
+
+    with pytest.raises(ControllerConfigError, match="realtime_priority"):
+        ControllerSettings.from_mapping({"realtime_priority": 100})
+    assert ControllerSettings.from_mapping({"realtime_priority": 80}).realtime_priority == 80
