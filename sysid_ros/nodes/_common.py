@@ -182,7 +182,7 @@ def lower_thread_priority(nice: int) -> str:
     return ""
 
 
-def realtime_thread(priority: int) -> str:
+def realtime_thread(priority: int) -> tuple[str, str]:
     """Put the calling thread under SCHED_FIFO at ``priority`` (1–99; 0: leave it as it is), and
     move every object alive now out of the cyclic garbage collector's reach (``gc.freeze``):
     the preparation of a thread that answers each message of a hard-periodic loop (the robust
@@ -191,21 +191,24 @@ def realtime_thread(priority: int) -> str:
     collections that do run short: a full traversal of the startup heap (pinocchio, rclpy) took
     0.9–1.4 ms inside a command callback. Only this thread is raised: the middleware's receive
     threads and numerical libraries' worker pools keep their policy (a spinning FIFO worker
-    could starve the machine). Returns why FIFO was refused (no CAP_SYS_NICE / rtprio limit,
-    or not Linux), or "" — the caller reports it; the loop then runs at normal priority."""
+    could starve the machine). Returns (the thread's scheduling as a diagnostics value, why
+    FIFO was refused — no CAP_SYS_NICE / rtprio limit, not Linux — or ""): the caller reports
+    a refusal; the loop then runs at normal priority."""
     import gc
     gc.collect()
     gc.freeze()
     if priority <= 0:
-        return ""
+        return "normal", ""
     if not hasattr(os, "sched_setscheduler"):
-        return "SCHED_FIFO is not available on this platform"
+        why = "SCHED_FIFO is not available on this platform"
+        return f"normal ({why})", why
     try:
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
     except OSError as err:
-        return (f"SCHED_FIFO priority {priority} refused ({err.strerror}): grant an rtprio limit "
-                "(limits.conf '@realtime - rtprio 99') or CAP_SYS_NICE")
-    return ""
+        why = (f"SCHED_FIFO priority {priority} refused ({err.strerror}): grant an rtprio limit "
+               "(limits.conf '@realtime - rtprio 99') or CAP_SYS_NICE")
+        return f"normal ({why})", why
+    return f"SCHED_FIFO {priority}", ""
 
 
 def sleep_until(target: float, stop: threading.Event) -> None:

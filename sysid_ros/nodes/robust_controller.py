@@ -68,9 +68,8 @@ class RobustControllerNode(LifecycleNode):
         self.cmd_pub = pub(Float64MultiArray, s.command_topic, command_qos(s.command_reliability))
         self.err_pub = pub(Float64MultiArray, "~/tracking_error", 10)
         self.state_pub = pub(Float64MultiArray, "~/state", 10)
-        timers = [(s.watchdog_period, self._on_watchdog), (s.diagnostics_period, self._on_period)]
-        if s.publish_on == "timer":
-            timers.append((1.0 / s.timer_rate, self._on_timer))
+        timers = [(s.watchdog_period, self._on_watchdog), (s.diagnostics_period, self._on_period),
+                  *([(1.0 / s.timer_rate, self._on_timer)] if s.publish_on == "timer" else [])]
         self._io = [("pub", self.cmd_pub), ("pub", self.err_pub), ("pub", self.state_pub),
                     ("sub", sub(JointState, s.joint_states_topic, self._on_joint_states,
                                 CONTROL_SENSOR_QOS, raw=True)),
@@ -80,12 +79,9 @@ class RobustControllerNode(LifecycleNode):
         self._io += [("timer", self.create_timer(period, cb, clock=self._steady))
                      for period, cb in timers]
         self.get_logger().info(f"configured: {self.rt.robot.name}, {s}")
-        refused = realtime_thread(s.realtime_priority)     # this thread runs every callback
-        self.rt.scheduling = f"normal ({refused})" if refused else (
-            f"SCHED_FIFO {s.realtime_priority}" if s.realtime_priority else "normal")
+        self.rt.scheduling, refused = realtime_thread(s.realtime_priority)  # runs each callback
         if refused:
-            self.get_logger().warning(f"realtime_priority: {refused}; commanding at normal "
-                                      "priority")
+            self.get_logger().warning(f"realtime_priority: {refused}; normal priority")
         self._publish_status()
         return TransitionCallbackReturn.SUCCESS
 
@@ -93,10 +89,8 @@ class RobustControllerNode(LifecycleNode):
         why = self.rt.activate(time.monotonic()) if self.rt else "not configured"
         if why:
             self.get_logger().error(why)
-            self._publish_status()
-            return TransitionCallbackReturn.FAILURE
         self._publish_status()
-        return super().on_activate(state)
+        return TransitionCallbackReturn.FAILURE if why else super().on_activate(state)
 
     def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
         if self.rt is not None:

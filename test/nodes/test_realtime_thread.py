@@ -14,18 +14,22 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "sched_setscheduler"), reason="L
 
 
 def _in_thread(priority: int) -> tuple[str, int, int, int]:
-    """(realtime_thread's answer, policy and priority of that thread after it, policy of the
-    main thread meanwhile) — run in a fresh thread so the test process keeps its policy."""
-    out: list[tuple[str, int, int, int]] = []
+    """(why FIFO was refused, policy and priority of that thread after realtime_thread, policy of
+    the main thread meanwhile) — run in a fresh thread so the test process keeps its policy."""
+    out: list[tuple[str, str, int, int, int]] = []
 
     def body() -> None:
-        why = realtime_thread(priority)
-        out.append((why, os.sched_getscheduler(0), os.sched_getparam(0).sched_priority,
+        label, why = realtime_thread(priority)
+        out.append((label, why, os.sched_getscheduler(0), os.sched_getparam(0).sched_priority,
                     os.sched_getscheduler(os.getpid())))
     t = threading.Thread(target=body)
     t.start()
     t.join()
-    return out[0]
+    label, why, *rest = out[0]
+    # the diagnostics value names what the thread got
+    assert label == (f"normal ({why})" if why else f"SCHED_FIFO {priority}" if priority
+                     else "normal")
+    return (why, *rest)
 
 
 def test_fifo_for_the_calling_thread_only_or_a_stated_refusal():
