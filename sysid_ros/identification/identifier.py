@@ -371,6 +371,11 @@ class OnlineIdentifier:
         """The payload rows the box LPs keep (as of the last update; calibration rows apart)."""
         return self._rows
 
+    @property
+    def stalled_lps(self) -> int:
+        """Box LP solves of this payload whose side fell back to the prior (not optimal)."""
+        return self._lps.stalled
+
     # read-only views of the current box (what the tests and reports read)
     @property
     def lower(self) -> np.ndarray:

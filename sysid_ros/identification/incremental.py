@@ -61,6 +61,9 @@ class IncrementalBox:
         self._rows = PayloadRows.concat([], n_x)     # the kept payload rows, in model order
         self._cut_keys: set[bytes] = set()
         self._violated = False                       # a zero row outside its band: Θ empty
+        #: LP solves that ended neither optimal nor infeasible (iteration cap, numerical
+        #: trouble): their side fell back to the prior — sound, not tight
+        self.stalled = 0
         if pinned is not None and len(pinned):
             self._add(pinned, _PINNED)
 
@@ -68,6 +71,11 @@ class IncrementalBox:
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
         h.setOptionValue("presolve", "off")          # re-solves warm-start from the basis
+        # No scaling: rows arrive normalised to unit norm (normalise_rows). With HiGHS's scaling
+        # on, warm re-solves after appended calibration rows (θ_r and friction columns) stalled:
+        # 78 of 220 LPs hit the iteration cap in 11 updates (cold re-solves of the same LPs: 100–450
+        # iterations); unscaled, none did, and the same updates took 0.6 s instead of 25 s.
+        h.setOptionValue("simplex_scale_strategy", 0)
         n = self.n_x
         h.addCols(n, np.zeros(n), np.full(n, -_INF), np.full(n, _INF), 0,
                   np.array([], np.int32), np.array([], np.int32), np.array([]))
@@ -157,6 +165,7 @@ class IncrementalBox:
                 return BoxResult(INCONSISTENT, None)
             if status != _OPTIMAL:
                 # Sound, not tight: the prior side; nothing is known about its rows' slack.
+                self.stalled += 1
                 out[side, i] = x_hi[i] if side else x_lo[i]
                 active[:] = True
                 continue

@@ -181,6 +181,8 @@ class IdentifierRuntime:
             "received": self.received, "last_sample_stamp": f"{self.last_stamp:.6f}",
             "gaps": ident.windows.n_gaps, "resets": self.resets,
             "window_restarts": ident.n_restarts,
+            # box sides that fell back to the prior because an LP did not reach its optimum
+            "stalled_lps": ident.stalled_lps,
             "last_update_latency_s": f"{self.latency:.6f}", "method": ident.method,
             "last_tighten_latency_s": f"{self.tighten_latency:.6f}",
             "rejected_total": sum(rejected.values()), "prior": cfg.prior_name,

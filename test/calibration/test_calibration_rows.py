@@ -99,6 +99,9 @@ def test_rows_through_the_overlay_and_online(setup, tmp_path):
         online.update()
     assert online.status == "ok"
     assert online.box.contains(case.payload.truth.theta_e)
+    # every kept LP re-solved to its optimum: with HiGHS's scaling on, warm re-solves after the
+    # calibration rows stalled at the iteration cap (incremental.py, docs/design.md §4.5)
+    assert online.stalled_lps == 0
     offline = _identify(robot, load_identification_config(robot).with_overrides(
         calibration_rows=None), pay)
     assert online.upper[0] - online.lower[0] < offline.upper[0] - offline.lower[0]
