@@ -30,7 +30,7 @@ import numpy as np
 from scipy import sparse
 
 from sysid_ros.identification.bounds import INCONSISTENT, INSUFFICIENT, N_BOX, OK, BoxResult, \
-    cap_iterations, informative_rows, normalise_rows, psd_cuts_at
+    cap_iterations, informative_rows, lp_model, normalise_rows, psd_cuts_at
 from sysid_ros.identification.problem import PayloadRows
 from sysid_ros.model.box import theta_e_box
 
@@ -68,14 +68,7 @@ class IncrementalBox:
             self._add(pinned, _PINNED)
 
     def _model(self, k: int) -> highspy.Highs:
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-        h.setOptionValue("presolve", "off")          # re-solves warm-start from the basis
-        # No scaling: rows arrive normalised to unit norm (normalise_rows). With HiGHS's scaling
-        # on, warm re-solves after appended calibration rows (θ_r and friction columns) stalled:
-        # 78 of 220 LPs hit the iteration cap in 11 updates (cold re-solves of the same LPs: 100–450
-        # iterations); unscaled, none did, and the same updates took 0.6 s instead of 25 s.
-        h.setOptionValue("simplex_scale_strategy", 0)
+        h = lp_model()                   # warm re-solves, unscaled (its docstring)
         n = self.n_x
         h.addCols(n, np.zeros(n), np.full(n, -_INF), np.full(n, _INF), 0,
                   np.array([], np.int32), np.array([], np.int32), np.array([]))
