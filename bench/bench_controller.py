@@ -331,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="also measure the controller node of this source tree (e.g. an unpacked "
                          "`git archive REV`), alternating with this tree's, same client")
     ap.add_argument("--realtime-priority", type=int, default=0,
-                    help="SCHED_FIFO priority of the node's command thread and of the bench's "
+                    help="the node's realtime_priority: SCHED_FIFO priority of its command thread "
                          "(0: normal scheduling; needs CAP_SYS_NICE or an rtprio limit)")
     ap.add_argument("--client-priority", type=int, default=0,
                     help="SCHED_FIFO priority of the bench's own thread (0: normal)")
