@@ -184,7 +184,9 @@ def lower_thread_priority(nice: int) -> str:
 
 def realtime_thread(priority: int) -> tuple[str, str]:
     """Put the calling thread under SCHED_FIFO at ``priority`` (1–99; 0: leave it as it is), and
-    move every object alive now out of the cyclic garbage collector's reach (``gc.freeze``):
+    move every object alive now out of the cyclic garbage collector's reach (``gc.freeze``,
+    after handing back what an earlier call froze, so configure → cleanup → configure does not
+    leak the first runtime's reference cycles):
     the preparation of a thread that answers each message of a hard-periodic loop (the robust
     controller's executor thread). FIFO lets it preempt every normal task at once (measured on a
     2-core machine with the sim graph running, bench_controller); the frozen heap keeps the
@@ -195,6 +197,7 @@ def realtime_thread(priority: int) -> tuple[str, str]:
     FIFO was refused — no CAP_SYS_NICE / rtprio limit, not Linux — or ""): the caller reports
     a refusal; the loop then runs at normal priority."""
     import gc
+    gc.unfreeze()      # what an earlier configure froze and a cleanup dropped is collected now
     gc.collect()
     gc.freeze()
     if priority <= 0:

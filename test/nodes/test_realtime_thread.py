@@ -46,6 +46,27 @@ def test_fifo_for_the_calling_thread_only_or_a_stated_refusal():
         gc.unfreeze()
 
 
+def test_a_second_call_collects_what_the_first_froze():
+    """configure → cleanup → configure: the first runtime's cycles, frozen by the first call and
+    dropped by the cleanup, are collected by the second call instead of leaking."""
+    import weakref
+
+    class Node:
+        pass
+    try:
+        a = Node()
+        a.self = a                                          # a cycle: only the collector frees it
+        alive = weakref.ref(a)
+        _in_thread(0)
+        del a
+        gc.collect()
+        assert alive() is not None                          # frozen: out of the collector's reach
+        _in_thread(0)
+        assert alive() is None
+    finally:
+        gc.unfreeze()
+
+
 def test_priority_zero_leaves_the_policy():
     try:
         why, policy, prio, _ = _in_thread(0)
