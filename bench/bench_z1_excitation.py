@@ -1,4 +1,6 @@
-"""How well the Z1's identification phase excites the payload: planned versus random excitation.
+"""How well the Z1's identification phase excites the payload: planned versus random excitation
+(``--robot gen3``: the same for the Gen3 and its 3.63 kg dumbbell, identified under its robot
+file's prior; ``--containment`` and the static-pose diagnosis are the Z1's only).
 
 For each excitation (``ours``: certified receding-horizon plans from the demo's payload class
 ``dumbbell_1kg``; ``random``: k uniform in 𝒦 ∩ joint limits, unchecked), one in-process episode
@@ -44,7 +46,8 @@ identified with
 seeds seed + k) with dumbbells of random mass in [0.5, 1.5] kg, each identified with those
 variants; it counts the boxes that hold the truth.
 
-Usage: python -m bench.bench_z1_excitation [--noise 0.3] [--trajectories 4] [--seed 0]
+Usage: python -m bench.bench_z1_excitation [--robot z1|gen3] [--noise 0.3] [--trajectories 4]
+       [--seed 0]
        [--decimate 1] [--objective cond|box] [--skip-random] [--diagnose] [--calibrate]
        [--containment N] [--json PATH]
 """
@@ -145,10 +148,11 @@ def diagnose(robot: Robot, cfg: IdentificationConfig, run: RunData, sel: np.ndar
                                     (data[0], data[1], data[2], tt + 0.5 * (data[3] - tt)))
         variants["theta_r_floor"] = (cfg.with_overrides(torque_noise_abs=0.01, **exact_fr),
                                      (data[0], data[1], data[2], tt))
-    static = static_extension(robot, truth, noise, np.random.default_rng(0))
-    variants["static_extension"] = (cfg, static)
-    variants["static_extension_no_coulomb_exact_links"] = (
-        cfg.with_overrides(friction="none", robot_uncertainty_rel=0.0), static)
+    if robot.name == "z1":                  # its poses are the Z1's (six joints)
+        static = static_extension(robot, truth, noise, np.random.default_rng(0))
+        variants["static_extension"] = (cfg, static)
+        variants["static_extension_no_coulomb_exact_links"] = (
+            cfg.with_overrides(friction="none", robot_uncertainty_rel=0.0), static)
     out: dict[str, float | None | list[str]] = {"noise_halved": None, "theta_r_floor": None}
     for name, (c, d) in variants.items():
         out[name] = _mass_width(robot, c, d, truth, misses, name)
@@ -174,9 +178,9 @@ def unloaded_robot(base: Robot, directory: Path) -> Robot:
 
 def calibrate_unloaded(base: Robot, noise: float, n_traj: int, seed: int, decimate: int
                        ) -> tuple[CalibrationResult, float] | None:
-    """Calibration of the simulated Z1 from an episode without payload (``random`` excitation,
+    """Calibration of the simulated robot from an episode without payload (``random`` excitation,
     seed + 1000, unloaded prior): the result and the seconds of data (None if nothing ran)."""
-    robot = unloaded_robot(base, Path(tempfile.mkdtemp(prefix="z1_calibration_")))
+    robot = unloaded_robot(base, Path(tempfile.mkdtemp(prefix=f"{base.name}_calibration_")))
     ep = simulate_episode(robot, 0.0, "random", (), seed=seed + 1000, config=EpisodeConfig(
         noise_tau=noise, n_trajectories=n_traj, max_cycles=2 * n_traj))
     if ep.ident_window is None:
@@ -185,9 +189,15 @@ def calibrate_unloaded(base: Robot, noise: float, n_traj: int, seed: int, decima
     run = ep.run
     keep = np.flatnonzero((run.t >= a) & (run.t <= b + 0.5))[::decimate]
     rec = Recording(run.t[keep], run.q[keep], run.dq[keep], run.tau_measured[keep],
-                    "z1-no-payload")
+                    f"{base.name}-no-payload")
     return calibrate(base, [rec], CalibrationOptions(friction_prior="config",
                                                      link_boxes=False)), float(b + 0.5 - a)
+
+
+def _payload_prior(robot: Robot) -> str | None:
+    """The prior the payload data are identified under: the Z1's rated class (0-2 kg), else the
+    robot file's own (None)."""
+    return "rated" if robot.name == "z1" else None
 
 
 def calibration_variants(base: Robot, cfg: IdentificationConfig, result: CalibrationResult,
@@ -197,7 +207,7 @@ def calibration_variants(base: Robot, cfg: IdentificationConfig, result: Calibra
     module docstring on the payload ``data``."""
     rows = exported_rows(result)
     calibrated = apply_calibration(base, calibration_document(result))
-    overlay = load_identification_config(calibrated, prior="rated")
+    overlay = load_identification_config(calibrated, prior=_payload_prior(base))
     out: dict[str, float | str | bool | None] = {}
     for name, (rb, c) in {"shared": (base, cfg.with_overrides(theta_r_unknowns=True)),
                           "rows": (base, cfg.with_overrides(theta_r_unknowns=True,
@@ -261,11 +271,13 @@ def containment(noise: float, n_traj: int, seed: int, decimate: int, n_payloads:
 
 def measure(method: str, noise: float, n_traj: int, seed: int, decimate: int,
             objective: str = "cond", diagnosis: bool = False,
-            planner_overrides: dict | None = None, calibration: bool = False) -> dict:
-    base = load_robot("z1")
-    robot = load_robot(robot_with_prior(base, base.config["demo"]["prior"],
-                                        Path(tempfile.mkdtemp(prefix="z1_excitation_"))))
-    obstacles = obstacles_from_config(robot.config["planner"]["obstacles"])
+            planner_overrides: dict | None = None, calibration: bool = False,
+            robot_name: str = "z1") -> dict:
+    base = load_robot(robot_name)
+    demo_prior = base.config["demo"].get("prior")       # the Gen3 starts from its file's prior
+    robot = base if demo_prior is None else load_robot(robot_with_prior(
+        base, demo_prior, Path(tempfile.mkdtemp(prefix=f"{robot_name}_excitation_"))))
+    obstacles = obstacles_from_config(robot.config["planner"].get("obstacles") or [])
     ep = simulate_episode(robot, float(robot.config["demo"]["payload"]), method, obstacles,
                           seed=seed, config=EpisodeConfig(
                               noise_tau=noise, n_trajectories=n_traj, max_cycles=2 * n_traj,
@@ -276,7 +288,7 @@ def measure(method: str, noise: float, n_traj: int, seed: int, decimate: int,
     a, b = ep.ident_window
     run = ep.run
     sel = np.flatnonzero((run.t >= a) & (run.t <= b + 0.5))[::decimate]
-    cfg = load_identification_config(base, prior="rated", friction="config",
+    cfg = load_identification_config(base, prior=_payload_prior(base), friction="config",
                                       torque_noise_abs=noise, torque_noise_rel=0.0)
     res = identify(base, cfg, run.t[sel], run.q[sel], run.dq[sel], run.tau_measured[sel], "lp",
                    point_estimate=False)
@@ -304,7 +316,10 @@ def measure(method: str, noise: float, n_traj: int, seed: int, decimate: int,
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--noise", type=float, default=0.3)
+    ap.add_argument("--robot", default="z1", choices=["z1", "gen3"])
+    ap.add_argument("--noise", type=float, default=None,
+                    help="uniform torque-sensor noise bound, N·m (default: 0.3 on the Z1, 0.1 on "
+                         "the Gen3, each robot file's torque_noise_abs)")
     ap.add_argument("--trajectories", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--decimate", type=int, default=1)
@@ -322,6 +337,10 @@ def main(argv: list[str] | None = None) -> int:
                          "counts")
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args(argv)
+    if args.noise is None:
+        args.noise = 0.3 if args.robot == "z1" else 0.1
+    if args.containment and args.robot != "z1":
+        ap.error("--containment draws the Z1's 0.5-1.5 kg dumbbells: --robot z1 only")
     if args.containment:
         summary = containment(args.noise, args.trajectories, args.seed, args.decimate,
                               args.containment)
@@ -332,9 +351,11 @@ def main(argv: list[str] | None = None) -> int:
             Path(args.json).write_text(json.dumps(summary, indent=2))
         return 0
     rows = [measure(m, args.noise, args.trajectories, args.seed, args.decimate, args.objective,
-                    args.diagnose, calibration=args.calibrate)
+                    args.diagnose, calibration=args.calibrate, robot_name=args.robot)
             for m in (("ours",) if args.skip_random else ("ours", "random"))]
-    print(f"Z1, 1 kg dumbbell, ±{args.noise} N·m, {args.trajectories} trajectories, rated prior, "
+    what = ("Z1, 1 kg dumbbell" if args.robot == "z1" else "Gen3, 3.63 kg dumbbell")
+    print(f"{what}, ±{args.noise} N·m, {args.trajectories} trajectories, "
+          f"{_payload_prior(load_robot(args.robot)) or 'robot file'} prior, "
           f"planner objective {args.objective}")
     print(f"{'':40s}" + "".join(f"{r['method']:>14s}" for r in rows))
     keys = ["executed", "status", "cond", "mass_width", "contains_truth", "rate_hz"]
