@@ -323,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trajectories", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--decimate", type=int, default=1)
-    ap.add_argument("--objective", default="cond", choices=["cond", "box"],
+    ap.add_argument("--objective", default="cond", choices=["cond", "box", "radius"],
                     help="planner objective of the planned excitation (random ignores it)")
     ap.add_argument("--skip-random", action="store_true", help="planned excitation only")
     ap.add_argument("--diagnose", action="store_true",

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
+import pinocchio as pin
 
 from sysid_ros.model.robots import Robot
 from sysid_ros.planning.chain import (SerialChain, body_regressor, forward_pass,
@@ -101,8 +102,9 @@ BOX_PARAMETERS = (0, 1, 2, 3)
 FIRST_MOMENTS = (1, 2, 3)
 #: planner objectives: ``cond`` = log cond(Y_e) (S3-30), ``box`` = ``NominalModel.box_objective``,
 #: ``staged`` = the first-moment variances while the CoM is uncertain, then ``cond``
-#: (``planner.ExcitingPlanner.stage``)
-OBJECTIVES = ("cond", "box", "staged")
+#: (``planner.ExcitingPlanner.stage``), ``radius`` = the mass variance of the rows weighted by
+#: their torque radius (``NominalModel.row_weights``, ``weighted_mass_of``)
+OBJECTIVES = ("cond", "box", "staged", "radius")
 
 
 @dataclass(frozen=True)
@@ -254,6 +256,42 @@ class NominalModel:
         grad = -2.0 * np.einsum("nc,knc->k", y0 @ g, dy) / c
         sv = np.linalg.svd(y0, compute_uv=False)
         return float(np.log(c)), grad, float(sv[0] / sv[-1]) if sv[-1] > 0 else float("inf")
+
+    def row_weights(self, traj: QuinticTrajectory, k: np.ndarray) -> np.ndarray:
+        """1/r per objective row (n_samples·nj, sample-major as ``_samples``' rows) at k: r the
+        torque radius the identifier gives such a sample before any payload data — the robot
+        file's per-sample noise bound (``identification.torque_noise_abs``), the links' box
+        |Y_r|·rad(θ_r) (θ_r ± ``links_rel``, or the calibrated box) and the friction box's
+        half-widths (Fv·|q̇| + Fc + β). Rows the identifier trusts less count less: on the Gen3
+        the random excitation's rows carried 1.2–1.9× more mass per unit radius than cond's
+        plans (docs/paper_results.md). Pinocchio's regressor; real k (the weights are held
+        fixed during a solve)."""
+        robot = self.robot
+        times = self._objective_times(traj)
+        q, dq, ddq = traj.sample(times, np.asarray(k, float))
+        cols = np.arange(robot.ee_columns.start, robot.ee_columns.stop)
+        theta_r = np.delete(robot.theta(), cols)
+        if robot.theta_r_box is not None:
+            rad = 0.5 * (robot.theta_r_box[1] - robot.theta_r_box[0])
+        else:
+            rad = robot.links_rel_uncertainty * np.abs(theta_r)
+        fr = 0.5 * (robot.friction.upper - robot.friction.lower)
+        noise = np.broadcast_to(np.asarray((robot.config.get("identification") or {}).get(
+            "torque_noise_abs", 0.0), float), (self.nj,))
+        data = robot.model.createData()
+        r = np.empty((times.size, self.nj))
+        for i in range(times.size):
+            y = pin.computeJointTorqueRegressor(robot.model, data, q[i], dq[i], ddq[i])
+            r[i] = (noise + np.abs(np.delete(y, cols, axis=1)) @ rad
+                    + fr[:, 1] * np.abs(dq[i]) + fr[:, 0] + fr[:, 3])
+        return 1.0 / np.maximum(r, 1e-9).reshape(-1)
+
+    def weighted_mass_of(self, y: np.ndarray, weights: np.ndarray, width: np.ndarray
+                         ) -> ObjectiveValue:
+        """The ``radius`` objective from the regressor samples y: ``box_of`` of the rows scaled
+        by ``weights`` (``row_weights``), mass only, in kg², without the executed rows."""
+        return self.box_of(y * weights[None, :, None], np.zeros((10, 10)), width,
+                           parameters=(0,), relative=False)
 
     def constraints(self, traj: QuinticTrajectory, k: np.ndarray, theta_e: np.ndarray,
                     margin_distance: np.ndarray, margin_torque: np.ndarray,

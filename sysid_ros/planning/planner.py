@@ -59,7 +59,10 @@ class PlannerConfig:
     and first moments relative to the current box widths, given the rows already executed:
     ``NominalModel.box_objective``) or ``staged`` (``ExcitingPlanner.stage``: the predicted
     variances of the first moments in (kg·m)² while the box's CoM width exceeds
-    ``stage_com_width`` (m), ``cond`` after); cond(Y_e) is reported either way.
+    ``stage_com_width`` (m), ``cond`` after) or ``radius`` (the mass variance of the samples'
+    rows weighted by the identifier's torque radius at the warm start,
+    ``NominalModel.row_weights``; docs/paper_results.md: level with random excitation where
+    ``cond`` is not); cond(Y_e) is reported either way.
     refresh_margins: after a certified plan, the NLP's margins are re-measured at its k with
     that cycle's box instead of only ever growing: margins measured with the wide first box
     would otherwise hold every later NLP to it (boxes only shrink, so the gap of the last
@@ -343,10 +346,15 @@ class ExcitingPlanner:
         m_lo = max(float(theta_e.lower[0]), 1e-9)
         return "moments" if float(np.max(w)) / m_lo > self.config.stage_com_width else "cond"
 
-    def _objective(self, stage: str, theta_e: ParameterBox) -> RegressorObjective:
-        """The NLP's objective for ``stage`` (a ``stage()`` value), bound to the history."""
+    def _objective(self, stage: str, theta_e: ParameterBox, traj: QuinticTrajectory,
+                   k0: np.ndarray) -> RegressorObjective:
+        """The NLP's objective for ``stage`` (a ``stage()`` value), bound to the history (or,
+        for ``radius``, to the row weights at the warm start ``k0``)."""
         if stage == "cond":
             return self.model.cond_of
+        if stage == "radius":
+            return partial(self.model.weighted_mass_of,
+                           weights=self.model.row_weights(traj, k0), width=theta_e.width)
         if stage == "box":
             return partial(self.model.box_of, info=self.information, width=theta_e.width)
         return partial(self.model.box_of, info=self.information, width=theta_e.width,
@@ -409,7 +417,7 @@ class ExcitingPlanner:
         last_ver = None
         per_check = self.check_seconds
         result.objective = self.stage(theta_e)
-        objective = self._objective(result.objective, theta_e)
+        objective = self._objective(result.objective, theta_e, traj, x0)
         while True:
             # the NLP keeps at least a quarter of the budget (a loaded machine's slow checks
             # would otherwise leave it nothing and every plan would be the warm start)

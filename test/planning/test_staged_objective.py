@@ -88,7 +88,7 @@ def test_first_moment_plan_buys_more_first_moment_information(gen3, gen3_control
     x0 = np.clip(0.5 * planner.k_last, lo, hi)
     deadline = 1e9       # Ipopt's iteration cap decides, not the (loaded) machine's clock
     answers = {stage: planner._solve(traj, x0, lo, hi, box.centre, deadline,
-                                     planner._objective(stage, box))[0]
+                                     planner._objective(stage, box, traj, x0))[0]
                for stage in ("moments", "cond")}
     reg = Regressors(gen3)
     var = {s: _mc_variance(reg, traj, k, box.width) for s, k in answers.items()}
