@@ -257,7 +257,8 @@ class NominalModel:
         sv = np.linalg.svd(y0, compute_uv=False)
         return float(np.log(c)), grad, float(sv[0] / sv[-1]) if sv[-1] > 0 else float("inf")
 
-    def row_weights(self, traj: QuinticTrajectory, k: np.ndarray) -> np.ndarray:
+    def row_weights(self, traj: QuinticTrajectory, k: np.ndarray,
+                    times: np.ndarray | None = None) -> np.ndarray:
         """1/r per objective row (n_samples·nj, sample-major as ``_samples``' rows) at k: r the
         torque radius the identifier gives such a sample before any payload data — the robot
         file's per-sample noise bound (``identification.torque_noise_abs``), the links' box
@@ -267,7 +268,7 @@ class NominalModel:
         plans (docs/paper_results.md). Pinocchio's regressor; real k (the weights are held
         fixed during a solve)."""
         robot = self.robot
-        times = self._objective_times(traj)
+        times = self._objective_times(traj) if times is None else np.asarray(times, float)
         q, dq, ddq = traj.sample(times, np.asarray(k, float))
         cols = np.arange(robot.ee_columns.start, robot.ee_columns.stop)
         theta_r = np.delete(robot.theta(), cols)
@@ -286,11 +287,24 @@ class NominalModel:
                     + fr[:, 1] * np.abs(dq[i]) + fr[:, 0] + fr[:, 3])
         return 1.0 / np.maximum(r, 1e-9).reshape(-1)
 
-    def weighted_mass_of(self, y: np.ndarray, weights: np.ndarray, width: np.ndarray
-                         ) -> ObjectiveValue:
+    def weighted_information(self, traj: QuinticTrajectory, k: np.ndarray,
+                             t_end: float | None = None) -> np.ndarray:
+        """``information`` of the rows scaled by their ``row_weights``: the history of the
+        ``radius`` objective."""
+        t_end = traj.t_f if t_end is None else min(float(t_end), traj.t_f)
+        n = max(2, int(round(self.n_samples * t_end / traj.t_f)))
+        times = np.linspace(0.0, t_end, n)
+        q, dq, ddq = traj.sample(times, np.asarray(k, float))
+        y = self.regressor_ee(q, dq, ddq).reshape(-1, 10) * self.row_weights(traj, k, times)[:, None]
+        return y.T @ y
+
+    def weighted_mass_of(self, y: np.ndarray, weights: np.ndarray, width: np.ndarray,
+                         info: np.ndarray | None = None) -> ObjectiveValue:
         """The ``radius`` objective from the regressor samples y: ``box_of`` of the rows scaled
-        by ``weights`` (``row_weights``), mass only, in kg², without the executed rows."""
-        return self.box_of(y * weights[None, :, None], np.zeros((10, 10)), width,
+        by ``weights`` (``row_weights``) after the executed rows ``info``
+        (``weighted_information``), mass only, in kg²."""
+        return self.box_of(y * weights[None, :, None],
+                           np.zeros((10, 10)) if info is None else info, width,
                            parameters=(0,), relative=False)
 
     def constraints(self, traj: QuinticTrajectory, k: np.ndarray, theta_e: np.ndarray,

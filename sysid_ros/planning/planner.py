@@ -269,6 +269,7 @@ class ExcitingPlanner:
         # Y_eᵀY_e of the executed parts of the published plans (each up to t_p): the history
         # the ``box`` objective adds the new rows to
         self.information = np.zeros((10, 10))
+        self.weighted_information = np.zeros((10, 10))     # the same, rows over their radius
 
     # -- pieces ----------------------------------------------------------------------------------
     def k_box(self, traj: QuinticTrajectory) -> tuple[np.ndarray, np.ndarray, list[str]]:
@@ -353,8 +354,8 @@ class ExcitingPlanner:
         if stage == "cond":
             return self.model.cond_of
         if stage == "radius":
-            return partial(self.model.weighted_mass_of,
-                           weights=self.model.row_weights(traj, k0), width=theta_e.width)
+            return partial(self.model.weighted_mass_of, weights=self.model.row_weights(traj, k0),
+                           width=theta_e.width, info=self.weighted_information)
         if stage == "box":
             return partial(self.model.box_of, info=self.information, width=theta_e.width)
         return partial(self.model.box_of, info=self.information, width=theta_e.width,
@@ -467,5 +468,8 @@ class ExcitingPlanner:
             # the part that runs before the next cycle takes over (all of it if none does)
             self.information = self.information + self.model.information(
                 traj, result.k, self.config.t_p)
+            if self.config.objective == "radius":
+                self.weighted_information = self.weighted_information + \
+                    self.model.weighted_information(traj, result.k, self.config.t_p)
         result.solve_time = time.monotonic() - start
         return result

@@ -76,3 +76,19 @@ def test_planner_runs_the_radius_objective(gen3, gen3_controller, payload_box):
     res = planner.plan(home, np.zeros(7), np.zeros(7), theta_e_box(lo, hi))
     assert res.objective == "radius"
     assert res.verified and res.k is not None and np.linalg.norm(res.k) > 0.05
+
+
+def test_history_is_the_weighted_rows_of_the_executed_part(gen3):
+    """``weighted_information`` = Σ (w·y)(w·y)ᵀ over the executed part's samples, y from
+    Pinocchio's regressor (not the planner's chain code), w the same samples' ``row_weights``."""
+    from sysid_ros.model.regressors import Regressors
+
+    model = NominalModel(gen3, (), n_samples=40)
+    traj = _traj(gen3)
+    k = np.full(7, 0.2)
+    info = model.weighted_information(traj, k, 1.5)
+    times = np.linspace(0.0, 1.5, 20)                     # 40 samples per 3 s, over 1.5 s
+    q, dq, ddq = traj.sample(times, k)
+    reg = Regressors(gen3)
+    y = reg.split(reg.Y(q, dq, ddq))[0].reshape(-1, 10) * model.row_weights(traj, k, times)[:, None]
+    np.testing.assert_allclose(info, y.T @ y, rtol=1e-8, atol=1e-10 * np.abs(info).max())
