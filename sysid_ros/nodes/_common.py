@@ -1,5 +1,6 @@
 """Helpers shared by the node modules: stamps, message-type import, and :func:`run_node`, the
-``main()`` wrapper that stops nodes cleanly on SIGINT/SIGTERM (QoS profiles: :mod:`.qos`)."""
+``main()`` wrapper that stops nodes cleanly on SIGINT/SIGTERM (QoS profiles: :mod:`.qos`;
+thread priorities and pacing: :mod:`.threads`)."""
 from __future__ import annotations
 
 import contextlib
@@ -18,8 +19,7 @@ from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 from rclpy.utilities import remove_ros_args
 
-__all__ = ["stamp_to_ns", "ns_to_stamp_fields", "import_msg_type", "run_node", "make_executor",
-           "sleep_until", "lower_thread_priority", "realtime_thread"]
+__all__ = ["stamp_to_ns", "ns_to_stamp_fields", "import_msg_type", "run_node", "make_executor"]
 
 def stamp_to_ns(stamp: Any) -> int:
     """``builtin_interfaces/Time`` (rclpy or rosbags object) → integer nanoseconds."""
@@ -164,67 +164,3 @@ def run_node(
     if getattr(node, "exit_code", 0):
         code = code or int(getattr(node, "exit_code", 0))
     return code
-
-
-def lower_thread_priority(nice: int) -> str:
-    """Add ``nice`` to the calling thread's niceness (Linux: a thread id is a schedulable task,
-    so only this thread is lowered; raising niceness needs no privilege). Returns why it could
-    not be done, or "" (also for ``nice`` = 0)."""
-    if nice <= 0:
-        return ""
-    if not hasattr(os, "setpriority"):
-        return "no per-thread priorities on this platform"
-    try:
-        tid = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + nice))
-    except OSError as err:
-        return str(err)
-    return ""
-
-
-def realtime_thread(priority: int) -> tuple[str, str]:
-    """Put the calling thread under SCHED_FIFO at ``priority`` (1–99; 0: leave it as it is), and
-    move every object alive now out of the cyclic garbage collector's reach (``gc.freeze``,
-    after handing back what an earlier call froze, so configure → cleanup → configure does not
-    leak the first runtime's reference cycles):
-    the preparation of a thread that answers each message of a hard-periodic loop (the robust
-    controller's executor thread). FIFO lets it preempt every normal task at once (measured on a
-    2-core machine with the sim graph running, bench_controller); the frozen heap keeps the
-    collections that do run short: a full traversal of the startup heap (pinocchio, rclpy) took
-    0.9–1.4 ms inside a command callback. Only this thread is raised: the middleware's receive
-    threads and numerical libraries' worker pools keep their policy (a spinning FIFO worker
-    could starve the machine). Returns (the thread's scheduling as a diagnostics value, why
-    FIFO was refused — no CAP_SYS_NICE / rtprio limit, not Linux — or ""): the caller reports
-    a refusal; the loop then runs at normal priority."""
-    import gc
-    gc.unfreeze()      # what an earlier configure froze and a cleanup dropped is collected now
-    gc.collect()
-    gc.freeze()
-    if priority <= 0:
-        return "normal", ""
-    if not hasattr(os, "sched_setscheduler"):
-        why = "SCHED_FIFO is not available on this platform"
-        return f"normal ({why})", why
-    try:
-        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
-    except OSError as err:
-        why = (f"SCHED_FIFO priority {priority} refused ({err.strerror}): grant an rtprio limit "
-               "(limits.conf '@realtime - rtprio 99') or CAP_SYS_NICE")
-        return f"normal ({why})", why
-    return f"SCHED_FIFO {priority}", ""
-
-
-def sleep_until(target: float, stop: threading.Event) -> None:
-    """Sleep until ``time.monotonic() >= target`` or ``stop`` is set (worker threads pacing
-    to the wall clock). Long waits watch ``stop``; the last 2 ms are one ``time.sleep``
-    (clock_nanosleep: ~0.07 ms late median on the loaded 2-core machine). Not a sleep(0)
-    spin: at a 1 ms period every wait is that short, and spinning made the 1 kHz simulator
-    burn 0.4 of a core doing nothing while the graph it paces starved (profiled with py-spy)."""
-    while not stop.is_set():
-        remaining = target - time.monotonic()
-        if remaining <= 0:
-            return
-        if remaining > 0.002:
-            stop.wait(remaining - 0.001)
-        else:
-            time.sleep(remaining)

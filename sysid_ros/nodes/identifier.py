@@ -18,8 +18,7 @@ inconsistent: the noise scale needed, per joint, the worst spans) and WARNs for 
 the prior's face. ``lp-cuts`` with ``tighten_period`` > 0: a second thread runs the cut rounds
 on a snapshot and publishes the intersected box. Both workers run ``worker_nice`` lower.
 Parameters: ``PARAMETERS`` (docs/parameters.md); optional ones left out take the robot file's
-``identification`` section (docs/design.md §4).
-"""
+``identification`` section (docs/design.md §4)."""
 from __future__ import annotations
 
 import threading
@@ -37,7 +36,8 @@ from sysid_ros.identification.config import FRICTION_MODES
 from sysid_ros.identification.identifier import ONLINE_METHODS
 from sysid_ros.identification.runtime import IdentifierRuntime
 from sysid_ros.model.robots import load_robot
-from sysid_ros.nodes._common import lower_thread_priority, run_node
+from sysid_ros.nodes._common import run_node
+from sysid_ros.nodes.threads import lower_thread_priority
 from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_STREAM_QOS
 from sysid_ros.cdr import JointStateDecoder, MessageError, imu_reading
 from sysid_ros.nodes.messages import bounds_to_msg, diagnostics_msg, inertia_from_theta

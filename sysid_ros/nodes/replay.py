@@ -29,7 +29,8 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 
 from sysid_ros.bagio import BagError, PlaybackOptions, Player
-from sysid_ros.nodes._common import import_msg_type, ns_to_stamp_fields, run_node, sleep_until
+from sysid_ros.nodes._common import import_msg_type, ns_to_stamp_fields, run_node
+from sysid_ros.nodes.threads import sleep_until
 from sysid_ros.nodes.qos import CLOCK_QOS, qos_for_topic
 from sysid_ros.nodes.cli_overrides import overlay
 from sysid_ros.nodes.params import Param, ParameterError, declare

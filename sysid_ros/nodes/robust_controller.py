@@ -3,8 +3,7 @@ steady-clock watchdogs, self-deactivation on stale input, diagnostics; law: ``co
 admission and certificates: ``control.admission``). It only translates messages, parameters
 (``PARAMETERS`` → ``ControllerSettings``; config/robust_controller.yaml, docs/parameters.md)
 and timers (all on the STEADY clock: a dead /clock cannot silence them). Sub ``joint_states``,
-``/sysid/payload_bounds``, ``/sysid/desired_trajectory``; pub ``/effort_controller/commands``, ``/diagnostics``,
-``~/tracking_error`` [e, ė], ``~/state`` (``STATE_LABELS``). Lifecycle: ``~/change_state``."""
+bounds, trajectories; pub commands, ``/diagnostics``, ``~/tracking_error``, ``~/state``."""
 from __future__ import annotations
 
 import time
@@ -22,7 +21,8 @@ from sysid_ros.control.errors import ControlError, TrajectoryError
 from sysid_ros.control.runtime import (ERROR, STATE_LABELS, WARN, ControllerRuntime,
                                        ControllerSettings, Status, build_runtime)
 from sysid_ros.model.errors import ModelError
-from sysid_ros.nodes._common import realtime_thread, run_node
+from sysid_ros.nodes._common import run_node
+from sysid_ros.nodes.threads import realtime_thread
 from sysid_ros.cdr import Float64ArrayEncoder, JointStateDecoder
 from sysid_ros.nodes.qos import (CONTROL_SENSOR_QOS, DIAGNOSTICS_QOS, LATCHED_QOS, TRAJECTORY_QOS,
                                  command_qos)

@@ -8,8 +8,7 @@ joint; evaluation only). Subscribes to ``/effort_controller/commands`` (a torque
 or per ``arm_joints`` for B1 + Z1); service ``/sim/reset`` restarts from the initial posture.
 Modes: ``realtime`` (a period of physics per period of wall time), ``lockstep`` (as fast as
 possible; waits up to ``lockstep_wait`` for a controller's reply to each publication, if one
-exists). Parameters: ``PARAMETERS`` below (docs/parameters.md; config/sim.yaml).
-"""
+exists). Parameters: ``PARAMETERS`` below (docs/parameters.md; config/sim.yaml)."""
 from __future__ import annotations
 
 import math
@@ -27,7 +26,8 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 
 from sysid_ros.model.robots import load_robot
-from sysid_ros.nodes._common import run_node, sleep_until
+from sysid_ros.nodes._common import run_node
+from sysid_ros.nodes.threads import sleep_until
 from sysid_ros.cdr import (CdrError, ClockEncoder, ImuEncoder, JointStateEncoder,
                                  float64_multi_array_data)
 from sysid_ros.nodes.qos import (CLOCK_QOS, COMMAND_BEST_EFFORT_QOS, LATCHED_QOS,

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
-import pinocchio as pin
 
+from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
 from sysid_ros.planning.chain import (SerialChain, body_regressor, forward_pass,
                                       passivity_torque, sphere_centres, world_poses)
@@ -141,6 +141,7 @@ class NominalModel:
         self.theta_r = [tuple(theta[10 * i:10 * i + 10]) for i in range(self.chain.nb)]
         self.fric = robot.friction.nominal
         self.tau_max = robot.limits.tau_max
+        self._regressors: Regressors | None = None          # for row_weights, built on first use
 
     @property
     def n_constraints(self) -> int:
@@ -265,26 +266,23 @@ class NominalModel:
         |Y_r|·rad(θ_r) (θ_r ± ``links_rel``, or the calibrated box) and the friction box's
         half-widths (Fv·|q̇| + Fc + β). Rows the identifier trusts less count less: on the Gen3
         the random excitation's rows carried 1.2–1.9× more mass per unit radius than cond's
-        plans (docs/paper_results.md). Pinocchio's regressor; real k (the weights are held
-        fixed during a solve)."""
+        plans (docs/paper_results.md). Pinocchio's regressor (``model.regressors``, built on
+        first use); real k (the weights are held fixed during a solve)."""
         robot = self.robot
+        if self._regressors is None:
+            self._regressors = Regressors(robot)
+        reg = self._regressors
         times = self._objective_times(traj) if times is None else np.asarray(times, float)
         q, dq, ddq = traj.sample(times, np.asarray(k, float))
-        cols = np.arange(robot.ee_columns.start, robot.ee_columns.stop)
-        theta_r = np.delete(robot.theta(), cols)
         if robot.theta_r_box is not None:
             rad = 0.5 * (robot.theta_r_box[1] - robot.theta_r_box[0])
         else:
-            rad = robot.links_rel_uncertainty * np.abs(theta_r)
+            rad = robot.links_rel_uncertainty * np.abs(reg.theta_r_bodies())
         fr = 0.5 * (robot.friction.upper - robot.friction.lower)
         noise = np.broadcast_to(np.asarray((robot.config.get("identification") or {}).get(
             "torque_noise_abs", 0.0), float), (self.nj,))
-        data = robot.model.createData()
-        r = np.empty((times.size, self.nj))
-        for i in range(times.size):
-            y = pin.computeJointTorqueRegressor(robot.model, data, q[i], dq[i], ddq[i])
-            r[i] = (noise + np.abs(np.delete(y, cols, axis=1)) @ rad
-                    + fr[:, 1] * np.abs(dq[i]) + fr[:, 0] + fr[:, 3])
+        y_r = reg.split(reg.Y(q, dq, ddq))[1]                           # (N, nj, 10·(nb − 1))
+        r = noise + np.abs(y_r) @ rad + fr[:, 1] * np.abs(dq) + fr[:, 0] + fr[:, 3]
         return 1.0 / np.maximum(r, 1e-9).reshape(-1)
 
     def weighted_information(self, traj: QuinticTrajectory, k: np.ndarray,

@@ -1,4 +1,4 @@
-"""``nodes._common.realtime_thread``: the command thread's preparation (SCHED_FIFO for that thread
+"""``nodes.threads.realtime_thread``: the command thread's preparation (SCHED_FIFO for that thread
 only, the startup heap frozen), checked through the kernel's own view of the thread."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from sysid_ros.nodes._common import realtime_thread
+from sysid_ros.nodes.threads import realtime_thread
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "sched_setscheduler"), reason="Linux only")
 
