@@ -85,7 +85,7 @@ def floating_base_findings(full: Robot, view: Robot, bag: Path,
             "arm works: with the layer's exponent p = 1 the robust input no longer switches at "
             "the sample rate, but the plant's stiction still shakes the trunk at isolated events "
             "(a wrist caught by its dry friction stops within a few ms, joints 3–4 stick-slip at "
-            "the Coulomb band: ‖α‖ 0.39–0.45 rad/s² against the assumed 0.2, p99 0.2). A bound "
+            "the Coulomb band: ‖α‖ 0.39–0.49 rad/s² against the assumed 0.2, p99 0.2). A bound "
             "that covers it cannot be certified: d̄ grows ~3.8 N·m on joint 1 per rad/s², the "
             "task's torque check fails from 0.35 rad/s² (joint 3 > 30 N·m) and at 0.6 no "
             "exciting plan certifies; a lower V_max buys the torque but its larger sampled gain "

@@ -34,7 +34,9 @@ tr(I) ≥ 2 m‖c‖² bounds every m‖c‖² term) at the top of each body's b
 is the bound of the fictitious wrench F = m (a_O + α×p + ω×(ω×p) + 2 ω×ṗ) and
 N = I α_extra + ω_b×Iω_b + cross terms on each body, whose moment about joint j's axis is at
 most ‖p − o_j‖‖F‖ + ‖N‖. Loose (triangle inequalities, norms) but sound; it never uses the
-arm's configuration.
+arm's configuration. With ``arm_view.workspace`` (:func:`workspace`, the view's position limits)
+the a and α parts are also enclosed over that box by interval RNEA (``planning.disturbance``)
+and each joint keeps the smaller bound.
 
 Assumptions, stated where they are used: the trunk motion bound holds (the standing controller's
 job, checked against the recorded IMU by :func:`trunk_motion_report`); the arm's joint speeds
@@ -57,7 +59,8 @@ from sysid_ros.model.errors import RobotConfigError
 from sysid_ros.model.robots import CollisionSphere, FrictionModel, JointLimits, Robot
 
 __all__ = ["TrunkMotionBound", "TrunkMotionReport", "arm_view", "base_disturbance_bound",
-           "DisturbanceRows", "disturbance_ratio", "joint_speed_bound", "trunk_motion_report", "GRAVITY"]
+           "DisturbanceRows", "disturbance_ratio", "joint_speed_bound", "trunk_motion_report",
+           "workspace", "GRAVITY"]
 
 GRAVITY = 9.81
 _PER_JOINT_KEYS = ("limits.position_lower", "limits.position_upper", "limits.velocity",
@@ -134,15 +137,60 @@ def _chain(model: pin.Model) -> np.ndarray:
                      for j in range(1, model.njoints)])
 
 
-def _body_tops(theta: np.ndarray, lower: np.ndarray | None, upper: np.ndarray | None,
-               rel: float) -> tuple[float, float, float]:
-    """(m_max, ‖mc‖_max, tr(I)_max) of one body: from its box (θ_e) or nominal ± rel."""
-    if lower is None or upper is None:
-        top = np.abs(theta) * (1.0 + rel)
-    else:
-        top = np.maximum(np.abs(lower), np.abs(upper))
+def _body_tops(lower: np.ndarray, upper: np.ndarray) -> tuple[float, float, float]:
+    """(m_max, ‖mc‖_max, tr(I)_max) of one body from its parameter box."""
+    top = np.maximum(np.abs(lower), np.abs(upper))
     trace = top[4] + top[6] + top[9]
     return float(top[0]), float(np.linalg.norm(top[1:4])), float(trace)
+
+
+def _body_boxes(robot: Robot, model: pin.Model,
+                theta_e_box: ParameterBox) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper), each (n_arm, 10): every arm body's parameters in a box — the EE body's
+    θ_e box, the others the calibrated θ_r box or nominal ± ``links_rel``."""
+    ee = model.getJointId(robot.ee_joint)
+    n = model.njoints - 1
+    lower, upper = np.zeros((n, 10)), np.zeros((n, 10))
+    for i in range(n):
+        jid = i + 1
+        theta = model.inertias[jid].toDynamicParameters()
+        if jid == ee:
+            lower[i], upper[i] = theta_e_box.lower, theta_e_box.upper
+        elif robot.theta_r_box is not None:                  # a calibrated link box
+            cols = _theta_r_columns(robot, model.names[jid])
+            lower[i], upper[i] = robot.theta_r_box[0][cols], robot.theta_r_box[1][cols]
+        else:
+            rad = robot.links_rel_uncertainty * np.abs(theta)
+            lower[i], upper[i] = theta - rad, theta + rad
+    return lower, upper
+
+
+def workspace(robot: Robot) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) rad of the arm joints: ``arm_view.workspace`` (lower/upper lists, one per
+    arm joint) inside the position limits, default the limits. It becomes the view's position
+    limits — the planner certifies every motion, and the controller admits only trajectories,
+    inside it — and the disturbance bound holds over it."""
+    arm = _arm_indices(robot)
+    lo, hi = robot.limits.q_lower[arm], robot.limits.q_upper[arm]
+    sec = (robot.config.get("arm_view") or {}).get("workspace")
+    if sec is None:
+        return lo.copy(), hi.copy()
+    where = f"{robot.config_path}: field 'arm_view.workspace"
+    try:
+        w_lo = np.asarray(sec["lower"], float)
+        w_hi = np.asarray(sec["upper"], float)
+    except (TypeError, KeyError, ValueError) as exc:
+        raise RobotConfigError(f"{where}': expected {{lower: [...], upper: [...]}} in rad, one "
+                               f"per arm joint ({arm.size}), got {sec!r}") from exc
+    if w_lo.shape != (arm.size,) or w_hi.shape != (arm.size,) \
+            or not np.all(np.isfinite(w_lo)) or not np.all(np.isfinite(w_hi)):
+        raise RobotConfigError(f"{where}': expected {arm.size} finite numbers in lower and "
+                               f"upper, got {sec!r}")
+    if np.any(w_lo < lo) or np.any(w_hi > hi) or np.any(w_lo >= w_hi):
+        raise RobotConfigError(f"{where}': needs position_lower ≤ lower < upper ≤ "
+                               f"position_upper per joint (limits {lo.tolist()} .. "
+                               f"{hi.tolist()}), got {sec!r}")
+    return w_lo, w_hi
 
 
 def joint_speed_bound(robot: Robot) -> np.ndarray:
@@ -172,18 +220,42 @@ def _theta_r_columns(robot: Robot, joint: str) -> np.ndarray:
 
 
 def base_disturbance_bound(robot: Robot, motion: TrunkMotionBound,
-                           theta_e_box: ParameterBox | None = None) -> np.ndarray:
+                           theta_e_box: ParameterBox | None = None,
+                           max_boxes: int = 50000) -> np.ndarray:
     """d̄ (n_arm,) N·m: |d_j| ≤ d̄_j for the torque the trunk's motion induces on the arm's
-    joints (module doc). ``theta_e_box``: the box of the end-effector body's θ_e; default the
-    robot's θ_e prior (``identification.prior``)."""
+    joints while they stay in :func:`workspace` (module doc). ``theta_e_box``: the box of the
+    end-effector body's θ_e; default the robot's θ_e prior (``identification.prior``).
+
+    The closed form (module doc, no configuration); with an ``arm_view.workspace``, the smaller
+    per joint of that and the a and α parts enclosed over the workspace by interval RNEA
+    (``planning.disturbance``, ``max_boxes`` sub-boxes) plus the closed form's ω part. (Over
+    a whole joint box the enclosure's sub-boxes are too wide: 9–18× the closed form on the Z1.)"""
     arm = _arm_indices(robot)
     model = _reduced_model(robot, arm)
-    step = _chain(model)
-    n = arm.size
     if theta_e_box is None:
         from sysid_ros.control.prior import prior_box   # (control imports model, not back)
         theta_e_box = prior_box(robot)
-    ee = model.getJointId(robot.ee_joint)
+    lower, upper = _body_boxes(robot, model, theta_e_box)
+    closed = _closed_form_bound(robot, model, motion, lower, upper)
+    accel = motion.accel + 2.0 * GRAVITY * np.sin(0.5 * motion.tilt)
+    if (robot.config.get("arm_view") or {}).get("workspace") is None \
+            or (accel == 0.0 and motion.alpha == 0.0):
+        return closed          # over the whole joint box the enclosure is the looser one
+    spin = _closed_form_bound(robot, model, TrunkMotionBound(0.0, motion.omega, 0.0, 0.0),
+                              lower, upper)
+    # (planning imports model, not back: the interval RNEA lives with the planner's reachability)
+    from sysid_ros.planning.disturbance import trunk_acceleration_bound
+    q_lo, q_hi = workspace(robot)
+    enclosed = trunk_acceleration_bound(model, robot.name, lower, upper, q_lo, q_hi, accel,
+                                        motion.alpha, max_boxes)
+    return np.minimum(closed, enclosed + spin)
+
+
+def _closed_form_bound(robot: Robot, model: pin.Model, motion: TrunkMotionBound,
+                       lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """The module doc's triangle-inequality d̄ (no configuration) for body boxes (n_arm, 10)."""
+    step = _chain(model)
+    n = step.size
     dq = joint_speed_bound(robot)
     a = motion.accel + 2.0 * GRAVITY * np.sin(0.5 * motion.tilt)
     w, al = motion.omega, motion.alpha
@@ -195,13 +267,7 @@ def base_disturbance_bound(robot: Robot, motion: TrunkMotionBound,
     speed = np.array([float(dq[:i] @ dist[i, :i]) for i in range(n)])
     bound = np.zeros(n)
     for i in range(n):
-        jid = i + 1
-        theta = model.inertias[jid].toDynamicParameters()
-        lo, hi = (theta_e_box.lower, theta_e_box.upper) if jid == ee else (None, None)
-        if jid != ee and robot.theta_r_box is not None:      # a calibrated link box
-            cols = _theta_r_columns(robot, model.names[jid])
-            lo, hi = robot.theta_r_box[0][cols], robot.theta_r_box[1][cols]
-        m, mc, trace = _body_tops(theta, lo, hi, robot.links_rel_uncertainty)
+        m, mc, trace = _body_tops(lower[i], upper[i])
         origin = a + (al + w * w) * reach[i] + 2 * w * speed[i]   # fictitious acc. at o_i
         force = m * origin + mc * (al + w * w + 2 * w * omega_rel[i])
         # ‖mc‖‖Ā‖ with m‖c‖² ≤ tr/2, plus ‖N‖ ≤ tr (α + ω² + 3ωΩ)
@@ -242,8 +308,8 @@ def arm_view(robot: Robot, motion: TrunkMotionBound | None = None) -> Robot:
     upper[:, 3] += d_bar
     friction = FrictionModel(fr.nominal[arm].copy(), lower, upper)
     lim = robot.limits
-    limits = JointLimits(lim.q_lower[arm].copy(), lim.q_upper[arm].copy(),
-                         joint_speed_bound(robot), lim.tau_max[arm].copy())
+    q_lo, q_hi = workspace(robot)
+    limits = JointLimits(q_lo, q_hi, joint_speed_bound(robot), lim.tau_max[arm].copy())
     spheres = tuple(CollisionSphere(s.joint, model.getJointId(s.joint), s.offset, s.radius)
                     for s in robot.spheres if s.joint in names)
     cfg = _subset(robot.config, arm, robot.nj)

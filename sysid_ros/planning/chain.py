@@ -59,10 +59,23 @@ class SerialChain:
 
     @classmethod
     def from_robot(cls, robot: Robot) -> SerialChain:
-        model = robot.model
         if robot.floating_base:
             raise UnplannableRobotError(
                 f"{robot.name}: the planner handles fixed-base arms only (floating base found)")
+        if robot.nj != robot.model.njoints - 1:
+            raise UnplannableRobotError(f"{robot.name}: every body must be an actuated joint")
+        spheres = robot.spheres
+        return cls.from_model(robot.model, robot.name,
+                              np.array([s.joint_id - 1 for s in spheres], int),
+                              np.array([s.offset for s in spheres]).reshape(-1, 3),
+                              np.array([s.radius for s in spheres], float))
+
+    @classmethod
+    def from_model(cls, model: pin.Model, name: str, sphere_body: np.ndarray | None = None,
+                   sphere_offset: np.ndarray | None = None,
+                   sphere_radius: np.ndarray | None = None) -> SerialChain:
+        """The chain of a fixed-base Pinocchio model of revolute joints (``name`` for errors);
+        no collision spheres unless given."""
         parent, rot, pos, axis, principal = [], [], [], [], []
         for i in range(1, model.njoints):
             joint = model.joints[i]
@@ -75,20 +88,17 @@ class SerialChain:
                 a = np.asarray(joint.extract().axis, float).copy()
                 principal.append(-1)
             else:
-                raise UnplannableRobotError(f"{robot.name}: joint {model.names[i]} of type {kind} "
+                raise UnplannableRobotError(f"{name}: joint {model.names[i]} of type {kind} "
                                             "is not a revolute joint")
             parent.append(model.parents[i] - 1)
             rot.append(model.jointPlacements[i].rotation.copy())
             pos.append(model.jointPlacements[i].translation.copy())
             axis.append(a)
-        if robot.nj != len(parent):
-            raise UnplannableRobotError(f"{robot.name}: every body must be an actuated joint")
-        spheres = robot.spheres
         return cls(tuple(parent), np.array(rot), np.array(pos), np.array(axis), tuple(principal),
                    model.gravity.linear.copy(),
-                   np.array([s.joint_id - 1 for s in spheres], int),
-                   np.array([s.offset for s in spheres]).reshape(-1, 3),
-                   np.array([s.radius for s in spheres], float))
+                   np.zeros(0, int) if sphere_body is None else sphere_body,
+                   np.zeros((0, 3)) if sphere_offset is None else sphere_offset,
+                   np.zeros(0) if sphere_radius is None else sphere_radius)
 
 
 # -- component-wise linear algebra --------------------------------------------------------------
@@ -254,13 +264,17 @@ def _cross_force(v: tuple, f: tuple) -> tuple:
 
 
 def forward_pass(chain: SerialChain, cs: Sequence[tuple], dq: Sequence, dq_a: Sequence,
-                 ddq_a: Sequence, with_gravity: bool = True) -> tuple[list, list, list]:
+                 ddq_a: Sequence, with_gravity: bool = True,
+                 base: tuple[Sequence, Sequence] | None = None) -> tuple[list, list, list]:
     """Body velocities v (from q̇), w (from q̇_a) and accelerations a, each (lin, ang) per body:
-    RNEA's forward pass, which ``passivity_torque`` and ``body_regressor`` can share."""
+    RNEA's forward pass, which ``passivity_torque`` and ``body_regressor`` can share.
+    ``base``: the base frame's spatial acceleration (lin, ang) in its own frame, in place of
+    −gravity (``with_gravity``) or zero — e.g. a moving trunk's (``planning.disturbance``)."""
     nb = chain.nb
     zero3 = (0.0, 0.0, 0.0)
     same = dq_a is dq                # ordinary RNEA: w = v, no polarisation needed
-    base = (tuple(-g for g in chain.gravity) if with_gravity else zero3, zero3)
+    if base is None:
+        base = (tuple(-g for g in chain.gravity) if with_gravity else zero3, zero3)
     vel: list = [None] * nb
     wel: list = [None] * nb
     acc: list = [None] * nb

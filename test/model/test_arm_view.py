@@ -270,3 +270,36 @@ def test_a_wider_calibrated_link_box_widens_the_disturbance_bound(b1_z1):
     d_wide = base_disturbance_bound(replace(b1_z1, theta_r_box=(theta_r - wide, theta_r + wide)),
                                     bound)
     assert np.all(d_wide[:-1] > d_same[:-1]) and np.all(d_wide >= d_same)
+
+
+def test_the_workspace_limits_the_view_and_tightens_the_bound(b1_z1, view):
+    """``arm_view.workspace`` becomes the view's position limits (what the planner certifies and
+    the controller admits); over it d̄ is never above the closed form and below it on joint 1
+    (the enclosure, test/planning/test_disturbance.py); without a workspace d̄ is the closed
+    form. A workspace outside the limits, or malformed, is refused naming the field."""
+    from dataclasses import replace
+    from sysid_ros.model.arm_view import workspace
+    ws = b1_z1.config["arm_view"]["workspace"]
+    np.testing.assert_array_equal(view.limits.q_lower, ws["lower"])
+    np.testing.assert_array_equal(view.limits.q_upper, ws["upper"])
+    bound = TrunkMotionBound.from_robot(b1_z1)
+    cfg = dict(b1_z1.config)
+    cfg["arm_view"] = {k: v for k, v in b1_z1.config["arm_view"].items() if k != "workspace"}
+    free = replace(b1_z1, config=cfg)
+    d_ws, d_free = base_disturbance_bound(b1_z1, bound), base_disturbance_bound(free, bound)
+    assert np.all(d_ws <= d_free) and d_ws[-1] < 0.9 * d_free[-1]      # rated prior: the wrist
+    demo = b1_z1.config["demo"]["prior_box"]
+    lo, hi = np.array(demo["lower"]), np.array(demo["upper"])
+    dumbbell = ParameterBox(tuple(f"p{i}" for i in range(10)), lower=lo, nominal=0.5 * (lo + hi),
+                            upper=hi)
+    d_ws, d_free = (base_disturbance_bound(r, bound, dumbbell) for r in (b1_z1, free))
+    assert np.all(d_ws <= d_free) and d_ws[0] < 0.9 * d_free[0]          # 1 kg class: joint 1
+    arm = [b1_z1.joint_names.index(n) for n in view.joint_names]
+    np.testing.assert_array_equal(workspace(free)[0], b1_z1.limits.q_lower[arm])
+    for bad in ({"lower": ws["upper"], "upper": ws["lower"]},          # empty
+                {"lower": [-9.0] * 6, "upper": ws["upper"]},              # outside the limits
+                {"lower": ws["lower"][:3], "upper": ws["upper"]},         # wrong length
+                [0.0, 1.0]):
+        cfg["arm_view"] = {**b1_z1.config["arm_view"], "workspace": bad}
+        with pytest.raises(RobotConfigError, match="arm_view.workspace"):
+            arm_view(replace(b1_z1, config=cfg))
