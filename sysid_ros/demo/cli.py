@@ -190,15 +190,14 @@ def main(argv: list[str] | None = None) -> int:
 
     from sysid_ros.model.arm_view import arm_view
     full_robot = load_robot(args.robot)
-    robot = arm_view(full_robot)      # B1 + Z1: the arm with the trunk as base (demo/floating.py)
-    demo_cfg = robot.config.get("demo", {})
+    demo_cfg = full_robot.config.get("demo", {})      # (the arm view reads it as it is)
     if "waypoints" not in demo_cfg:
         _log(f"config/{args.robot}.yaml has no demo.waypoints: the demo needs a task")
         return EXIT_BAD_INPUT
     out = args.out or Path("out") / time.strftime("demo-%Y%m%d-%H%M%S")
     out = out.resolve()
     try:
-        prior = demo_prior(robot, args.prior, args.controller)
+        prior = demo_prior(full_robot, args.prior, args.controller)
     except DemoConfigError as exc:
         _log(str(exc))
         return EXIT_BAD_INPUT
@@ -207,14 +206,15 @@ def main(argv: list[str] | None = None) -> int:
         # every node reads the prior from the robot facts: give them one file with this prior
         robot_arg = str(robot_with_prior(full_robot, prior, out))
         full_robot = load_robot(robot_arg)
-        robot = arm_view(full_robot)
         _log(f"θ_e prior '{prior}' (robot facts for this run: {robot_arg})")
     if not prior and (demo_cfg.get("prior_box") and full_robot.floating_base):
         from sysid_ros.demo.floating import robot_file_with_prior_box
         robot_arg = str(robot_file_with_prior_box(full_robot, out))
         full_robot = load_robot(robot_arg)
-        robot = arm_view(full_robot)
         _log(f"θ_e prior: demo.prior_box (robot facts for this run: {robot_arg})")
+    # B1 + Z1: the arm with the trunk as base (demo/floating.py), built once with the run's prior
+    # (its disturbance bound depends on it and takes ~1 s)
+    robot = arm_view(full_robot)
     if args.controller == "robust" and args.trajectories > 0:
         home = np.asarray(robot.config["simulation"]["home"], float)
         refusal = start_refusal(robot, home)

@@ -63,6 +63,9 @@ __all__ = ["TrunkMotionBound", "TrunkMotionReport", "arm_view", "base_disturbanc
            "workspace", "GRAVITY"]
 
 GRAVITY = 9.81
+#: sub-boxes of the workspace enclosure of d̄ (~1.1 s on the Z1; more sub-boxes are tighter
+#: and slower: docs/design.md §8.4)
+ENCLOSURE_BOXES = 50000
 _PER_JOINT_KEYS = ("limits.position_lower", "limits.position_upper", "limits.velocity",
                    "limits.torque_Nm", "friction.Fc", "friction.Fv", "friction.Ia",
                    "friction.beta", "simulation.home", "simulation.encoder_resolution_deg",
@@ -221,7 +224,7 @@ def _theta_r_columns(robot: Robot, joint: str) -> np.ndarray:
 
 def base_disturbance_bound(robot: Robot, motion: TrunkMotionBound,
                            theta_e_box: ParameterBox | None = None,
-                           max_boxes: int = 50000) -> np.ndarray:
+                           max_boxes: int = ENCLOSURE_BOXES) -> np.ndarray:
     """d̄ (n_arm,) N·m: |d_j| ≤ d̄_j for the torque the trunk's motion induces on the arm's
     joints while they stay in :func:`workspace` (module doc). ``theta_e_box``: the box of the
     end-effector body's θ_e; default the robot's θ_e prior (``identification.prior``).
@@ -230,8 +233,13 @@ def base_disturbance_bound(robot: Robot, motion: TrunkMotionBound,
     per joint of that and the a and α parts enclosed over the workspace by interval RNEA
     (``planning.disturbance``, ``max_boxes`` sub-boxes) plus the closed form's ω part. (Over
     a whole joint box the enclosure's sub-boxes are too wide: 9–18× the closed form on the Z1.)"""
-    arm = _arm_indices(robot)
-    model = _reduced_model(robot, arm)
+    return _disturbance_bound(robot, _reduced_model(robot, _arm_indices(robot)), motion,
+                              theta_e_box, max_boxes)
+
+
+def _disturbance_bound(robot: Robot, model: pin.Model, motion: TrunkMotionBound,
+                       theta_e_box: ParameterBox | None, max_boxes: int) -> np.ndarray:
+    """:func:`base_disturbance_bound` for the arm's reduced ``model`` (built by the caller)."""
     if theta_e_box is None:
         from sysid_ros.control.prior import prior_box   # (control imports model, not back)
         theta_e_box = prior_box(robot)
@@ -299,8 +307,8 @@ def arm_view(robot: Robot, motion: TrunkMotionBound | None = None) -> Robot:
         return robot
     arm = _arm_indices(robot)
     motion = motion or TrunkMotionBound.from_robot(robot)
-    d_bar = base_disturbance_bound(robot, motion)
     model = _reduced_model(robot, arm)
+    d_bar = _disturbance_bound(robot, model, motion, None, ENCLOSURE_BOXES)
     names = tuple(robot.joint_names[i] for i in arm)
     fr = robot.friction
     lower, upper = fr.lower[arm].copy(), fr.upper[arm].copy()

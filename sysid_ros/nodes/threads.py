@@ -2,6 +2,7 @@
 thread raised to real time) and pacing to the wall clock. No rclpy: plain OS calls."""
 from __future__ import annotations
 
+import gc
 import os
 import threading
 import time
@@ -39,7 +40,6 @@ def realtime_thread(priority: int) -> tuple[str, str]:
     could starve the machine). Returns (the thread's scheduling as a diagnostics value, why
     FIFO was refused — no CAP_SYS_NICE / rtprio limit, not Linux — or ""): the caller reports
     a refusal; the loop then runs at normal priority."""
-    import gc
     gc.unfreeze()      # what an earlier configure froze and a cleanup dropped is collected now
     gc.collect()
     gc.freeze()

@@ -212,11 +212,17 @@ class NominalModel:
                     t_end: float | None = None) -> np.ndarray:
         """Y_eᵀY_e (10, 10) of the objective's samples on [0, t_end] (default t_f), at the same
         sample density as the objectives: what executing that part of the plan adds."""
+        _, y = self._executed_rows(traj, k, t_end)
+        return y.T @ y
+
+    def _executed_rows(self, traj: QuinticTrajectory, k: np.ndarray,
+                       t_end: float | None) -> tuple[np.ndarray, np.ndarray]:
+        """(times, Y_e rows (n·nj, 10)) of the objective's sample density on [0, t_end]."""
         t_end = traj.t_f if t_end is None else min(float(t_end), traj.t_f)
         n = max(2, int(round(self.n_samples * t_end / traj.t_f)))
-        q, dq, ddq = traj.sample(np.linspace(0.0, t_end, n), np.asarray(k, float))
-        y = self.regressor_ee(q, dq, ddq).reshape(-1, 10)
-        return y.T @ y
+        times = np.linspace(0.0, t_end, n)
+        q, dq, ddq = traj.sample(times, np.asarray(k, float))
+        return times, self.regressor_ee(q, dq, ddq).reshape(-1, 10)
 
     def box_objective(self, traj: QuinticTrajectory, k: np.ndarray, info: np.ndarray,
                       width: np.ndarray, parameters: tuple[int, ...] = BOX_PARAMETERS,
@@ -289,11 +295,8 @@ class NominalModel:
                              t_end: float | None = None) -> np.ndarray:
         """``information`` of the rows scaled by their ``row_weights``: the history of the
         ``radius`` objective."""
-        t_end = traj.t_f if t_end is None else min(float(t_end), traj.t_f)
-        n = max(2, int(round(self.n_samples * t_end / traj.t_f)))
-        times = np.linspace(0.0, t_end, n)
-        q, dq, ddq = traj.sample(times, np.asarray(k, float))
-        y = self.regressor_ee(q, dq, ddq).reshape(-1, 10) * self.row_weights(traj, k, times)[:, None]
+        times, y = self._executed_rows(traj, k, t_end)
+        y = y * self.row_weights(traj, k, times)[:, None]
         return y.T @ y
 
     def weighted_mass_of(self, y: np.ndarray, weights: np.ndarray, width: np.ndarray,
