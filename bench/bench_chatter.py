@@ -8,8 +8,11 @@ Closed loops at 1 kHz against MuJoCo with a 1 kg dumbbell and a box holding the 
    command's first difference (N·m per step);
 2. the standing B1 + Z1 (the simulator's legs and contacts, the arm-view controller on the arm
    joints, a 2-s quintic move after 0.5 s of holding) for several (V_max, η): max V_sup / V_max,
-   the same chatter figure, and the trunk's angular acceleration from the IMU gyro (central
-   differences, from the start of the motion) against ``arm_view.trunk_motion.alpha_max``.
+   the same chatter figure, and the trunk's angular acceleration from the IMU gyro (the mean
+   over each 1 ms interval, ``model.arm_view.interval_alpha``, from the start of the motion)
+   against ``arm_view.trunk_motion.alpha_max``. ``--b1-delay`` applies each command that many
+   periods late (the ROS graph: 1), ``--b1-physics-dt`` sets the physics step (the robot
+   file's 1 ms is not converged for the trunk's α: 0.25 ms is, docs/design.md §5.1).
    ``--b1-move`` sets the move k (rad per joint): the default moves every joint; a move that
    leaves the wrist at rest (e.g. 0.25,0.1,0,-0.1,0,0, as the demo's task) keeps the wrist in its
    set-valued Coulomb band, where the bound is largest. ``--b1-exponents`` runs each level
@@ -21,6 +24,7 @@ Closed loops at 1 kHz against MuJoCo with a 1 kg dumbbell and a box holding the 
 
 Usage: python -m bench.bench_chatter [--json PATH] [--duration 2.5] [--b1-levels 1e-4,2e-4,1e-3]
        [--b1-move 0.4,-0.2,0.3,0.3,-0.4,0.4] [--b1-exponents file] [--b1-offset 0,0,0,0,0,0]
+       [--b1-delay 0] [--b1-physics-dt 0]
 """
 from __future__ import annotations
 
@@ -32,7 +36,7 @@ import numpy as np
 
 from sysid_ros.control.controller import RobustController, gains_from_config
 from sysid_ros.demo.tracking import command_chatter, z1_tracking_run
-from sysid_ros.model.arm_view import TrunkMotionBound, arm_view
+from sysid_ros.model.arm_view import TrunkMotionBound, arm_view, interval_alpha
 from sysid_ros.model.box import theta_e_box
 from sysid_ros.model.robots import load_robot
 from sysid_ros.planning.trajectory import QuinticTrajectory
@@ -56,7 +60,8 @@ def z1_fixed(eta: float, duration: float) -> dict:
 
 def b1_standing(v_max: float, eta: float, duration: float,
                 k: np.ndarray = B1_MOVE, exponent: float | None = None,
-                offset: np.ndarray | None = None) -> dict:
+                offset: np.ndarray | None = None, delay: int = 0,
+                physics_dt: float | None = None) -> dict:
     import tempfile
 
     from sysid_ros.demo.floating import robot_file_with_prior_box
@@ -72,7 +77,8 @@ def b1_standing(v_max: float, eta: float, duration: float,
                                      "boundary_layer_exponent": exponent})
     ctl = RobustController(view, gains, prior=box)
     ctl.set_bounds(box)
-    sim = Simulator(full, payload, SimConfig(physics_dt=robot_physics_dt(full)), seed=0)
+    sim = Simulator(full, payload, SimConfig(physics_dt=physics_dt or robot_physics_dt(full)),
+                    seed=0)
     sim.reset()
     q0 = sim.q[arm].copy() + (np.zeros(6) if offset is None else offset)
     traj = QuinticTrajectory(q0, np.zeros(6), np.zeros(6), 2.0)
@@ -86,9 +92,13 @@ def b1_standing(v_max: float, eta: float, duration: float,
         taus.append(out.tau)
         gyro.append(m.imu.angular_velocity)
         v_sup.append(out.V_sup)
-        sim.step(out.tau, n_steps=sub)
-    alpha = np.linalg.norm(np.gradient(np.asarray(gyro), 1e-3, axis=0), axis=1)[500:]
+        # the command computed from period i's state acts ``delay`` periods later (the graph:
+        # one period, joint_states → controller → effort command → the next physics step)
+        sim.step(taus[max(i - delay, 0)], n_steps=sub)
+    alpha = np.linalg.norm(interval_alpha(np.arange(len(gyro)) * 1e-3, np.asarray(gyro)),
+                           axis=1)[500:]
     return {"V_max": v_max, "eta": eta, "exponent": gains.boundary_layer_exponent,
+            "delay_periods": delay, "physics_dt": sim.physics_dt,
             "V_sup_over_V_max": float(max(v_sup[500:]) / v_max),   # after the landing
             "rms_step_Nm": _rms_step(np.asarray(taus)),
             "trunk_alpha_max": float(alpha.max()), "trunk_alpha_p99": float(np.percentile(alpha, 99)),
@@ -107,7 +117,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--b1-exponents", default="file",
                     help="values of controller.boundary_layer_exponent for the B1 loop ('file': "
                     "the robot file's)")
+    ap.add_argument("--b1-delay", type=int, default=0,
+                    help="periods between the B1 loop's state and its command taking effect "
+                    "(0: in the same period; the ROS graph has 1)")
+    ap.add_argument("--b1-physics-dt", type=float, default=0.0,
+                    help="the B1 loop's physics step (s; 0: the robot file's)")
     args = ap.parse_args(argv)
+    if args.b1_delay < 0:
+        ap.error("--b1-delay must be >= 0")
     exponents = [None if x == "file" else float(x) for x in args.b1_exponents.split(",")]
     offset = np.array([float(x) for x in args.b1_offset.split(",")])
     if offset.shape != (6,):
@@ -125,10 +142,12 @@ def main(argv: list[str] | None = None) -> int:
         # without a layer (η = 0) its exponent changes nothing: one run
         for eta, exponent in [(e, p) for e in ((0.0, 1.0) if level == 1e-4 else (1.0,))
                               for p in (exponents if e > 0 else [None])]:
-            r = b1_standing(level, eta, args.duration, move, exponent, offset)
+            r = b1_standing(level, eta, args.duration, move, exponent, offset,
+                            args.b1_delay, args.b1_physics_dt or None)
             res["b1_z1"].append(r)
             layer = f" p={r['exponent']:g}" if eta > 0 else ""       # p acts only in a layer
-            print(f"B1+Z1 standing V_max={level:g} eta={eta:g}{layer}: max V_sup "
+            print(f"B1+Z1 standing V_max={level:g} eta={eta:g}{layer} delay {args.b1_delay} "
+                  f"physics {r['physics_dt'] * 1e3:g} ms: max V_sup "
                   f"{r['V_sup_over_V_max']:.2f} V_max, RMS step {r['rms_step_Nm']} N·m, trunk α "
                   f"max {r['trunk_alpha_max']:.3g} p99 {r['trunk_alpha_p99']:.3g} rad/s² "
                   f"(assumed {r['trunk_alpha_assumed']:g})", flush=True)

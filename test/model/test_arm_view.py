@@ -8,7 +8,7 @@ import pinocchio as pin
 import pytest
 
 from sysid_ros.model.arm_view import (
-    TrunkMotionBound, arm_view, base_disturbance_bound, trunk_motion_report,
+    TrunkMotionBound, arm_view, base_disturbance_bound, interval_alpha, trunk_motion_report,
 )
 from sysid_ros.model.box import ParameterBox
 from sysid_ros.model.errors import RobotConfigError
@@ -200,6 +200,24 @@ def test_standing_b1_stays_inside_the_assumed_trunk_motion_and_disturbance(b1_z1
         worst = max(worst, float(np.max(np.abs(_fictitious(b1_z1, view, s0.q, s0.v, a, cols))
                                         / d_bar)))
     assert 0.0 < worst <= 1.0
+
+
+def test_interval_alpha_sees_an_alternation_central_differences_cancel():
+    """A trunk rate alternating at the sample rate (the B1 stance ringing at 500 Hz in a 1 kHz
+    log): each interval's mean α is its full size, central differences read 0; a dropped
+    sample lengthens the interval and the report carries it."""
+    t = np.arange(9) * 1e-3
+    gyro = np.zeros((9, 3))
+    gyro[1::2, 0] = 1e-3                                    # rad/s, every other sample
+    assert np.abs(np.gradient(gyro, t, axis=0)[1:-1]).max() == pytest.approx(0.0, abs=1e-12)
+    np.testing.assert_allclose(np.abs(interval_alpha(t, gyro)[:, 0]), 1.0)   # rad/s², exact
+    bound = TrunkMotionBound(0.5, 0.05, 0.5, np.deg2rad(0.5))
+    level, f = np.tile([0.0, 0.0, 0.0, 1.0], (9, 1)), np.tile([0, 0, 9.81], (9, 1))
+    rep = trunk_motion_report(t, level, gyro, f, bound)
+    assert rep.alpha == pytest.approx(1.0) and any("alpha" in v for v in rep.violations)
+    keep = np.arange(9) != 4                                # one sample dropped
+    gap = trunk_motion_report(t[keep], level[keep], gyro[keep], f[keep], bound)
+    assert gap.max_step == pytest.approx(2e-3) and rep.max_step == pytest.approx(1e-3)
 
 
 def test_trunk_motion_report_flags_a_violation():
