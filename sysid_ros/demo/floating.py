@@ -92,9 +92,9 @@ def floating_base_findings(full: Robot, view: Robot, bag: Path,
             "against a trunk whose roll inertia is small. In-process (bench.bench_chatter, "
             "physics converged at 0.25 ms) the same loop does 0.33 rad/s² without the delay and "
             "0.45 with it, p99 0.28. A bound that covers it cannot be certified: d̄ grows "
-            "~2.5–3.8 N·m on joint 1 per rad/s² and the task's torque check on joint 3 fails "
-            "from ~0.6 rad/s² (no exciting plan certifies there). V ≤ V_max itself is checked "
-            "in the task section")
+            "~2.5–3.8 N·m on joint 1 per rad/s², the task's torque check on joint 3 fails from "
+            "0.35–0.5 rad/s² with the shipped waypoints (a lowered one certifies up to 0.6) and "
+            "at 0.6 no exciting plan certified. V ≤ V_max itself is checked in the task section")
     return header, [f"floating base: {v}" for v in rep.violations] + over
 
 
