@@ -14,8 +14,7 @@ import numpy as np
 
 from sysid_ros.bagio.reader import read_imu, read_joint_states
 from sysid_ros.demo.errors import DemoConfigError
-from sysid_ros.model.arm_view import (
-    TrunkMotionBound, disturbance_ratio, interval_alpha, trunk_motion_report)
+from sysid_ros.model.arm_view import TrunkMotionBound, disturbance_ratio, trunk_motion_report
 from sysid_ros.model.robots import Robot
 
 __all__ = ["floating_base_findings", "robot_file_with_prior_box"]
@@ -108,14 +107,8 @@ def _disturbance_ratio(full: Robot, view: Robot, bag: Path, imu, keep: np.ndarra
         raise DemoConfigError(f"{bag}: no /joint_states (with velocities) or /imu samples in "
                               "the closed loop to check the base disturbance against d̄")
     t = imu.t[keep]
-    # each sample with the mean α of the interval before it and of the one after it
-    # (interval_alpha: central differences would cancel an alternation at the sample rate)
-    steps = interval_alpha(t, imu.angular_velocity[keep])
     idx = np.clip(np.searchsorted(js.t, t), 0, len(js.t) - 1)
     prev = np.clip(idx - 1, 0, len(js.t) - 1)
     idx = np.where(np.abs(js.t[prev] - t) < np.abs(js.t[idx] - t), prev, idx)
-    return np.maximum(*(disturbance_ratio(full, view, pos[idx], vel[idx],
-                                          imu.angular_velocity[keep], alpha,
-                                          imu.linear_acceleration[keep])
-                        for alpha in (np.vstack([steps[:1], steps]),
-                                      np.vstack([steps, steps[-1:]]))))
+    return disturbance_ratio(full, view, t, pos[idx], vel[idx], imu.angular_velocity[keep],
+                             imu.linear_acceleration[keep])

@@ -102,6 +102,12 @@ class TrunkMotionBound:
         return cls(values["accel_max"], values["omega_max"], values["alpha_max"],
                    np.deg2rad(values["tilt_max_deg"]))
 
+    @property
+    def frame_accel(self) -> float:
+        """m/s²: bound of the trunk frame's linear acceleration as the arm view sees it — ‖a‖
+        plus the error of taking gravity along the trunk's z axis, ‖g − R g‖ = 2g·sin(tilt/2)."""
+        return self.accel + 2.0 * GRAVITY * np.sin(0.5 * self.tilt)
+
 
 def _arm_indices(robot: Robot) -> np.ndarray:
     arm = robot.config.get("arm_joints")
@@ -245,7 +251,7 @@ def _disturbance_bound(robot: Robot, model: pin.Model, motion: TrunkMotionBound,
         theta_e_box = prior_box(robot)
     lower, upper = _body_boxes(robot, model, theta_e_box)
     closed = _closed_form_bound(robot, model, motion, lower, upper)
-    accel = motion.accel + 2.0 * GRAVITY * np.sin(0.5 * motion.tilt)
+    accel = motion.frame_accel
     if (robot.config.get("arm_view") or {}).get("workspace") is None \
             or (accel == 0.0 and motion.alpha == 0.0):
         return closed          # over the whole joint box the enclosure is the looser one
@@ -265,7 +271,7 @@ def _closed_form_bound(robot: Robot, model: pin.Model, motion: TrunkMotionBound,
     step = _chain(model)
     n = step.size
     dq = joint_speed_bound(robot)
-    a = motion.accel + 2.0 * GRAVITY * np.sin(0.5 * motion.tilt)
+    a = motion.frame_accel
     w, al = motion.omega, motion.alpha
     reach = np.cumsum(step)                        # o_i ≥ ‖o_i‖ (from the trunk origin)
     omega_rel = np.cumsum(dq)                      # Ω_i
@@ -418,16 +424,24 @@ class DisturbanceRows:
 
     def __call__(self, q: np.ndarray, dq: np.ndarray, omega: np.ndarray, alpha: np.ndarray,
                  specific_force: np.ndarray) -> np.ndarray:
+        return self.view_rows(q, dq) - self.floating_rows(q, dq, omega, alpha, specific_force)
+
+    def view_rows(self, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
+        """The fixed-base view's rows at (q, q̇), q̈ = 0."""
+        return pin.computeJointTorqueRegressor(self.view, self._vdata, q, dq, self._zero)
+
+    def floating_rows(self, q: np.ndarray, dq: np.ndarray, omega: np.ndarray, alpha: np.ndarray,
+                      specific_force: np.ndarray) -> np.ndarray:
+        """The arm's rows on the free-flyer trunk (class doc), q̈ = 0."""
         self._q[7:], self._v[3:6], self._v[6:], self._a[3:6] = q, omega, dq, alpha
         self.floating.gravity.linear = -np.asarray(specific_force, float)
         # columns 0-9: the trunk body (legs merged into it), no effect on the arm rows
-        y_f = pin.computeJointTorqueRegressor(self.floating, self._fdata, self._q, self._v,
-                                              self._a)[6:, 10:]
-        return pin.computeJointTorqueRegressor(self.view, self._vdata, q, dq, self._zero) - y_f
+        return pin.computeJointTorqueRegressor(self.floating, self._fdata, self._q, self._v,
+                                               self._a)[6:, 10:]
 
 
-def disturbance_ratio(full: Robot, view: Robot, q: np.ndarray, dq: np.ndarray, gyro: np.ndarray,
-                      alpha: np.ndarray, specific_force: np.ndarray) -> np.ndarray:
+def disturbance_ratio(full: Robot, view: Robot, t: np.ndarray, q: np.ndarray, dq: np.ndarray,
+                      gyro: np.ndarray, specific_force: np.ndarray) -> np.ndarray:
     """max over the samples of sup_θ |d_j| / d̄_j per arm joint (n_arm,): the fictitious torque
     the *recorded* trunk motion put on the arm, exactly, against the bound the controller and the
     planner carry (``view.config['arm_view']['base_disturbance_Nm']``). This is the premise the
@@ -438,26 +452,22 @@ def disturbance_ratio(full: Robot, view: Robot, q: np.ndarray, dq: np.ndarray, g
     the origin with base twist (0, ω), base acceleration (0, α) and gravity −f_o (f_o the specific
     force at the trunk origin, trunk frame: the B1's IMU); so only the IMU and the arm's joint
     state enter, not the trunk's position or attitude. d is linear in θ: its sup over the boxes
-    is |Y_d θ_c| + |Y_d| rad with the view's θ_e box (``identification.prior``) and θ_r nominal ±
-    ``links_rel`` (or the calibrated box). Inputs per sample: q, dq (N, n_arm), gyro ω, alpha
-    α and specific force f (N, 3), IMU at the trunk origin aligned with it."""
+    is |Y_d θ_c| + |Y_d| rad over every arm body's box (the view's θ_e box, θ_r nominal ±
+    ``links_rel`` or the calibrated box). Each sample is taken with α over the sampling
+    interval before it and over the one after it (:func:`interval_alpha`; central differences
+    would cancel an alternation at the sample rate). Inputs per sample: stamps t (N,), q, dq
+    (N, n_arm), gyro ω and specific force f (N, 3), IMU at the trunk origin aligned with it."""
     from sysid_ros.control.prior import prior_box   # (control imports model, not back)
 
     rows = DisturbanceRows(full, view)
     d_bar = np.asarray(view.config["arm_view"]["base_disturbance_Nm"], float)
-    box = prior_box(view)
-    theta_c = view.theta()
-    rad = view.links_rel_uncertainty * np.abs(theta_c)
-    ee = view.ee_columns
-    theta_c[ee] = 0.5 * (box.lower + box.upper)
-    rad[ee] = 0.5 * (box.upper - box.lower)
-    if view.theta_r_box is not None:
-        mask = np.ones(theta_c.size, bool)
-        mask[ee] = False
-        lo, hi = view.theta_r_box
-        theta_c[mask], rad[mask] = 0.5 * (lo + hi), 0.5 * (hi - lo)
+    lower, upper = _body_boxes(view, view.model, prior_box(view))
+    theta_c, rad = 0.5 * (lower + upper).ravel(), 0.5 * (upper - lower).ravel()
+    steps = interval_alpha(t, gyro)
     worst = np.zeros(view.nj)
     for k in range(len(q)):
-        y_d = rows(q[k], dq[k], gyro[k], alpha[k], specific_force[k])
-        worst = np.maximum(worst, np.abs(y_d @ theta_c) + np.abs(y_d) @ rad)
+        y_v = rows.view_rows(q[k], dq[k])
+        for i in {max(k - 1, 0), min(k, len(steps) - 1)}:      # the intervals around sample k
+            y_d = y_v - rows.floating_rows(q[k], dq[k], gyro[k], steps[i], specific_force[k])
+            worst = np.maximum(worst, np.abs(y_d @ theta_c) + np.abs(y_d) @ rad)
     return worst / d_bar
