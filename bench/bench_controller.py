@@ -38,7 +38,9 @@ ratio_p99}}, admission, dds_latency and dds_latency_baseline ({median_ms, p99_ms
 runs, client, load_avg_1min, realtime_priority, at_dds_receipt {median_ms, p99_ms}}: medians
 over the runs; null without a baseline tree),
 dds_latency_runs (each run, with its command_reliability and client_priority),
-dds_latency_loaded.
+dds_latency_loaded and dds_latency_loaded_baseline (the same medians over the runs under the
+graph, + graph_running_throughout; the trees alternate under one graph; null without
+``--loaded`` / a baseline tree), dds_latency_loaded_runs (each run under the graph).
 """
 from __future__ import annotations
 
@@ -152,8 +154,9 @@ def dds_latency(round_trips: int, root: Path = ROOT, client: str = "message",
     the commands as Float64MultiArray objects (the figure of earlier runs); "raw" publishes
     the same message pre-serialized and takes the commands as bytes, so less of the figure is
     the bench's own rclpy work. ``priority`` > 0: the node's ``realtime_priority``;
-    ``client_priority`` > 0: the bench's thread at SCHED_FIFO, raised after the node was
-    started (which keeps its own policy) and lowered again at the end."""
+    ``client_priority`` > 0: the bench's thread and its middleware receive threads at
+    SCHED_FIFO, raised after the node was started (which keeps its own policy); the thread is
+    lowered again at the end, the receive threads end with the bench's rclpy context."""
     import rclpy
     from rclpy.serialization import serialize_message
     from rclpy.executors import SingleThreadedExecutor
@@ -179,6 +182,9 @@ def dds_latency(round_trips: int, root: Path = ROOT, client: str = "message",
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(client_priority))
     rclpy.init()
     node = rclpy.create_node("bench_controller_latency")
+    if client_priority:   # a drive's receive threads would be real-time too (as the node's)
+        from sysid_ros.nodes.threads import realtime_receive_threads
+        realtime_receive_threads(client_priority)
     ex = SingleThreadedExecutor()
     ex.add_node(node)
     got: list[float] = []
@@ -247,6 +253,14 @@ def _summary(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
             "realtime_priority": runs[0]["realtime_priority"],
             "round_trips": sum(r["round_trips"] for r in runs), "runs": len(runs),
             "client": runs[0]["client"], "load_avg_1min": max(r["load_avg_1min"] for r in runs)}
+
+
+def _loaded_summary(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """:func:`_summary` of runs under the graph, with whether it stayed up through all of them."""
+    summ = _summary(runs)
+    if summ is not None:
+        summ["graph_running_throughout"] = all(r["graph_running_throughout"] for r in runs)
+    return summ
 
 
 def _receipt(run: dict[str, Any]) -> str:
@@ -383,26 +397,38 @@ def main(argv: list[str] | None = None) -> int:
             print(f"DDS latency idle, {label}, median over {summ['runs']} run(s): median "
                   f"{summ['median_ms']:.3f} ms, p99 {summ['p99_ms']:.3f} ms{_receipt(summ)} "
                   f"(target p99 <= 0.5 ms: {'met' if summ['p99_ms'] <= 0.5 else 'MISSED'})")
-    loaded = None
+    loaded = loaded_base = None
+    loaded_runs: list[dict[str, Any]] = []
     if args.loaded:
         import tempfile
         with tempfile.TemporaryDirectory() as tmp:
             graph = start_graph(Path(tmp) / "demo")
             try:
                 time.sleep(args.graph_warmup)
-                running = graph.poll() is None
-                loaded = {**dds_latency(args.round_trips, ROOT, args.client,
-                                        args.command_reliability, args.realtime_priority,
-                                        args.client_priority),
-                          "graph_running_throughout": running and graph.poll() is None}
+                for _ in range(args.repeats):     # the trees alternate under the same graph
+                    for tree, root in trees.items():
+                        alive = graph.poll() is None
+                        run = dds_latency(args.round_trips, root, args.client,
+                                          args.command_reliability, args.realtime_priority,
+                                          args.client_priority)
+                        loaded_runs.append({"tree": tree, **run,
+                                            "graph_running_throughout": alive
+                                            and graph.poll() is None})
             finally:
                 stop_graph(graph)
-        print(f"DDS joint_states -> command latency, full graph running "
-              f"({loaded['round_trips']} round trips, load {loaded['load_avg_1min']:.1f}, graph "
-              f"alive throughout: {loaded['graph_running_throughout']}): median "
-              f"{loaded['median_ms']:.3f} ms, p99 {loaded['p99_ms']:.3f} ms{_receipt(loaded)} "
-              f"(target p99 <= 1 ms: "
-              f"{'met' if loaded['p99_ms'] <= 1.0 else 'MISSED'})")
+        for run in loaded_runs:
+            print(f"DDS joint_states -> command latency, full graph running, {run['tree']} "
+                  f"({run['round_trips']} round trips, load {run['load_avg_1min']:.1f}, graph "
+                  f"alive throughout: {run['graph_running_throughout']}): median "
+                  f"{run['median_ms']:.3f} ms, p99 {run['p99_ms']:.3f} ms{_receipt(run)}")
+        loaded, loaded_base = (_loaded_summary([r for r in loaded_runs if r["tree"] == t])
+                               for t in ("this tree", "baseline"))
+        for label, summ in (("this tree", loaded), ("baseline", loaded_base)):
+            if summ is not None:
+                print(f"DDS latency, full graph running, {label}, median over {summ['runs']} "
+                      f"run(s): median {summ['median_ms']:.3f} ms, p99 {summ['p99_ms']:.3f} ms"
+                      f"{_receipt(summ)} (target p99 <= 1 ms: "
+                      f"{'met' if summ['p99_ms'] <= 1.0 else 'MISSED'})")
     if args.json:
         args.json.write_text(json.dumps({
             "compute": {k.split(" ")[0] if k != "nominal computed torque (rnea)" else "baseline": v
@@ -413,7 +439,8 @@ def main(argv: list[str] | None = None) -> int:
                                "ratio_p99": zr["p99_ms"] / base_z1["p99_ms"]},
             "codec": codec, "admission": adm, "dds_latency": lat,
             "dds_latency_baseline": lat_base, "dds_latency_runs": runs,
-            "dds_latency_loaded": loaded}, indent=2))
+            "dds_latency_loaded": loaded, "dds_latency_loaded_baseline": loaded_base,
+            "dds_latency_loaded_runs": loaded_runs}, indent=2))
     return 0
 
 

@@ -22,7 +22,7 @@ from sysid_ros.control.runtime import (ERROR, STATE_LABELS, WARN, ControllerRunt
                                        ControllerSettings, Status, build_runtime)
 from sysid_ros.model.errors import ModelError
 from sysid_ros.nodes._common import run_node
-from sysid_ros.nodes.threads import realtime_thread
+from sysid_ros.nodes.threads import realtime_loop
 from sysid_ros.cdr import Float64ArrayEncoder, JointStateDecoder
 from sysid_ros.nodes.qos import (CONTROL_SENSOR_QOS, DIAGNOSTICS_QOS, LATCHED_QOS, TRAJECTORY_QOS,
                                  command_qos)
@@ -79,9 +79,9 @@ class RobustControllerNode(LifecycleNode):
         self._io += [("timer", self.create_timer(period, cb, clock=self._steady))
                      for period, cb in timers]
         self.get_logger().info(f"configured: {self.rt.robot.name}, {s}")
-        self.rt.scheduling, refused = realtime_thread(s.realtime_priority)  # runs each callback
-        if refused:
-            self.get_logger().warning(f"realtime_priority: {refused}; normal priority")
+        self.rt.scheduling, refusals = realtime_loop(s.realtime_priority)  # runs each callback
+        for why in refusals:
+            self.get_logger().warning(f"realtime_priority: {why}; normal priority")
         self._publish_status()
         return TransitionCallbackReturn.SUCCESS
 

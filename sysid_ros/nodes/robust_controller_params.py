@@ -79,7 +79,8 @@ PARAMETERS = (
           "built-in simulator's launch: ~50 µs less per publish to two readers, measured)",
           "reliable", choices=COMMAND_RELIABILITIES),
     Param("realtime_priority", "int", "SCHED_FIFO priority of the thread that answers "
-          "joint_states with a command (0 = normal scheduling; hardware: e.g. 80, needs an rtprio "
+          "joint_states with a command, and one below it of the process's middleware receive "
+          "threads that wake it (0 = normal scheduling; hardware: e.g. 80, needs an rtprio "
           "limit or CAP_SYS_NICE, refused → WARN and normal priority; docs/design.md §5.6)", 0,
           (0, 99)),
 )

@@ -7,7 +7,12 @@ import os
 import threading
 import time
 
-__all__ = ["lower_thread_priority", "realtime_thread", "sleep_until"]
+__all__ = ["RECEIVE_THREAD_PREFIXES", "lower_thread_priority", "realtime_loop",
+           "realtime_receive_threads", "realtime_thread", "sleep_until"]
+
+#: Fast DDS names each transport's receive thread after its transport and port (dds.shm.7411,
+#: dds.udp.7410, dds.tcp.…); dds.shm.wdog is the shared-memory watchdog, not a receiver
+RECEIVE_THREAD_PREFIXES = ("dds.shm.", "dds.udp.", "dds.tcp.")
 
 
 def lower_thread_priority(nice: int) -> str:
@@ -55,6 +60,63 @@ def realtime_thread(priority: int) -> tuple[str, str]:
                "(limits.conf '@realtime - rtprio 99') or CAP_SYS_NICE")
         return f"normal ({why})", why
     return f"SCHED_FIFO {priority}", ""
+
+
+def _receive_threads(prefixes: tuple[str, ...]) -> list[tuple[int, str]]:
+    """(thread id, name) of this process's middleware receive threads, from /proc."""
+    found: list[tuple[int, str]] = []
+    for entry in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{entry}/comm") as f:
+                name = f.read().strip()
+        except OSError:           # the thread ended between listing and reading
+            continue
+        if name.startswith(prefixes) and not name.endswith(".wdog"):
+            found.append((int(entry), name))
+    return sorted(found)
+
+
+def realtime_receive_threads(priority: int,
+                             prefixes: tuple[str, ...] = RECEIVE_THREAD_PREFIXES
+                             ) -> tuple[list[str], str]:
+    """Put this process's middleware receive threads (``prefixes``: Fast DDS's names) under
+    SCHED_FIFO at ``priority`` (0: leave them). Why: with the command thread at FIFO the round
+    trip's tail under load was the way *in* — the receive thread that takes a joint state off
+    the shared-memory port and wakes the executor waited for a core (docs/design.md §5.6).
+    These threads block on their port between messages and only copy and notify when one
+    arrives, so FIFO costs the machine nothing while the loop is idle. Call it after the node
+    exists (its participant starts the threads). Returns (the names raised, why it was refused
+    or found nothing — not Linux, no CAP_SYS_NICE / rtprio limit, no such threads — or "")."""
+    if priority <= 0:
+        return [], ""
+    if not (hasattr(os, "sched_setscheduler") and os.path.isdir("/proc/self/task")):
+        return [], "per-thread SCHED_FIFO needs Linux"
+    threads = _receive_threads(prefixes)
+    if not threads:
+        return [], f"no middleware receive threads named {'|'.join(prefixes)}* in this process"
+    raised: list[str] = []
+    for tid, name in threads:
+        try:
+            os.sched_setscheduler(tid, os.SCHED_FIFO, os.sched_param(priority))
+        except ProcessLookupError:
+            continue
+        except OSError as err:
+            return raised, (f"SCHED_FIFO priority {priority} for {name} refused "
+                            f"({err.strerror}): grant an rtprio limit or CAP_SYS_NICE")
+        raised.append(name)
+    return raised, ""
+
+
+def realtime_loop(priority: int) -> tuple[str, list[str]]:
+    """Prepare the calling thread to answer a hard-periodic loop (:func:`realtime_thread`, at
+    ``priority``) and raise the receive threads that wake it (:func:`realtime_receive_threads`,
+    one below). Returns (the scheduling as a diagnostics value, the refusals to report)."""
+    scheduling, refused = realtime_thread(priority)
+    # one below: the command thread they wake preempts them at once when both share a core
+    receivers, refused_rx = realtime_receive_threads(max(priority - 1, 1) if priority else 0)
+    if receivers:
+        scheduling += f"; receive threads {','.join(receivers)} one below"
+    return scheduling, [why for why in (refused, refused_rx) if why]
 
 
 def sleep_until(target: float, stop: threading.Event) -> None:

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from sysid_ros.nodes.threads import realtime_thread
+from sysid_ros.nodes.threads import realtime_receive_threads, realtime_thread
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "sched_setscheduler"), reason="Linux only")
 
@@ -82,3 +82,14 @@ def test_settings_refuse_an_out_of_range_priority():
     with pytest.raises(ControllerConfigError, match="realtime_priority"):
         ControllerSettings.from_mapping({"realtime_priority": 100})
     assert ControllerSettings.from_mapping({"realtime_priority": 80}).realtime_priority == 80
+
+
+def test_receive_threads_priority_zero_does_nothing_and_a_missing_middleware_is_stated():
+    """The node test (test_robust_controller_node) checks the raised threads of a real node;
+    here the two answers that raise nothing: priority 0, and a process without such threads
+    (this one has no thread named so; nothing is changed)."""
+    assert realtime_receive_threads(0) == ([], "")
+    before = os.sched_getscheduler(os.getpid())
+    raised, why = realtime_receive_threads(5, prefixes=("no.such.thread.",))
+    assert raised == [] and "no middleware receive threads named no.such.thread.*" in why
+    assert os.sched_getscheduler(os.getpid()) == before

@@ -199,6 +199,15 @@ def test_lifecycle_and_closed_loop_over_dds(harness):
         fifo = os.sched_getscheduler(proc.pid) == os.SCHED_FIFO
         if fifo:
             assert os.sched_getparam(proc.pid).sched_priority == 7
+            # and, one below, the middleware receive threads that wake it
+            policies = _thread_policies(proc.pid)
+            receivers = {n: p for n, p in policies if n.startswith(("dds.shm.", "dds.udp."))
+                         and n != "dds.shm.wdog"}
+            assert receivers and set(receivers.values()) == {(os.SCHED_FIFO, 6)}, policies
+            # the rest keep normal scheduling, or the command thread's when it spawned them
+            # (rclpy's timer thread starts from the executor's spin)
+            others = {p for n, p in policies if n not in receivers}
+            assert others <= {(os.SCHED_OTHER, 0), (os.SCHED_FIFO, 7)}, policies
         harness.wait_matched()
         harness.bounds_pub.publish(bounds_to_msg(theta_e_box(truth - rad, truth + rad, truth)))
         # configured but inactive: no commands
@@ -245,6 +254,17 @@ def test_lifecycle_and_closed_loop_over_dds(harness):
     assert "Traceback" not in out, out
     # where this machine refuses SCHED_FIFO the node says so and commands at normal priority
     assert fifo or ("realtime_priority" in out and "refused" in out), out
+
+
+def _thread_policies(pid: int) -> list[tuple[str, tuple[int, int]]]:
+    """(name, (policy, priority)) of each thread of process ``pid``, from the kernel."""
+    out = []
+    for tid in sorted(os.listdir(f"/proc/{pid}/task"), key=int):
+        with open(f"/proc/{pid}/task/{tid}/comm") as f:
+            name = f.read().strip()
+        out.append((name, (os.sched_getscheduler(int(tid)),
+                           os.sched_getparam(int(tid)).sched_priority)))
+    return out
 
 
 def test_stale_states_stop_commands_and_bad_trajectories_are_rejected(harness):
