@@ -21,10 +21,13 @@ Closed loops at 1 kHz against MuJoCo with a 1 kg dumbbell and a box holding the 
    constant (rad per joint): joints whose error the law does not overcome stay stuck in their
    dry friction, as the demo's wrist after identification (5.6 mrad on joint 6, −1.7 on joint
    5), the state in which the p = ½ layer switched joint 1 at the sample rate.
+3. the standing B1 + Z1's answer to a torque step on one arm joint (``--b1-torque-step``, N·m;
+   0 skips it): the trunk's ‖α‖ over the first interval per N·m, and what a Coulomb reversal
+   (a step of 2·Fc between trunk and link) makes of it against ``alpha_max``.
 
 Usage: python -m bench.bench_chatter [--json PATH] [--duration 2.5] [--b1-levels 1e-4,2e-4,1e-3]
        [--b1-move 0.4,-0.2,0.3,0.3,-0.4,0.4] [--b1-exponents file] [--b1-offset 0,0,0,0,0,0]
-       [--b1-delay 0] [--b1-physics-dt 0]
+       [--b1-delay 0] [--b1-physics-dt 0] [--b1-torque-step 2]
 """
 from __future__ import annotations
 
@@ -38,7 +41,7 @@ from sysid_ros.control.controller import RobustController, gains_from_config
 from sysid_ros.demo.tracking import command_chatter, z1_tracking_run
 from sysid_ros.model.arm_view import TrunkMotionBound, arm_view, interval_alpha
 from sysid_ros.model.box import theta_e_box
-from sysid_ros.model.robots import load_robot
+from sysid_ros.model.robots import Robot, load_robot
 from sysid_ros.planning.trajectory import QuinticTrajectory
 from sysid_ros.simulation import SimConfig, Simulator
 from sysid_ros.simulation.payload import dumbbell_for, true_theta_e
@@ -58,10 +61,10 @@ def z1_fixed(eta: float, duration: float) -> dict:
             "clipped": run.clipped, "rms_step_Nm": _rms_step(run.tau)}
 
 
-def b1_standing(v_max: float, eta: float, duration: float,
-                k: np.ndarray = B1_MOVE, exponent: float | None = None,
-                offset: np.ndarray | None = None, delay: int = 0,
-                physics_dt: float | None = None) -> dict:
+def _b1_loop(gain_overrides: dict, physics_dt: float | None
+             ) -> tuple[Robot, np.ndarray, RobustController, Simulator]:
+    """The standing B1 + Z1 with a 1 kg dumbbell, and the arm-view controller holding a box of
+    ±3 % about the truth: (robot, arm joint indices, controller, simulator)."""
     import tempfile
 
     from sysid_ros.demo.floating import robot_file_with_prior_box
@@ -73,13 +76,21 @@ def b1_standing(v_max: float, eta: float, duration: float,
     rad = 0.03 * np.abs(truth) + 1e-4
     box = theta_e_box(truth - rad, truth + rad, truth)
     arm = np.array([full.joint_names.index(n) for n in full.config["arm_joints"]])
-    gains = gains_from_config(view, {"boundary_layer": eta, "V_max": v_max,
-                                     "boundary_layer_exponent": exponent})
-    ctl = RobustController(view, gains, prior=box)
+    ctl = RobustController(view, gains_from_config(view, gain_overrides), prior=box)
     ctl.set_bounds(box)
     sim = Simulator(full, payload, SimConfig(physics_dt=physics_dt or robot_physics_dt(full)),
                     seed=0)
     sim.reset()
+    return full, arm, ctl, sim
+
+
+def b1_standing(v_max: float, eta: float, duration: float,
+                k: np.ndarray = B1_MOVE, exponent: float | None = None,
+                offset: np.ndarray | None = None, delay: int = 0,
+                physics_dt: float | None = None) -> dict:
+    full, arm, ctl, sim = _b1_loop({"boundary_layer": eta, "V_max": v_max,
+                                    "boundary_layer_exponent": exponent}, physics_dt)
+    gains = ctl.gains
     q0 = sim.q[arm].copy() + (np.zeros(6) if offset is None else offset)
     traj = QuinticTrajectory(q0, np.zeros(6), np.zeros(6), 2.0)
     sub = int(round(1e-3 / sim.physics_dt))
@@ -105,6 +116,32 @@ def b1_standing(v_max: float, eta: float, duration: float,
             "trunk_alpha_assumed": TrunkMotionBound.from_robot(full).alpha}
 
 
+def b1_torque_step(joint: int, step: float, physics_dt: float | None = None) -> dict:
+    """The trunk's answer to a step of one arm joint's torque: the standing robot held at home
+    by the controller for 1 s, then ``step`` N·m added to ``joint``'s command. ‖α‖ over the
+    first 1 ms interval after it, per N·m (the controller answers from the next sample on).
+    A Coulomb reversal is such a step, of 2·Fc, between the trunk and the link: whatever the
+    command does, the trunk takes it until the controller has seen the joint move."""
+    full, arm, ctl, sim = _b1_loop({}, physics_dt)
+    q0 = sim.q[arm].copy()
+    sub = int(round(1e-3 / sim.physics_dt))
+    gyro, zero = [], np.zeros(6)
+    for i in range(1002):
+        m = sim.measure()
+        tau = ctl.compute(i * 1e-3, m.q[arm], m.dq[arm], q0, zero, zero).tau.copy()
+        tau[joint] += step if i >= 1000 else 0.0
+        gyro.append(m.imu.angular_velocity)
+        sim.step(tau, n_steps=sub)
+    alpha = interval_alpha(np.arange(len(gyro)) * 1e-3, np.asarray(gyro))
+    before, after = np.linalg.norm(alpha[999]), np.linalg.norm(alpha[1000])
+    fc = float(full.friction.nominal[arm[joint], 0])
+    return {"joint": full.joint_names[arm[joint]], "step_Nm": step,
+            "physics_dt": sim.physics_dt, "alpha_before": float(before),
+            "alpha_per_Nm": float(after / abs(step)), "Fc_catalogue": fc,
+            "alpha_at_reversal": float(after / abs(step) * 2.0 * fc),
+            "trunk_alpha_assumed": TrunkMotionBound.from_robot(full).alpha}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", type=Path)
@@ -122,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
                     "(0: in the same period; the ROS graph has 1)")
     ap.add_argument("--b1-physics-dt", type=float, default=0.0,
                     help="the B1 loop's physics step (s; 0: the robot file's)")
+    ap.add_argument("--b1-torque-step", type=float, default=2.0,
+                    help="N·m added to one arm joint's command at a time: the trunk's α per "
+                    "N·m, and at a Coulomb reversal of 2·Fc (0: skip)")
     args = ap.parse_args(argv)
     if args.b1_delay < 0:
         ap.error("--b1-delay must be >= 0")
@@ -151,6 +191,14 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['V_sup_over_V_max']:.2f} V_max, RMS step {r['rms_step_Nm']} N·m, trunk α "
                   f"max {r['trunk_alpha_max']:.3g} p99 {r['trunk_alpha_p99']:.3g} rad/s² "
                   f"(assumed {r['trunk_alpha_assumed']:g})", flush=True)
+    res["b1_torque_step"] = [b1_torque_step(j, args.b1_torque_step, args.b1_physics_dt or None)
+                             for j in range(6)] if args.b1_torque_step else []
+    for r in res["b1_torque_step"]:
+        print(f"B1+Z1 torque step {r['step_Nm']:g} N·m on {r['joint']} (physics "
+              f"{r['physics_dt'] * 1e3:g} ms): trunk α {r['alpha_per_Nm']:.3g} rad/s² per N·m "
+              f"in the first interval (before {r['alpha_before']:.2g}); at a Coulomb reversal "
+              f"(2·Fc, Fc {r['Fc_catalogue']:g} N·m) {r['alpha_at_reversal']:.3g} rad/s² "
+              f"(assumed {r['trunk_alpha_assumed']:g})", flush=True)
     if args.json:
         args.json.write_text(json.dumps(res, indent=2))
     return 0
