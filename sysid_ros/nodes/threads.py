@@ -110,7 +110,8 @@ def realtime_receive_threads(priority: int,
 def realtime_loop(priority: int) -> tuple[str, list[str]]:
     """Prepare the calling thread to answer a hard-periodic loop (:func:`realtime_thread`, at
     ``priority``) and raise the receive threads that wake it (:func:`realtime_receive_threads`,
-    one below; at priority 1 equal, FIFO having no lower level). Returns (the scheduling as a diagnostics value, the refusals to report)."""
+    one below; at priority 1 equal, FIFO having no lower level). Returns (the scheduling as a
+    diagnostics value, the refusals to report)."""
     scheduling, refused = realtime_thread(priority)
     # one below: the command thread they wake preempts them at once when both share a core
     receivers, refused_rx = realtime_receive_threads(max(priority - 1, 1) if priority else 0)
