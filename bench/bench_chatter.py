@@ -44,7 +44,7 @@ from sysid_ros.model.box import theta_e_box
 from sysid_ros.model.robots import Robot, load_robot
 from sysid_ros.planning.trajectory import QuinticTrajectory
 from sysid_ros.simulation import SimConfig, Simulator
-from sysid_ros.simulation.payload import dumbbell_for, true_theta_e
+from sysid_ros.simulation.payload import Payload, dumbbell_for, true_theta_e
 from sysid_ros.simulation.simulator import robot_physics_dt
 
 
@@ -61,10 +61,11 @@ def z1_fixed(eta: float, duration: float) -> dict:
             "clipped": run.clipped, "rms_step_Nm": _rms_step(run.tau)}
 
 
-def _b1_loop(gain_overrides: dict, physics_dt: float | None
-             ) -> tuple[Robot, np.ndarray, RobustController, Simulator]:
+def _b1_controller(gain_overrides: dict
+                   ) -> tuple[Robot, Payload, np.ndarray, RobustController]:
     """The standing B1 + Z1 with a 1 kg dumbbell, and the arm-view controller holding a box of
-    ±3 % about the truth: (robot, arm joint indices, controller, simulator)."""
+    ±3 % about the truth: (robot, payload, arm joint indices, controller). The arm view's d̄
+    enclosure (~1 s) is built here, once per controller."""
     import tempfile
 
     from sysid_ros.demo.floating import robot_file_with_prior_box
@@ -78,18 +79,24 @@ def _b1_loop(gain_overrides: dict, physics_dt: float | None
     arm = np.array([full.joint_names.index(n) for n in full.config["arm_joints"]])
     ctl = RobustController(view, gains_from_config(view, gain_overrides), prior=box)
     ctl.set_bounds(box)
+    return full, payload, arm, ctl
+
+
+def _b1_sim(full: Robot, payload: Payload, physics_dt: float | None) -> Simulator:
+    """A fresh standing B1 + Z1 (seed 0) at ``physics_dt`` (None: the robot file's)."""
     sim = Simulator(full, payload, SimConfig(physics_dt=physics_dt or robot_physics_dt(full)),
                     seed=0)
     sim.reset()
-    return full, arm, ctl, sim
+    return sim
 
 
 def b1_standing(v_max: float, eta: float, duration: float,
                 k: np.ndarray = B1_MOVE, exponent: float | None = None,
                 offset: np.ndarray | None = None, delay: int = 0,
                 physics_dt: float | None = None) -> dict:
-    full, arm, ctl, sim = _b1_loop({"boundary_layer": eta, "V_max": v_max,
-                                    "boundary_layer_exponent": exponent}, physics_dt)
+    full, payload, arm, ctl = _b1_controller({"boundary_layer": eta, "V_max": v_max,
+                                              "boundary_layer_exponent": exponent})
+    sim = _b1_sim(full, payload, physics_dt)
     gains = ctl.gains
     q0 = sim.q[arm].copy() + (np.zeros(6) if offset is None else offset)
     traj = QuinticTrajectory(q0, np.zeros(6), np.zeros(6), 2.0)
@@ -116,13 +123,22 @@ def b1_standing(v_max: float, eta: float, duration: float,
             "trunk_alpha_assumed": TrunkMotionBound.from_robot(full).alpha}
 
 
-def b1_torque_step(joint: int, step: float, physics_dt: float | None = None) -> dict:
+def b1_torque_steps(step: float, physics_dt: float | None = None) -> list[dict]:
+    """:func:`b1_torque_step` for each arm joint, one controller (the robot file's gains) for
+    all, a fresh simulator for each."""
+    full, payload, arm, ctl = _b1_controller({})
+    return [b1_torque_step(full, arm, ctl, _b1_sim(full, payload, physics_dt), j, step)
+            for j in range(arm.size)]
+
+
+def b1_torque_step(full: Robot, arm: np.ndarray, ctl: RobustController, sim: Simulator,
+                   joint: int, step: float) -> dict:
     """The trunk's answer to a step of one arm joint's torque: the standing robot held at home
     by the controller for 1 s, then ``step`` N·m added to ``joint``'s command. ‖α‖ over the
     first 1 ms interval after it, per N·m (the controller answers from the next sample on).
     A Coulomb reversal is such a step, of 2·Fc, between the trunk and the link: whatever the
-    command does, the trunk takes it until the controller has seen the joint move."""
-    full, arm, ctl, sim = _b1_loop({}, physics_dt)
+    command does, the trunk takes it until the controller has seen the joint move. (The
+    robust law keeps no state between calls: one controller serves every step.)"""
     q0 = sim.q[arm].copy()
     sub = int(round(1e-3 / sim.physics_dt))
     gyro, zero = [], np.zeros(6)
@@ -191,8 +207,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['V_sup_over_V_max']:.2f} V_max, RMS step {r['rms_step_Nm']} N·m, trunk α "
                   f"max {r['trunk_alpha_max']:.3g} p99 {r['trunk_alpha_p99']:.3g} rad/s² "
                   f"(assumed {r['trunk_alpha_assumed']:g})", flush=True)
-    res["b1_torque_step"] = [b1_torque_step(j, args.b1_torque_step, args.b1_physics_dt or None)
-                             for j in range(6)] if args.b1_torque_step else []
+    res["b1_torque_step"] = (b1_torque_steps(args.b1_torque_step, args.b1_physics_dt or None)
+                             if args.b1_torque_step else [])
     for r in res["b1_torque_step"]:
         print(f"B1+Z1 torque step {r['step_Nm']:g} N·m on {r['joint']} (physics "
               f"{r['physics_dt'] * 1e3:g} ms): trunk α {r['alpha_per_Nm']:.3g} rad/s² per N·m "

@@ -37,7 +37,8 @@ z1_mass_metric, codec {decode, encode: {message_path, raw_cdr: {median_ms, p99_m
 ratio_p99}}, admission, dds_latency and dds_latency_baseline ({median_ms, p99_ms, round_trips,
 runs, client, load_avg_1min, realtime_priority, at_dds_receipt {median_ms, p99_ms}}: medians
 over the runs; null without a baseline tree),
-dds_latency_runs (each run, with its command_reliability and client_priority),
+dds_latency_runs (each run, with its command_reliability, client_priority and
+client_receive_threads {raised, refused}),
 dds_latency_loaded and dds_latency_loaded_baseline (the same medians over the runs under the
 graph, + graph_running_throughout; the trees alternate under one graph; null without
 ``--loaded`` / a baseline tree), dds_latency_loaded_runs (each run under the graph).
@@ -182,9 +183,10 @@ def dds_latency(round_trips: int, root: Path = ROOT, client: str = "message",
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(client_priority))
     rclpy.init()
     node = rclpy.create_node("bench_controller_latency")
+    client_receivers: tuple[list[str], str] = ([], "")
     if client_priority:   # a drive's receive threads would be real-time too (as the node's)
         from sysid_ros.nodes.threads import realtime_receive_threads
-        realtime_receive_threads(client_priority)
+        client_receivers = realtime_receive_threads(client_priority)
     ex = SingleThreadedExecutor()
     ex.add_node(node)
     got: list[float] = []
@@ -238,6 +240,9 @@ def dds_latency(round_trips: int, root: Path = ROOT, client: str = "message",
     return {**_stats(lat[20:]), "round_trips": len(lat[20:]), "client": client,
             "load_avg_1min": os.getloadavg()[0], "realtime_priority": priority,
             "client_priority": client_priority,
+            # which of the bench's receive threads were raised, or why none
+            "client_receive_threads": {"raised": client_receivers[0],
+                                       "refused": client_receivers[1]},
             "at_dds_receipt": _stats(lat_dds[20:])}
 
 
@@ -252,15 +257,27 @@ def _summary(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
             "at_dds_receipt": {k: med(k, "at_dds_receipt") for k in ("median_ms", "p99_ms")},
             "realtime_priority": runs[0]["realtime_priority"],
             "round_trips": sum(r["round_trips"] for r in runs), "runs": len(runs),
-            "client": runs[0]["client"], "load_avg_1min": max(r["load_avg_1min"] for r in runs)}
+            "client": runs[0]["client"], "load_avg_1min": max(r["load_avg_1min"] for r in runs),
+            **({"graph_running_throughout": all(r["graph_running_throughout"] for r in runs)}
+               if "graph_running_throughout" in runs[0] else {})}
 
 
-def _loaded_summary(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """:func:`_summary` of runs under the graph, with whether it stayed up through all of them."""
-    summ = _summary(runs)
-    if summ is not None:
-        summ["graph_running_throughout"] = all(r["graph_running_throughout"] for r in runs)
-    return summ
+def _latency_report(where: str, runs: list[dict[str, Any]], detail: Callable[[dict], str],
+                    target_ms: float) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """Print each round-trip run (``detail``: what else its line says) and the median over
+    each tree's runs against ``target_ms``; returns (this tree's, the baseline's) summary."""
+    for run in runs:
+        print(f"DDS joint_states -> command latency, {where}, {run['tree']} "
+              f"({run['round_trips']} round trips, {detail(run)}): median "
+              f"{run['median_ms']:.3f} ms, p99 {run['p99_ms']:.3f} ms{_receipt(run)}")
+    this, base = (_summary([r for r in runs if r["tree"] == t]) for t in ("this tree", "baseline"))
+    for label, summ in (("this tree", this), ("baseline", base)):
+        if summ is not None:
+            print(f"DDS latency, {where}, {label}, median over {summ['runs']} run(s): median "
+                  f"{summ['median_ms']:.3f} ms, p99 {summ['p99_ms']:.3f} ms{_receipt(summ)} "
+                  f"(target p99 <= {target_ms:g} ms: "
+                  f"{'met' if summ['p99_ms'] <= target_ms else 'MISSED'})")
+    return this, base
 
 
 def _receipt(run: dict[str, Any]) -> str:
@@ -386,17 +403,9 @@ def main(argv: list[str] | None = None) -> int:
              **dds_latency(args.round_trips, root, args.client, args.command_reliability,
                            args.realtime_priority, args.client_priority)}
             for _ in range(args.repeats) for tree, root in trees.items()]
-    for run in runs:
-        print(f"DDS joint_states -> command latency, idle, {run['tree']} ({run['round_trips']} "
-              f"round trips, {args.client} client, {args.command_reliability} commands, load "
-              f"{run['load_avg_1min']:.1f}): median "
-              f"{run['median_ms']:.3f} ms, p99 {run['p99_ms']:.3f} ms{_receipt(run)}")
-    lat, lat_base = (_summary([r for r in runs if r["tree"] == t]) for t in ("this tree", "baseline"))
-    for label, summ in (("this tree", lat), ("baseline", lat_base)):
-        if summ is not None:
-            print(f"DDS latency idle, {label}, median over {summ['runs']} run(s): median "
-                  f"{summ['median_ms']:.3f} ms, p99 {summ['p99_ms']:.3f} ms{_receipt(summ)} "
-                  f"(target p99 <= 0.5 ms: {'met' if summ['p99_ms'] <= 0.5 else 'MISSED'})")
+    lat, lat_base = _latency_report(
+        "idle", runs, lambda r: f"{args.client} client, {args.command_reliability} commands, "
+        f"load {r['load_avg_1min']:.1f}", 0.5)
     loaded = loaded_base = None
     loaded_runs: list[dict[str, Any]] = []
     if args.loaded:
@@ -416,19 +425,9 @@ def main(argv: list[str] | None = None) -> int:
                                             and graph.poll() is None})
             finally:
                 stop_graph(graph)
-        for run in loaded_runs:
-            print(f"DDS joint_states -> command latency, full graph running, {run['tree']} "
-                  f"({run['round_trips']} round trips, load {run['load_avg_1min']:.1f}, graph "
-                  f"alive throughout: {run['graph_running_throughout']}): median "
-                  f"{run['median_ms']:.3f} ms, p99 {run['p99_ms']:.3f} ms{_receipt(run)}")
-        loaded, loaded_base = (_loaded_summary([r for r in loaded_runs if r["tree"] == t])
-                               for t in ("this tree", "baseline"))
-        for label, summ in (("this tree", loaded), ("baseline", loaded_base)):
-            if summ is not None:
-                print(f"DDS latency, full graph running, {label}, median over {summ['runs']} "
-                      f"run(s): median {summ['median_ms']:.3f} ms, p99 {summ['p99_ms']:.3f} ms"
-                      f"{_receipt(summ)} (target p99 <= 1 ms: "
-                      f"{'met' if summ['p99_ms'] <= 1.0 else 'MISSED'})")
+        loaded, loaded_base = _latency_report(
+            "full graph running", loaded_runs, lambda r: f"load {r['load_avg_1min']:.1f}, graph "
+            f"alive throughout: {r['graph_running_throughout']}", 1.0)
     if args.json:
         args.json.write_text(json.dumps({
             "compute": {k.split(" ")[0] if k != "nominal computed torque (rnea)" else "baseline": v
