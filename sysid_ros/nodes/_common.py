@@ -79,6 +79,28 @@ def _settle(executor: Spinner, node: Node | None) -> None:
                       f"{err}", file=sys.stderr)
 
 
+def _destroy_half_built(err: BaseException) -> str | None:
+    """Destroy the node whose constructor raised ``err`` (a parameter refused after
+    ``Node.__init__`` created the rcl node). The factory never returned it, so ``run_node``
+    cannot; left to the garbage collector it would be finalised after ``rclpy.try_shutdown``,
+    at interpreter exit. The traceback's frames are the only reference: the innermost frame
+    whose ``self`` is a Node. Returns its name (None: no node was built)."""
+    tb = err.__traceback__
+    half: Node | None = None
+    while tb is not None:
+        candidate = tb.tb_frame.f_locals.get("self")
+        if isinstance(candidate, Node):
+            half = candidate
+        tb = tb.tb_next
+    if half is None:
+        return None
+    name = None
+    with contextlib.suppress(Exception):       # a node half-way through Node.__init__
+        name = half.get_name()
+        half.destroy_node()
+    return name
+
+
 def make_executor(threads: int = 1) -> Spinner:
     """The executor of a node process: ``threads`` > 1 → MultiThreadedExecutor; otherwise
     rclpy's EventsExecutor (C++ event queue: about half the CPU per message of the
@@ -132,10 +154,16 @@ def run_node(
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     node: Node | None = None
+    name = "node"             # for messages until the node exists
     code = 0
-    executor = make_executor(threads)
+    executor: Spinner | None = None
     try:
-        node = factory(remove_ros_args(argv)[1:])
+        try:
+            node = factory(remove_ros_args(argv)[1:])
+        except Exception as err:
+            name = _destroy_half_built(err) or name
+            raise
+        executor = make_executor(threads)   # only for a node that exists (none to shut down)
         executor.add_node(node)
         finished: threading.Event | None = getattr(node, "finished", None)
         while not stop.is_set() and not (finished is not None and finished.is_set()):
@@ -144,11 +172,12 @@ def run_node(
         while time.monotonic() < end and not hurry.is_set():
             executor.spin_once(timeout_sec=0.01)
     except Exception as err:  # report, still close what the node holds
-        print(f"[{getattr(node, 'get_name', lambda: 'node')()}] error: {err}", file=sys.stderr)
+        print(f"[{node.get_name() if node is not None else name}] error: {err}", file=sys.stderr)
         code = 1
     finally:
-        _settle(executor, node)
-        executor.shutdown(timeout_sec=_SHUTDOWN_WAIT)
+        if executor is not None:
+            _settle(executor, node)
+            executor.shutdown(timeout_sec=_SHUTDOWN_WAIT)
         if node is not None:
             hook = getattr(node, "on_shutdown", None)
             if hook is not None:

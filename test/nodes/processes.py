@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def start(module: str, *args: str, env_extra: dict[str, str] | None = None) -> subprocess.Popen:
     """``python -m module args…`` (args may include ``--ros-args …``); ``env_extra`` adds to
     the inherited environment."""
-    env = dict(os.environ, PYTHONUNBUFFERED="1", **(env_extra or {}))
+    # faulthandler: a process that ``finish`` has to abort prints every thread's stack
+    env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1", **(env_extra or {}))
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     return subprocess.Popen([sys.executable, "-m", module, *args], env=env, cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -47,6 +48,23 @@ def stop(proc: subprocess.Popen, timeout: float = 10.0) -> str:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     return proc.stdout.read() if proc.stdout else ""
+
+
+def finish(proc: subprocess.Popen, timeout: float = 30.0) -> str:
+    """Wait for the process to exit by itself; returns its output. One still running after
+    ``timeout`` gets SIGABRT (faulthandler then prints its threads' stacks) and the test fails
+    with that output, instead of leaving the process behind on a bare TimeoutExpired."""
+    try:
+        return proc.communicate(timeout=timeout)[0] or ""
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        try:
+            out = proc.communicate(timeout=10)[0] or ""
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out = proc.communicate()[0] or ""
+        raise AssertionError(f"{proc.args} did not exit within {timeout} s; its output and "
+                             f"stacks:\n{out}") from None
 
 
 def spin_until(executor, cond: Callable[[], bool] | None, timeout: float) -> bool:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from .processes import spin_until, start, start_node, stop
+from .processes import finish, spin_until, start, start_node, stop
 import yaml
 
 from sysid_ros.bagio import read_joint_states
@@ -71,7 +71,7 @@ def test_recorder_records_published_joint_states(tmp_path, ros_node):
         sent = _publish_to_recorder(node, ex, pub, 200, seed=0)
     finally:
         proc.send_signal(signal.SIGINT)
-        out, _ = proc.communicate(timeout=10)
+        out = finish(proc, 10)
     assert proc.returncode == 0, out
     s = read_joint_states(bag, joint_names=NAMES)
     np.testing.assert_array_equal(s.position, sent[:, 0])
@@ -104,7 +104,7 @@ def test_sigkilled_recorder_leaves_readable_chunks(tmp_path, ros_node):
         count_before = meta["message_count"]
     finally:
         os.kill(proc.pid, signal.SIGKILL)
-        proc.communicate(timeout=10)
+        finish(proc, 10)
     assert chunks_before >= 3
     s = read_joint_states(bag, joint_names=NAMES)
     assert len(s) >= count_before > 0
@@ -146,7 +146,7 @@ def test_replay_timing_matches_original(tmp_path, ros_node):
         assert spin_until(ex, lambda: len(got) >= 100, 15.0), f"got {len(got)} messages"
     finally:
         proc.send_signal(signal.SIGINT)
-        out, _ = proc.communicate(timeout=10)
+        out = finish(proc, 10)
     recv = np.array([g[0] for g in got])
     orig = (times - times[0]) * 1e-9
     measured = recv - recv[0]
@@ -206,7 +206,7 @@ def test_replay_refuses_bad_parameters_by_name(tmp_path):
              ((str(bag), "--start-offset", "1.0"), "nothing to play from start_offset")]
     procs = [(start("sysid_ros.nodes.replay", *args), what) for args, what in cases]
     for proc, what in procs:
-        out, _ = proc.communicate(timeout=30)
+        out = finish(proc)
         assert proc.returncode == 1 and what in out, (what, out)
 
 
@@ -229,6 +229,6 @@ def test_recorder_takes_its_parameters_from_the_table(tmp_path, ros_node):
     assert list(bag.glob("*.db3")) and not list(bag.glob("*.mcap"))
     np.testing.assert_array_equal(read_joint_states(bag, joint_names=NAMES).position,
                                   sent[:, 0])
-    bad_out, _ = bad.communicate(timeout=30)
+    bad_out = finish(bad)
     assert bad.returncode == 1 and "storage" in bad_out and "mcap, sqlite3" in bad_out, bad_out
     assert not (tmp_path / "bad").exists()
