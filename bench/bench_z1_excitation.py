@@ -48,7 +48,7 @@ variants; it counts the boxes that hold the truth.
 
 Usage: python -m bench.bench_z1_excitation [--robot z1|gen3] [--noise 0.3] [--trajectories 4]
        [--seed 0]
-       [--decimate 1] [--objective cond|box] [--skip-random] [--diagnose] [--calibrate]
+       [--decimate 1] [--objective cond|box|radius|width] [--skip-random] [--diagnose] [--calibrate]
        [--containment N] [--json PATH]
 """
 from __future__ import annotations
@@ -323,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trajectories", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--decimate", type=int, default=1)
-    ap.add_argument("--objective", default="cond", choices=["cond", "box", "radius"],
+    ap.add_argument("--objective", default="cond", choices=["cond", "box", "radius", "width"],
                     help="planner objective of the planned excitation (random ignores it)")
     ap.add_argument("--skip-random", action="store_true", help="planned excitation only")
     ap.add_argument("--diagnose", action="store_true",

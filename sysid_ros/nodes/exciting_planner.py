@@ -59,8 +59,9 @@ PARAMETERS = (
           "planner.max_solve_time)", None, (1e-3, 60.0), unit="s"),
     Param("objective", "string", "what the NLP minimises: cond (log cond(Y_e)), box (predicted "
           "variances of mass and first moments), staged (first moments while the CoM is "
-          "uncertain by more than stage_com_width, then cond) or radius (mass variance of the "
-          "rows weighted by their torque radius); absent: planner.objective", None,
+          "uncertain by more than stage_com_width, then cond), radius (mass variance of the "
+          "rows weighted by their torque radius) or width (the mass width of the box those "
+          "rows leave, by LP); absent: planner.objective", None,
           choices=OBJECTIVES),
     Param("stage_com_width", "double", "staged: CoM uncertainty max_i w(m·c_i)/m_lower above "
           "which the first moments are the objective (absent: planner.stage_com_width)", None,

@@ -103,8 +103,9 @@ FIRST_MOMENTS = (1, 2, 3)
 #: planner objectives: ``cond`` = log cond(Y_e) (S3-30), ``box`` = ``NominalModel.box_objective``,
 #: ``staged`` = the first-moment variances while the CoM is uncertain, then ``cond``
 #: (``planner.ExcitingPlanner.stage``), ``radius`` = the mass variance of the rows weighted by
-#: their torque radius (``NominalModel.row_weights``, ``weighted_mass_of``)
-OBJECTIVES = ("cond", "box", "staged", "radius")
+#: their torque radius (``NominalModel.row_weights``, ``weighted_mass_of``), ``width`` = the mass
+#: width of the box those rows leave, by LP (``planning.width``)
+OBJECTIVES = ("cond", "box", "staged", "radius", "width")
 
 
 @dataclass(frozen=True)
@@ -291,12 +292,18 @@ class NominalModel:
         r = noise + np.abs(y_r) @ rad + fr[:, 1] * np.abs(dq) + fr[:, 0] + fr[:, 3]
         return 1.0 / np.maximum(r, 1e-9).reshape(-1)
 
+    def weighted_rows(self, traj: QuinticTrajectory, k: np.ndarray,
+                      t_end: float | None = None) -> np.ndarray:
+        """Y_e rows (n·nj, 10) of the objective's sample density on [0, t_end], each divided by
+        its torque radius (``row_weights``): the history of the ``width`` objective."""
+        times, y = self._executed_rows(traj, k, t_end)
+        return y * self.row_weights(traj, k, times)[:, None]
+
     def weighted_information(self, traj: QuinticTrajectory, k: np.ndarray,
                              t_end: float | None = None) -> np.ndarray:
         """``information`` of the rows scaled by their ``row_weights``: the history of the
         ``radius`` objective."""
-        times, y = self._executed_rows(traj, k, t_end)
-        y = y * self.row_weights(traj, k, times)[:, None]
+        y = self.weighted_rows(traj, k, t_end)
         return y.T @ y
 
     def weighted_mass_of(self, y: np.ndarray, weights: np.ndarray, width: np.ndarray,
