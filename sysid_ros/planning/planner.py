@@ -383,7 +383,7 @@ class ExcitingPlanner:
         × log cond(Y_e) of executed and planned rows + ``radius_weight`` × the ``radius``
         objective. The last is smooth where the LP is flat — when every row that binds the
         predicted mass is an executed one or the box edge, the planned rows get no gradient
-        and Ipopt stopped at the warm start (3.18 kg in the closed loop: plans of |k| 0.1–0.3)."""
+        and Ipopt stopped at the warm start (3.18 kg in the closed loop: plans of |k| 0.06–0.5)."""
         value, grad, cond = predicted_half_width(
             y, weights, width, self.weighted_history, cond_weight=self.config.cond_weight,
             gram=self.information)
