@@ -48,7 +48,8 @@ variants; it counts the boxes that hold the truth.
 
 Usage: python -m bench.bench_z1_excitation [--robot z1|gen3] [--noise 0.3] [--trajectories 4]
        [--seed 0]
-       [--decimate 1] [--objective cond|box|radius|width] [--skip-random] [--diagnose] [--calibrate]
+       [--decimate 1] [--objective cond|box|radius|width] [--skip-random] [--diagnose]
+       [--calibrate] [--calibration-trajectories N]
        [--containment N] [--json PATH]
 """
 from __future__ import annotations
@@ -272,7 +273,7 @@ def containment(noise: float, n_traj: int, seed: int, decimate: int, n_payloads:
 def measure(method: str, noise: float, n_traj: int, seed: int, decimate: int,
             objective: str = "cond", diagnosis: bool = False,
             planner_overrides: dict | None = None, calibration: bool = False,
-            robot_name: str = "z1") -> dict:
+            robot_name: str = "z1", calibration_trajectories: int | None = None) -> dict:
     base = load_robot(robot_name)
     demo_prior = base.config["demo"].get("prior")       # the Gen3 starts from its file's prior
     robot = base if demo_prior is None else load_robot(robot_with_prior(
@@ -303,7 +304,7 @@ def measure(method: str, noise: float, n_traj: int, seed: int, decimate: int,
     if diagnosis:
         out["diagnosis"] = diagnose(base, cfg, run, sel, noise)
     if calibration and run.truth is not None:
-        cal = calibrate_unloaded(base, noise, n_traj, seed, decimate)
+        cal = calibrate_unloaded(base, noise, calibration_trajectories or n_traj, seed, decimate)
         if cal is None:
             out["calibration"] = {"calibration": "no trajectory executed"}
         else:
@@ -331,6 +332,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calibrate", action="store_true",
                     help="also calibrate from a no-payload episode and identify with its rows "
                          "and overlay (module docstring)")
+    ap.add_argument("--calibration-trajectories", type=int, default=None, metavar="N",
+                    help="--calibrate: random trajectories of the no-payload calibration episode "
+                         "(default: --trajectories)")
     ap.add_argument("--containment", type=int, default=0, metavar="N",
                     help="only: one calibration, then N random-mass dumbbells (random "
                          "excitation) identified with the --calibrate variants; containment "
@@ -351,7 +355,8 @@ def main(argv: list[str] | None = None) -> int:
             Path(args.json).write_text(json.dumps(summary, indent=2))
         return 0
     rows = [measure(m, args.noise, args.trajectories, args.seed, args.decimate, args.objective,
-                    args.diagnose, calibration=args.calibrate, robot_name=args.robot)
+                    args.diagnose, calibration=args.calibrate, robot_name=args.robot,
+                    calibration_trajectories=args.calibration_trajectories)
             for m in (("ours",) if args.skip_random else ("ours", "random"))]
     what = ("Z1, 1 kg dumbbell" if args.robot == "z1" else "Gen3, 3.63 kg dumbbell")
     print(f"{what}, ±{args.noise} N·m, {args.trajectories} trajectories, "
