@@ -21,13 +21,17 @@ Closed loops at 1 kHz against MuJoCo with a 1 kg dumbbell and a box holding the 
    constant (rad per joint): joints whose error the law does not overcome stay stuck in their
    dry friction, as the demo's wrist after identification (5.6 mrad on joint 6, −1.7 on joint
    5), the state in which the p = ½ layer switched joint 1 at the sample rate.
+   ``--b1-split`` adds what the arm's joint accelerations alone would do to a free trunk,
+   −[M_bb⁻¹ M_ba q̈_a] per interval (MuJoCo's mass matrix; physics step by step): set against
+   the trunk's measured α it says how far the legs and contacts hold the trunk (session 14:
+   the reaction alone 0.6 rad/s², the trunk 0.14, so the trunk is not free on this scale).
 3. the standing B1 + Z1's answer to a torque step on one arm joint (``--b1-torque-step``, N·m;
    0 skips it): the trunk's ‖α‖ over the first interval per N·m, and what a Coulomb reversal
    (a step of 2·Fc between trunk and link) makes of it against ``alpha_max``.
 
 Usage: python -m bench.bench_chatter [--json PATH] [--duration 2.5] [--b1-levels 1e-4,2e-4,1e-3]
        [--b1-move 0.4,-0.2,0.3,0.3,-0.4,0.4] [--b1-exponents file] [--b1-offset 0,0,0,0,0,0]
-       [--b1-delay 0] [--b1-physics-dt 0] [--b1-torque-step 2]
+       [--b1-delay 0] [--b1-physics-dt 0] [--b1-split] [--b1-torque-step 2]
 """
 from __future__ import annotations
 
@@ -90,10 +94,30 @@ def _b1_sim(full: Robot, payload: Payload, physics_dt: float | None) -> Simulato
     return sim
 
 
+def _step_with_reaction(sim: Simulator, tau: np.ndarray, sub: int, arm_dofs: np.ndarray,
+                        mass: np.ndarray) -> np.ndarray:
+    """Step one period in ``sub`` physics steps; returns the mean over them of the trunk's
+    angular acceleration that the arm's joint accelerations alone would cause on a free
+    trunk, −[M_bb⁻¹ M_ba q̈_a] (MuJoCo's mass matrix at each step's start, q̈_a = the step's
+    velocity change / dt; the free joint's angular part, in the trunk frame as the gyro)."""
+    import mujoco
+
+    m, d = sim.model, sim.data
+    react = np.zeros(3)
+    for _ in range(sub):
+        mujoco.mj_forward(m, d)
+        mujoco.mj_fullM(m, d, mass)
+        v0 = d.qvel[arm_dofs].copy()
+        sim.step(tau, n_steps=1)
+        ddq = (d.qvel[arm_dofs] - v0) / sim.physics_dt
+        react -= np.linalg.solve(mass[:6, :6], mass[:6, arm_dofs] @ ddq)[3:6]
+    return react / sub
+
+
 def b1_standing(v_max: float, eta: float, duration: float,
                 k: np.ndarray = B1_MOVE, exponent: float | None = None,
                 offset: np.ndarray | None = None, delay: int = 0,
-                physics_dt: float | None = None) -> dict:
+                physics_dt: float | None = None, split: bool = False) -> dict:
     full, payload, arm, ctl = _b1_controller({"boundary_layer": eta, "V_max": v_max,
                                               "boundary_layer_exponent": exponent})
     sim = _b1_sim(full, payload, physics_dt)
@@ -101,7 +125,9 @@ def b1_standing(v_max: float, eta: float, duration: float,
     q0 = sim.q[arm].copy() + (np.zeros(6) if offset is None else offset)
     traj = QuinticTrajectory(q0, np.zeros(6), np.zeros(6), 2.0)
     sub = int(round(1e-3 / sim.physics_dt))
-    taus, gyro, v_sup = [], [], []
+    taus, gyro, v_sup, react = [], [], [], []
+    arm_dofs = np.asarray(sim.mj.dof_adr)[arm]
+    mass = np.zeros((sim.model.nv, sim.model.nv))
     for i in range(int(round(duration * 1e3))):
         t = i * 1e-3
         qd, dqd, ddqd = (x[0] for x in traj.sample(np.array([min(max(t - 0.5, 0.0), 2.0)]), k))
@@ -112,10 +138,18 @@ def b1_standing(v_max: float, eta: float, duration: float,
         v_sup.append(out.V_sup)
         # the command computed from period i's state acts ``delay`` periods later (the graph:
         # one period, joint_states → controller → effort command → the next physics step)
-        sim.step(taus[max(i - delay, 0)], n_steps=sub)
+        if split:
+            react.append(_step_with_reaction(sim, taus[max(i - delay, 0)], sub, arm_dofs, mass))
+        else:
+            sim.step(taus[max(i - delay, 0)], n_steps=sub)
     alpha = np.linalg.norm(interval_alpha(np.arange(len(gyro)) * 1e-3, np.asarray(gyro)),
                            axis=1)[500:]
-    return {"V_max": v_max, "eta": eta, "exponent": gains.boundary_layer_exponent,
+    extra = {}
+    if split:      # react[i] belongs to the interval from gyro sample i to i + 1
+        arm_only = np.linalg.norm(np.asarray(react)[:-1], axis=1)[500:]
+        extra = {"arm_reaction_alpha_max": float(arm_only.max()),
+                 "arm_reaction_alpha_p99": float(np.percentile(arm_only, 99))}
+    return {**extra, "V_max": v_max, "eta": eta, "exponent": gains.boundary_layer_exponent,
             "delay_periods": delay, "physics_dt": sim.physics_dt,
             "V_sup_over_V_max": float(max(v_sup[500:]) / v_max),   # after the landing
             "rms_step_Nm": _rms_step(np.asarray(taus)),
@@ -175,6 +209,9 @@ def main(argv: list[str] | None = None) -> int:
                     "(0: in the same period; the ROS graph has 1)")
     ap.add_argument("--b1-physics-dt", type=float, default=0.0,
                     help="the B1 loop's physics step (s; 0: the robot file's)")
+    ap.add_argument("--b1-split", action="store_true",
+                    help="also the trunk α the arm's joint accelerations alone would cause on a "
+                    "free trunk (physics step by step: slower)")
     ap.add_argument("--b1-torque-step", type=float, default=2.0,
                     help="N·m added to one arm joint's command at a time: the trunk's α per "
                     "N·m, and at a Coulomb reversal of 2·Fc (0: skip)")
@@ -199,14 +236,17 @@ def main(argv: list[str] | None = None) -> int:
         for eta, exponent in [(e, p) for e in ((0.0, 1.0) if level == 1e-4 else (1.0,))
                               for p in (exponents if e > 0 else [None])]:
             r = b1_standing(level, eta, args.duration, move, exponent, offset,
-                            args.b1_delay, args.b1_physics_dt or None)
+                            args.b1_delay, args.b1_physics_dt or None, args.b1_split)
             res["b1_z1"].append(r)
             layer = f" p={r['exponent']:g}" if eta > 0 else ""       # p acts only in a layer
             print(f"B1+Z1 standing V_max={level:g} eta={eta:g}{layer} delay {args.b1_delay} "
                   f"physics {r['physics_dt'] * 1e3:g} ms: max V_sup "
                   f"{r['V_sup_over_V_max']:.2f} V_max, RMS step {r['rms_step_Nm']} N·m, trunk α "
                   f"max {r['trunk_alpha_max']:.3g} p99 {r['trunk_alpha_p99']:.3g} rad/s² "
-                  f"(assumed {r['trunk_alpha_assumed']:g})", flush=True)
+                  f"(assumed {r['trunk_alpha_assumed']:g})"
+                  + (f"; the arm's reaction alone on a free trunk: max "
+                     f"{r['arm_reaction_alpha_max']:.3g} p99 {r['arm_reaction_alpha_p99']:.3g}"
+                     if args.b1_split else ""), flush=True)
     res["b1_torque_step"] = (b1_torque_steps(args.b1_torque_step, args.b1_physics_dt or None)
                              if args.b1_torque_step else [])
     for r in res["b1_torque_step"]:

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from sysid_ros.bagio import BagWriter, default_typestore
-from sysid_ros.demo.floating import floating_base_findings, robot_file_with_prior_box
+from sysid_ros.demo.floating import (COMMAND_TOPIC, floating_base_findings,
+                                      robot_file_with_prior_box)
 import pinocchio as pin
 
 from sysid_ros.model.arm_view import DisturbanceRows, arm_view
@@ -52,9 +53,18 @@ def b1_z1():
     return load_robot("b1_z1")
 
 
-def _record(robot, tmp_path, name: str, chatter: float) -> tuple[object, float]:
+def command_msg(values) -> object:
+    return _TS.types["std_msgs/msg/Float64MultiArray"](
+        layout=_TS.types["std_msgs/msg/MultiArrayLayout"](dim=[], data_offset=0),
+        data=np.asarray(values, float))
+
+
+def _record(robot, tmp_path, name: str, chatter: float,
+            command_scale: float = 1.0) -> tuple[object, float]:
     """1.5 s of the standing robot (arm holding; ``chatter`` N·m alternating on joint 1 each
-    ms after 0.5 s) with its IMU written to a bag; returns the bag and the truth's max ‖ω‖."""
+    ms after 0.5 s) with its IMU and the arm's command (× ``command_scale``: 0 records a calm
+    command beside the chattering torque) written to a bag; returns the bag and the truth's
+    max ‖ω‖."""
     sim = Simulator(robot, config=SimConfig(physics_dt=1e-3), seed=0)
     sim.step(None, n_steps=1000)
     hold = sim.q[12:]
@@ -62,10 +72,10 @@ def _record(robot, tmp_path, name: str, chatter: float) -> tuple[object, float]:
     omega_truth = 0.0
     with BagWriter(bag) as w:
         for k in range(1500):
+            tau = 30.0 * (hold - sim.q[12:]) - 1.0 * sim.dq[12:]
             if k < 500 or chatter == 0.0:
                 sim.step(None, n_steps=1)
             else:
-                tau = 30.0 * (hold - sim.q[12:]) - 1.0 * sim.dq[12:]
                 tau[0] += chatter * (1 if k % 2 else -1)
                 sim.step(tau, n_steps=1)
             m = sim.measure()
@@ -74,6 +84,7 @@ def _record(robot, tmp_path, name: str, chatter: float) -> tuple[object, float]:
             w.write("/imu", imu_msg(stamp, vals), stamp)
             w.write("/joint_states", joint_msg(stamp, robot.joint_names, m.q, m.dq,
                                                  m.tau_measured), stamp)
+            w.write(COMMAND_TOPIC, command_msg(command_scale * tau), stamp)
             omega_truth = max(omega_truth, float(np.linalg.norm(sim.state().v[3:6])))
     return bag, omega_truth
 
@@ -90,6 +101,7 @@ def test_calm_stance_holds_the_bound_and_the_report_matches_the_truth(b1_z1, tmp
     assert header["base disturbance of the recorded trunk motion, max |d_j|/d̄_j"].endswith(
         "held)")
     assert "longest 1 ms" in line
+    assert "trunk α above the bound, against the arm's command" not in header
 
 
 def test_chattering_arm_violates_the_bound_and_fails_the_run(b1_z1, tmp_path):
@@ -101,10 +113,26 @@ def test_chattering_arm_violates_the_bound_and_fails_the_run(b1_z1, tmp_path):
     assert any("base disturbance on joint" in v and "> d̄" in v for v in violations)
     assert "exceeded" in header["base disturbance of the recorded trunk motion, max |d_j|/d̄_j"]
     assert "known limit (docs/design.md §5.1)" in header
+    # the report's why, from the run: every block above the bound is one where the command
+    # switched (8 N·m each ms)
+    why = header["trunk α above the bound, against the arm's command"]
+    n_hot, n_over = map(int, re.match(r"(\d+) of (\d+) 50-ms blocks", why).groups())
+    assert n_over > 0 and n_hot == n_over
     assert ": violated;" in header["trunk motion (IMU, max over the closed loop)"]
     line = header["trunk motion (IMU, max over the closed loop)"]
     seen = float(re.search(r"‖ω‖ ([0-9.e-]+) rad/s", line).group(1))
     assert seen == pytest.approx(omega, rel=0.01)  # gyro = the trunk's angular velocity
+
+
+def test_attribution_does_not_blame_a_calm_command(b1_z1, tmp_path):
+    """The same chattering torque with a calm command on record: the trunk still leaves its
+    bound, and the report says the command did not switch there (0 of N), rather than
+    attributing by default."""
+    bag, _ = _record(b1_z1, tmp_path, "calm_command", 8.0, command_scale=0.0)
+    header, violations = floating_base_findings(b1_z1, arm_view(b1_z1), bag, (1.0, np.inf))
+    assert any("alpha" in v for v in violations)
+    why = header["trunk α above the bound, against the arm's command"]
+    assert re.match(r"0 of [1-9]\d* 50-ms blocks", why), why
 
 
 def test_run_robot_file_carries_the_demo_prior_box(b1_z1, tmp_path):
