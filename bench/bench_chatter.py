@@ -22,9 +22,8 @@ Closed loops at 1 kHz against MuJoCo with a 1 kg dumbbell and a box holding the 
    dry friction, as the demo's wrist after identification (5.6 mrad on joint 6, −1.7 on joint
    5), the state in which the p = ½ layer switched joint 1 at the sample rate.
    ``--b1-split`` adds what the arm's joint accelerations alone would do to a free trunk,
-   −[M_bb⁻¹ M_ba q̈_a] per interval (MuJoCo's mass matrix; physics step by step): set against
-   the trunk's measured α it says how far the legs and contacts hold the trunk (session 14:
-   the reaction alone 0.6 rad/s², the trunk 0.14, so the trunk is not free on this scale).
+   −[M_bb⁻¹ M_ba q̈_a] per interval (MuJoCo's mass matrix): set against the trunk's measured
+   α it says how far the legs and contacts hold the trunk.
 3. the standing B1 + Z1's answer to a torque step on one arm joint (``--b1-torque-step``, N·m;
    0 skips it): the trunk's ‖α‖ over the first interval per N·m, and what a Coulomb reversal
    (a step of 2·Fc between trunk and link) makes of it against ``alpha_max``.
@@ -96,22 +95,20 @@ def _b1_sim(full: Robot, payload: Payload, physics_dt: float | None) -> Simulato
 
 def _step_with_reaction(sim: Simulator, tau: np.ndarray, sub: int, arm_dofs: np.ndarray,
                         mass: np.ndarray) -> np.ndarray:
-    """Step one period in ``sub`` physics steps; returns the mean over them of the trunk's
+    """Step one period (``sub`` physics steps in one call, as the loop without the split: the
+    standing controller's leg feed-forward is computed once per call, so stepping one physics
+    step per call would run the stance 4x faster and hold the trunk better); returns the trunk
     angular acceleration that the arm's joint accelerations alone would cause on a free
-    trunk, −[M_bb⁻¹ M_ba q̈_a] (MuJoCo's mass matrix at each step's start, q̈_a = the step's
-    velocity change / dt; the free joint's angular part, in the trunk frame as the gyro)."""
+    trunk over the period, −[M_bb⁻¹ M_ba Δq̇_a/Δt] (MuJoCo's mass matrix as the last step
+    left it; the free joint's angular part, in the trunk frame as the gyro)."""
     import mujoco
 
     m, d = sim.model, sim.data
-    react = np.zeros(3)
-    for _ in range(sub):
-        mujoco.mj_forward(m, d)
-        mujoco.mj_fullM(m, d, mass)
-        v0 = d.qvel[arm_dofs].copy()
-        sim.step(tau, n_steps=1)
-        ddq = (d.qvel[arm_dofs] - v0) / sim.physics_dt
-        react -= np.linalg.solve(mass[:6, :6], mass[:6, arm_dofs] @ ddq)[3:6]
-    return react / sub
+    mujoco.mj_fullM(m, d, mass)
+    v0 = d.qvel[arm_dofs].copy()
+    sim.step(tau, n_steps=sub)
+    ddq = (d.qvel[arm_dofs] - v0) / (sub * sim.physics_dt)
+    return -np.linalg.solve(mass[:6, :6], mass[:6, arm_dofs] @ ddq)[3:6]
 
 
 def b1_standing(v_max: float, eta: float, duration: float,
@@ -142,13 +139,17 @@ def b1_standing(v_max: float, eta: float, duration: float,
             react.append(_step_with_reaction(sim, taus[max(i - delay, 0)], sub, arm_dofs, mass))
         else:
             sim.step(taus[max(i - delay, 0)], n_steps=sub)
-    alpha = np.linalg.norm(interval_alpha(np.arange(len(gyro)) * 1e-3, np.asarray(gyro)),
-                           axis=1)[500:]
+    alpha_vec = interval_alpha(np.arange(len(gyro)) * 1e-3, np.asarray(gyro))
+    alpha = np.linalg.norm(alpha_vec, axis=1)[500:]
     extra = {}
     if split:      # react[i] belongs to the interval from gyro sample i to i + 1
-        arm_only = np.linalg.norm(np.asarray(react)[:-1], axis=1)[500:]
+        reaction = np.asarray(react)[:-1]
+        arm_only = np.linalg.norm(reaction, axis=1)[500:]
+        rest = np.linalg.norm(alpha_vec - reaction, axis=1)[500:]
         extra = {"arm_reaction_alpha_max": float(arm_only.max()),
-                 "arm_reaction_alpha_p99": float(np.percentile(arm_only, 99))}
+                 "arm_reaction_alpha_p99": float(np.percentile(arm_only, 99)),
+                 "alpha_minus_reaction_max": float(rest.max()),
+                 "alpha_minus_reaction_p99": float(np.percentile(rest, 99))}
     return {**extra, "V_max": v_max, "eta": eta, "exponent": gains.boundary_layer_exponent,
             "delay_periods": delay, "physics_dt": sim.physics_dt,
             "V_sup_over_V_max": float(max(v_sup[500:]) / v_max),   # after the landing
@@ -211,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="the B1 loop's physics step (s; 0: the robot file's)")
     ap.add_argument("--b1-split", action="store_true",
                     help="also the trunk α the arm's joint accelerations alone would cause on a "
-                    "free trunk (physics step by step: slower)")
+                    "free trunk")
     ap.add_argument("--b1-torque-step", type=float, default=2.0,
                     help="N·m added to one arm joint's command at a time: the trunk's α per "
                     "N·m, and at a Coulomb reversal of 2·Fc (0: skip)")
@@ -245,8 +246,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"max {r['trunk_alpha_max']:.3g} p99 {r['trunk_alpha_p99']:.3g} rad/s² "
                   f"(assumed {r['trunk_alpha_assumed']:g})"
                   + (f"; the arm's reaction alone on a free trunk: max "
-                     f"{r['arm_reaction_alpha_max']:.3g} p99 {r['arm_reaction_alpha_p99']:.3g}"
-                     if args.b1_split else ""), flush=True)
+                     f"{r['arm_reaction_alpha_max']:.3g} p99 {r['arm_reaction_alpha_p99']:.3g}, "
+                     f"the trunk's α minus it: max {r['alpha_minus_reaction_max']:.3g} p99 "
+                     f"{r['alpha_minus_reaction_p99']:.3g}" if args.b1_split else ""),
+                  flush=True)
     res["b1_torque_step"] = (b1_torque_steps(args.b1_torque_step, args.b1_physics_dt or None)
                              if args.b1_torque_step else [])
     for r in res["b1_torque_step"]:
