@@ -65,9 +65,10 @@ class PlannerConfig:
     ``NominalModel.row_weights``; docs/paper_results.md: level with random excitation where
     ``cond`` is not) or ``width`` (``planning.width``: the mass width of the box those weighted
     rows and the executed ones leave, by the LP the identifier solves; plus ``cond_weight`` ×
-    log cond(Y_e) of the executed and planned rows, default 0 — the two pull apart,
-    docs/design.md §6.2 — and ``radius_weight`` × the ``radius`` objective, default 0.1, a
-    smooth term for where the LP gives no gradient); cond(Y_e) is reported either way.
+    log cond(Y_e) of the executed and planned rows, default 0 — the two pull apart; 0.3 kept
+    the closed loop's narrower box and half of cond's lead there but not in the in-process
+    bench, docs/paper_results.md — and ``radius_weight`` × the ``radius`` objective, default
+    0.1, a smooth term for where the LP gives no gradient); cond(Y_e) is reported either way.
     refresh_margins: after a certified plan, the NLP's margins are re-measured at its k with
     that cycle's box instead of only ever growing: margins measured with the wide first box
     would otherwise hold every later NLP to it (boxes only shrink, so the gap of the last
