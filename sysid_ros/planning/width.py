@@ -99,6 +99,8 @@ def predicted_half_width(y: np.ndarray, weights: np.ndarray, width: np.ndarray,
         width: (10,) the current box widths of θ_e.
         history: (n_hist, 10) rows already executed, already divided by their radius.
         parameter: the θ_e entry whose width is predicted (default the mass).
+        cond_weight: adds cond_weight × log cond of [executed; planned] Y_e rows (unweighted:
+            the reported cond(Y_e)), the executed ones given by ``gram`` = their Y_eᵀY_e.
     """
     y0 = y[0].real * weights[:, None]
     dy = (y.imag / _H) * weights[None, :, None]
@@ -106,16 +108,12 @@ def predicted_half_width(y: np.ndarray, weights: np.ndarray, width: np.ndarray,
     sv = np.linalg.svd(y[0].real, compute_uv=False)
     cond = float(sv[0] / sv[-1]) if sv[-1] > 0 else float("inf")
     nj = y.shape[0]
-    rows = np.vstack([hist, y0])
-    value, grad = 0.0, np.zeros(nj)
-    for p in np.atleast_1d(parameter):
-        sol = _solve(rows, width, int(p))
-        if sol is None or sol[0] <= 0.0:
-            return float("inf"), np.zeros(nj), cond
-        h, x, nu = sol
-        nu_new = nu[hist.shape[0]:]
-        value += float(np.log(h))
-        grad += -np.einsum("i,kic,c->k", nu_new, dy, x) / h
+    sol = _solve(np.vstack([hist, y0]), width, parameter)
+    if sol is None or sol[0] <= 0.0:
+        return float("inf"), np.zeros(nj), cond
+    h, x, nu = sol
+    value = float(np.log(h))
+    grad = -np.einsum("i,kic,c->k", nu[hist.shape[0]:], dy, x) / h    # only the new rows move
     if cond_weight > 0.0:
         lc, dlc, _ = _log_cond(y[0].real, y.imag / _H,
                                np.zeros((10, 10)) if gram is None else gram)
