@@ -21,16 +21,17 @@ Closed loops at 1 kHz against MuJoCo with a 1 kg dumbbell and a box holding the 
    constant (rad per joint): joints whose error the law does not overcome stay stuck in their
    dry friction, as the demo's wrist after identification (5.6 mrad on joint 6, −1.7 on joint
    5), the state in which the p = ½ layer switched joint 1 at the sample rate.
-   ``--b1-split`` adds what the arm's joint accelerations alone would do to a free trunk,
-   −[M_bb⁻¹ M_ba q̈_a] per interval (MuJoCo's mass matrix): set against the trunk's measured
-   α it says how far the legs and contacts hold the trunk.
+   Each run also gives what the arm's joint accelerations alone would do to a free trunk,
+   −[M_bb⁻¹ M_ba q̈_a] per interval (MuJoCo's mass matrix), its difference from the trunk's
+   measured α and their correlation per trunk axis: how far the legs and contacts hold the
+   trunk.
 3. the standing B1 + Z1's answer to a torque step on one arm joint (``--b1-torque-step``, N·m;
    0 skips it): the trunk's ‖α‖ over the first interval per N·m, and what a Coulomb reversal
    (a step of 2·Fc between trunk and link) makes of it against ``alpha_max``.
 
 Usage: python -m bench.bench_chatter [--json PATH] [--duration 2.5] [--b1-levels 1e-4,2e-4,1e-3]
        [--b1-move 0.4,-0.2,0.3,0.3,-0.4,0.4] [--b1-exponents file] [--b1-offset 0,0,0,0,0,0]
-       [--b1-delay 0] [--b1-physics-dt 0] [--b1-split] [--b1-torque-step 2]
+       [--b1-delay 0] [--b1-physics-dt 0] [--b1-torque-step 2]
 """
 from __future__ import annotations
 
@@ -95,9 +96,9 @@ def _b1_sim(full: Robot, payload: Payload, physics_dt: float | None) -> Simulato
 
 def _step_with_reaction(sim: Simulator, tau: np.ndarray, sub: int, arm_dofs: np.ndarray,
                         mass: np.ndarray) -> np.ndarray:
-    """Step one period (``sub`` physics steps in one call, as the loop without the split: the
-    standing controller's leg feed-forward is computed once per call, so stepping one physics
-    step per call would run the stance 4x faster and hold the trunk better); returns the trunk
+    """Step one period (``sub`` physics steps in one call: the standing controller's leg
+    feed-forward is computed once per call, so stepping one physics step per call would run
+    the stance 4x faster and hold the trunk better — 0.17 against 0.68 rad/s²); returns the trunk
     angular acceleration that the arm's joint accelerations alone would cause on a free
     trunk over the period, −[M_bb⁻¹ M_ba Δq̇_a/Δt] (MuJoCo's mass matrix as the last step
     left it; the free joint's angular part, in the trunk frame as the gyro)."""
@@ -114,7 +115,7 @@ def _step_with_reaction(sim: Simulator, tau: np.ndarray, sub: int, arm_dofs: np.
 def b1_standing(v_max: float, eta: float, duration: float,
                 k: np.ndarray = B1_MOVE, exponent: float | None = None,
                 offset: np.ndarray | None = None, delay: int = 0,
-                physics_dt: float | None = None, split: bool = False) -> dict:
+                physics_dt: float | None = None) -> dict:
     full, payload, arm, ctl = _b1_controller({"boundary_layer": eta, "V_max": v_max,
                                               "boundary_layer_exponent": exponent})
     sim = _b1_sim(full, payload, physics_dt)
@@ -135,22 +136,19 @@ def b1_standing(v_max: float, eta: float, duration: float,
         v_sup.append(out.V_sup)
         # the command computed from period i's state acts ``delay`` periods later (the graph:
         # one period, joint_states → controller → effort command → the next physics step)
-        if split:
-            react.append(_step_with_reaction(sim, taus[max(i - delay, 0)], sub, arm_dofs, mass))
-        else:
-            sim.step(taus[max(i - delay, 0)], n_steps=sub)
-    alpha_vec = interval_alpha(np.arange(len(gyro)) * 1e-3, np.asarray(gyro))
-    alpha = np.linalg.norm(alpha_vec, axis=1)[500:]
-    extra = {}
-    if split:      # react[i] belongs to the interval from gyro sample i to i + 1
-        reaction = np.asarray(react)[:-1]
-        arm_only = np.linalg.norm(reaction, axis=1)[500:]
-        rest = np.linalg.norm(alpha_vec - reaction, axis=1)[500:]
-        extra = {"arm_reaction_alpha_max": float(arm_only.max()),
-                 "arm_reaction_alpha_p99": float(np.percentile(arm_only, 99)),
-                 "alpha_minus_reaction_max": float(rest.max()),
-                 "alpha_minus_reaction_p99": float(np.percentile(rest, 99))}
-    return {**extra, "V_max": v_max, "eta": eta, "exponent": gains.boundary_layer_exponent,
+        react.append(_step_with_reaction(sim, taus[max(i - delay, 0)], sub, arm_dofs, mass))
+    alpha_vec = interval_alpha(np.arange(len(gyro)) * 1e-3, np.asarray(gyro))[500:]
+    alpha = np.linalg.norm(alpha_vec, axis=1)
+    reaction = np.asarray(react)[500:-1]   # react[i]: the interval from gyro sample i to i + 1
+    arm_only = np.linalg.norm(reaction, axis=1)
+    rest = np.linalg.norm(alpha_vec - reaction, axis=1)
+    return {"arm_reaction_alpha_max": float(arm_only.max()),
+            "arm_reaction_alpha_p99": float(np.percentile(arm_only, 99)),
+            "alpha_minus_reaction_max": float(rest.max()),
+            "alpha_minus_reaction_p99": float(np.percentile(rest, 99)),
+            "alpha_reaction_correlation": [float(np.corrcoef(alpha_vec[:, k], reaction[:, k])[0, 1])
+                                           for k in range(3)],
+            "V_max": v_max, "eta": eta, "exponent": gains.boundary_layer_exponent,
             "delay_periods": delay, "physics_dt": sim.physics_dt,
             "V_sup_over_V_max": float(max(v_sup[500:]) / v_max),   # after the landing
             "rms_step_Nm": _rms_step(np.asarray(taus)),
@@ -210,9 +208,6 @@ def main(argv: list[str] | None = None) -> int:
                     "(0: in the same period; the ROS graph has 1)")
     ap.add_argument("--b1-physics-dt", type=float, default=0.0,
                     help="the B1 loop's physics step (s; 0: the robot file's)")
-    ap.add_argument("--b1-split", action="store_true",
-                    help="also the trunk α the arm's joint accelerations alone would cause on a "
-                    "free trunk")
     ap.add_argument("--b1-torque-step", type=float, default=2.0,
                     help="N·m added to one arm joint's command at a time: the trunk's α per "
                     "N·m, and at a Coulomb reversal of 2·Fc (0: skip)")
@@ -237,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         for eta, exponent in [(e, p) for e in ((0.0, 1.0) if level == 1e-4 else (1.0,))
                               for p in (exponents if e > 0 else [None])]:
             r = b1_standing(level, eta, args.duration, move, exponent, offset,
-                            args.b1_delay, args.b1_physics_dt or None, args.b1_split)
+                            args.b1_delay, args.b1_physics_dt or None)
             res["b1_z1"].append(r)
             layer = f" p={r['exponent']:g}" if eta > 0 else ""       # p acts only in a layer
             print(f"B1+Z1 standing V_max={level:g} eta={eta:g}{layer} delay {args.b1_delay} "
@@ -245,11 +240,11 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['V_sup_over_V_max']:.2f} V_max, RMS step {r['rms_step_Nm']} N·m, trunk α "
                   f"max {r['trunk_alpha_max']:.3g} p99 {r['trunk_alpha_p99']:.3g} rad/s² "
                   f"(assumed {r['trunk_alpha_assumed']:g})"
-                  + (f"; the arm's reaction alone on a free trunk: max "
-                     f"{r['arm_reaction_alpha_max']:.3g} p99 {r['arm_reaction_alpha_p99']:.3g}, "
-                     f"the trunk's α minus it: max {r['alpha_minus_reaction_max']:.3g} p99 "
-                     f"{r['alpha_minus_reaction_p99']:.3g}" if args.b1_split else ""),
-                  flush=True)
+                  f"; the arm's reaction alone on a free trunk: max "
+                  f"{r['arm_reaction_alpha_max']:.3g} p99 {r['arm_reaction_alpha_p99']:.3g}, "
+                  f"the trunk's α minus it: max {r['alpha_minus_reaction_max']:.3g} p99 "
+                  f"{r['alpha_minus_reaction_p99']:.3g}, correlation per axis "
+                  f"{np.round(r['alpha_reaction_correlation'], 2).tolist()}", flush=True)
     res["b1_torque_step"] = (b1_torque_steps(args.b1_torque_step, args.b1_physics_dt or None)
                              if args.b1_torque_step else [])
     for r in res["b1_torque_step"]:

@@ -3,6 +3,8 @@ named after the node, and the half-built rcl node destroyed before rclpy shuts d
 rclpy process)."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from .processes import finish, start
@@ -30,7 +32,9 @@ raise SystemExit(code)
 
 def test_half_built_node_is_destroyed_and_exit_code_is_1(tmp_path):
     (tmp_path / "refuses_node.py").write_text(_SCRIPT)
-    proc = start("refuses_node", env_extra={"PYTHONPATH": str(tmp_path)})
+    # start() puts the source tree first; keep whatever else the environment had on the path
+    path = os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH", "")) if p)
+    proc = start("refuses_node", env_extra={"PYTHONPATH": path})
     out = finish(proc, 30)
     assert proc.returncode == 1, out
     assert "[refuses] error: parameter x refused" in out, out
