@@ -10,21 +10,18 @@ ones where the arm's command switched (the measured cause, docs/design.md §5.1)
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from sysid_ros.bagio.errors import TopicNotFoundError
-from sysid_ros.bagio.reader import iter_messages, read_imu, read_joint_states
+from sysid_ros.bagio.reader import read_imu, read_joint_states
 from sysid_ros.demo.errors import DemoConfigError
+from sysid_ros.demo.report import COMMAND_TOPIC, bag_messages, header_seconds
 from sysid_ros.model.arm_view import (TrunkMotionBound, disturbance_ratio, interval_alpha,
                                       trunk_motion_report)
 from sysid_ros.model.robots import Robot
 
 __all__ = ["floating_base_findings", "robot_file_with_prior_box", "COMMAND_TOPIC"]
 
-#: the arm's effort command as the demo graph records it
-COMMAND_TOPIC = "/effort_controller/commands"
 #: blocks (s) in which trunk-α excursions are set against the arm's command, and the RMS first
 #: difference of that command (N·m per sample, all arm joints) that counts as switching
 _BLOCK_S, _SWITCHING_NM = 0.05, 0.1
@@ -137,24 +134,20 @@ def _alpha_against_command(bag: Path, nj: int, alpha_max: float,
     blocks in which the arm's command switched: the report's answer to *why* the trunk left
     its bound, from the run itself. IMU and command are binned on the bag's receive clock (the
     command carries no stamp); ``window`` (IMU header stamps) selects the closed loop. None
-    when the bag holds no command or no block exceeds."""
-    try:
-        imu = [(t, _stamp_s(m.header.stamp), (m.angular_velocity.x, m.angular_velocity.y,
-                                              m.angular_velocity.z))
-               for t, m in iter_messages(bag, "/imu", "sensor_msgs/msg/Imu")]
-        cmd = [(t, np.asarray(m.data, float)) for t, m in
-               iter_messages(bag, COMMAND_TOPIC, "std_msgs/msg/Float64MultiArray")
-               if len(m.data) == nj]
-    except TopicNotFoundError:
-        return None
+    when the bag holds no command (or no IMU) or no block exceeds."""
+    imu = [(t, header_seconds(m.header), (m.angular_velocity.x, m.angular_velocity.y,
+                                         m.angular_velocity.z))
+           for t, m in bag_messages(bag, "/imu", "sensor_msgs/msg/Imu")]
+    cmd = [(t, np.asarray(m.data, float)) for t, m in
+           bag_messages(bag, COMMAND_TOPIC, "std_msgs/msg/Float64MultiArray") if len(m.data) == nj]
     if len(imu) < 3 or len(cmd) < 3:
         return None
-    recv = np.array([x[0] for x in imu]) * 1e-9
+    recv = np.array([x[0] for x in imu])
     stamp = np.array([x[1] for x in imu])
     alpha = np.linalg.norm(interval_alpha(stamp, np.array([x[2] for x in imu])), axis=1)
     inside = np.ones(alpha.size, bool) if window is None else (
         (stamp[1:] >= window[0]) & (stamp[1:] <= window[1]))
-    c_t = np.array([x[0] for x in cmd]) * 1e-9
+    c_t = np.array([x[0] for x in cmd])
     step2 = np.sum(np.diff(np.array([x[1] for x in cmd]), axis=0) ** 2, axis=1)
     t0 = recv[1:][inside].min(initial=np.inf)
     if not np.isfinite(t0):
@@ -180,7 +173,3 @@ def _alpha_against_command(bag: Path, nj: int, alpha_max: float,
             f"{np.median(rms[over]):.3g} N·m there against "
             f"{np.median(rms[calm]) if calm.any() else float('nan'):.3g} in the blocks within "
             "the bound)")
-
-
-def _stamp_s(stamp: Any) -> float:
-    return float(stamp.sec) + float(stamp.nanosec) * 1e-9

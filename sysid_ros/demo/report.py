@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -39,7 +39,11 @@ from sysid_ros.model.spatial import BatchKinematics
 from sysid_ros.planning.obstacles import BoxObstacle, signed_distance
 
 __all__ = ["RunData", "Evaluation", "IdentifierStatus", "load_run", "evaluate", "write_report",
-           "IDENTIFIER_DIAGNOSTIC", "PINNED_WARNING"]
+           "IDENTIFIER_DIAGNOSTIC", "PINNED_WARNING", "COMMAND_TOPIC", "bag_messages",
+           "header_seconds"]
+
+#: the arm's effort command as the demo graph records it
+COMMAND_TOPIC = "/effort_controller/commands"
 
 #: ``DiagnosticStatus.name`` of the identifier node (``sysid_ros.nodes.identifier.DIAG_NAME``;
 #: not imported: this module needs no rclpy — a test checks the two agree)
@@ -121,7 +125,7 @@ class Evaluation:
         self.success = False
 
 
-def _messages(bag: Path, topic: str, msgtype: str):
+def bag_messages(bag: Path, topic: str, msgtype: str) -> Iterator[tuple[float, Any]]:
     """(log time s, message) of a topic; a topic the run did not record yields nothing."""
     try:
         for stamp, msg in iter_messages(bag, topic, msgtype):
@@ -130,7 +134,8 @@ def _messages(bag: Path, topic: str, msgtype: str):
         return
 
 
-def _stamp(header: Any) -> float:
+def header_seconds(header: Any) -> float:
+    """A ``std_msgs/Header``'s stamp in seconds."""
     return header.stamp.sec + header.stamp.nanosec * 1e-9
 
 
@@ -145,34 +150,34 @@ def load_run(bag: Path, robot: Robot) -> RunData:
     """Read the topics of a demo run. Message times use header stamps where there is one."""
     js = read_joint_states(bag, "/joint_states", list(robot.joint_names))
     cmd_t, cmd = [], []
-    for t, msg in _messages(bag, "/effort_controller/commands", "std_msgs/msg/Float64MultiArray"):
+    for t, msg in bag_messages(bag, COMMAND_TOPIC, "std_msgs/msg/Float64MultiArray"):
         if len(msg.data) == robot.nj:
             cmd_t.append(t)
             cmd.append(np.asarray(msg.data, float))
     b_t, b = [], []
-    for t, msg in _messages(bag, "/sysid/payload_bounds", "std_msgs/msg/Float64MultiArray"):
+    for t, msg in bag_messages(bag, "/sysid/payload_bounds", "std_msgs/msg/Float64MultiArray"):
         data = np.asarray(msg.data, float)
         if data.size >= 30:
             b_t.append(t)
             b.append(data[:30].reshape(3, 10))
     truth = None
-    for _, msg in _messages(bag, "/sim/payload_truth", "geometry_msgs/msg/InertiaStamped"):
+    for _, msg in bag_messages(bag, "/sim/payload_truth", "geometry_msgs/msg/InertiaStamped"):
         truth = _theta_from_inertia(msg.inertia)
     trajs = []
-    for _, msg in _messages(bag, "/sysid/desired_trajectory", "trajectory_msgs/msg/JointTrajectory"):
+    for _, msg in bag_messages(bag, "/sysid/desired_trajectory", "trajectory_msgs/msg/JointTrajectory"):
         pts = msg.points
         trajs.append(JointTrajectoryArrays.from_arrays(
             [p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in pts],
             [p.positions for p in pts], [p.velocities for p in pts],
             [p.accelerations for p in pts], list(msg.joint_names), list(robot.joint_names),
-            _stamp(msg.header)))
+            header_seconds(msg.header)))
     # bag receive times and header stamps share the sim clock only approximately; map the
     # receive times of commands/bounds onto joint-state stamps through the bag clock
     offset = _bag_to_stamp_offset(bag, js.t)
     status = [IdentifierStatus(t + offset, int.from_bytes(st.level, "little")
                                if isinstance(st.level, bytes) else int(st.level),
                                _with_rejections(st))
-              for t, msg in _messages(bag, "/diagnostics", "diagnostic_msgs/msg/DiagnosticArray")
+              for t, msg in bag_messages(bag, "/diagnostics", "diagnostic_msgs/msg/DiagnosticArray")
               for st in msg.status if st.name == IDENTIFIER_DIAGNOSTIC]
     # read_joint_states requires all three fields by default (raises otherwise)
     assert js.position is not None and js.velocity is not None and js.effort is not None
@@ -192,7 +197,7 @@ def _with_rejections(status: Any) -> str:
 
 def _bag_to_stamp_offset(bag: Path, stamps: np.ndarray) -> float:
     """Median (header stamp − bag receive time) of joint_states: shifts other topics' times."""
-    recv = np.array([t for t, _ in _messages(bag, "/joint_states", "sensor_msgs/msg/JointState")])
+    recv = np.array([t for t, _ in bag_messages(bag, "/joint_states", "sensor_msgs/msg/JointState")])
     n = min(recv.size, stamps.size)
     return float(np.median(stamps[:n] - recv[:n])) if n else 0.0
 

@@ -37,7 +37,7 @@ from sysid_ros.planning.obstacles import BoxObstacle, signed_distance
 from sysid_ros.planning.trajectory import QuinticTrajectory
 
 __all__ = ["NominalEvaluation", "NominalModel", "BOX_PARAMETERS", "FIRST_MOMENTS", "OBJECTIVES",
-           "ObjectiveValue", "ConstraintValues", "RegressorObjective"]
+           "ObjectiveValue", "ConstraintValues", "RegressorObjective", "cond_number"]
 
 _H = 1e-30
 
@@ -106,6 +106,12 @@ FIRST_MOMENTS = (1, 2, 3)
 #: their torque radius (``NominalModel.row_weights``, ``weighted_mass_of``), ``width`` = the mass
 #: width of the box those rows leave, by LP (``planning.width``)
 OBJECTIVES = ("cond", "box", "staged", "radius", "width")
+
+
+def cond_number(y0: np.ndarray) -> float:
+    """cond(Y_e) of the real samples y0 (rows, 10): the figure every objective reports."""
+    sv = np.linalg.svd(y0, compute_uv=False)
+    return float(sv[0] / sv[-1]) if sv[-1] > 0 else float("inf")
 
 
 @dataclass(frozen=True)
@@ -262,8 +268,7 @@ class NominalModel:
         c = float(np.sum(np.diag(b) * sel))
         g = b @ np.diag(sel) @ b                                           # ∂c/∂A = −G
         grad = -2.0 * np.einsum("nc,knc->k", y0 @ g, dy) / c
-        sv = np.linalg.svd(y0, compute_uv=False)
-        return float(np.log(c)), grad, float(sv[0] / sv[-1]) if sv[-1] > 0 else float("inf")
+        return float(np.log(c)), grad, cond_number(y0)
 
     def row_weights(self, traj: QuinticTrajectory, k: np.ndarray,
                     times: np.ndarray | None = None) -> np.ndarray:

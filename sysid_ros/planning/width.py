@@ -31,6 +31,8 @@ from __future__ import annotations
 import highspy
 import numpy as np
 
+from sysid_ros.planning.nominal import cond_number
+
 __all__ = ["predicted_half_width", "half_width", "binding_rows", "keep_history", "MASS",
            "HISTORY_ROWS"]
 
@@ -105,8 +107,7 @@ def predicted_half_width(y: np.ndarray, weights: np.ndarray, width: np.ndarray,
     y0 = y[0].real * weights[:, None]
     dy = (y.imag / _H) * weights[None, :, None]
     hist = np.zeros((0, 10)) if history is None else np.asarray(history, float)
-    sv = np.linalg.svd(y[0].real, compute_uv=False)
-    cond = float(sv[0] / sv[-1]) if sv[-1] > 0 else float("inf")
+    cond = cond_number(y[0].real)
     nj = y.shape[0]
     sol = _solve(np.vstack([hist, y0]), width, parameter)
     if sol is None or sol[0] <= 0.0:

@@ -169,7 +169,7 @@ class Simulator:
                                                   coulomb=config.coulomb)
         self.model = self.mj.model
         self.data = mujoco.MjData(self.model)
-        self._full_m = np.zeros((self.model.nv, self.model.nv))   # joint_mass_matrix's buffer
+        self._full_m = np.zeros((self.model.nv, self.model.nv))   # full_mass_matrix's buffer
         self._rng = np.random.default_rng(seed)
         self._noise_tau = per_joint(config.noise_tau, nj, "noise_tau")
         self._noise_dq = per_joint(config.noise_dq, nj, "noise_dq")
@@ -302,12 +302,17 @@ class Simulator:
         np.add.at(force, d.efc_id[rows], d.efc_force[rows])
         return -force[self._da]
 
+    def full_mass_matrix(self) -> np.ndarray:
+        """MuJoCo's mass matrix over every dof (nv, nv; a floating base's six first), as the
+        last step left it. A view of a buffer the next call overwrites."""
+        mujoco.mj_fullM(self.model, self.data, self._full_m)
+        return self._full_m
+
     def joint_mass_matrix(self) -> np.ndarray:
         """The true joint-space mass matrix H(q) + diag(armature) over the robot joints (nj, nj),
         from MuJoCo's own factorisation of the current state (evaluation: the true Lyapunov
         function ½ rᵀ H r of the closed loops)."""
-        mujoco.mj_fullM(self.model, self.data, self._full_m)
-        return self._full_m[np.ix_(self.mj.dof_adr, self.mj.dof_adr)]
+        return self.full_mass_matrix()[np.ix_(self.mj.dof_adr, self.mj.dof_adr)]
 
     def true_theta_e(self) -> np.ndarray:
         """Ground-truth θ_e (EE body + payload, as simulated now), for evaluation only."""
