@@ -16,6 +16,12 @@ is the verdict. Exit codes:
   step is 10.0 ms apart > max_sample_gap 5.0 ms"); the JSON carries the prior box, marked so;
 - 5 ``ok`` with warnings when ``--fail-on-warning`` is given (a box pinned to the prior's face,
   a least-squares estimate outside the box).
+
+``--floor`` adds the identifiability floor of the stated boxes (:mod:`.floor`): the interval of
+each θ_e coordinate that noise-free data from every motion would still leave, because the link
+and friction boxes let other robots produce the same torques — the part of the box no excitation
+can remove. Taken about the point estimate (or the nominal EE body). Without ``--bag`` only the
+floor is computed (exit 0): how well the payload can be known at all before recording.
 """
 from __future__ import annotations
 
@@ -25,17 +31,19 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from sysid_ros.identification.config import FRICTION_MODES, load_identification_config
+from sysid_ros.identification.config import FRICTION_MODES, IdentificationConfig, \
+    load_identification_config
 from sysid_ros.identification.diagnostics import summarize
-from sysid_ros.identification.errors import IdentificationError
+from sysid_ros.identification.errors import IdentificationError, UnsupportedRobotError
 from sysid_ros.identification.identifier import METHODS, IdentificationResult, identify
 from sysid_ros.model.errors import RobotConfigError, UnknownRobotError
 from sysid_ros.model.box import PARAM_UNITS
 from sysid_ros.model.parameters import PARAM_NAMES
-from sysid_ros.model.robots import load_robot
+from sysid_ros.model.robots import Robot, load_robot
 
 __all__ = ["main", "build_parser", "EXIT_CODES"]
 
@@ -51,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="exit codes: 0 ok, 2 bad input, 3 inconsistent, 4 insufficient_data, "
                "5 ok with warnings (--fail-on-warning only)")
     p.add_argument("--robot", default="gen3", help="robot registry name (default gen3)")
-    p.add_argument("--bag", required=True, help="rosbag2 directory or .mcap/.db3 file")
+    p.add_argument("--bag", help="rosbag2 directory or .mcap/.db3 file (required unless --floor)")
     p.add_argument("--out", required=True, help="result JSON path")
     p.add_argument("--topic", "--joint-states-topic", dest="topic", default="/joint_states",
                    help="sensor_msgs/JointState topic (default /joint_states)")
@@ -83,6 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fail-on-warning", action="store_true",
                    help="exit 5 when the box is ok but carries warnings")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--floor", action="store_true",
+                   help="also compute the identifiability floor of the stated link/friction "
+                        "boxes (what no excitation can narrow); alone, without --bag")
+    p.add_argument("--floor-states", type=int, default=300, metavar="N",
+                   help="--floor: random states whose noise-free rows are stacked (default 300)")
     return p
 
 
@@ -115,6 +128,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from sysid_ros.bagio import BagError, read_imu, read_joint_states
 
     args = build_parser().parse_args(argv)
+    if args.bag is None and not args.floor:
+        return _fail("--bag is required (only --floor runs without a recording)")
+    if args.floor_states < 1:
+        return _fail(f"--floor-states must be >= 1, got {args.floor_states}")
     clock = time.perf_counter()
     robot = None
     try:
@@ -133,6 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.torque_noise_rel is not None and args.torque_noise_abs is None:
             overrides["torque_noise_abs"] = 0.0
         config = load_identification_config(robot, **overrides)
+        if args.bag is None:
+            return _floor_only(robot, config, args)
         bar = _Progress("reading", not args.no_progress)
         series = read_joint_states(args.bag, args.topic, robot.joint_names, progress=bar,
                                    require=("position", "effort"))
@@ -196,11 +215,57 @@ def main(argv: Sequence[str] | None = None) -> int:
         "imu_topic": args.imu_topic if robot.floating_base else None,
         "calibration": args.calibration,
     }
+    if args.floor:
+        about = result.box.nominal if result.box is not None and result.estimated else None
+        try:
+            doc["floor"] = _floor_doc(robot, config, about, args.floor_states, result)
+        except IdentificationError as err:
+            return _fail(str(err))
     try:
         Path(args.out).write_text(json.dumps(doc, indent=2) + "\n")
     except OSError as err:
         return _fail(f"cannot write {args.out}: {err}")
     return _verdict(result, args.fail_on_warning)
+
+
+def _floor_doc(robot: Robot, config: IdentificationConfig, about: np.ndarray | None,
+               states: int, result: IdentificationResult | None = None) -> dict[str, Any]:
+    """The floor as JSON (and its line on stderr), about ``about`` when it lies in the prior,
+    else about the nominal end-effector body."""
+    from sysid_ros.identification.floor import identifiability_floor
+
+    if robot.floating_base:
+        raise UnsupportedRobotError(f"{robot.name}: --floor needs a fixed-base robot")
+    where = "point estimate"
+    if about is None or not config.prior.contains(about):
+        about, where = np.clip(robot.theta_e(), config.prior.lower, config.prior.upper), \
+            "nominal end-effector body"
+    floor = identifiability_floor(robot, config, about, states=states)
+    doc: dict[str, Any] = {
+        "about": where, "lower": floor.box.lower.tolist(), "upper": floor.box.upper.tolist(),
+        "width": floor.width.tolist(), "null_space_dim": floor.null_dim,
+        "witness_residual": floor.residual, "witnesses_consistent": floor.consistent,
+        "states": floor.states}
+    line = f"floor of the stated boxes: m width {floor.width[0]:.3g} kg"
+    if result is not None and result.lower is not None and result.upper is not None:
+        width = result.upper - result.lower
+        doc["share_of_box"] = (floor.width / np.where(width > 0, width, np.inf)).tolist()
+        line += (f" of this box's {width[0]:.3g} kg (the rest is the excitation's and the "
+                 "noise's)")
+    print(f"sysid-identify: {line}", file=sys.stderr)
+    return doc
+
+
+def _floor_only(robot: Robot, config: IdentificationConfig, args: argparse.Namespace) -> int:
+    doc = {"robot": robot.name, "body": robot.ee_joint, "parameter_names": list(PARAM_NAMES),
+           "parameter_units": list(PARAM_UNITS), "prior": config.prior_name,
+           "assumptions": config.assumptions(), "calibration": args.calibration,
+           "floor": _floor_doc(robot, config, None, args.floor_states)}
+    try:
+        Path(args.out).write_text(json.dumps(doc, indent=2) + "\n")
+    except OSError as err:
+        return _fail(f"cannot write {args.out}: {err}")
+    return EXIT_CODES["ok"]
 
 
 def _verdict(result: IdentificationResult, fail_on_warning: bool) -> int:

@@ -154,3 +154,35 @@ def test_every_exit_code_says_why(tmp_path, sim, capsys):
     assert main(args + ["--fail-on-warning"]) == 5
     doc = json.loads(out.read_text())
     assert doc["status"] == "ok" and doc["warnings"] and doc["prior"] == str(prior)
+
+
+def test_floor_with_and_without_a_bag(tmp_path, sim, capsys):
+    """--floor: the identifiability floor of the stated boxes next to the box (never wider
+    than it: every sound box contains the floor), about the point estimate; alone without a
+    bag; refused for a floating base and when neither --bag nor --floor is given."""
+    robot, theta, run = sim
+    bag = _bag(tmp_path / "b", run.t, run.q, run.dq, run.tau_meas, robot.joint_names)
+    out = tmp_path / "r.json"
+    assert main(["--bag", str(bag), "--out", str(out), "--torque-noise-rel", "0.025",
+                 "--no-progress", "--floor", "--floor-states", "150"]) == 0
+    doc = json.loads(out.read_text())
+    floor = doc["floor"]
+    assert floor["about"] == "point estimate" and floor["witnesses_consistent"]
+    lo, hi = np.array(doc["lower"]), np.array(doc["upper"])
+    assert np.all(lo <= np.array(floor["lower"]) + 1e-9)
+    assert np.all(np.array(floor["upper"]) <= hi + 1e-9)
+    assert 0.0 < floor["share_of_box"][0] <= 1.0
+    assert "floor of the stated boxes: m width" in capsys.readouterr().err
+
+    alone = tmp_path / "floor.json"
+    widths = []
+    for rel in ("0.05", "0.02"):
+        assert main(["--out", str(alone), "--floor", "--robot-uncertainty-rel", rel]) == 0
+        doc = json.loads(alone.read_text())
+        assert doc["floor"]["about"] == "nominal end-effector body"
+        widths.append(doc["floor"]["width"][0])
+    # the mass floor is set by the link box: 2 % instead of 5 % gives 2/5 of it
+    assert widths[1] == pytest.approx(0.4 * widths[0], rel=0.02)
+    assert main(["--robot", "b1_z1", "--out", str(alone), "--floor"]) == 2
+    assert main(["--out", str(alone)]) == 2
+    assert "--bag is required" in capsys.readouterr().err

@@ -1,0 +1,254 @@
+"""The identifiability floor: how narrow a sound θ_e box can get, whatever the motion.
+
+Joint torques are linear in the parameters, τ = Y(q, q̇, q̈)·x with x = [θ of every body |
+friction φ], and Y has a null space that no motion excites: a revolute chain's torques depend on
+x only through its *base parameters* (Khalil & Dombre's grouping). The end-effector body's mass,
+its first moment along the last joint's axis and XX + YY are grouped with the parent link's
+parameters, and each joint's rotor armature Ia with its own body's inertia about the axis. So θ_e
+is determined by the data only up to what the *other* boxes — the link box θ_r (±``links_rel`` or
+calibrated) and the friction box — leave free. That is a property of the boxes, not of the
+excitation or the noise.
+
+The floor is the interval of each θ_e coordinate over
+
+    F = {x : Y(s)·(x − x*) = 0 for every state s,  x in the identifier's boxes,  J(θ_b) ⪰ 0 for
+         every body b}
+
+with x* the truth. Every x in F is a physically valid robot inside the stated boxes whose joint
+torques equal the truth's for every motion, so *any* sound identifier fed with any amount of
+noise-free data must keep all of F's θ_e in its box: the floor is an inner bound of every sound
+box. A box wider than the floor is the excitation's and the noise's part; a box at the floor can
+only be narrowed by narrower link or friction boxes (weighed links, a CAD model with stated
+tolerances, a calibration).
+
+How it is computed: Y at ``states`` random states (positions in the joint box, velocities within
+the limits, accelerations up to 10 rad/s²) stacked with the friction columns [sign q̇, q̇, q̈, 1];
+the null space N of the column-scaled stack (SVD); x = x* + N·z; 20 convex problems (min and max
+of each θ_e coordinate over z, the boxes as linear constraints and every body's pseudo-inertia
+J ⪰ 0 as an LMI; cvxpy + Clarabel). Random states make the sampled null space the structural one
+with probability one; :attr:`Floor.residual` checks each extreme *witness* at fresh states, so a
+sampled null space that was too large would show. ``calibration_ee`` adds the rows of a
+noise-free calibration without payload (the same links and friction, the end-effector body
+during calibration its own 10 unknowns in that box, as :mod:`.calibration_rows` does): the
+floor a perfect calibration leaves.
+
+Fixed base only: a floating base's rows carry the trunk's motion (§4.9); its arm view is a
+fixed-base robot and can be passed instead.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from sysid_ros.identification.config import IdentificationConfig
+from sysid_ros.identification.errors import IdentificationConfigError, UnsupportedRobotError
+from sysid_ros.model.box import ParameterBox, theta_e_box
+from sysid_ros.model.parameters import is_physically_consistent, pseudo_inertia
+from sysid_ros.model.robots import Robot
+
+__all__ = ["Floor", "identifiability_floor", "torque_regressor"]
+
+#: |q̈| of the sampled states (rad/s²); only genericity matters for the null space
+_ACCEL = 10.0
+#: singular values below this fraction of the largest span the null space (scaled columns)
+_RANK_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class Floor:
+    """The identifiability floor of θ_e (module docstring).
+
+    Attributes:
+        box: per θ_e coordinate, the interval spanned by indistinguishable robots (nominal: the
+            truth). Any sound box contains it.
+        truth: x* = [θ of every body (Pinocchio order) | φ (nj × [Fc, Fv, Ia, β]) | θ_e during
+            calibration, with ``calibration_ee``].
+        witnesses: (2, 10, n_x): the x attaining the lower (0) and upper (1) end of each θ_e
+            coordinate.
+        null_dim: dimension of the null space the data leave.
+        residual: max over the witnesses and ``check_states`` fresh states of
+            |Y(s)(x − x*)|_∞ / |Y(s) x*|_∞: ~1e-9 when the sampled null space is the structural one.
+        consistent: every witness lies in the boxes (to 1e-7 of their widths) and every body of
+            it has J ⪰ 0 (to 1e-9 of its mass scale): the solver's tolerance, checked.
+        states: number of sampled states.
+    """
+
+    box: ParameterBox
+    truth: np.ndarray
+    witnesses: np.ndarray
+    null_dim: int
+    residual: float
+    consistent: bool
+    states: int
+
+    @property
+    def width(self) -> np.ndarray:
+        return self.box.width
+
+
+def torque_regressor(robot: Robot, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
+    """(nj, 10·n_bodies + 4·nj): joint torques' regressor in [θ of every body | φ] at one state;
+    φ per joint [Fc, Fv, Ia, β] with columns sign(q̇), q̇, q̈, 1 on the joint's own row."""
+    nj = robot.nj
+    y = pin.computeJointTorqueRegressor(robot.model, robot.model.createData(), q, dq, ddq)
+    f = np.zeros((nj, 4 * nj))
+    idx = np.arange(nj)
+    v, a = dq[robot.v_index], ddq[robot.v_index]
+    f[idx, 4 * idx] = np.sign(v)
+    f[idx, 4 * idx + 1] = v
+    f[idx, 4 * idx + 2] = a
+    f[idx, 4 * idx + 3] = 1.0
+    return np.hstack([y[robot.v_index], f])
+
+
+State = tuple[np.ndarray, np.ndarray, np.ndarray]     # (q, q̇, q̈) of the full model
+
+
+def _states(robot: Robot, rng: np.random.Generator, n: int) -> list[State]:
+    lim = robot.limits
+    lo = np.where(np.isfinite(lim.q_lower), lim.q_lower, -np.pi)
+    hi = np.where(np.isfinite(lim.q_upper), lim.q_upper, np.pi)
+    out: list[State] = []
+    for _ in range(n):
+        q = pin.neutral(robot.model)
+        q[robot.q_index] = rng.uniform(lo, hi)
+        dq = np.zeros(robot.nv)
+        ddq = np.zeros(robot.nv)
+        dq[robot.v_index] = rng.uniform(-lim.dq_max, lim.dq_max)
+        ddq[robot.v_index] = rng.uniform(-_ACCEL, _ACCEL, robot.nj)
+        out.append((q, dq, ddq))
+    return out
+
+
+def _rows(robot: Robot, states: list[State], cal: bool) -> np.ndarray:
+    """Stacked rows in x's layout; with ``cal`` the calibration's rows follow (θ_e's columns
+    moved to the calibration-time EE body's, θ_e's own columns zero)."""
+    blocks = [torque_regressor(robot, *s) for s in states]
+    y = np.vstack(blocks)
+    if not cal:
+        return y
+    ee = robot.ee_columns
+    loaded = np.hstack([y, np.zeros((y.shape[0], 10))])
+    unloaded = np.hstack([y, y[:, ee]])
+    unloaded[:, ee] = 0.0
+    return np.vstack([loaded, unloaded])
+
+
+def _null_space(y: np.ndarray, scale: np.ndarray, fixed: np.ndarray) -> np.ndarray:
+    """Basis N (n_x, k) of {x : y x = 0, x_fixed = 0}, computed on scaled columns."""
+    pin_rows = np.eye(y.shape[1])[fixed] / scale[fixed][:, None]
+    a = np.vstack([y, pin_rows * np.abs(y).max()]) * scale
+    _, s, vt = np.linalg.svd(a, full_matrices=True)
+    rank = int(np.sum(s > _RANK_TOL * s[0]))
+    return scale[:, None] * vt[rank:].T
+
+
+def identifiability_floor(robot: Robot, config: IdentificationConfig,
+                          theta_e: np.ndarray | None = None, *, states: int = 300,
+                          calibration_ee: ParameterBox | None = None, seed: int = 0,
+                          check_states: int = 50) -> Floor:
+    """The floor of θ_e under ``config``'s boxes (prior B₀ of θ_e, θ_r box, friction box).
+
+    Args:
+        theta_e: the true θ_e (default: the robot's nominal EE body); must lie in the prior and be
+            physically consistent.
+        states: random states whose rows are stacked (≥ the number of unknowns / nj).
+        calibration_ee: box of the EE body during a no-payload calibration: adds that
+            calibration's noise-free rows (module docstring). The true EE body then is the
+            nominal one.
+        seed: random states' seed; ``check_states`` fresh states check the witnesses.
+    """
+    import cvxpy as cp
+
+    if robot.floating_base:
+        raise UnsupportedRobotError(f"{robot.name}: the floor needs a fixed-base robot (pass the "
+                                    "arm view, sysid_ros.model.arm_view)")
+    nj, nb = robot.nj, robot.n_bodies
+    ee = robot.ee_columns
+    theta_e = robot.theta_e() if theta_e is None else np.asarray(theta_e, float)
+    if theta_e.shape != (10,):
+        raise IdentificationConfigError(f"theta_e must have 10 entries, got {theta_e.shape}")
+    if not config.prior.contains(theta_e, tol=1e-12) or not is_physically_consistent(theta_e, -1e-12):
+        raise IdentificationConfigError("theta_e must lie in the prior box and be physically "
+                                        "consistent (it is the truth the floor is taken about)")
+    lo_r, hi_r = config.theta_r_box
+    mask = np.ones(10 * nb, bool)
+    mask[ee] = False
+    truth = robot.theta()
+    truth[ee] = theta_e
+    lo, hi = truth.copy(), truth.copy()
+    lo[ee], hi[ee] = config.prior.lower, config.prior.upper
+    lo[mask], hi[mask] = lo_r, hi_r
+    phi = config.friction_nominal.ravel()
+    lo = np.r_[lo, config.friction_lower.ravel()]
+    hi = np.r_[hi, config.friction_upper.ravel()]
+    truth = np.r_[truth, phi]
+    cal = calibration_ee is not None
+    if cal:
+        assert calibration_ee is not None
+        if not calibration_ee.contains(robot.theta_e(), tol=1e-12):
+            raise IdentificationConfigError("calibration_ee must contain the nominal EE body")
+        truth = np.r_[truth, robot.theta_e()]
+        lo, hi = np.r_[lo, calibration_ee.lower], np.r_[hi, calibration_ee.upper]
+    if np.any(truth < lo - 1e-12) or np.any(truth > hi + 1e-12):
+        raise IdentificationConfigError("the nominal links/friction lie outside their boxes")
+
+    rng = np.random.default_rng(seed)
+    y = _rows(robot, _states(robot, rng, states), cal)
+    width = hi - lo
+    scale = np.where(width > 0, width, np.maximum(np.abs(truth), 1.0))
+    fixed = width <= 1e-12 * np.maximum(np.abs(truth), 1.0)
+    n = _null_space(y, scale, fixed)
+    k = n.shape[1]
+
+    bodies = [slice(10 * b, 10 * b + 10) for b in range(nb)]
+    if cal:
+        bodies.append(slice(10 * nb + 4 * nj, 10 * nb + 4 * nj + 10))
+    basis = pseudo_inertia(np.eye(10))
+    z = cp.Variable(k)
+    c = cp.Parameter(k)
+    x = truth + n @ z if k else cp.Constant(truth)
+    free = ~fixed
+    cons = [x[free] >= lo[free], x[free] <= hi[free]]
+    for sl in bodies:
+        theta_b = x[sl]
+        cons.append(sum(theta_b[j] * basis[j] for j in range(10)) >> 0)
+    prob = cp.Problem(cp.Minimize(c @ z), cons) if k else None
+    wit = np.tile(truth, (2, 10, 1))
+    lower, upper = theta_e.copy(), theta_e.copy()
+    for i in range(10):
+        col = ee.start + i
+        if k == 0 or not np.any(np.abs(n[col]) > 0):
+            continue
+        for side, sgn in ((0, 1.0), (1, -1.0)):
+            c.value = sgn * n[col]
+            assert prob is not None
+            with warnings.catch_warnings():
+                # an inaccurate optimum is still a witness; it is checked below like any other
+                warnings.simplefilter("ignore", UserWarning)
+                prob.solve(solver=cp.CLARABEL)
+            if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or z.value is None:
+                raise IdentificationConfigError(
+                    f"the floor's problem for θ_e[{i}] ended {prob.status}")
+            xv = truth + n @ z.value
+            wit[side, i] = xv
+            (lower if side == 0 else upper)[i] = xv[col]
+    residual = _residual(robot, wit, truth, rng, check_states, cal)
+    flat = wit.reshape(-1, truth.size)
+    slack = 1e-7 * np.maximum(width, np.maximum(np.abs(truth), 1e-3))
+    consistent = bool(np.all(flat >= lo - slack) and np.all(flat <= hi + slack)) and all(
+        bool(is_physically_consistent(w[sl], -1e-9 * max(1.0, abs(w[sl][0]))))
+        for w in flat for sl in bodies)
+    box = theta_e_box(np.minimum(lower, theta_e), np.maximum(upper, theta_e), theta_e,
+                      frame=robot.ee_joint)
+    return Floor(box, truth, wit, k, residual, consistent, states)
+
+
+def _residual(robot: Robot, wit: np.ndarray, truth: np.ndarray, rng: np.random.Generator,
+              n: int, cal: bool) -> float:
+    y = _rows(robot, _states(robot, rng, n), cal)
+    ref = np.abs(y @ truth).max()
+    return float(np.abs((wit.reshape(-1, truth.size) - truth) @ y.T).max() / ref)

@@ -1,0 +1,133 @@
+"""The identifiability floor (identification.floor) against independent references.
+
+- The witnesses are robots no data can tell apart from the truth: Pinocchio's RNEA on models
+  carrying the witness inertias, plus the friction law evaluated directly, gives the truth's
+  torques at fresh random states (not the floor's regressor or its states).
+- They lie in the stated boxes and are physically consistent, so every sound box contains the
+  floor: the identifier's box on near noise-free simulated data (Pinocchio ABA + RK4) does, and
+  on data simulated *from a witness* it still contains the truth's mass.
+- With exact links and friction every θ_e coordinate is identifiable (floor of zero width).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from sysid_ros.identification import identify, load_identification_config
+from sysid_ros.identification.errors import IdentificationConfigError, UnsupportedRobotError
+from sysid_ros.identification.floor import identifiability_floor
+from sysid_ros.identification.synthetic import random_payload_theta, simulate
+from sysid_ros.model.box import theta_e_box
+from sysid_ros.model.parameters import is_physically_consistent
+from sysid_ros.model.robots import load_robot
+
+
+def _robot_of(robot, x):
+    """A copy of ``robot`` whose bodies carry θ = x[:10·n_bodies] and friction x's φ."""
+    model = robot.model.copy()
+    nb = robot.n_bodies
+    for b in range(nb):
+        model.inertias[b + 1] = pin.Inertia.FromDynamicParameters(x[10 * b:10 * b + 10])
+    return model, x[10 * nb:10 * nb + 4 * robot.nj].reshape(robot.nj, 4)
+
+
+def _torques(robot, model, phi, q, dq, ddq):
+    tau = pin.rnea(model, model.createData(), q, dq, ddq)
+    return tau + phi[:, 0] * np.sign(dq) + phi[:, 1] * dq + phi[:, 2] * ddq + phi[:, 3]
+
+
+@pytest.mark.parametrize("name", ["gen3", "z1"])
+def test_witnesses_are_indistinguishable_consistent_robots_in_the_boxes(name):
+    robot = load_robot(name)
+    cfg = load_identification_config(robot)
+    floor = identifiability_floor(robot, cfg)
+    # the link box leaves the EE body's mass free by a few per cent of the prior: not vacuous
+    assert 0.01 * cfg.prior.width[0] < floor.width[0] < 0.2 * cfg.prior.width[0]
+    truth_model, truth_phi = _robot_of(robot, floor.truth)
+    rng = np.random.default_rng(42)
+    lo_r, hi_r = cfg.theta_r_box
+    mask = np.ones(10 * robot.n_bodies, bool)
+    mask[robot.ee_columns] = False
+    for side in (0, 1):
+        w = floor.witnesses[side, 0]                      # the mass's extreme
+        assert w[robot.ee_columns][0] == pytest.approx(
+            floor.box.lower[0] if side == 0 else floor.box.upper[0], abs=1e-12)
+        model, phi = _robot_of(robot, w)
+        for b in range(robot.n_bodies):
+            assert is_physically_consistent(w[10 * b:10 * b + 10], -1e-9)
+        theta = w[:10 * robot.n_bodies]
+        assert cfg.prior.contains(theta[robot.ee_columns], tol=1e-7)
+        assert np.all(theta[mask] >= lo_r - 1e-7) and np.all(theta[mask] <= hi_r + 1e-7)
+        assert np.all(phi >= cfg.friction_lower - 1e-7) and np.all(phi <= cfg.friction_upper + 1e-7)
+        for _ in range(30):
+            q = robot.random_configuration(rng)
+            dq = rng.uniform(-1, 1, robot.nv) * robot.limits.dq_max
+            ddq = rng.uniform(-5, 5, robot.nv)
+            ref = _torques(robot, truth_model, truth_phi, q, dq, ddq)
+            got = _torques(robot, model, phi, q, dq, ddq)
+            assert np.max(np.abs(got - ref)) <= 1e-7 * max(1.0, np.max(np.abs(ref)))
+    assert floor.consistent and floor.residual < 1e-7
+
+
+def test_exact_links_and_friction_leave_no_floor(gen3):
+    lo, hi = gen3.theta_r(), gen3.theta_r()
+    cfg = load_identification_config(gen3).with_overrides(
+        theta_r_lower=lo, theta_r_upper=hi,
+        friction_lower=gen3.friction.nominal, friction_upper=gen3.friction.nominal)
+    floor = identifiability_floor(gen3, cfg)
+    assert np.all(floor.width <= 1e-6 * np.maximum(1.0, cfg.prior.width))
+
+
+def test_exact_calibration_narrows_the_mass_floor_to_the_calibration_body_box(gen3):
+    cfg = load_identification_config(gen3)
+    ee = gen3.theta_e()
+    rad = 0.03 * np.abs(ee)
+    plain = identifiability_floor(gen3, cfg)
+    cal = identifiability_floor(gen3, cfg, calibration_ee=theta_e_box(ee - rad, ee + rad, ee))
+    assert cal.width[0] < plain.width[0]
+    # the calibration body's mass box (±3 %) is what a perfect calibration leaves of the mass
+    assert cal.width[0] <= 2 * rad[0] + 1e-6
+    assert cal.residual < 1e-7 and cal.consistent
+
+
+def test_every_sound_box_contains_the_floor_and_a_witness_hides_the_truth(gen3):
+    """Simulated data (Pinocchio ABA, not the floor's regressor) with a small noise bound: the
+    identifier's box contains the floor's interval; data simulated from the upper-mass witness
+    give a box that still contains the truth's mass, which lies a floor-width below."""
+    rng = np.random.default_rng(3)
+    theta = gen3.theta_e() + random_payload_theta(rng, 4.0)
+    cfg = load_identification_config(gen3, friction="config", torque_noise_abs=0.002,
+                                     torque_noise_rel=0.0).with_overrides(theta_r_unknowns=True)
+    floor = identifiability_floor(gen3, cfg, theta)
+    run = simulate(gen3, np.random.default_rng(5), theta_e=theta, duration=2.0, noise_abs=0.002,
+                   robot_rel=0.0, friction_true=cfg.friction_nominal)
+    res = identify(gen3, cfg, run.t, run.q, run.dq, run.tau_meas, "lp", point_estimate=False)
+    assert res.status == "ok"
+    assert np.all(res.lower <= floor.box.lower + 1e-9) and np.all(res.upper >= floor.box.upper - 1e-9)
+    # the data narrowed the box to within 2x of the floor: the floor is what limits it here
+    assert res.upper[0] - res.lower[0] < 2.0 * floor.width[0]
+
+    witness = floor.witnesses[1, 0]
+    model, phi = _robot_of(gen3, witness)
+    other = dataclasses.replace(gen3, model=model)
+    run_w = simulate(other, np.random.default_rng(5), theta_e=witness[gen3.ee_columns],
+                     duration=2.0, noise_abs=0.002, robot_rel=0.0, friction_true=phi)
+    res_w = identify(gen3, cfg, run_w.t, run_w.q, run_w.dq, run_w.tau_meas, "lp",
+                     point_estimate=False)
+    assert res_w.status == "ok"
+    assert res_w.lower[0] <= theta[0] <= res_w.upper[0]
+    assert res_w.lower[0] <= witness[gen3.ee_columns][0] <= res_w.upper[0]
+
+
+def test_bad_inputs_are_refused(gen3):
+    cfg = load_identification_config(gen3)
+    with pytest.raises(IdentificationConfigError, match="prior box"):
+        identifiability_floor(gen3, cfg, cfg.prior.upper + 1.0)
+    with pytest.raises(IdentificationConfigError, match="10 entries"):
+        identifiability_floor(gen3, cfg, np.zeros(3))
+    b1 = load_robot("b1_z1")
+    with pytest.raises(UnsupportedRobotError, match="fixed-base"):
+        identifiability_floor(b1, load_identification_config(b1))
