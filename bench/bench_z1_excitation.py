@@ -24,6 +24,9 @@ JSON; widths in kg, None when a variant cannot be formed):
   held over the step, checked against the noise bound) and the bound with it;
 - ``theta_r_floor``: the true torque, a 0.01 N·m bound and exact friction: what the θ_r box
   alone leaves, whatever the excitation's noise;
+- ``floor`` / ``floor_calibrated``: the identifiability floor of the same boxes about the truth
+  (``identification.floor``: what noise-free data from every motion leave), without and with a
+  perfect no-payload calibration (EE body ± 3 %): the part of ``as_is`` no excitation removes;
 - ``static_extension`` / ``static_extension_no_coulomb_exact_links``: rows from 48 static poses
   with the payload 0.6-0.8 m from the shoulder axis (Pinocchio gravity of the nominal links +
   the true θ_e, ±noise), as is and with neither Coulomb friction nor a θ_r box (the
@@ -73,6 +76,8 @@ from sysid_ros.demo.pipeline import EpisodeConfig, identification_cond, simulate
 from sysid_ros.demo.priors import robot_with_prior
 from sysid_ros.demo.report import RunData
 from sysid_ros.identification import IdentificationConfig, identify, load_identification_config
+from sysid_ros.identification.floor import identifiability_floor
+from sysid_ros.model.box import theta_e_box
 from sysid_ros.model.robots import Robot, load_robot
 from sysid_ros.planning.obstacles import obstacles_from_config
 
@@ -158,6 +163,13 @@ def diagnose(robot: Robot, cfg: IdentificationConfig, run: RunData, sel: np.ndar
     for name, (c, d) in variants.items():
         out[name] = _mass_width(robot, c, d, truth, misses, name)
     out["misses"] = misses
+    # what no excitation removes: noise-free data from every motion under the same boxes
+    # (identification.floor), about the truth, plus a perfect calibration (EE body ± 3 %)
+    out["floor"] = float(identifiability_floor(robot, cfg, truth).width[0])
+    ee = robot.theta_e()
+    rad = 0.03 * np.abs(ee) + 1e-5
+    out["floor_calibrated"] = float(identifiability_floor(
+        robot, cfg, truth, calibration_ee=theta_e_box(ee - rad, ee + rad, ee)).width[0])
     return out
 
 
