@@ -34,7 +34,7 @@ JSON; widths in kg, None when a variant cannot be formed):
 
 ``--calibrate`` adds what a calibration of the same simulated robot buys (``calibration`` in the
 JSON): a second episode *without* payload (``random`` excitation, ``--trajectories`` of them, a
-prior of the unloaded EE body ± 3 %, seed + 1000, same noise) is calibrated
+prior of the unloaded EE body ± 3 % (``--calibration-ee-rel``), seed + 1000, same noise) is calibrated
 (``sysid_ros.calibration.calibrate``, friction prior ``config``), then the payload data are
 identified with
 
@@ -83,6 +83,8 @@ from sysid_ros.planning.obstacles import obstacles_from_config
 
 #: static poses (q2, q3) with the payload 0.6-0.8 m from the shoulder (joint2) axis; the wrist
 #: takes every combination of q4 ∈ ±0.6, 0, q5 ∈ ±0.8, q6 ∈ {0, 1.5} at each
+#: half-width of the unloaded EE body's box during calibration, relative (``--calibration-ee-rel``)
+EE_REL = 0.03
 _EXTENDED = ((0.3, -2.7), (2.6, -2.7), (0.6, -2.4), (2.3, -2.4))
 
 
@@ -131,8 +133,8 @@ def static_extension(robot: Robot, truth: np.ndarray, noise: float, rng: np.rand
     return np.concatenate(ts), q, np.zeros_like(q), np.concatenate(taus)
 
 
-def diagnose(robot: Robot, cfg: IdentificationConfig, run: RunData, sel: np.ndarray, noise: float
-             ) -> dict[str, float | None | list[str]]:
+def diagnose(robot: Robot, cfg: IdentificationConfig, run: RunData, sel: np.ndarray, noise: float,
+             ee_rel: float = EE_REL) -> dict[str, float | None | list[str]]:
     """Mass widths of the module docstring's variants; ``misses`` names any whose box does not
     hold the truth (none should)."""
     if run.truth is None:
@@ -167,18 +169,18 @@ def diagnose(robot: Robot, cfg: IdentificationConfig, run: RunData, sel: np.ndar
     # (identification.floor), about the truth, plus a perfect calibration (EE body ± 3 %)
     out["floor"] = float(identifiability_floor(robot, cfg, truth).width[0])
     ee = robot.theta_e()
-    rad = 0.03 * np.abs(ee) + 1e-5
+    rad = ee_rel * np.abs(ee) + 1e-5
     out["floor_calibrated"] = float(identifiability_floor(
         robot, cfg, truth, calibration_ee=theta_e_box(ee - rad, ee + rad, ee)).width[0])
     return out
 
 
-def unloaded_robot(base: Robot, directory: Path) -> Robot:
+def unloaded_robot(base: Robot, directory: Path, ee_rel: float = EE_REL) -> Robot:
     """``base`` with the prior ``unloaded`` (the EE body ± 3 % + 1e-5, as the robot file's
     dumbbell class is derived) selected: what the calibration episode's nodes assume."""
     config = yaml.safe_load(Path(base.config_path).read_text())
     theta = base.theta_e()
-    rad = 0.03 * np.abs(theta) + 1e-5
+    rad = ee_rel * np.abs(theta) + 1e-5
     ident = config["identification"]
     ident["priors"]["unloaded"] = {"lower": (theta - rad).tolist(),
                                    "upper": (theta + rad).tolist()}
@@ -189,11 +191,12 @@ def unloaded_robot(base: Robot, directory: Path) -> Robot:
     return load_robot(path)
 
 
-def calibrate_unloaded(base: Robot, noise: float, n_traj: int, seed: int, decimate: int
-                       ) -> tuple[CalibrationResult, float] | None:
+def calibrate_unloaded(base: Robot, noise: float, n_traj: int, seed: int, decimate: int,
+                       ee_rel: float = EE_REL) -> tuple[CalibrationResult, float] | None:
     """Calibration of the simulated robot from an episode without payload (``random`` excitation,
     seed + 1000, unloaded prior): the result and the seconds of data (None if nothing ran)."""
-    robot = unloaded_robot(base, Path(tempfile.mkdtemp(prefix=f"{base.name}_calibration_")))
+    robot = unloaded_robot(base, Path(tempfile.mkdtemp(prefix=f"{base.name}_calibration_")),
+                           ee_rel)
     ep = simulate_episode(robot, 0.0, "random", (), seed=seed + 1000, config=EpisodeConfig(
         noise_tau=noise, n_trajectories=n_traj, max_cycles=2 * n_traj))
     if ep.ident_window is None:
@@ -285,7 +288,8 @@ def containment(noise: float, n_traj: int, seed: int, decimate: int, n_payloads:
 def measure(method: str, noise: float, n_traj: int, seed: int, decimate: int,
             objective: str = "cond", diagnosis: bool = False,
             planner_overrides: dict | None = None, calibration: bool = False,
-            robot_name: str = "z1", calibration_trajectories: int | None = None) -> dict:
+            robot_name: str = "z1", calibration_trajectories: int | None = None,
+            calibration_ee_rel: float = EE_REL) -> dict:
     base = load_robot(robot_name)
     demo_prior = base.config["demo"].get("prior")       # the Gen3 starts from its file's prior
     robot = base if demo_prior is None else load_robot(robot_with_prior(
@@ -314,9 +318,10 @@ def measure(method: str, noise: float, n_traj: int, seed: int, decimate: int,
         out.update(mass_width=float(width[0]), first_moment_widths=width[1:4].tolist(),
                    contains_truth=bool(res.contains(run.truth)))
     if diagnosis:
-        out["diagnosis"] = diagnose(base, cfg, run, sel, noise)
+        out["diagnosis"] = diagnose(base, cfg, run, sel, noise, calibration_ee_rel)
     if calibration and run.truth is not None:
-        cal = calibrate_unloaded(base, noise, calibration_trajectories or n_traj, seed, decimate)
+        cal = calibrate_unloaded(base, noise, calibration_trajectories or n_traj, seed, decimate,
+                                 calibration_ee_rel)
         if cal is None:
             out["calibration"] = {"calibration": "no trajectory executed"}
         else:
@@ -347,6 +352,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calibration-trajectories", type=int, default=None, metavar="N",
                     help="--calibrate: random trajectories of the no-payload calibration episode "
                          "(default: --trajectories)")
+    ap.add_argument("--calibration-ee-rel", type=float, default=EE_REL, metavar="REL",
+                    help="--calibrate / --diagnose: the unloaded EE body's box during the "
+                         "calibration, ± REL of each parameter (default 0.03; 0.01 = a weighed "
+                         "gripper and last link)")
     ap.add_argument("--containment", type=int, default=0, metavar="N",
                     help="only: one calibration, then N random-mass dumbbells (random "
                          "excitation) identified with the --calibrate variants; containment "
@@ -355,6 +364,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.noise is None:
         args.noise = 0.3 if args.robot == "z1" else 0.1
+    if not 0.0 <= args.calibration_ee_rel < 1.0:
+        ap.error(f"--calibration-ee-rel must be in [0, 1), got {args.calibration_ee_rel}")
     if args.containment and args.robot != "z1":
         ap.error("--containment draws the Z1's 0.5-1.5 kg dumbbells: --robot z1 only")
     if args.containment:
@@ -368,7 +379,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     rows = [measure(m, args.noise, args.trajectories, args.seed, args.decimate, args.objective,
                     args.diagnose, calibration=args.calibrate, robot_name=args.robot,
-                    calibration_trajectories=args.calibration_trajectories)
+                    calibration_trajectories=args.calibration_trajectories,
+                    calibration_ee_rel=args.calibration_ee_rel)
             for m in (("ours",) if args.skip_random else ("ours", "random"))]
     what = ("Z1, 1 kg dumbbell" if args.robot == "z1" else "Gen3, 3.63 kg dumbbell")
     print(f"{what}, ±{args.noise} N·m, {args.trajectories} trajectories, "

@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     from std_msgs.msg import Float64MultiArray
     from trajectory_msgs.msg import JointTrajectory
 
-    from sysid_ros.demo.report import evaluate, load_run, write_report
+    from sysid_ros.demo.report import evaluate, floor_summary, load_run, write_report
     from sysid_ros.launcher import launch_graph
     from sysid_ros.model.robots import load_robot
     from sysid_ros.nodes.qos import qos_for_topic
@@ -400,6 +400,9 @@ def main(argv: list[str] | None = None) -> int:
               "task certified before execution": "yes" if task_window and not certification
               else ("no" if task_window else "not reached"),
               "bag": str(bags[-1]), "wall time": f"{time.monotonic() - wall0:.0f} s"}
+    floor = floor_summary(robot, ev)
+    if floor is not None:
+        header["identifiability floor of the stated boxes"] = floor
     if full_robot.floating_base:
         from sysid_ros.demo.floating import floating_base_findings
         # the closed loop: from the first commanded motion (the landing before it is not)

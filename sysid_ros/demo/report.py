@@ -39,6 +39,7 @@ from sysid_ros.model.spatial import BatchKinematics
 from sysid_ros.planning.obstacles import BoxObstacle, signed_distance
 
 __all__ = ["RunData", "Evaluation", "IdentifierStatus", "load_run", "evaluate", "write_report",
+           "floor_summary",
            "IDENTIFIER_DIAGNOSTIC", "PINNED_WARNING", "COMMAND_TOPIC", "bag_messages",
            "header_seconds"]
 
@@ -123,6 +124,27 @@ class Evaluation:
         """Record a failure found outside ``evaluate`` (e.g. too few certified plans)."""
         self.reasons.append(reason)
         self.success = False
+
+
+def floor_summary(robot: Robot, ev: Evaluation) -> str | None:
+    """One report line: the identifiability floor (identification.floor) of the identifier's
+    link and friction boxes about the simulated truth, against the final box's mass width — the
+    part of that width no excitation could have removed. None when there is nothing to compare
+    (no box or no truth); a fixed-base robot only (the floor's rows)."""
+    from sysid_ros.identification import load_identification_config
+    from sysid_ros.identification.errors import IdentificationError
+    from sysid_ros.identification.floor import identifiability_floor
+
+    if ev.final_bounds is None or ev.truth is None or robot.floating_base:
+        return None
+    try:
+        floor = identifiability_floor(robot, load_identification_config(robot), ev.truth)
+    except IdentificationError as err:
+        return f"not computed: {err}"
+    width = float(ev.final_bounds.width[0])
+    return (f"mass {floor.width[0]:.3g} kg of the final box's {width:.3g} kg — what noise-free "
+            "data from any motion would leave under the identifier's link and friction boxes "
+            "(docs/design.md §4.3b); the rest is the excitation's and the noise's")
 
 
 def bag_messages(bag: Path, topic: str, msgtype: str) -> Iterator[tuple[float, Any]]:

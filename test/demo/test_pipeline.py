@@ -179,3 +179,27 @@ def test_pipeline_splits_the_identifier_parameters_as_the_node_does() -> None:
     assert _IDENTIFIER_NODE_ONLY == {p.name for p in PARAMETERS} - set(_OVERRIDES) | {"use_sim_time"}
     shipped = {k: v for k, v in node_params("identifier").items() if k not in _IDENTIFIER_NODE_ONLY}
     load_identification_config(load_robot("gen3"), **shipped)
+
+
+def test_report_states_the_identifiability_floor(robot, conservative):
+    """The report's floor line: the floor about the run's truth against a final box; none
+    without a box, and a stated reason when the floor cannot be taken (truth outside the prior)."""
+    from dataclasses import replace
+
+    from sysid_ros.demo.report import evaluate, floor_summary
+    from sysid_ros.identification import load_identification_config
+    from sysid_ros.identification.floor import identifiability_floor
+
+    sec = robot.config["controller"]
+    ev = evaluate(conservative.run, robot, (), conservative.task_window, sec["Kr"], sec["V_max"])
+    assert ev.truth is not None
+    cfg = load_identification_config(robot)
+    box = cfg.prior.with_bounds(np.minimum(cfg.prior.lower, ev.truth - 0.1),
+                                np.maximum(cfg.prior.upper, ev.truth + 0.1))
+    line = floor_summary(robot, replace(ev, final_bounds=box))
+    expected = identifiability_floor(robot, cfg, ev.truth).width[0]
+    assert line is not None and line.startswith(f"mass {expected:.3g} kg of the final box's "
+                                                f"{box.width[0]:.3g} kg")
+    assert floor_summary(robot, replace(ev, final_bounds=None)) is None
+    outside = floor_summary(robot, replace(ev, final_bounds=box, truth=cfg.prior.upper + 1.0))
+    assert outside is not None and outside.startswith("not computed: ")
