@@ -50,6 +50,23 @@ Keys (all optional except the prior):
   from splitting at every pair of dropped messages.
 - ``quadrature_safety``: factor on the trapezoid-vs-Simpson difference added to every row
   radius (0 switches the allowance off; the trapezoid rule is then trusted).
+- ``encoder_resolution_deg`` (deg, one value or one per joint; default the robot file's
+  ``simulation.encoder_resolution_deg``, the fact the simulator quantizes with): positions are
+  read to within half an encoder count, so Δq of a window is off by up to one count and the
+  viscous term Fv·Δq by |Fv|max·count (entered in r_fixed). On the Gen3 (Fv ≈ 7–10 N·m·s/rad,
+  0.02°/0.011° counts) that is 0.0017–0.0037 N·m·s per window, a third of a ±0.1 N·m bound's
+  0.01 over 0.1 s, which the old "positions exact" assumption left to the noise's slack.
+  The regressor's own change within a count (gravity and inertia at q ± ½ count) is below
+  2e-4 N·m·s per 0.1-s window on the Gen3 (measured, docs/design.md §4.2) and is not bounded.
+- ``torque_delay_samples`` (default 0.5): the torque samples may be offset in time from the
+  joint states by a constant δ per joint, |δ| ≤ this many median sample steps, either sign.
+  0.5 covers a command held over the control period (the sample stands for the torque of the
+  period after it, or before it as a simulator or a driver reports it); add a torque sensor's
+  filter delay. Over a window the offset changes ∫τ by δ·(τ_end − τ_start) (:mod:`.windows`),
+  which the trapezoid-vs-Simpson allowance does not see. With ``friction_unknowns`` each joint's
+  δ is a shared LP unknown (one offset for the recording, like β), otherwise δ_max·|τ_end −
+  τ_start| enters each row's radius; the noise of the two end samples enters r_noise. 0 trusts
+  the stamps.
 - ``prior`` (the name of an entry of ``priors:``, or a mapping ``lower``/``upper``): the prior box
   B₀ of θ_e (``IdentificationConfig.prior``, a :class:`~sysid_ros.model.box.ParameterBox` in the
   end-effector joint's frame, nominal its centre). ``priors: {name: {lower, upper,
@@ -103,6 +120,7 @@ class SamplingPlan:
     window: int
     stride: int
     max_sample_gap: float
+    torque_delay: float = 0.0      # s: |offset| of the torque samples from the joint states
 
     def describe(self) -> str:
         return (f"window {self.window} samples ({self.window * self.dt * 1e3:.0f} ms), stride "
@@ -137,6 +155,8 @@ class IdentificationConfig:
     gap_factor: float = 2.5
     gap_floor: float = 0.0025
     quadrature_safety: float = 5.0
+    torque_delay_samples: float = 0.5
+    position_resolution: np.ndarray | None = None   # (nj,) rad: encoder count (None = exact)
     online_max_rows: int = 1400
     online_lp_rows: int = 700
     cut_rounds: int = 8
@@ -177,7 +197,8 @@ class IdentificationConfig:
             window = stride * max(2, int(round(self.window_s / (stride * dt))))
         gap = self.max_sample_gap if self.max_sample_gap > 0 else \
             max(self.gap_factor * dt, self.gap_floor)
-        return SamplingPlan(float(dt), int(window), int(stride), float(gap))
+        return SamplingPlan(float(dt), int(window), int(stride), float(gap),
+                            float(self.torque_delay_samples * dt))
 
     def with_overrides(self, **kw: Any) -> IdentificationConfig:
         """A copy with some fields replaced (scalars broadcast to per-joint arrays).
@@ -188,6 +209,9 @@ class IdentificationConfig:
         if "torque_noise_abs" in kw:
             kw["torque_noise_abs"] = np.broadcast_to(
                 np.asarray(kw["torque_noise_abs"], float), self.torque_noise_abs.shape).copy()
+        if kw.get("position_resolution") is not None:
+            kw["position_resolution"] = np.broadcast_to(
+                np.asarray(kw["position_resolution"], float), self.torque_noise_abs.shape).copy()
         if "robot_uncertainty_rel" in kw:
             kw["robot_uncertainty_rel"] = np.broadcast_to(
                 np.asarray(kw["robot_uncertainty_rel"], float),
@@ -232,9 +256,16 @@ class IdentificationConfig:
             "max_sample_gap_s": self.max_sample_gap or
             f"max({self.gap_factor} x median step, {self.gap_floor} s)",
             "quadrature_safety": self.quadrature_safety,
+            "torque_delay_samples": self.torque_delay_samples,
+            "encoder_resolution_deg": (np.degrees(self.position_resolution).tolist()
+                                       if self.position_resolution is not None else "exact"),
+            "torque_timing": "the torque samples are offset from the joint states by one "
+                             "constant delay per joint of at most torque_delay_samples x the "
+                             "median step (a held command: 0.5), either sign",
             "sampling": "windows only over runs of samples at most max_sample_gap apart; "
                         "trapezoid error within quadrature_safety x |Simpson - trapezoid|",
-            "positions_velocities": "exact (no noise on q, dq)",
+            "positions_velocities": "q within half an encoder count of the truth "
+                                    "(encoder_resolution_deg), dq exact",
             "velocity_sign": "dq stays on one side of the Coulomb band between two samples "
                              "that are both outside it on that side",
             "rigid_grasp": "payload rigidly attached and unchanged during the data",
@@ -301,6 +332,14 @@ def _check(c: IdentificationConfig) -> None:
                     "0 < stride_s <= window_s")
     if c.quadrature_safety < 0:
         raise _fail("quadrature_safety", "must be >= 0")
+    if c.position_resolution is not None and (
+            c.position_resolution.shape != c.torque_noise_abs.shape
+            or not np.all(np.isfinite(c.position_resolution))
+            or np.any(c.position_resolution < 0)):
+        raise _fail("encoder_resolution_deg", "expected one finite value >= 0 per joint (or one "
+                    "for all)")
+    if not (np.isfinite(c.torque_delay_samples) and c.torque_delay_samples >= 0):
+        raise _fail("torque_delay_samples", "must be a finite number of sample steps >= 0")
     if c.max_sample_gap < 0:
         raise _fail("max_sample_gap", "must be >= 0 seconds (0 = gap_factor x median step)")
     if c.gap_floor < 0:
@@ -388,7 +427,7 @@ def load_prior(spec: str, priors: dict[str, Any] | None = None, *,
 _INT_KEYS = ("window", "stride", "online_max_rows", "online_lp_rows", "cut_rounds", "max_cuts",
              "calibration_rows_max")
 _FLOAT_KEYS = ("coulomb_band", "window_s", "stride_s", "max_sample_gap", "gap_factor",
-               "gap_floor", "quadrature_safety")
+               "gap_floor", "quadrature_safety", "torque_delay_samples")
 
 
 def load_identification_config(robot: Robot, **overrides: Any) -> IdentificationConfig:
@@ -433,6 +472,7 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
             prior=prior, prior_name=prior_name,
             friction_unknowns=bool(sec.get("friction_unknowns", True)),
             theta_r_unknowns=bool(sec.get("theta_r_unknowns", False)),
+            position_resolution=_resolution(robot, sec),
             sources=tuple(robot.sources),
         )
         if robot.floating_base:
@@ -465,6 +505,18 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
         overrides["torque_noise_abs"] = _per_joint(overrides["torque_noise_abs"], robot.nj,
                                                    "torque_noise_abs")
     return cfg.with_overrides(**overrides) if overrides else cfg
+
+
+def _resolution(robot: Robot, sec: dict[str, Any]) -> np.ndarray | None:
+    """Encoder resolution (rad, per joint): ``identification.encoder_resolution_deg``, else the
+    robot's ``simulation.encoder_resolution_deg`` (the same fact the simulator quantizes with);
+    None when neither is given (positions then taken as exact)."""
+    raw = sec.get("encoder_resolution_deg")
+    if raw is None:
+        raw = (robot.config.get("simulation", {}) or {}).get("encoder_resolution_deg")
+    if raw is None:
+        return None
+    return np.radians(_per_joint(raw, robot.nj, "encoder_resolution_deg"))
 
 
 def _calibration_rows(robot: Robot, spec: Any, rows_max: int) -> CalibrationConstraints:

@@ -33,13 +33,20 @@ unknowns [b (3) | z (3 × 10)]: the row's bias term −Σ_a b_a·∫G_a·θ is �
 (the bilinear term relaxed to its box, sound for every θ_e in the box); the θ_r remainder
 β·Σ_a|∫G_a,r|·rad θ_r and the quadrature allowance of ∫G_a go into r_fixed.
 
+Torque timing (``config.torque_delay_samples``, :mod:`.windows`): with the torque stream offset
+from the joint states by δ_j (|δ_j| ≤ δ_max, one constant per joint), the true ∫τ of a window is
+∫τ̂ + δ_j·(τ_end − τ_start). With ``friction_unknowns`` u_j = δ_j/δ_max ∈ [−1, 1] is one more
+shared unknown per joint with rows (column −δ_max·(τ̂_end − τ̂_start)); otherwise δ_max·|τ̂_end −
+τ̂_start| enters r_fixed. The noise of the two end samples, δ_max·(|n_start| + |n_end|), enters
+r_noise.
+
 Calibration rows (``config.calibration_rows``, :mod:`.calibration_rows`): the calibration's own
 momentum rows as further constraints on the shared δθ_r and φ, with 10 more unknowns for the
 end-effector body as it was during the calibration (no payload), bounded by the calibration's
 prior of that body; they need ``theta_r_unknowns`` and ``friction_unknowns``.
 
 The prior of x is [B₀ | the friction box of the unknowns | ±rad(θ_r) | bias box | calibration-time
-EE body box]; boxes are reported on θ_e only.
+EE body box | [−1, 1] per torque-timing unknown]; boxes are reported on θ_e only.
 """
 from __future__ import annotations
 
@@ -158,6 +165,15 @@ class PayloadProblem:
         if cal is not None:
             cal.check(robot)
             self.names += [f"{p}[{robot.ee_joint} during calibration]" for p in PARAM_NAMES]
+        # torque-timing unknowns u_j = δ_j/δ_max, one per joint with rows (module docstring)
+        self.delay_joints = (row_joints_and_bodies(robot)[0]
+                             if config.friction_unknowns and config.torque_delay_samples > 0
+                             else np.zeros(0, int))
+        self.delay_col = self.n_x
+        self._delay_index = np.full(nj, -1)
+        self._delay_index[self.delay_joints] = np.arange(self.delay_joints.size)
+        self.n_x += self.delay_joints.size
+        self.names += [f"torque_delay[{robot.joint_names[j]}]" for j in self.delay_joints]
         self._cal_rows: PayloadRows | None = None
 
     def prior(self, theta_box: ParameterBox | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -171,8 +187,9 @@ class PayloadProblem:
         z = z if self.n_bias else np.zeros(0)
         cal = self.config.calibration_rows
         ee_lo, ee_hi = (np.zeros(0), np.zeros(0)) if cal is None else (cal.ee_lower, cal.ee_upper)
-        return (np.concatenate([lo, self.f_lo[self.free], -rad, -b, -z, ee_lo]),
-                np.concatenate([hi, self.f_hi[self.free], rad, b, z, ee_hi]))
+        unit = np.ones(self.delay_joints.size)
+        return (np.concatenate([lo, self.f_lo[self.free], -rad, -b, -z, ee_lo, -unit]),
+                np.concatenate([hi, self.f_hi[self.free], rad, b, z, ee_hi, unit]))
 
     @property
     def theta_r_slice(self) -> slice:
@@ -258,6 +275,11 @@ class PayloadProblem:
             else:
                 c -= np.where(fixed, fc_c[:, k] * coef, 0.0)
                 r_fixed += np.where(fixed, fc_r[:, k] * np.abs(coef), 0.0)
+        if cfg.position_resolution is not None:
+            # Δq read to within one encoder count (half at each end): Fv·Δq is off by at most
+            # |Fv|max·count, whether Fv is an unknown or fixed
+            fv_max = np.maximum(np.abs(self.f_lo[j, 1]), np.abs(self.f_hi[j, 1]))
+            r_fixed += fv_max * cfg.position_resolution[j]
         theta_e_abs_max = np.maximum(np.abs(cfg.prior.lower), np.abs(cfg.prior.upper))
         r_fixed += cfg.quadrature_safety * (m.quad_tau + m.quad_W[:, self._other]
                                             @ self.theta_r_abs_max
@@ -280,4 +302,12 @@ class PayloadProblem:
                  + m.quad_G[:, :, self._ee] @ theta_e_abs_max) @ self.bias)
         rel = cfg.torque_noise_rel
         r_noise = (cfg.torque_noise_abs[j] * m.duration + rel * m.tau_abs) / (1.0 - rel)
+        # torque timing: ∫τ = ∫τ̂ + δ_j·(τ_end − τ_start); the end samples' noise in r_noise
+        step = m.tau_end - m.tau_start
+        if self.delay_joints.size:
+            A[rows, self.delay_col + self._delay_index[j]] = -m.delay * step
+        else:
+            r_fixed += m.delay * np.abs(step)
+        r_noise += m.delay * (2.0 * cfg.torque_noise_abs[j]
+                              + rel * (np.abs(m.tau_start) + np.abs(m.tau_end))) / (1.0 - rel)
         return PayloadRows(A, c, r_fixed, r_noise, j.copy(), m.t_start.copy(), m.t_end.copy())

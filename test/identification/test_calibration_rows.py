@@ -53,7 +53,7 @@ def test_rows_map_the_calibration_columns_onto_the_shared_unknowns(gen3):
     assert np.allclose(rows.r_fixed, cal.r_fixed + config.friction_upper[cal.joint, 0]
                        * cal.sign_rad)
     assert np.allclose(rows.r_noise, cal.noise[cal.joint] * cal.t_noise)
-    assert np.array_equal(lo[p.ee_cal_col:], cal.ee_lower)
+    assert np.array_equal(lo[p.ee_cal_col:p.ee_cal_col + p.n_ee_cal], cal.ee_lower)
 
 
 def test_rows_need_the_shared_unknowns_and_the_right_robot(gen3):
