@@ -50,14 +50,6 @@ Keys (all optional except the prior):
   from splitting at every pair of dropped messages.
 - ``quadrature_safety``: factor on the trapezoid-vs-Simpson difference added to every row
   radius (0 switches the allowance off; the trapezoid rule is then trusted).
-- ``encoder_resolution_deg`` (deg, one value or one per joint; default the robot file's
-  ``simulation.encoder_resolution_deg``, the fact the simulator quantizes with): positions are
-  read to within half an encoder count, so Δq of a window is off by up to one count and the
-  viscous term Fv·Δq by |Fv|max·count (entered in r_fixed). On the Gen3 (Fv ≈ 7–10 N·m·s/rad,
-  0.02°/0.011° counts) that is 0.0017–0.0037 N·m·s per window, a third of a ±0.1 N·m bound's
-  0.01 over 0.1 s, which the old "positions exact" assumption left to the noise's slack.
-  The regressor's own change within a count (gravity and inertia at q ± ½ count) is below
-  2e-4 N·m·s per 0.1-s window on the Gen3 (measured, docs/design.md §4.2) and is not bounded.
 - ``torque_delay_samples`` (default 0.5): the torque samples may be offset in time from the
   joint states by a constant δ per joint, |δ| ≤ this many median sample steps, either sign.
   0.5 covers a command held over the control period (the sample stands for the torque of the
@@ -156,7 +148,6 @@ class IdentificationConfig:
     gap_floor: float = 0.0025
     quadrature_safety: float = 5.0
     torque_delay_samples: float = 0.5
-    position_resolution: np.ndarray | None = None   # (nj,) rad: encoder count (None = exact)
     online_max_rows: int = 1400
     online_lp_rows: int = 700
     cut_rounds: int = 8
@@ -209,9 +200,6 @@ class IdentificationConfig:
         if "torque_noise_abs" in kw:
             kw["torque_noise_abs"] = np.broadcast_to(
                 np.asarray(kw["torque_noise_abs"], float), self.torque_noise_abs.shape).copy()
-        if kw.get("position_resolution") is not None:
-            kw["position_resolution"] = np.broadcast_to(
-                np.asarray(kw["position_resolution"], float), self.torque_noise_abs.shape).copy()
         if "robot_uncertainty_rel" in kw:
             kw["robot_uncertainty_rel"] = np.broadcast_to(
                 np.asarray(kw["robot_uncertainty_rel"], float),
@@ -257,15 +245,13 @@ class IdentificationConfig:
             f"max({self.gap_factor} x median step, {self.gap_floor} s)",
             "quadrature_safety": self.quadrature_safety,
             "torque_delay_samples": self.torque_delay_samples,
-            "encoder_resolution_deg": (np.degrees(self.position_resolution).tolist()
-                                       if self.position_resolution is not None else "exact"),
             "torque_timing": "the torque samples are offset from the joint states by one "
                              "constant delay per joint of at most torque_delay_samples x the "
                              "median step (a held command: 0.5), either sign",
             "sampling": "windows only over runs of samples at most max_sample_gap apart; "
                         "trapezoid error within quadrature_safety x |Simpson - trapezoid|",
-            "positions_velocities": "q within half an encoder count of the truth "
-                                    "(encoder_resolution_deg), dq exact",
+            "positions_velocities": "dq exact at the sample instants; q may be read to an "
+                                    "encoder count (it enters the regressors only)",
             "velocity_sign": "dq stays on one side of the Coulomb band between two samples "
                              "that are both outside it on that side",
             "rigid_grasp": "payload rigidly attached and unchanged during the data",
@@ -332,12 +318,6 @@ def _check(c: IdentificationConfig) -> None:
                     "0 < stride_s <= window_s")
     if c.quadrature_safety < 0:
         raise _fail("quadrature_safety", "must be >= 0")
-    if c.position_resolution is not None and (
-            c.position_resolution.shape != c.torque_noise_abs.shape
-            or not np.all(np.isfinite(c.position_resolution))
-            or np.any(c.position_resolution < 0)):
-        raise _fail("encoder_resolution_deg", "expected one finite value >= 0 per joint (or one "
-                    "for all)")
     if not (np.isfinite(c.torque_delay_samples) and c.torque_delay_samples >= 0):
         raise _fail("torque_delay_samples", "must be a finite number of sample steps >= 0")
     if c.max_sample_gap < 0:
@@ -472,7 +452,6 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
             prior=prior, prior_name=prior_name,
             friction_unknowns=bool(sec.get("friction_unknowns", True)),
             theta_r_unknowns=bool(sec.get("theta_r_unknowns", False)),
-            position_resolution=_resolution(robot, sec),
             sources=tuple(robot.sources),
         )
         if robot.floating_base:
@@ -505,18 +484,6 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
         overrides["torque_noise_abs"] = _per_joint(overrides["torque_noise_abs"], robot.nj,
                                                    "torque_noise_abs")
     return cfg.with_overrides(**overrides) if overrides else cfg
-
-
-def _resolution(robot: Robot, sec: dict[str, Any]) -> np.ndarray | None:
-    """Encoder resolution (rad, per joint): ``identification.encoder_resolution_deg``, else the
-    robot's ``simulation.encoder_resolution_deg`` (the same fact the simulator quantizes with);
-    None when neither is given (positions then taken as exact)."""
-    raw = sec.get("encoder_resolution_deg")
-    if raw is None:
-        raw = (robot.config.get("simulation", {}) or {}).get("encoder_resolution_deg")
-    if raw is None:
-        return None
-    return np.radians(_per_joint(raw, robot.nj, "encoder_resolution_deg"))
 
 
 def _calibration_rows(robot: Robot, spec: Any, rows_max: int) -> CalibrationConstraints:

@@ -2,7 +2,7 @@
 
 Each row of :class:`~.windows.MomentumRows` says (per window and joint)
 
-    W_e·θ_e + W_r·θ_r + Fc·∫σ + Fv·Δq + Ia·Δq̇ + β·T = ∫τ̂ dt − (noise integral),
+    W_e·θ_e + W_r·θ_r + Fc·∫σ + Fv·∫q̇ + Ia·Δq̇ + β·T = ∫τ̂ dt − (noise integral),
 
 which this module turns into |A·x − c| ≤ r_fixed + r_noise with
 
@@ -19,8 +19,8 @@ which this module turns into |A·x − c| ≤ r_fixed + r_noise with
   (only without ``theta_r_unknowns``), the fixed friction coefficients' intervals (Fc times the
   interval of ∫σ), Fc_max·(radius of
   ∫σ) for an unknown Fc (sound because Fc ≥ 0), and the quadrature allowance
-  ``quadrature_safety``·|Simpson − trapezoid| of ∫τ̂, ∫W_r·θ_r and ∫W_e·θ_e (|θ| at the box
-  edge);
+  ``quadrature_safety``·|Simpson − trapezoid| of ∫τ̂, Fv·∫q̇, ∫W_r·θ_r and ∫W_e·θ_e (|θ| and
+  |Fv| at the box edge);
 - the floating base's IMU error (:mod:`.base_motion`): base_W·|θ|max over θ_r's box and B₀
   (per-sample noise) and gyro_bias_abs·Σ_k|D_ω,k|·|θ|max (a constant gyro bias);
 - r_noise: the torque-noise radius Σ_k w_k·δτ_k = (a_j·T + rel·∫|τ̂|)/(1 − rel), kept apart so
@@ -275,13 +275,11 @@ class PayloadProblem:
             else:
                 c -= np.where(fixed, fc_c[:, k] * coef, 0.0)
                 r_fixed += np.where(fixed, fc_r[:, k] * np.abs(coef), 0.0)
-        if cfg.position_resolution is not None:
-            # Δq read to within one encoder count (half at each end): Fv·Δq is off by at most
-            # |Fv|max·count, whether Fv is an unknown or fixed
-            fv_max = np.maximum(np.abs(self.f_lo[j, 1]), np.abs(self.f_hi[j, 1]))
-            r_fixed += fv_max * cfg.position_resolution[j]
         theta_e_abs_max = np.maximum(np.abs(cfg.prior.lower), np.abs(cfg.prior.upper))
-        r_fixed += cfg.quadrature_safety * (m.quad_tau + m.quad_W[:, self._other]
+        # the viscous column is the trapezoid of q̇ (not Δq: encoder counts, :mod:`.windows`)
+        fv_max = np.maximum(np.abs(self.f_lo[j, 1]), np.abs(self.f_hi[j, 1]))
+        r_fixed += cfg.quadrature_safety * (m.quad_tau + fv_max * m.quad_dq
+                                            + m.quad_W[:, self._other]
                                             @ self.theta_r_abs_max
                                             + m.quad_W[:, self._ee] @ theta_e_abs_max)
         # floating base: the IMU error's radius rows (zero for a fixed base), |θ| at the box edge

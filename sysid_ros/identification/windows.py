@@ -4,9 +4,14 @@ Momentum p = H(q)q̇ = W_m(q, q̇)·θ obeys ṗ = τ − τ_f + W_c(q, q̇)·θ
 (S3-7..9), τ_f = Fc·σ(q̇) + Fv·q̇ + Ia·q̈ + β the joint friction/actuation law. Integrating
 over a window [a, b] gives, per joint (one row),
 
-    (ΔW_m − ∫W_c dt)·θ + Fc·∫σ(q̇)dt + Fv·Δq + Ia·Δq̇ + β·T = ∫τ dt,
+    (ΔW_m − ∫W_c dt)·θ + Fc·∫σ(q̇)dt + Fv·∫q̇ dt + Ia·Δq̇ + β·T = ∫τ dt,
 
-with Δx = x(b) − x(a), T = t_b − t_a; ∫Fv·q̇ = Fv·Δq and ∫Ia·q̈ = Ia·Δq̇ are exact.
+with Δx = x(b) − x(a), T = t_b − t_a; ∫Ia·q̈ = Ia·Δq̇ is exact. ∫q̇ dt is Δq in exact
+arithmetic, but positions are read to an encoder count: on the Gen3 (Fv ≈ 10 N·m·s/rad, counts
+of 0.02°/0.011°) one count in Δq moves the viscous term by up to 0.0037 N·m·s, a third of a
+±0.1 N·m bound's radius over 0.1 s, which the rows carried nowhere (session 15: the simulator's
+quantized positions missed the radius at the truth by that much). The trapezoid of the sampled
+velocity has no such error; its quadrature allowance is ``quad_dq``.
 
 This module computes, for every window and joint, the pieces of that equation from measured
 samples — nothing here knows which parameters are unknown, fixed or box-bounded; that split is
@@ -14,7 +19,7 @@ samples — nothing here knows which parameters are unknown, fixed or box-bounde
 
 - ``W`` = ΔW_m − ∫W_c (all bodies' columns), ``tau`` = ∫τ̂ and ``tau_abs`` = ∫|τ̂| (trapezoid on
   the real, non-uniform stamps);
-- ``fric`` = the coefficients of [Fc, Fv, Ia, β]: [∫σ(q̇) (centre), Δq, Δq̇, T];
+- ``fric`` = the coefficients of [Fc, Fv, Ia, β]: [∫σ(q̇) (centre), ∫q̇ (trapezoid), Δq̇, T];
 - ``sign_rad``: ∫σ(q̇) is only known to an interval. σ(q̇) = sign(q̇) when |q̇| > ``coulomb_band``
   and anything in [−1, 1] inside the band (dry friction is set-valued at rest and smooth,
   Stribeck-like or soft, at low speed: MuJoCo's frictionloss, real gearboxes). A step whose two
@@ -88,7 +93,8 @@ class MomentumRows:
     G (n, k, n_theta) ∫ of W_c's gravity part per unit trunk-axis gravity and quad_G its
     quadrature allowance, D_omega (n, k, n_theta) what a constant gyro bias multiplies
     (k = 3 for a floating base, 0 for a fixed one; see :mod:`.base_motion`), tau_start/tau_end
-    (n,) τ̂ at the window's first and last sample and delay (n,) the torque-timing bound δ (s)
+    (n,) τ̂ at the window's first and last sample, quad_dq (n,) the quadrature allowance of
+    ∫q̇ (the viscous column) before the safety factor and delay (n,) the torque-timing bound δ (s)
     of the stream (``SamplingPlan.torque_delay``: ∫τ over a window shifted by δ differs from
     ∫τ̂ by δ·(τ_end − τ_start), module docstring).
     """
@@ -111,6 +117,7 @@ class MomentumRows:
     D_omega: np.ndarray
     tau_start: np.ndarray
     tau_end: np.ndarray
+    quad_dq: np.ndarray
     delay: np.ndarray
 
     @staticmethod
@@ -119,7 +126,7 @@ class MomentumRows:
         return MomentumRows(np.zeros((0, n_theta)), z, z, np.zeros((0, 4)), z, z,
                             np.zeros((0, n_theta)), zi, zi, zi, z, z, np.zeros((0, n_theta)),
                             np.zeros((0, k, n_theta)), np.zeros((0, k, n_theta)),
-                            np.zeros((0, k, n_theta)), z, z, z)
+                            np.zeros((0, k, n_theta)), z, z, z, z)
 
     def __len__(self) -> int:
         return int(self.tau.shape[0])
@@ -147,7 +154,6 @@ class MomentumRows:
 @dataclass
 class _Checkpoint:
     t: float
-    q: np.ndarray          # (nj,) unwrapped positions
     dq: np.ndarray         # (nj,)
     w_m: np.ndarray        # (nj, n_theta)
     fine: np.ndarray       # (D,) running trapezoid integral of the integrand vector
@@ -207,17 +213,17 @@ class MomentumWindows:
         self.arm = arm_model(robot, self.row_joints, self.bodies) if self.floating else None
         self.gyro_bias = (trunk_bias(imu_mount(robot), config.imu.gyro_bias_abs)
                           if self.floating and config.imu is not None else np.zeros(3))
-        self._continuous = ~np.isfinite(robot.limits.q_lower) & ~np.isfinite(robot.limits.q_upper)
         self._fixed_rate = rate_hz
         self.reset()
 
     # Integrand columns: [W_c (nr·nc) | τ̂ (nr) | |τ̂| (nr) | σ(q̇) (nr) | floating base:
-    # r_c (nr·nc) | G (3·nr·nc) | B (3·nr·nc)].
+    # r_c (nr·nc) | G (3·nr·nc) | B (3·nr·nc) | q̇ (nr)].
     def _integrand(self, w_c: np.ndarray, tau: np.ndarray, sigma: np.ndarray,
-                   extra: tuple[np.ndarray, ...]) -> np.ndarray:
+                   extra: tuple[np.ndarray, ...], dq: np.ndarray) -> np.ndarray:
         n = tau.shape[0]
         parts = [w_c.reshape(n, -1), tau, np.abs(tau), sigma]
         parts += [x.reshape(n, -1) for x in extra]
+        parts.append(dq)
         return np.concatenate(parts, axis=1)
 
     def _sigma(self, dq: np.ndarray) -> np.ndarray:
@@ -245,7 +251,7 @@ class MomentumWindows:
 
     def _break(self) -> None:
         """End the current run of samples: later windows start after this point."""
-        self._last: tuple[float, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._last: tuple[float, np.ndarray] | None = None     # last sample: t, integrand
         self._last_even: tuple[float, np.ndarray, np.ndarray] | None = None
         self._fine_last: np.ndarray | None = None
         self._sign_rad_last: np.ndarray | None = None
@@ -377,13 +383,12 @@ class MomentumWindows:
         assert self.plan is not None
         if n == 0:
             return MomentumRows.empty(self.n_theta, self.n_g)
-        q = self._unwrap(q)
         w_m, w_c, *extra = self._regressors(q, dq, b)
         r_m, m_k = (extra[0], extra[3]) if extra else (None, None)
         rj = self.row_joints
         sigma = self._sigma(dq[:, rj])
         f = self._integrand(w_c, tau[:, rj], sigma,
-                            (extra[1], extra[2], extra[4]) if extra else ())
+                            (extra[1], extra[2], extra[4]) if extra else (), dq[:, rj])
         g = self.n_samples + np.arange(n)
 
         stride = self.plan.stride
@@ -430,29 +435,16 @@ class MomentumWindows:
         for k in ks:
             gi = int(g[k])
             self._checkpoints[gi] = _Checkpoint(
-                t[k], q[k, rj].copy(), dq[k, rj].copy(), w_m[k].copy(), fine_at[int(k)].copy(),
+                t[k], dq[k, rj].copy(), w_m[k].copy(), fine_at[int(k)].copy(),
                 coarse_at[coarse_index[gi]].copy(), srad[k].copy(), tau[k, rj].copy(),
                 None if r_m is None else r_m[k].copy(), None if m_k is None else m_k[k].copy())
 
-        self._last = (t[-1], f[-1].copy(), q[-1].copy(), dq[-1].copy())
+        self._last = (t[-1], f[-1].copy())
         self._fine_last, self._sign_rad_last = fine_at[n - 1].copy(), srad[-1].copy()
         if even.size:
             self._last_even = (t[even[-1]], f[even[-1]].copy(), coarse_at[even.size - 1].copy())
         self.n_samples += n
         return self._emit()
-
-    def _unwrap(self, q: np.ndarray) -> np.ndarray:
-        # Continuous joints may be reported wrapped; Δq (the viscous-friction integral) needs the
-        # unwrapped angle. The regressors are 2π-periodic, so only Δq is affected.
-        if not self._continuous.any():
-            return q
-        q = q.copy()
-        prev = None if self._last is None else self._last[2]
-        cols = np.flatnonzero(self._continuous)
-        seq = q[:, cols] if prev is None else np.concatenate([prev[cols][None], q[:, cols]])
-        un = np.unwrap(seq, axis=0)
-        q[:, cols] = un if prev is None else un[1:]
-        return q
 
     def _emit(self) -> MomentumRows:
         assert self.plan is not None
@@ -495,7 +487,8 @@ class MomentumWindows:
         quad = np.abs(d_fine - (cb.coarse - ca.coarse)) / 3.0
         o = nr * nc
         T = cb.t - ca.t
-        fric = np.stack([d_fine[o + 2 * nr:o + 3 * nr], cb.q - ca.q, cb.dq - ca.dq,
+        o_v = d_fine.size - nr                         # ∫q̇: the integrand's last block
+        fric = np.stack([d_fine[o + 2 * nr:o + 3 * nr], d_fine[o_v:], cb.dq - ca.dq,
                          np.full(nr, T)], axis=1)
         if ca.r_m is None or cb.r_m is None or ca.m_k is None or cb.m_k is None:
             base_W = np.zeros((nr, self.n_theta))
@@ -505,7 +498,7 @@ class MomentumWindows:
             base_W = self._full(ca.r_m + cb.r_m + d_fine[o_r:o_r + o].reshape(nr, nc))
             o_g, o_b = o_r + o, o_r + 4 * o
             G, quad_G = (self._full3(v[o_g:o_b].reshape(3, nr, nc)) for v in (d_fine, quad))
-            D_omega = self._full3(cb.m_k - ca.m_k - d_fine[o_b:].reshape(3, nr, nc))
+            D_omega = self._full3(cb.m_k - ca.m_k - d_fine[o_b:o_b + 3 * o].reshape(3, nr, nc))
         return MomentumRows(
             W=self._full((cb.w_m - ca.w_m) - d_fine[:o].reshape(nr, nc)),
             tau=d_fine[o:o + nr], tau_abs=d_fine[o + nr:o + 2 * nr], fric=fric,
@@ -513,7 +506,7 @@ class MomentumWindows:
             quad_W=self._full(quad[:o].reshape(nr, nc)), joint=self.row_joints.copy(),
             start=np.full(nr, a), end=np.full(nr, b), t_start=np.full(nr, ca.t),
             t_end=np.full(nr, cb.t), base_W=base_W, G=G, quad_G=quad_G, D_omega=D_omega,
-            tau_start=ca.tau.copy(), tau_end=cb.tau.copy(),
+            tau_start=ca.tau.copy(), tau_end=cb.tau.copy(), quad_dq=quad[o_v:],
             delay=np.full(nr, self.plan.torque_delay if self.plan is not None else 0.0))
 
 

@@ -99,10 +99,8 @@ def test_every_sound_box_contains_the_floor_and_a_witness_hides_the_truth(gen3):
     give a box that still contains the truth's mass, which lies a floor-width below."""
     rng = np.random.default_rng(3)
     theta = gen3.theta_e() + random_payload_theta(rng, 4.0)
-    # these data are not quantized (Pinocchio ABA): positions exact
     cfg = load_identification_config(gen3, friction="config", torque_noise_abs=0.002,
-                                     torque_noise_rel=0.0).with_overrides(
-        theta_r_unknowns=True, position_resolution=np.zeros(gen3.nj))
+                                     torque_noise_rel=0.0).with_overrides(theta_r_unknowns=True)
     floor = identifiability_floor(gen3, cfg, theta)
     run = simulate(gen3, np.random.default_rng(5), theta_e=theta, duration=2.0, noise_abs=0.002,
                    robot_rel=0.0, friction_true=cfg.friction_nominal)
