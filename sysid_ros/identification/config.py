@@ -50,6 +50,13 @@ Keys (all optional except the prior):
   from splitting at every pair of dropped messages.
 - ``quadrature_safety``: factor on the trapezoid-vs-Simpson difference added to every row
   radius (0 switches the allowance off; the trapezoid rule is then trusted).
+- ``velocity_noise_abs`` (rad/s, one value or one per joint; default 0 = exact): the measured
+  q̇ is within this of the truth at every sample (a driver's filtered or differenced velocity).
+  It enters at the window's ends through the momentum H(q)·q̇ (radius rows Σ_i ε_i|W_m(q, e_i)|
+  at |θ|max) and the armature term Ia·Δq̇ (2·|Ia|max·ε), along the window through Fv·∫q̇
+  (|Fv|max·ε·T), and it widens the Coulomb band by ε (a measured q̇ must clear the band by ε
+  for the true one to be outside it). Its effect on the Coriolis terms (of order 2·|C|·ε) is
+  left to the torque-noise bound. Fixed base only for now.
 - ``torque_delay_samples`` (default 0.5): the torque samples may be offset in time from the
   joint states by a constant δ per joint, |δ| ≤ this many median sample steps, either sign.
   0.5 covers a command held over the control period (the sample stands for the torque of the
@@ -148,6 +155,7 @@ class IdentificationConfig:
     gap_floor: float = 0.0025
     quadrature_safety: float = 5.0
     torque_delay_samples: float = 0.5
+    velocity_noise_abs: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (nj,) rad/s
     online_max_rows: int = 1400
     online_lp_rows: int = 700
     cut_rounds: int = 8
@@ -158,6 +166,8 @@ class IdentificationConfig:
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
+        if self.velocity_noise_abs.size == 0:                 # not given: exact velocities
+            object.__setattr__(self, "velocity_noise_abs", np.zeros_like(self.torque_noise_abs))
         _check(self)
 
     @property
@@ -197,9 +207,10 @@ class IdentificationConfig:
         ``friction_nominal``/``friction_radius`` set the friction box as centre ± radius;
         ``robot_uncertainty_rel`` replaces an explicit (calibrated) θ_r box by the relative one.
         """
-        if "torque_noise_abs" in kw:
-            kw["torque_noise_abs"] = np.broadcast_to(
-                np.asarray(kw["torque_noise_abs"], float), self.torque_noise_abs.shape).copy()
+        for key in ("torque_noise_abs", "velocity_noise_abs"):
+            if key in kw:
+                kw[key] = np.broadcast_to(np.asarray(kw[key], float),
+                                          self.torque_noise_abs.shape).copy()
         if "robot_uncertainty_rel" in kw:
             kw["robot_uncertainty_rel"] = np.broadcast_to(
                 np.asarray(kw["robot_uncertainty_rel"], float),
@@ -245,13 +256,15 @@ class IdentificationConfig:
             f"max({self.gap_factor} x median step, {self.gap_floor} s)",
             "quadrature_safety": self.quadrature_safety,
             "torque_delay_samples": self.torque_delay_samples,
+            "velocity_noise_abs_rad_s": self.velocity_noise_abs.tolist(),
             "torque_timing": "the torque samples are offset from the joint states by one "
                              "constant delay per joint of at most torque_delay_samples x the "
                              "median step (a held command: 0.5), either sign",
             "sampling": "windows only over runs of samples at most max_sample_gap apart; "
                         "trapezoid error within quadrature_safety x |Simpson - trapezoid|",
-            "positions_velocities": "dq exact at the sample instants; q may be read to an "
-                                    "encoder count (it enters the regressors only)",
+            "positions_velocities": "dq within velocity_noise_abs of the truth at the sample "
+                                    "instants (0: exact); q may be read to an encoder count "
+                                    "(it enters the regressors only)",
             "velocity_sign": "dq stays on one side of the Coulomb band between two samples "
                              "that are both outside it on that side",
             "rigid_grasp": "payload rigidly attached and unchanged during the data",
@@ -318,6 +331,10 @@ def _check(c: IdentificationConfig) -> None:
                     "0 < stride_s <= window_s")
     if c.quadrature_safety < 0:
         raise _fail("quadrature_safety", "must be >= 0")
+    if c.velocity_noise_abs.shape != c.torque_noise_abs.shape \
+            or not np.all(np.isfinite(c.velocity_noise_abs)) or np.any(c.velocity_noise_abs < 0):
+        raise _fail("velocity_noise_abs", "expected one finite value >= 0 rad/s per joint (or "
+                    "one for all)")
     if not (np.isfinite(c.torque_delay_samples) and c.torque_delay_samples >= 0):
         raise _fail("torque_delay_samples", "must be a finite number of sample steps >= 0")
     if c.max_sample_gap < 0:
@@ -452,6 +469,8 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
             prior=prior, prior_name=prior_name,
             friction_unknowns=bool(sec.get("friction_unknowns", True)),
             theta_r_unknowns=bool(sec.get("theta_r_unknowns", False)),
+            velocity_noise_abs=_per_joint(sec.get("velocity_noise_abs", 0.0), robot.nj,
+                                          "velocity_noise_abs"),
             sources=tuple(robot.sources),
         )
         if robot.floating_base:

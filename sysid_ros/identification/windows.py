@@ -73,7 +73,8 @@ from numpy.typing import ArrayLike
 from sysid_ros.identification.base_motion import BaseMotion, arm_model, arm_regressors, \
     imu_mount, trunk_bias
 from sysid_ros.identification.config import IdentificationConfig, SamplingPlan
-from sysid_ros.identification.errors import SampleError, UnsupportedRobotError
+from sysid_ros.identification.errors import IdentificationConfigError, SampleError, \
+    UnsupportedRobotError
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
 
@@ -89,7 +90,8 @@ class MomentumRows:
 
     W (n, n_theta), tau/tau_abs (n,), fric (n, 4), sign_rad (n,), quad_tau (n,),
     quad_W (n, n_theta), joint (n,) int, start/end (n,) global sample indices,
-    t_start/t_end (n,) s, base_W (n, n_theta) the IMU-error radius rows (zero: fixed base),
+    t_start/t_end (n,) s, base_W (n, n_theta) the radius rows of the IMU error and of the
+    velocity noise at the window's ends (fixed base: the latter only, zero without it),
     G (n, k, n_theta) ∫ of W_c's gravity part per unit trunk-axis gravity and quad_G its
     quadrature allowance, D_omega (n, k, n_theta) what a constant gyro bias multiplies
     (k = 3 for a floating base, 0 for a fixed one; see :mod:`.base_motion`), tau_start/tau_end
@@ -160,6 +162,7 @@ class _Checkpoint:
     coarse: np.ndarray     # (D,) running every-other-sample trapezoid
     sign_rad: np.ndarray   # (nj,) running radius of ∫σ(q̇)
     tau: np.ndarray        # (nj,) τ̂ of the row joints at this sample
+    v_m: np.ndarray        # (nr, nc) the momentum's radius rows under velocity noise
     r_m: np.ndarray | None = None   # (nr, nc) IMU radius row of W_m (floating base)
     m_k: np.ndarray | None = None   # (3, nr, nc) W_m(e_k): what a gyro bias multiplies
     used: bool = False     # already closed a window as its end point
@@ -213,6 +216,10 @@ class MomentumWindows:
         self.arm = arm_model(robot, self.row_joints, self.bodies) if self.floating else None
         self.gyro_bias = (trunk_bias(imu_mount(robot), config.imu.gyro_bias_abs)
                           if self.floating and config.imu is not None else np.zeros(3))
+        if self.floating and np.any(config.velocity_noise_abs > 0):
+            raise IdentificationConfigError(
+                "velocity_noise_abs: velocity noise is bounded for fixed-base robots only (the "
+                "floating base's momentum also carries the trunk's motion); set it to 0")
         self._fixed_rate = rate_hz
         self.reset()
 
@@ -227,8 +234,21 @@ class MomentumWindows:
         return np.concatenate(parts, axis=1)
 
     def _sigma(self, dq: np.ndarray) -> np.ndarray:
-        """σ(q̇) at the samples: ±1 outside the Coulomb band, 0 (= unknown in [−1, 1]) inside."""
-        return np.where(np.abs(dq) > self.config.coulomb_band, np.sign(dq), 0.0)
+        """σ(q̇) at the samples: ±1 outside the Coulomb band, 0 (= unknown in [−1, 1]) inside.
+        With velocity noise ε the measured q̇ must clear the band by ε for the true one to."""
+        band = self.config.coulomb_band + self.config.velocity_noise_abs[self.row_joints]
+        return np.where(np.abs(dq) > band, np.sign(dq), 0.0)
+
+    def _velocity_radius(self, q: np.ndarray) -> np.ndarray:
+        """(N, nr, nc): Σ_i ε_i·|W_m(q, e_i)|, so that |W_m(q, e)·θ| ≤ that·|θ|max for every
+        velocity error |e_i| ≤ ε_i (W_m is linear in q̇). Zero without velocity noise."""
+        eps = self.config.velocity_noise_abs
+        out = np.zeros((q.shape[0], self.nr, self.nc))
+        for i in np.flatnonzero(eps > 0):
+            v = np.zeros((q.shape[0], self.robot.nj))
+            v[:, i] = eps[i]
+            out += np.abs(self._regressors(q, v, None)[0])
+        return out
 
     def reset(self) -> None:
         """Forget every sample (new payload, or time jumped backwards)."""
@@ -393,6 +413,7 @@ class MomentumWindows:
 
         stride = self.plan.stride
         ks = np.flatnonzero(g % stride == 0)           # checkpoints in this batch
+        v_m = self._velocity_radius(q[ks])
         even = np.flatnonzero(g % 2 == 0)
 
         # Fine trapezoid, continuing from the last sample of the previous batch. Only its values
@@ -432,11 +453,12 @@ class MomentumWindows:
             coarse_at = dict(zip(js.tolist(), _trapezoid_at(te, fe, cbase, js + coff)))
 
         coarse_index = {int(gi): j for j, gi in enumerate(g[even])}
-        for k in ks:
+        for o_k, k in enumerate(ks):
             gi = int(g[k])
             self._checkpoints[gi] = _Checkpoint(
                 t[k], dq[k, rj].copy(), w_m[k].copy(), fine_at[int(k)].copy(),
                 coarse_at[coarse_index[gi]].copy(), srad[k].copy(), tau[k, rj].copy(),
+                v_m[o_k],
                 None if r_m is None else r_m[k].copy(), None if m_k is None else m_k[k].copy())
 
         self._last = (t[-1], f[-1].copy())
@@ -491,7 +513,8 @@ class MomentumWindows:
         fric = np.stack([d_fine[o + 2 * nr:o + 3 * nr], d_fine[o_v:], cb.dq - ca.dq,
                          np.full(nr, T)], axis=1)
         if ca.r_m is None or cb.r_m is None or ca.m_k is None or cb.m_k is None:
-            base_W = np.zeros((nr, self.n_theta))
+            # fixed base: only the velocity noise's momentum error at the two ends
+            base_W = self._full(ca.v_m + cb.v_m)
             G = quad_G = D_omega = np.zeros((nr, 0, self.n_theta))
         else:
             o_r = o + 3 * nr
