@@ -97,6 +97,11 @@ def test_noisy_velocities_break_the_exact_velocity_assumption_loudly(gen3):
     rec = _record(gen3, 500.0, seed=5, velocity="noisy")
     res = identify(gen3, _config(gen3, rec), rec.t, rec.q, rec.dq, rec.tau_meas, "lp")
     assert res.status == "inconsistent" or res.contains(rec.truth.theta_e)
+    # stated (identification.velocity_noise_abs = the profile's bound), the box holds the truth
+    stated = _config(gen3, rec).with_overrides(
+        velocity_noise_abs=np.broadcast_to(rec.profile.velocity_noise, (gen3.nj,)))
+    res = identify(gen3, stated, rec.t, rec.q, rec.dq, rec.tau_meas, "lp")
+    assert res.status == "ok" and res.contains(rec.truth.theta_e)
 
 
 def test_box_pinned_to_a_wrong_prior_is_flagged(gen3, tmp_path):
