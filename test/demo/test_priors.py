@@ -62,3 +62,4 @@ def test_demo_refuses_before_starting_anything(tmp_path, capsys):
     assert "refused" in err and "rated" in err and "joint3" in err
     assert not (out / "bag").exists() and not (out / "graph.log").exists()   # nothing ran
     assert main(["--robot", "z1", "--prior", "nope", "--out", str(out)]) == EXIT_BAD_INPUT
+
