@@ -79,6 +79,12 @@ PARAMETERS = (
     Param("window", "int", "window length in samples (overrides window_s)", None, (2, 10**7)),
     Param("stride", "int", "stride in samples (overrides stride_s)", None, (1, 10**7)),
     Param("online_max_rows", "int", "most recent rows the point estimate uses", None, (1, 10**8)),
+    Param("torque_delay_samples", "double", "|offset| of the torque samples from the joint "
+          "states, in median sample steps (one constant per joint, either sign; 0.5: a command "
+          "held over its period)", None, (0.0, 100.0)),
+    Param("velocity_noise_abs", "double|double[]", "bound of the reported joint velocities' "
+          "error: one value for every joint or one per joint (0: exact; fixed base only)", None,
+          (0.0, 10.0), unit="rad/s"),
     Param("stamp_restart_samples", "int", "consecutive stamps behind the last accepted one, "
           "increasing among themselves, that mean a restart (replay loop)", 10, (2, 10**6)),
 )

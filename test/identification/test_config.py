@@ -75,3 +75,25 @@ def test_overrides_and_errors(gen3):
         load_identification_config(gen3, torque_noise_rel=1.5)
     with pytest.raises(IdentificationConfigError, match="friction"):
         load_identification_config(gen3, friction="maybe")
+
+
+def test_timing_and_velocity_bounds_load_override_and_refuse_bad_values(gen3):
+    """torque_delay_samples and velocity_noise_abs (the identifier node passes them through as
+    overrides): defaults, one value or one per joint, and clear errors on bad values."""
+    import numpy as np
+
+    from sysid_ros.identification.errors import IdentificationConfigError
+
+    cfg = load_identification_config(gen3)
+    assert cfg.torque_delay_samples == 0.5 and np.all(cfg.velocity_noise_abs == 0.0)
+    cfg = load_identification_config(gen3, torque_delay_samples=0.25, velocity_noise_abs=0.002)
+    assert cfg.torque_delay_samples == 0.25
+    assert np.allclose(cfg.velocity_noise_abs, np.full(gen3.nj, 0.002))
+    per_joint = [0.001 * (k + 1) for k in range(gen3.nj)]
+    assert np.allclose(load_identification_config(gen3, velocity_noise_abs=per_joint)
+                       .velocity_noise_abs, per_joint)
+    assert cfg.assumptions()["torque_delay_samples"] == 0.25
+    with pytest.raises(IdentificationConfigError, match="torque_delay_samples"):
+        load_identification_config(gen3, torque_delay_samples=-1.0)
+    with pytest.raises(IdentificationConfigError, match="velocity_noise_abs"):
+        load_identification_config(gen3, velocity_noise_abs=-0.1)
