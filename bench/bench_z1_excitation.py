@@ -81,10 +81,10 @@ from sysid_ros.model.box import theta_e_box
 from sysid_ros.model.robots import Robot, load_robot
 from sysid_ros.planning.obstacles import obstacles_from_config
 
-#: static poses (q2, q3) with the payload 0.6-0.8 m from the shoulder (joint2) axis; the wrist
-#: takes every combination of q4 ∈ ±0.6, 0, q5 ∈ ±0.8, q6 ∈ {0, 1.5} at each
 #: half-width of the unloaded EE body's box during calibration, relative (``--calibration-ee-rel``)
 EE_REL = 0.03
+#: static poses (q2, q3) with the payload 0.6-0.8 m from the shoulder (joint2) axis; the wrist
+#: takes every combination of q4 ∈ ±0.6, 0, q5 ∈ ±0.8, q6 ∈ {0, 1.5} at each
 _EXTENDED = ((0.3, -2.7), (2.6, -2.7), (0.6, -2.4), (2.3, -2.4))
 
 

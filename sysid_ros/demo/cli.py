@@ -353,9 +353,9 @@ def main(argv: list[str] | None = None) -> int:
                                 _log("identification incomplete: no return, no task")
                                 break
                         q0 = plans[-1][2] if plans else state["q"]
-                        box = _controller_box(robot, args.controller, state["bounds"])
                         if args.controller == "robust":
                             # the method never runs an uncertified motion: the return too
+                            box = _controller_box(robot, args.controller, state["bounds"])
                             return_refused = (["no box to certify it with"] if box is None
                                               else certify.move(box, q0, task_start,
                                                                 return_duration))

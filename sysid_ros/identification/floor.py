@@ -41,15 +41,15 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import pinocchio as pin
 
 from sysid_ros.identification.config import IdentificationConfig
 from sysid_ros.identification.errors import IdentificationConfigError, UnsupportedRobotError
 from sysid_ros.model.box import ParameterBox, theta_e_box
 from sysid_ros.model.parameters import is_physically_consistent, pseudo_inertia
+from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
 
-__all__ = ["Floor", "identifiability_floor", "torque_regressor"]
+__all__ = ["Floor", "identifiability_floor"]
 
 #: |q̈| of the sampled states (rad/s²); only genericity matters for the null space
 _ACCEL = 10.0
@@ -89,45 +89,19 @@ class Floor:
         return self.box.width
 
 
-def torque_regressor(robot: Robot, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
-    """(nj, 10·n_bodies + 4·nj): joint torques' regressor in [θ of every body | φ] at one state;
-    φ per joint [Fc, Fv, Ia, β] with columns sign(q̇), q̇, q̈, 1 on the joint's own row."""
-    nj = robot.nj
-    y = pin.computeJointTorqueRegressor(robot.model, robot.model.createData(), q, dq, ddq)
-    f = np.zeros((nj, 4 * nj))
-    idx = np.arange(nj)
-    v, a = dq[robot.v_index], ddq[robot.v_index]
-    f[idx, 4 * idx] = np.sign(v)
-    f[idx, 4 * idx + 1] = v
-    f[idx, 4 * idx + 2] = a
-    f[idx, 4 * idx + 3] = 1.0
-    return np.hstack([y[robot.v_index], f])
-
-
-State = tuple[np.ndarray, np.ndarray, np.ndarray]     # (q, q̇, q̈) of the full model
-
-
-def _states(robot: Robot, rng: np.random.Generator, n: int) -> list[State]:
-    lim = robot.limits
-    lo = np.where(np.isfinite(lim.q_lower), lim.q_lower, -np.pi)
-    hi = np.where(np.isfinite(lim.q_upper), lim.q_upper, np.pi)
-    out: list[State] = []
-    for _ in range(n):
-        q = pin.neutral(robot.model)
-        q[robot.q_index] = rng.uniform(lo, hi)
-        dq = np.zeros(robot.nv)
-        ddq = np.zeros(robot.nv)
-        dq[robot.v_index] = rng.uniform(-lim.dq_max, lim.dq_max)
-        ddq[robot.v_index] = rng.uniform(-_ACCEL, _ACCEL, robot.nj)
-        out.append((q, dq, ddq))
-    return out
-
-
-def _rows(robot: Robot, states: list[State], cal: bool) -> np.ndarray:
-    """Stacked rows in x's layout; with ``cal`` the calibration's rows follow (θ_e's columns
+def _rows(robot: Robot, rng: np.random.Generator, n: int, cal: bool) -> np.ndarray:
+    """Rows at ``n`` random states (positions in the joint box, velocities within the limits,
+    |q̈| ≤ _ACCEL) in x's layout [θ of every body | φ]: the project's batched inverse-dynamics
+    and friction regressors, stacked. With ``cal`` the calibration's rows follow (θ_e's columns
     moved to the calibration-time EE body's, θ_e's own columns zero)."""
-    blocks = [torque_regressor(robot, *s) for s in states]
-    y = np.vstack(blocks)
+    reg = Regressors(robot)
+    q = robot.random_configuration(rng, n)
+    dq, ddq = np.zeros((n, robot.nv)), np.zeros((n, robot.nv))
+    dq[:, robot.v_index] = rng.uniform(-robot.limits.dq_max, robot.limits.dq_max, (n, robot.nj))
+    ddq[:, robot.v_index] = rng.uniform(-_ACCEL, _ACCEL, (n, robot.nj))
+    rows = robot.v_index
+    y = np.concatenate([reg.Y(q, dq, ddq)[:, rows], reg.friction(dq, ddq)[:, rows]], axis=2)
+    y = y.reshape(-1, y.shape[2])
     if not cal:
         return y
     ee = robot.ee_columns
@@ -197,7 +171,7 @@ def identifiability_floor(robot: Robot, config: IdentificationConfig,
         raise IdentificationConfigError("the nominal links/friction lie outside their boxes")
 
     rng = np.random.default_rng(seed)
-    y = _rows(robot, _states(robot, rng, states), cal)
+    y = _rows(robot, rng, states, cal)
     width = hi - lo
     scale = np.where(width > 0, width, np.maximum(np.abs(truth), 1.0))
     fixed = width <= 1e-12 * np.maximum(np.abs(truth), 1.0)
@@ -249,6 +223,6 @@ def identifiability_floor(robot: Robot, config: IdentificationConfig,
 
 def _residual(robot: Robot, wit: np.ndarray, truth: np.ndarray, rng: np.random.Generator,
               n: int, cal: bool) -> float:
-    y = _rows(robot, _states(robot, rng, n), cal)
+    y = _rows(robot, rng, n, cal)
     ref = np.abs(y @ truth).max()
     return float(np.abs((wit.reshape(-1, truth.size) - truth) @ y.T).max() / ref)

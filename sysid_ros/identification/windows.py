@@ -504,6 +504,7 @@ class MomentumWindows:
         return np.swapaxes(np.stack([self._full(x) for x in block]), 0, 1)
 
     def _rows(self, a: int, ca: _Checkpoint, b: int, cb: _Checkpoint) -> MomentumRows:
+        assert self.plan is not None                   # windows exist only once it is laid out
         nr, nc = self.nr, self.nc
         d_fine = cb.fine - ca.fine
         quad = np.abs(d_fine - (cb.coarse - ca.coarse)) / 3.0
@@ -530,7 +531,7 @@ class MomentumWindows:
             start=np.full(nr, a), end=np.full(nr, b), t_start=np.full(nr, ca.t),
             t_end=np.full(nr, cb.t), base_W=base_W, G=G, quad_G=quad_G, D_omega=D_omega,
             tau_start=ca.tau.copy(), tau_end=cb.tau.copy(), quad_dq=quad[o_v:],
-            delay=np.full(nr, self.plan.torque_delay if self.plan is not None else 0.0))
+            delay=np.full(nr, self.plan.torque_delay))
 
 
 def row_joints_and_bodies(robot: Robot) -> tuple[np.ndarray, np.ndarray]:

@@ -32,8 +32,6 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 
 from sysid_ros.identification import OnlineIdentifier, load_identification_config
-from sysid_ros.identification.config import FRICTION_MODES
-from sysid_ros.identification.identifier import ONLINE_METHODS
 from sysid_ros.identification.runtime import IdentifierRuntime
 from sysid_ros.model.robots import load_robot
 from sysid_ros.nodes._common import run_node
@@ -41,56 +39,11 @@ from sysid_ros.nodes.threads import lower_thread_priority
 from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_STREAM_QOS
 from sysid_ros.cdr import JointStateDecoder, MessageError, imu_reading
 from sysid_ros.nodes.messages import bounds_to_msg, diagnostics_msg, inertia_from_theta
-from sysid_ros.nodes.params import Param, declare
+from sysid_ros.nodes.identifier_params import OVERRIDES, PARAMETERS
+from sysid_ros.nodes.params import declare
 
 __all__ = ["IdentifierNode", "main"]
 DIAG_NAME = "sysid_ros/identifier"
-
-_S = (1e-4, 3600.0)       # a duration in seconds
-PARAMETERS = (
-    Param("robot", "string", "registry name (gen3, z1, b1_z1) or robot-facts file path; b1_z1 "
-          "also subscribes the trunk IMU on `imu`", "gen3"),
-    Param("robot_config", "string", "robot-facts file overriding the named robot's"),
-    Param("calibration", "string", "sysid-calibrate result (calib.yaml) the bounds rest on"),
-    Param("prior", "string", "prior box B0: a name of the robot file's identification.priors "
-          "(gen3: 2f85, none) or a YAML file"),
-    Param("friction", "string", "friction box: wide (uncalibrated), config (robot file or "
-          "calibration), none", choices=FRICTION_MODES),
-    Param("method", "string", "bound method: lp-cuts adds the pseudo-inertia constraint as "
-          "sound LP cutting planes", "lp-cuts", choices=ONLINE_METHODS),
-    Param("tighten_period", "double", "period of the cut-generating rounds on a second thread "
-          "(lp-cuts); 0: inline in every update", 2.0, (0.0, 3600.0), unit="s"),
-    Param("update_period", "double", "period of the box updates (worker thread)", 0.5, _S,
-          unit="s"),
-    Param("point_estimate", "bool", "log-Cholesky least-squares nominal (else the box centre)",
-          True),
-    Param("worker_nice", "int", "niceness added to the update and cut threads (Linux, per "
-          "thread): on a busy machine the bounds wait, not the 1 kHz intake or the rest of "
-          "the graph; 0 keeps the node's priority", 10, (0, 19)),
-    Param("torque_noise_abs", "double|double[]", "torque-noise bound: one value for every joint "
-          "or one per joint", None, (0.0, 1e4), unit="N·m"),
-    Param("torque_noise_rel", "double", "torque-noise bound, fraction of |τ|", None, (0.0, 0.99)),
-    Param("robot_uncertainty_rel", "double", "θ_r box radius, fraction of |nominal| per "
-          "parameter", None, (0.0, 10.0)),
-    Param("window_s", "double", "momentum window length", None, _S, unit="s"),
-    Param("stride_s", "double", "time between window starts", None, _S, unit="s"),
-    Param("max_sample_gap", "double", "samples further apart split the windows; 0: 2.5 × the "
-          "stream's median step", None, (0.0, 3600.0), unit="s"),
-    Param("window", "int", "window length in samples (overrides window_s)", None, (2, 10**7)),
-    Param("stride", "int", "stride in samples (overrides stride_s)", None, (1, 10**7)),
-    Param("online_max_rows", "int", "most recent rows the point estimate uses", None, (1, 10**8)),
-    Param("torque_delay_samples", "double", "|offset| of the torque samples from the joint "
-          "states, in median sample steps (one constant per joint, either sign; 0.5: a command "
-          "held over its period)", None, (0.0, 100.0)),
-    Param("velocity_noise_abs", "double|double[]", "bound of the reported joint velocities' "
-          "error: one value for every joint or one per joint (0: exact; fixed base only)", None,
-          (0.0, 10.0), unit="rad/s"),
-    Param("stamp_restart_samples", "int", "consecutive stamps behind the last accepted one, "
-          "increasing among themselves, that mean a restart (replay loop)", 10, (2, 10**6)),
-)
-# the optional parameters that override the robot file's identification section
-_OVERRIDES = [p.name for p in PARAMETERS if p.default is None and p.name not in ("robot_config",
-                                                                               "calibration")]
 
 
 class IdentifierNode(Node):
@@ -100,7 +53,7 @@ class IdentifierNode(Node):
         self.robot = load_robot(p["robot"], p["robot_config"], p["calibration"])
         # parameters left out keep the robot file's identification section
         self.config = load_identification_config(
-            self.robot, **{k: p[k] for k in _OVERRIDES if p[k] is not None})
+            self.robot, **{k: p[k] for k in OVERRIDES if p[k] is not None})
         method = p["method"]
         self.period, self.tighten_period = p["update_period"], p["tighten_period"]
         background = method == "lp-cuts" and self.tighten_period > 0

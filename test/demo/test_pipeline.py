@@ -174,7 +174,7 @@ def test_pipeline_splits_the_identifier_parameters_as_the_node_does() -> None:
     reaches IdentificationConfig as an unknown override)."""
     from sysid_ros.demo.pipeline import _IDENTIFIER_NODE_ONLY, node_params
     from sysid_ros.identification import load_identification_config
-    from sysid_ros.nodes.identifier import _OVERRIDES, PARAMETERS
+    from sysid_ros.nodes.identifier_params import OVERRIDES as _OVERRIDES, PARAMETERS
 
     assert _IDENTIFIER_NODE_ONLY == {p.name for p in PARAMETERS} - set(_OVERRIDES) | {"use_sim_time"}
     shipped = {k: v for k, v in node_params("identifier").items() if k not in _IDENTIFIER_NODE_ONLY}
