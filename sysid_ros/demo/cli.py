@@ -45,27 +45,11 @@ import numpy as np
 if TYPE_CHECKING:
     from sysid_ros.model.box import ParameterBox
 
-__all__ = ["main", "TaskCertifier", "task_points", "EXIT_SUCCESS", "EXIT_FAILURE",
-           "EXIT_BAD_INPUT", "EXIT_REFUSED", "EXIT_NO_BAG"]
+__all__ = ["main", "EXIT_SUCCESS", "EXIT_FAILURE", "EXIT_BAD_INPUT", "EXIT_REFUSED",
+           "EXIT_NO_BAG"]
 
 LEAD = 0.5   # s of sim time between publishing a trajectory and its start
 EXIT_SUCCESS, EXIT_FAILURE, EXIT_BAD_INPUT, EXIT_REFUSED, EXIT_NO_BAG = 0, 1, 2, 3, 4
-
-
-def task_points(q_now: np.ndarray, start: np.ndarray, waypoints: list[np.ndarray],
-                return_duration: float, segment: float, pause: float = 0.5):
-    """(times, positions, task_start_offset) of the return-then-task path (in-process pipeline).
-
-    Rest-to-rest everywhere: q_now → start over ``return_duration`` (slow, not part of the task),
-    hold ``pause``, then start → waypoints over ``segment`` each. The node demo sends the same
-    path as two messages (return, then the task once it is certified).
-    """
-    pts = [np.asarray(q_now, float), np.asarray(start, float), np.asarray(start, float)]
-    times = [0.0, return_duration, return_duration + pause]
-    for k, w in enumerate(waypoints, start=1):
-        pts.append(np.asarray(w, float))
-        times.append(return_duration + pause + k * segment)
-    return np.asarray(times), np.stack(pts), return_duration + pause
 
 
 def _trajectory(robot, start: float, times, positions):
@@ -91,52 +75,6 @@ def _trajectory(robot, start: float, times, positions):
         p.time_from_start.nanosec = int(round((tk - int(tk)) * 1e9))
         msg.points.append(p)
     return msg
-
-
-class TaskCertifier:
-    """Sound check of the task before it runs: every rest-to-rest segment against joint,
-    velocity and torque limits and the obstacles, for every θ_e in the box the controller is
-    using and every tracking error the controller allows — the planner's verify-before-commit
-    applied to the precomputed task (the paper's method executes only certified motions).
-    Built once, before the run: constructing it imports the planning stack (seconds)."""
-
-    def __init__(self, robot, start: np.ndarray, waypoints: list[np.ndarray],
-                 segment: float) -> None:
-        from sysid_ros.planning import controller_model
-        from sysid_ros.planning.obstacles import obstacles_from_config
-        from sysid_ros.planning.reachability import Reachability
-        from sysid_ros.planning.trajectory import QuinticTrajectory
-
-        cfg = robot.config.get("planner", {})
-        self.reach = Reachability(robot, controller_model(robot),
-                                  obstacles_from_config(cfg.get("obstacles")),
-                                  int(cfg.get("n_intervals", 128)))
-        pts = [np.asarray(start, float)] + [np.asarray(w, float) for w in waypoints]
-        zero = np.zeros(robot.nj)
-        self.segments = [(QuinticTrajectory(a, zero, zero, segment), b - a)
-                         for a, b in zip(pts[:-1], pts[1:])]
-
-    def __call__(self, box: ParameterBox) -> list[str]:
-        """Failure reasons (empty: certified for every θ_e in the box)."""
-        reasons = []
-        for i, (traj, k) in enumerate(self.segments, start=1):
-            check = self.reach.verify(traj, k, box.lower, box.upper)
-            reasons += [f"segment {i}: {why}" for why in check.reasons]
-        return reasons
-
-    def move(self, box: ParameterBox, q_from: np.ndarray, q_to: np.ndarray,
-             duration: float) -> list[str]:
-        """Failure reasons of the rest-to-rest move q_from → q_to over ``duration`` (the return
-        to the task's start after identification) for every θ_e in the box; empty: certified.
-        The return was once sent unchecked: in one closed-loop episode (3.18 kg, experiment (b),
-        session 15) it went 5 mm into the platform."""
-        from sysid_ros.planning.trajectory import QuinticTrajectory
-
-        q_from = np.asarray(q_from, float)
-        zero = np.zeros_like(q_from)
-        traj = QuinticTrajectory(q_from, zero, zero, float(duration))
-        check = self.reach.verify(traj, np.asarray(q_to, float) - q_from, box.lower, box.upper)
-        return [f"return: {why}" for why in check.reasons]
 
 
 def _controller_box(robot, mode: str, bounds: ParameterBox | None) -> ParameterBox | None:
@@ -193,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     from trajectory_msgs.msg import JointTrajectory
 
     from sysid_ros.demo.report import evaluate, floor_summary, load_run, write_report
+    from sysid_ros.demo.task import ReturnPath, TaskCertifier
     from sysid_ros.launcher import launch_graph
     from sysid_ros.model.robots import load_robot
     from sysid_ros.nodes.qos import qos_for_topic
@@ -277,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
             start = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
             end = msg.points[-1].time_from_start
             state["plans"].append((start, start + end.sec + end.nanosec * 1e-9,
-                                   np.asarray(msg.points[-1].positions)))
+                                   np.asarray(msg.points[-1].positions),
+                                   np.asarray(msg.points[0].positions)))
 
     def on_bounds(msg: Float64MultiArray) -> None:
         try:
@@ -317,6 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     reason_no_plan = ""
     certification: list[str] = []
     return_refused: list[str] = []
+    return_path: ReturnPath | None = None
     return_end: float | None = None
     last_status = 0.0
     with launch_graph("sim", launch_args, output=lambda line: log_file.write(line + "\n")) as graph:
@@ -354,19 +295,33 @@ def main(argv: list[str] | None = None) -> int:
                                 break
                         q0 = plans[-1][2] if plans else state["q"]
                         if args.controller == "robust":
-                            # the method never runs an uncertified motion: the return too
+                            # the method never runs an uncertified motion: the return too;
+                            # if the direct move is refused, back through the plans' starts
                             box = _controller_box(robot, args.controller, state["bounds"])
-                            return_refused = (["no box to certify it with"] if box is None
-                                              else certify.move(box, q0, task_start,
-                                                                return_duration))
+                            if box is None:
+                                return_refused = ["no box to certify it with"]
+                            else:
+                                return_path = certify.return_path(
+                                    box, q0, task_start, return_duration,
+                                    via=[p[3] for p in reversed(plans)])
+                                return_refused = return_path.reasons
                             if return_refused:
                                 _log(f"return NOT certifiable ({'; '.join(return_refused[:2])});"
                                      " the arm stays where its last certified trajectory ends")
                                 break
+                            assert return_path is not None
+                            if return_path.via:
+                                _log("direct return refused ("
+                                     + "; ".join(return_path.direct_reasons[:2])
+                                     + f"); returning through {len(return_path.times) - 2} "
+                                     "certified plans' start poses")
+                        if return_path is None:
+                            return_path = ReturnPath(np.array([0.0, return_duration]),
+                                                     np.stack([q0, task_start]), [])
                         start = t + LEAD
-                        task_pub.publish(_trajectory(robot, start, [0.0, return_duration],
-                                                     [q0, task_start]))
-                        return_end = start + return_duration + 0.5
+                        task_pub.publish(_trajectory(robot, start, return_path.times,
+                                                     return_path.positions))
+                        return_end = start + float(return_path.times[-1]) + 0.5
                         _log(f"identification done at t_sim = {t:.2f} s; returning to the task "
                              "start pose")
                 elif task_window is None and t > return_end:
@@ -427,7 +382,10 @@ def main(argv: list[str] | None = None) -> int:
               "certified exciting trajectories": f"{n_plans} of {args.trajectories} requested",
               "return certified before execution": (
                   "no" if return_refused else "not reached" if return_end is None
-                  else "yes" if args.controller == "robust" else "not checked (baseline)"),
+                  else ("yes" + (" (through the plans' start poses: the direct move was "
+                                 "refused)" if return_path is not None and return_path.via
+                                 else ""))
+                  if args.controller == "robust" else "not checked (baseline)"),
               "task certified before execution": "yes" if task_window and not certification
               else ("no" if task_window else "not reached"),
               "bag": str(bags[-1]), "wall time": f"{time.monotonic() - wall0:.0f} s"}

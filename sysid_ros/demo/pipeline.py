@@ -29,10 +29,14 @@ messages between them passed as arrays:
   recorded only; the controller admits it because the launch sets ``accept_uncertified``).
   Only trajectories the controller admits are executed (``Episode.executed``).
 
-Then the move-and-place task of the demo (``sysid_ros.demo.cli.task_points`` with the robot
+Then the move-and-place task of the demo (``sysid_ros.demo.task.task_points`` with the robot
 config's ``demo:`` section: slow return to ``demo.start``, two minimum-jerk segments), published
 like ``sysid-demo`` publishes it (frame_id ``sysid_demo_task``, no planner certificate) and
-admitted by the controller; the identifier keeps updating meanwhile, as in the graph. Evaluation:
+admitted by the controller; the identifier keeps updating meanwhile, as in the graph. For
+``ours`` the return is first certified as ``sysid-demo`` certifies it
+(``TaskCertifier.return_path``: for the last published box, directly or back through the
+executed plans' start poses); a return that cannot be certified is not sent and the episode
+fails in phase ``return``. Evaluation:
 :func:`sysid_ros.demo.report.evaluate` on the in-memory arrays (the verdict of ``sysid-demo``),
 separately for the identification phase and the task (:func:`evaluate_episode`).
 
@@ -50,8 +54,9 @@ status. What remains different from the nodes of ``sysid-demo``:
   counted; a box arrives one LP later). The identifier's update and cut periods are sim time
   here, wall time in the node.
 - The task is one message (return + task); ``sysid-demo`` sends the return first and the task
-  once its ``TaskCertifier`` has certified it for the controller's box (the pipeline reports
-  what certification would demand instead: ``worst_torque_ratio``).
+  once its ``TaskCertifier`` has certified it for the controller's box (the pipeline certifies
+  the return only and reports what certifying the task would demand instead:
+  ``worst_torque_ratio``).
 - The baselines (``wrong``, ``conservative``, ``grav-pid``) run without identifier and planner
   (the methods identify nothing); ``sim.launch.yaml`` starts the identifier for every mode, and
   ``pid`` would then take its point estimate as nominal.
@@ -78,7 +83,7 @@ from sysid_ros.control import JointTrajectoryArrays, prior_box
 from sysid_ros.control.admission import KNOWN_CHECKS, Certificate, box_digest
 from sysid_ros.control.runtime import (Admission, ControllerRuntime, ControllerSettings, Status,
                                        build_runtime)
-from sysid_ros.demo.cli import task_points
+from sysid_ros.demo.task import ReturnPath, TaskCertifier, task_points
 from sysid_ros.demo.report import Evaluation, IdentifierStatus, RunData, evaluate
 from sysid_ros.errors import SysidError
 from sysid_ros.identification import OnlineIdentifier, load_identification_config
@@ -209,6 +214,8 @@ class Episode:
     controller_status: list[tuple[float, Status]] = field(default_factory=list)
     #: the controller's log events (sim time, level OK/WARN/ERROR, message)
     controller_log: list[tuple[float, int, str]] = field(default_factory=list)
+    #: the return to the task's start as certified (``ours``; None: not certified or reached)
+    return_path: ReturnPath | None = None
 
 
 @dataclass
@@ -283,9 +290,18 @@ class _Graph:
         # -- identifier and planner: only for the identifying methods (module doc)
         self.irt: IdentifierRuntime | None = None
         self.horizon: RecedingHorizon | None = None
+        self.certifier: TaskCertifier | None = None
         self.tighten_period = np.inf
         if self.excitation is None:
             return
+        # ours: the return is certified as sysid-demo certifies it (robust controller,
+        # identified box); random stays the paper's baseline, whose motions nobody checks
+        if self.excitation == "planned":
+            demo = robot.config.get("demo") or {}
+            self.certifier = TaskCertifier(
+                robot, np.asarray(demo.get("start", robot.config["simulation"]["home"]), float),
+                [np.asarray(w, float) for w in demo["waypoints"]],
+                float(config.segment or demo.get("segment", 1.0)), obstacles)
         ip = params["identifier"]
         icfg = load_identification_config(
             robot, **{k: v for k, v in ip.items() if k not in _IDENTIFIER_NODE_ONLY})
@@ -356,6 +372,7 @@ def simulate_episode(robot: Robot, payload_kg: float, method: str,
     task_window: tuple[float, float] | None = None
     ident_window: tuple[float, float] | None = None
     t_task_start = 0.5 if excitation is None else None    # sim time the task is published
+    return_path: ReturnPath | None = None
     end_time = np.inf
 
     def publish_box(t: float) -> None:
@@ -513,15 +530,31 @@ def simulate_episode(robot: Robot, payload_kg: float, method: str,
             next_plan += t_p
         # -- the demo's task -------------------------------------------------------------
         if t_task_start is not None and task_window is None and t >= t_task_start - 1e-9:
+            task_start = np.asarray(demo.get("start", sim.sim.home), float)
+            duration = float(config.return_duration or demo.get("return_duration", 3.0))
+            if g.certifier is not None and horizon is not None:
+                # as sysid-demo: certified for the controller's box (the last one published),
+                # directly or back through the executed plans' start poses, or not sent
+                return_path = g.certifier.return_path(
+                    horizon.bounds, ref.q, task_start, duration,
+                    via=[tr.q0 for tr, _k, _a, _b in reversed(executed)])
+                if not return_path.certified:
+                    notes.append(f"t = {t:.2f} s: return not certifiable, not sent: "
+                                 + "; ".join(return_path.reasons[:2]))
+                    task_window = (t, t)
+                    end_time = t + 0.5
+                    continue
+            else:
+                return_path = ReturnPath(np.array([0.0, duration]), np.stack([ref.q, task_start]),
+                                         [])
             times, pos, offset = task_points(
-                ref.q, np.asarray(demo.get("start", sim.sim.home), float),
+                return_path.times, return_path.positions,
                 [np.asarray(w, float) for w in demo["waypoints"]],
-                float(config.return_duration or demo.get("return_duration", 3.0)),
                 float(config.segment or demo.get("segment", 1.0)), config.pause)
             z = np.zeros_like(pos)
             offer(t, "task", JointTrajectoryArrays.from_arrays(
-                times, pos, z, z, robot.joint_names, robot.joint_names, t), TASK_FRAME_ID)
-            task_window = (t + offset, t + times[-1] + 1.0)
+                times.tolist(), pos, z, z, robot.joint_names, robot.joint_names, t), TASK_FRAME_ID)
+            task_window = (t + offset, t + float(times[-1]) + 1.0)
             end_time = task_window[1]
             say(f"  t = {t:5.2f} s task published; move-and-place from t = {task_window[0]:.2f}")
     ctl_status.append((t, ctl.status(t)))
@@ -544,7 +577,7 @@ def simulate_episode(robot: Robot, payload_kg: float, method: str,
                    # lateness is judged against the robot file's budget, not an override
                    config.n_trajectories, float((robot.config.get("planner") or {}).get(
                        "max_solve_time", planner.config.max_solve_time)) if planner else 0.0,
-                   notes, admissions, ctl_status, ctl_log)
+                   notes, admissions, ctl_status, ctl_log, return_path)
 
 
 def identification_cond(robot: Robot, episode: Episode, rate_hz: float = 100.0,
@@ -602,9 +635,13 @@ def evaluate_episode(robot: Robot, episode: Episode, obstacles: Sequence[BoxObst
         bad = [r for r in ev_id.reasons if not r.startswith("identification:")]
         if bad:
             phase, reasons = "identification", reasons + bad
+    if phase is None and episode.return_path is not None and not episode.return_path.certified:
+        phase, reasons = "return", [
+            "return not certifiable for every θ_e in the controller's box (not sent): "
+            + "; ".join(episode.return_path.reasons[:3])]
     if phase is None:
-        # the slow return to demo.start (not planned, not part of the task): collisions only,
-        # as in the demo's verdict
+        # the slow return to demo.start (certified for ours, as in sysid-demo; unchecked for
+        # random and the baselines): collisions only, as in the demo's verdict
         start = episode.ident_window[1] if episode.ident_window else 0.0
         ev_ret = evaluate(_truncated(run, episode.task_window[0]), robot, obstacles,
                           (start, episode.task_window[0]), kr, v_max)

@@ -37,7 +37,8 @@ from sysid_ros.planning.obstacles import BoxObstacle, signed_distance
 from sysid_ros.planning.trajectory import QuinticTrajectory
 
 __all__ = ["NominalEvaluation", "NominalModel", "BOX_PARAMETERS", "FIRST_MOMENTS", "OBJECTIVES",
-           "ObjectiveValue", "ConstraintValues", "RegressorObjective", "cond_number"]
+           "ObjectiveValue", "ConstraintValues", "RegressorObjective", "cond_number",
+           "log_cond_with_history"]
 
 _H = 1e-30
 
@@ -112,6 +113,20 @@ def cond_number(y0: np.ndarray) -> float:
     """cond(Y_e) of the real samples y0 (rows, 10): the figure every objective reports."""
     sv = np.linalg.svd(y0, compute_uv=False)
     return float(sv[0] / sv[-1]) if sv[-1] > 0 else float("inf")
+
+
+def log_cond_with_history(y0: np.ndarray, dy: np.ndarray, gram: np.ndarray
+                          ) -> tuple[float, np.ndarray]:
+    """(log cond, its gradient (nj,)) of the rows [history; y0] (y0 (rows, 10), dy (nj, rows,
+    10) its derivative along each k_j), the history given by its Gram matrix: cond =
+    (λ_max/λ_min)^½ of G = gram + y0ᵀy0, dλ = vᵀ dG v = 2 (y0 v)ᵀ(dy v)."""
+    lam, vec = np.linalg.eigh(gram + y0.T @ y0)
+    if lam[0] <= 0.0:
+        return float("inf"), np.zeros(dy.shape[0])
+    lo, hi = vec[:, 0], vec[:, -1]
+    d_hi = 2.0 * np.einsum("i,kij,j->k", y0 @ hi, dy, hi)
+    d_lo = 2.0 * np.einsum("i,kij,j->k", y0 @ lo, dy, lo)
+    return 0.5 * float(np.log(lam[-1] / lam[0])), 0.5 * (d_hi / lam[-1] - d_lo / lam[0])
 
 
 @dataclass(frozen=True)
@@ -214,6 +229,14 @@ class NominalModel:
         d_hi = np.einsum("i,kij,j->k", u[:, 0], dy, vt[0])
         d_lo = np.einsum("i,kij,j->k", u[:, -1], dy, vt[-1])
         return float(np.log(s[0] / s[-1])), d_hi / s[0] - d_lo / s[-1], float(s[0] / s[-1])
+
+    def cond_with_history(self, y: np.ndarray, gram: np.ndarray) -> ObjectiveValue:
+        """(log cond, gradient (nj,), cond of the planned rows alone) of the rows [executed;
+        planned] from the samples y, the executed ones given by their Gram matrix ``gram``
+        (``information``): what the receding horizon's data end up with, rather than S3-30's
+        cond of one plan alone (``PlannerConfig.cond_history``)."""
+        value, grad = log_cond_with_history(y[0].real, y.imag / _H, gram)
+        return value, grad, cond_number(y[0].real)
 
     def information(self, traj: QuinticTrajectory, k: np.ndarray,
                     t_end: float | None = None) -> np.ndarray:

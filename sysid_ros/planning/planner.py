@@ -69,6 +69,11 @@ class PlannerConfig:
     the closed loop's narrower box and half of cond's lead there but not in the in-process
     bench, docs/paper_results.md — and ``radius_weight`` × the ``radius`` objective, default
     0.1, a smooth term for where the LP gives no gradient); cond(Y_e) is reported either way.
+    cond_history: the ``cond`` objective (and ``staged``'s second stage) is cond(Y_e) of the
+    rows already executed (each certified plan's first t_p) and the planned ones together
+    (``NominalModel.cond_with_history``) instead of S3-30's cond of the planned trajectory alone:
+    what the identification data end up with, so a plan fills in what the earlier ones left
+    weak rather than repeating their best motion.
     refresh_margins: after a certified plan, the NLP's margins are re-measured at its k with
     that cycle's box instead of only ever growing: margins measured with the wide first box
     would otherwise hold every later NLP to it (boxes only shrink, so the gap of the last
@@ -95,6 +100,7 @@ class PlannerConfig:
     radius_weight: float = 0.1
     stage_com_width: float = 0.1
     refresh_margins: bool = True
+    cond_history: bool = False
 
     @classmethod
     def from_robot(cls, robot: Robot, overrides: dict[str, Any] | None = None) -> PlannerConfig:
@@ -366,6 +372,8 @@ class ExcitingPlanner:
         """The NLP's objective for ``stage`` (a ``stage()`` value), bound to the history (or,
         for ``radius``, to the row weights at the warm start ``k0``)."""
         if stage == "cond":
+            if self.config.cond_history:
+                return partial(self.model.cond_with_history, gram=self.information)
             return self.model.cond_of
         if stage == "radius":
             return partial(self.model.weighted_mass_of, weights=self.model.row_weights(traj, k0),

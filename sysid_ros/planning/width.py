@@ -31,7 +31,7 @@ from __future__ import annotations
 import highspy
 import numpy as np
 
-from sysid_ros.planning.nominal import cond_number
+from sysid_ros.planning.nominal import cond_number, log_cond_with_history
 
 __all__ = ["predicted_half_width", "half_width", "binding_rows", "keep_history", "MASS",
            "HISTORY_ROWS"]
@@ -75,20 +75,6 @@ def _solve(rows: np.ndarray, width: np.ndarray, parameter: int
             -np.asarray(sol.row_dual, float))
 
 
-def _log_cond(y0: np.ndarray, dy: np.ndarray, gram: np.ndarray
-              ) -> tuple[float, np.ndarray, float]:
-    """(log cond, gradient, cond) of the rows [history; y0], the history given by its Gram
-    matrix: cond = (λ_max/λ_min)^½ of G = gram + y0ᵀy0, dλ = vᵀ dG v = 2 (y0 v)ᵀ(dy v)."""
-    lam, vec = np.linalg.eigh(gram + y0.T @ y0)
-    if lam[0] <= 0.0:
-        return float("inf"), np.zeros(dy.shape[0]), float("inf")
-    lo, hi = vec[:, 0], vec[:, -1]
-    d_hi = 2.0 * np.einsum("i,ki->k", y0 @ hi, dy @ hi)
-    d_lo = 2.0 * np.einsum("i,ki->k", y0 @ lo, dy @ lo)
-    return (0.5 * float(np.log(lam[-1] / lam[0])), 0.5 * (d_hi / lam[-1] - d_lo / lam[0]),
-            float(np.sqrt(lam[-1] / lam[0])))
-
-
 def predicted_half_width(y: np.ndarray, weights: np.ndarray, width: np.ndarray,
                          history: np.ndarray | None = None, parameter: int = MASS,
                          cond_weight: float = 0.0, gram: np.ndarray | None = None
@@ -116,8 +102,8 @@ def predicted_half_width(y: np.ndarray, weights: np.ndarray, width: np.ndarray,
     value = float(np.log(h))
     grad = -np.einsum("i,kic,c->k", nu[hist.shape[0]:], dy, x) / h    # only the new rows move
     if cond_weight > 0.0:
-        lc, dlc, _ = _log_cond(y[0].real, y.imag / _H,
-                               np.zeros((10, 10)) if gram is None else gram)
+        lc, dlc = log_cond_with_history(y[0].real, y.imag / _H,
+                                        np.zeros((10, 10)) if gram is None else gram)
         value, grad = value + cond_weight * lc, grad + cond_weight * dlc
     return value, grad, cond
 

@@ -1,4 +1,4 @@
-"""The demo's TaskCertifier (sysid_ros.demo.cli): the planner's sound check of the motions the
+"""The demo's TaskCertifier (sysid_ros.demo.task): the planner's sound check of the motions the
 demo sends itself."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ def test_the_return_is_certified_like_the_task():
     of ``planner.obstacles`` (elbow opened 0.8 rad from the start pose) is refused, by name."""
     import numpy as np
 
-    from sysid_ros.demo.cli import TaskCertifier
+    from sysid_ros.demo.task import TaskCertifier
     from sysid_ros.model.box import theta_e_box
     from sysid_ros.model.robots import load_robot
 
@@ -29,3 +29,44 @@ def test_the_return_is_certified_like_the_task():
     reasons = certify.move(box, start, into, 3.0)
     assert reasons and all(r.startswith("return: ") for r in reasons)
     assert any("platform" in r for r in reasons)
+
+
+def test_a_refused_direct_return_goes_back_through_the_plans_start_poses():
+    """``TaskCertifier.return_path``: the end pose and the four plans' start poses of the
+    closed-loop episode where the direct return was refused (3.18 kg, experiment (b), session
+    16: the planner's check found the hand could reach the platform by 18 mm). The direct move is
+    refused by the check, naming the platform; back through the start poses (last plan first)
+    every segment certifies, at least ``RETURN_MIN_SEGMENT`` long; without via poses the
+    refusal stands."""
+    import numpy as np
+
+    from sysid_ros.demo.task import RETURN_MIN_SEGMENT, TaskCertifier
+    from sysid_ros.model.box import theta_e_box
+    from sysid_ros.model.robots import load_robot
+    from sysid_ros.simulation.payload import dumbbell_for, true_theta_e
+
+    robot = load_robot("gen3")
+    demo = robot.config["demo"]
+    start = np.asarray(demo["start"], float)
+    certify = TaskCertifier(robot, start, [np.asarray(w, float) for w in demo["waypoints"]],
+                            float(demo.get("segment", 1.0)))
+    th = true_theta_e(robot, dumbbell_for(robot, 3.18))
+    box = theta_e_box(th - 0.02 * np.abs(th) - 1e-4, th + 0.02 * np.abs(th) + 1e-4, th)
+    end = np.array([-0.1314, -0.1057, 3.8216, -2.0236, -0.3614, 0.1697, 1.3785])
+    plan_starts = [np.array([0.2904, 0.3827, 3.4161, -2.4673, 0.1389, -0.3112, 1.8910]),
+                   np.array([0.1083, 0.3675, 3.2922, -2.4040, 0.3619, -0.4976, 1.8431]),
+                   np.array([0.1111, 0.3670, 3.2892, -2.4073, 0.1808, -0.2925, 1.7072]),
+                   start]
+    alone = certify.return_path(box, end, start, 3.0)
+    assert not alone.certified and not alone.via
+    assert any("platform" in r for r in alone.reasons)
+    path = certify.return_path(box, end, start, 3.0, via=plan_starts)
+    assert path.certified, path.reasons
+    assert path.via and any("platform" in r for r in path.direct_reasons)
+    np.testing.assert_array_equal(path.positions[0], end)
+    np.testing.assert_array_equal(path.positions[-1], start)
+    assert len(path.positions) == 5                     # the last via pose is the start itself
+    assert np.all(np.diff(path.times) >= RETURN_MIN_SEGMENT - 1e-12)
+    for a, b, t0, t1 in zip(path.positions[:-1], path.positions[1:], path.times[:-1],
+                            path.times[1:]):
+        assert certify.move(box, a, b, t1 - t0) == []

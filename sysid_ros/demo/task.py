@@ -1,0 +1,147 @@
+"""The demo's own motions and their sound check: the return to the task's start after
+identification and the move-and-place task (S3's experiment (b)), both rest-to-rest
+minimum-jerk segments, certified with the planner's reachability (``planning.Reachability``)
+for every θ_e in the controller's box before they are sent. No ROS here: ``sysid-demo`` and the
+in-process pipeline use the same objects.
+
+A rest-to-rest segment q_a → q_b over T is q_a + (q_b − q_a)·H₅(t/T), the planner's trajectory
+family with q̇₀ = q̈₀ = 0 and k = q_b − q_a, so its check is the planner's, with the same
+assumptions (docs/design.md §6.4): the tracking error starts inside the controller's bound, θ_e
+lies in the box and the obstacles are the configured ones.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from sysid_ros.model.box import ParameterBox
+    from sysid_ros.model.robots import Robot
+    from sysid_ros.planning.obstacles import BoxObstacle
+
+__all__ = ["ReturnPath", "TaskCertifier", "task_points", "RETURN_MIN_SEGMENT"]
+
+#: s: shortest segment of a return through via poses (a short hop at the direct return's joint
+#: speed would otherwise brake hard)
+RETURN_MIN_SEGMENT = 1.0
+#: rad: via poses closer than this to the previous point are skipped (no zero-length segments)
+_SAME_POSE = 1e-6
+
+
+def task_points(return_times: np.ndarray, return_positions: np.ndarray,
+                waypoints: Sequence[np.ndarray], segment: float, pause: float = 0.5
+                ) -> tuple[np.ndarray, np.ndarray, float]:
+    """(times, positions, task_start_offset) of the return-then-task path (in-process pipeline).
+
+    Rest-to-rest everywhere: the return (``ReturnPath.times``/``positions``, ending at the
+    task's start), hold ``pause``, then start → waypoints over ``segment`` each. ``sysid-demo``
+    sends the same path as two messages (return, then the task once it is certified).
+    """
+    times = [float(x) for x in return_times]
+    pts = [np.asarray(p, float) for p in return_positions]
+    t_start = times[-1] + pause
+    times.append(t_start)
+    pts.append(pts[-1])
+    for k, w in enumerate(waypoints, start=1):
+        pts.append(np.asarray(w, float))
+        times.append(t_start + k * segment)
+    return np.asarray(times), np.stack(pts), t_start
+
+
+@dataclass
+class ReturnPath:
+    """A rest-to-rest return: ``positions`` (K, nj) reached at ``times`` (K,) from 0 (the first
+    is where the arm is). ``reasons`` is empty when every segment is certified; ``via`` tells
+    whether it goes through via poses (the direct move was refused: ``direct_reasons``)."""
+
+    times: np.ndarray
+    positions: np.ndarray
+    reasons: list[str]
+    via: bool = False
+    direct_reasons: list[str] = field(default_factory=list)
+
+    @property
+    def certified(self) -> bool:
+        return not self.reasons
+
+
+class TaskCertifier:
+    """Sound check of the demo's motions before they run: every rest-to-rest segment against
+    joint, velocity and torque limits and the obstacles, for every θ_e in the box the controller
+    is using and every tracking error the controller allows — the planner's verify-before-commit
+    applied to the precomputed task (the paper's method executes only certified motions).
+    Built once, before the run: constructing it imports the planning stack (seconds).
+
+    ``obstacles``: default the robot file's ``planner.obstacles``."""
+
+    def __init__(self, robot: Robot, start: np.ndarray, waypoints: Sequence[np.ndarray],
+                 segment: float, obstacles: Sequence[BoxObstacle] | None = None) -> None:
+        from sysid_ros.planning import controller_model
+        from sysid_ros.planning.obstacles import obstacles_from_config
+        from sysid_ros.planning.reachability import Reachability
+        from sysid_ros.planning.trajectory import QuinticTrajectory
+
+        cfg = robot.config.get("planner", {})
+        obs = obstacles_from_config(cfg.get("obstacles")) if obstacles is None else obstacles
+        self.reach = Reachability(robot, controller_model(robot), tuple(obs),
+                                  int(cfg.get("n_intervals", 128)))
+        pts = [np.asarray(start, float)] + [np.asarray(w, float) for w in waypoints]
+        zero = np.zeros(robot.nj)
+        self.segments = [(QuinticTrajectory(a, zero, zero, segment), b - a)
+                         for a, b in zip(pts[:-1], pts[1:])]
+
+    def __call__(self, box: ParameterBox) -> list[str]:
+        """Failure reasons of the task (empty: certified for every θ_e in the box)."""
+        reasons = []
+        for i, (traj, k) in enumerate(self.segments, start=1):
+            check = self.reach.verify(traj, k, box.lower, box.upper)
+            reasons += [f"segment {i}: {why}" for why in check.reasons]
+        return reasons
+
+    def move(self, box: ParameterBox, q_from: np.ndarray, q_to: np.ndarray,
+             duration: float, label: str = "return") -> list[str]:
+        """Failure reasons of the rest-to-rest move q_from → q_to over ``duration`` for every
+        θ_e in the box; empty: certified. The return was once sent unchecked: in one
+        closed-loop episode (3.18 kg, experiment (b), session 15) it went 5 mm into the
+        platform."""
+        from sysid_ros.planning.trajectory import QuinticTrajectory
+
+        q_from = np.asarray(q_from, float)
+        zero = np.zeros_like(q_from)
+        traj = QuinticTrajectory(q_from, zero, zero, float(duration))
+        check = self.reach.verify(traj, np.asarray(q_to, float) - q_from, box.lower, box.upper)
+        return [f"{label}: {why}" for why in check.reasons]
+
+    def return_path(self, box: ParameterBox, q_from: np.ndarray, q_to: np.ndarray,
+                    duration: float, via: Sequence[np.ndarray] = ()) -> ReturnPath:
+        """The return q_from → q_to certified for every θ_e in the box: the direct move over
+        ``duration`` if it certifies; else the same move through the ``via`` poses in order,
+        each segment at the direct move's peak joint speed (at least ``RETURN_MIN_SEGMENT``).
+
+        The demo passes the certified exciting plans' start poses, most recent first: the arm
+        has passed through them at rest-to-rest distance of its own certified motions, while a
+        direct joint-space move may cut a corner into an obstacle (session 16: 3.18 kg,
+        experiment (b), the direct return was refused). Whether a path certifies is decided
+        by the check alone; ``reasons`` says why neither did."""
+        q_from, q_to = np.asarray(q_from, float), np.asarray(q_to, float)
+        direct = self.move(box, q_from, q_to, duration)
+        if not direct:
+            return ReturnPath(np.array([0.0, duration]), np.stack([q_from, q_to]), [])
+        if not via:
+            return ReturnPath(np.array([0.0, duration]), np.stack([q_from, q_to]), direct,
+                              direct_reasons=direct)
+        speed = max(float(np.max(np.abs(q_to - q_from))), 0.1) / float(duration)
+        pts = [q_from]
+        for p in [*(np.asarray(v, float) for v in via), q_to]:
+            if np.max(np.abs(p - pts[-1])) > _SAME_POSE:
+                pts.append(p)
+        times, reasons = [0.0], []
+        for i, (a, b) in enumerate(zip(pts[:-1], pts[1:]), start=1):
+            seg = max(RETURN_MIN_SEGMENT, float(np.max(np.abs(b - a))) / speed)
+            reasons += self.move(box, a, b, seg, label=f"return via {i}")
+            times.append(times[-1] + seg)
+        return ReturnPath(np.asarray(times), np.stack(pts), reasons, via=True,
+                          direct_reasons=direct)
