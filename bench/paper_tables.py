@@ -19,9 +19,11 @@ experiments differ for them only by what counts as a collision.
 Table III: success, or fail with the phase (identification / task) and the reason.
 Table V: cond(Y_e) of the identification data (end-effector columns of the inverse-dynamics
 regressor along the executed exciting motion at 100 Hz, the planner's objective), ours vs random.
+Final box widths: ours' final θ_e box against the random draws' (mass, principal inertias, and
+which box is the smaller by log-volume over all ten entries), side by side (issue 15).
 
-Ratios printed against baselines measured in the same run: cond ours / random per dumbbell, and
-each episode's real-time factor (sim seconds per wall second).
+Ratios printed against baselines measured in the same run: cond ours / random per dumbbell and
+experiment, and each episode's real-time factor (sim seconds per wall second).
 
 Usage:
   python -m bench.paper_tables [--json PATH] [--dumbbells 1.81,3.63] [--methods ours,random]
@@ -48,6 +50,7 @@ import yaml
 
 from sysid_ros.demo.pipeline import (METHODS, Episode, EpisodeConfig, EpisodeResult,
                                      evaluate_episode, node_params, simulate_episode)
+from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import load_robot
 from sysid_ros.planning import obstacles_from_config
@@ -88,9 +91,8 @@ def _cell(results: list[EpisodeResult]) -> str:
     return f"{prefix} {phase}{', '.join(tags)}"
 
 
-#: θ_e entries whose final box widths the JSON reports (issue 15: mass, first moments, the
-#: diagonal inertias); PARAM_NAMES spells them
-WIDTH_PARAMETERS = ("m", "mcx", "mcy", "mcz", "Ixx", "Iyy", "Izz")
+#: θ_e entries whose final box widths the JSON reports: all of them (PARAM_NAMES)
+WIDTH_PARAMETERS = PARAM_NAMES
 
 
 def _record(r: EpisodeResult, ep: Episode) -> dict[str, Any]:
@@ -114,6 +116,51 @@ def _record(r: EpisodeResult, ep: Episode) -> dict[str, Any]:
             "plan_k_norm": [float(np.linalg.norm(k)) for _tr, k, _a, _b in ep.executed],
             "plan_cond": [float(p["cond"]) for p in ep.plans],
             "plan_status": [str(p["status"]) for p in ep.plans]}
+
+
+#: θ_e entries of the final-widths table (issue 15 item 2 names the mass and the principal
+#: inertias); the log-volume column uses every entry
+WIDTH_TABLE = ("m", "Ixx", "Iyy", "Izz")
+
+
+def _width_comparison(table: dict, masses: list[float], exps: list[str]) -> dict[str, Any]:
+    """Per experiment and dumbbell: ours' final box widths, random's (mean over its draws) and
+    whether ours' box is the smaller by log-volume Σ log w_i (all ten θ_e entries)."""
+    out: dict[str, Any] = {}
+    for e in exps:
+        for m in masses:
+            ours = table[e]["ours"].get(str(m)) or []
+            rand = table[e]["random"].get(str(m)) or []
+            if not ours or ours[0]["final_box_width"] is None or not rand \
+                    or any(r["final_box_width"] is None for r in rand):
+                continue
+            ow = ours[0]["final_box_width"]
+            rw = {n: float(np.mean([r["final_box_width"][n] for r in rand])) for n in ow}
+            out.setdefault(e, {})[str(m)] = {
+                "ours": ow, "random_mean": rw,
+                "ours_log_volume_smaller": bool(
+                    sum(np.log(max(ow[n], 1e-300)) for n in ow)
+                    < np.mean([sum(np.log(max(r["final_box_width"][n], 1e-300)) for n in ow)
+                               for r in rand]))}
+    return out
+
+
+def _widths_markdown(widths: dict, masses: list[float], exps: list[str]) -> list[str]:
+    out = ["### Final box widths, ours against random", "",
+           "Width of the final θ_e box (after the task) for ours and the mean of the random "
+           "draws (m in kg, inertias in kg·m²); smaller = ours' box is the smaller by "
+           "log-volume over all ten entries.", "",
+           "| exp | dumbbell | " + " | ".join(f"{n} ours | {n} random" for n in WIDTH_TABLE)
+           + " | smaller |", "|---|---|" + "---|---|" * len(WIDTH_TABLE) + "---|"]
+    for e in exps:
+        for m in masses:
+            w = widths.get(e, {}).get(str(m))
+            if w is None:
+                continue
+            out.append(f"| {e} | {m:.2f} kg | " + " | ".join(
+                f"{w['ours'][n]:.3g} | {w['random_mean'][n]:.3g}" for n in WIDTH_TABLE)
+                + f" | {'yes' if w['ours_log_volume_smaller'] else 'no'} |")
+    return out + [""]
 
 
 def _fmt_interval(iv) -> str:
@@ -143,10 +190,13 @@ def _markdown(args, data: dict[str, Any], robot) -> str:
             out.append(f"| {meth} | " + " | ".join(cells) + " |")
         out.append("")
     if "ours" in methods or "random" in methods:
+        both = "ours" in methods and "random" in methods
         out += ["### Table V: cond(Y_e) of the identification data", "",
                 "| dumbbell | " + " | ".join(f"ours ({e})" for e in exps if "ours" in methods)
-                + (" | random | ours/random" if "random" in methods else "") + " |"]
-        ncol = sum(1 for e in exps if "ours" in methods) + (2 if "random" in methods else 0)
+                + (" | random | " + " | ".join(f"ours/random ({e})" for e in exps)
+                   if "random" in methods else "") + " |"]
+        ncol = (sum(1 for e in exps if "ours" in methods) + (1 if "random" in methods else 0)
+                + (len(exps) if both else 0))
         out.append("|---|" + "---|" * ncol)
         for m in masses:
             tv = data["table_v"][str(m)]
@@ -154,10 +204,13 @@ def _markdown(args, data: dict[str, Any], robot) -> str:
                      for e in exps if "ours" in methods]
             if "random" in methods:
                 cells.append(f"{tv['random']:.0f}" if tv.get("random") else "—")
-                ratio = tv.get("ours_over_random")
-                cells.append(f"{ratio:.2f}" if ratio else "—")
+            if both:
+                cells += [f"{r:.2f}" if (r := tv["ratio_by_experiment"].get(e)) else "—"
+                          for e in exps]
             out.append(f"| {m:.2f} kg | " + " | ".join(cells) + " |")
         out.append("")
+    if data.get("final_widths"):
+        out += _widths_markdown(data["final_widths"], masses, exps)
     out += ["### Episode details", "",
             "max V / V_max and torque ratios over the task; worst = max (|τ₀| + ‖bound‖)/τ_max, "
             "what the controller's guarantee may demand (> 1: the box is too wide to certify "
@@ -321,6 +374,11 @@ def main(argv: list[str] | None = None) -> int:
         ours = [c for c in tv["ours"].values() if c]
         tv["ours_over_random"] = (float(np.mean(ours)) / tv["random"]
                                   if ours and tv["random"] else None)
+        # issue 15 item 1 asks for the ratio in each experiment, not their mean
+        tv["ratio_by_experiment"] = {e: (c / tv["random"] if c and tv["random"] else None)
+                                     for e, c in tv["ours"].items()}
+    data_widths = _width_comparison(table, masses, exps) if {"ours", "random"} <= set(methods) \
+        else None
     pcfg = robot.config["planner"]
     data = {
         "dumbbells": masses, "methods": methods, "experiments": exps,
@@ -330,7 +388,8 @@ def main(argv: list[str] | None = None) -> int:
                    "random_seeds": args.random_seeds, "planner_overrides": overrides,
                    "cpu_budget": args.cpu_budget,
                    "V_max": robot.config["controller"]["V_max"]},
-        "table_iii": table, "table_v": conds, "episodes": episodes,
+        "table_iii": table, "table_v": conds, "final_widths": data_widths,
+        "episodes": episodes,
         "wall_seconds": time.perf_counter() - wall0,
         "real_time_factor_median": float(np.median(rtf)) if rtf else None,
     }
@@ -345,15 +404,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{meth:14s}" + "".join(
                 f" {_cell([_Result(x) for x in table[exp][meth][str(m)]]):>38s}" for m in masses))
     if "ours" in methods and "random" in methods:
-        print("\nTable V: cond(Y_e); ratio = ours / random (baseline: random, same run)")
+        print("\nTable V: cond(Y_e); ratio = ours / random per experiment (baseline: random, "
+              "same run)")
         print(f"{'dumbbell':10s}" + "".join(f"{'ours (' + e + ')':>12s}" for e in exps)
-              + f"{'random':>12s}{'ratio':>8s}")
+              + f"{'random':>12s}" + "".join(f"{'ratio ' + e:>9s}" for e in exps))
         for m in masses:
             tv = conds[str(m)]
             print(f"{m:<10.2f}" + "".join(f"{tv['ours'].get(e) or float('nan'):12.1f}"
                                           for e in exps)
                   + f"{tv['random'] or float('nan'):12.1f}"
-                  + f"{tv['ours_over_random'] or float('nan'):8.2f}")
+                  + "".join(f"{tv['ratio_by_experiment'].get(e) or float('nan'):9.2f}"
+                            for e in exps))
     if args.json:
         args.json.write_text(json.dumps(data, indent=2, default=float))
         print(f"wrote {args.json}")

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
+    from sysid_ros.demo.task import ReturnPath
     from sysid_ros.model.box import ParameterBox
 
 __all__ = ["main", "EXIT_SUCCESS", "EXIT_FAILURE", "EXIT_BAD_INPUT", "EXIT_REFUSED",
@@ -75,6 +76,15 @@ def _trajectory(robot, start: float, times, positions):
         p.time_from_start.nanosec = int(round((tk - int(tk)) * 1e9))
         msg.points.append(p)
     return msg
+
+
+def _return_detail(path: ReturnPath | None, duration: float) -> str:
+    """What the report adds to "return certified: yes" when the direct move was refused."""
+    if path is None or not path.direct_reasons:
+        return ""
+    how = "through the plans' start poses" if path.via else "slower"
+    return (f" ({how}, {path.times[-1]:.1f} s: the direct {duration:.1f}-s move was "
+            "refused)")
 
 
 def _controller_box(robot, mode: str, bounds: ParameterBox | None) -> ParameterBox | None:
@@ -310,11 +320,13 @@ def main(argv: list[str] | None = None) -> int:
                                      " the arm stays where its last certified trajectory ends")
                                 break
                             assert return_path is not None
-                            if return_path.via:
-                                _log("direct return refused ("
+                            if return_path.direct_reasons:
+                                _log(f"the direct return in {return_duration:.1f} s is refused ("
                                      + "; ".join(return_path.direct_reasons[:2])
-                                     + f"); returning through {len(return_path.times) - 2} "
-                                     "certified plans' start poses")
+                                     + "); certified instead: "
+                                     + (f"through {len(return_path.times) - 2} plans' start "
+                                        "poses" if return_path.via else "the direct move")
+                                     + f" in {return_path.times[-1]:.1f} s")
                         if return_path is None:
                             return_path = ReturnPath(np.array([0.0, return_duration]),
                                                      np.stack([q0, task_start]), [])
@@ -382,9 +394,7 @@ def main(argv: list[str] | None = None) -> int:
               "certified exciting trajectories": f"{n_plans} of {args.trajectories} requested",
               "return certified before execution": (
                   "no" if return_refused else "not reached" if return_end is None
-                  else ("yes" + (" (through the plans' start poses: the direct move was "
-                                 "refused)" if return_path is not None and return_path.via
-                                 else ""))
+                  else "yes" + _return_detail(return_path, return_duration)
                   if args.controller == "robust" else "not checked (baseline)"),
               "task certified before execution": "yes" if task_window and not certification
               else ("no" if task_window else "not reached"),

@@ -22,11 +22,14 @@ if TYPE_CHECKING:
     from sysid_ros.model.robots import Robot
     from sysid_ros.planning.obstacles import BoxObstacle
 
-__all__ = ["ReturnPath", "TaskCertifier", "task_points", "RETURN_MIN_SEGMENT"]
+__all__ = ["ReturnPath", "TaskCertifier", "task_points", "RETURN_MIN_SEGMENT",
+           "RETURN_SLOWDOWNS"]
 
 #: s: shortest segment of a return through via poses (a short hop at the direct return's joint
 #: speed would otherwise brake hard)
 RETURN_MIN_SEGMENT = 1.0
+#: how many times slower than asked the return is tried when it does not certify as asked
+RETURN_SLOWDOWNS = (1.0, 2.0, 4.0)
 #: rad: via poses closer than this to the previous point are skipped (no zero-length segments)
 _SAME_POSE = 1e-6
 
@@ -55,7 +58,8 @@ def task_points(return_times: np.ndarray, return_positions: np.ndarray,
 class ReturnPath:
     """A rest-to-rest return: ``positions`` (K, nj) reached at ``times`` (K,) from 0 (the first
     is where the arm is). ``reasons`` is empty when every segment is certified; ``via`` tells
-    whether it goes through via poses (the direct move was refused: ``direct_reasons``)."""
+    whether it goes through via poses; ``direct_reasons`` why the direct move at the asked
+    duration was refused (empty if it was not)."""
 
     times: np.ndarray
     positions: np.ndarray
@@ -118,30 +122,41 @@ class TaskCertifier:
     def return_path(self, box: ParameterBox, q_from: np.ndarray, q_to: np.ndarray,
                     duration: float, via: Sequence[np.ndarray] = ()) -> ReturnPath:
         """The return q_from → q_to certified for every θ_e in the box: the direct move over
-        ``duration`` if it certifies; else the same move through the ``via`` poses in order,
-        each segment at the direct move's peak joint speed (at least ``RETURN_MIN_SEGMENT``).
+        ``duration`` if it certifies; else the same move through the ``via`` poses in order;
+        else both again ``RETURN_SLOWDOWNS`` times slower. A via segment of joint-space length
+        Δ takes duration·√(Δ/Δ_direct) (at least ``RETURN_MIN_SEGMENT``): a rest-to-rest
+        segment's peak acceleration is 5.77·Δ/T², so each hop accelerates no harder than the
+        direct move would (the torque limit is what refuses fast returns).
 
         The demo passes the certified exciting plans' start poses, most recent first: the arm
-        has passed through them at rest-to-rest distance of its own certified motions, while a
-        direct joint-space move may cut a corner into an obstacle (session 16: 3.18 kg,
-        experiment (b), the direct return was refused). Whether a path certifies is decided
-        by the check alone; ``reasons`` says why neither did."""
+        has been at rest near each of them, while a direct joint-space move may cut a corner
+        into an obstacle (session 16: 3.18 kg, experiment (b), the direct return was refused
+        because the hand could reach the platform). Whether a path certifies is decided by the
+        check alone; ``reasons`` says why the slowest attempt did not."""
         q_from, q_to = np.asarray(q_from, float), np.asarray(q_to, float)
-        direct = self.move(box, q_from, q_to, duration)
-        if not direct:
-            return ReturnPath(np.array([0.0, duration]), np.stack([q_from, q_to]), [])
-        if not via:
-            return ReturnPath(np.array([0.0, duration]), np.stack([q_from, q_to]), direct,
-                              direct_reasons=direct)
-        speed = max(float(np.max(np.abs(q_to - q_from))), 0.1) / float(duration)
         pts = [q_from]
         for p in [*(np.asarray(v, float) for v in via), q_to]:
             if np.max(np.abs(p - pts[-1])) > _SAME_POSE:
                 pts.append(p)
-        times, reasons = [0.0], []
-        for i, (a, b) in enumerate(zip(pts[:-1], pts[1:]), start=1):
-            seg = max(RETURN_MIN_SEGMENT, float(np.max(np.abs(b - a))) / speed)
-            reasons += self.move(box, a, b, seg, label=f"return via {i}")
-            times.append(times[-1] + seg)
-        return ReturnPath(np.asarray(times), np.stack(pts), reasons, via=True,
-                          direct_reasons=direct)
+        reach = max(float(np.max(np.abs(q_to - q_from))), 0.1)
+        hops = [float(np.max(np.abs(b - a))) for a, b in zip(pts[:-1], pts[1:])]
+        first: list[str] = []
+        reasons: list[str] = []
+        for slow in RETURN_SLOWDOWNS:
+            t_direct = slow * float(duration)
+            reasons = self.move(box, q_from, q_to, t_direct)
+            first = first or reasons
+            if not reasons:
+                return ReturnPath(np.array([0.0, t_direct]), np.stack([q_from, q_to]), [],
+                                  direct_reasons=first)
+            if len(pts) <= 2:
+                continue
+            times = np.concatenate([[0.0], np.cumsum(
+                [max(RETURN_MIN_SEGMENT, t_direct * np.sqrt(h / reach)) for h in hops])])
+            reasons = [why for i, (a, b) in enumerate(zip(pts[:-1], pts[1:]), start=1)
+                       for why in self.move(box, a, b, times[i] - times[i - 1],
+                                            label=f"return via {i}")]
+            if not reasons:
+                return ReturnPath(times, np.stack(pts), [], via=True, direct_reasons=first)
+        return ReturnPath(np.array([0.0, float(duration)]), np.stack([q_from, q_to]), reasons,
+                          via=len(pts) > 2, direct_reasons=first)
