@@ -44,7 +44,8 @@ def test_value_is_the_cond_of_history_and_plan_and_gradient_matches(gen3):
 
 def test_planner_uses_the_history_when_configured(gen3, gen3_controller, payload_box):
     """With ``cond_history`` the NLP's objective is bound to the executed rows: the same k
-    scores differently before and after a history exists, and not at all without the flag."""
+    scores differently before and after a history exists; without the flag (S3-30) the
+    history does not count."""
     traj = _traj(gen3)
     k = np.full(7, 0.2)
     cfg = PlannerConfig.from_robot(gen3, {"cond_history": True})
@@ -56,6 +57,7 @@ def test_planner_uses_the_history_when_configured(gen3, gen3_controller, payload
     with_history = planner._objective("cond", box, traj, k)(y)[0]
     assert np.isclose(alone, planner.model.cond_of(y)[0])
     assert with_history < alone - 0.05        # the other direction's rows fill in
-    plain = ExcitingPlanner(gen3, PlannerConfig.from_robot(gen3), gen3_controller)
+    plain = ExcitingPlanner(gen3, PlannerConfig.from_robot(gen3, {"cond_history": False}),
+                            gen3_controller)
     plain.information = planner.information
     assert np.isclose(plain._objective("cond", box, traj, k)(y)[0], alone)
