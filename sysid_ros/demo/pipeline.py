@@ -91,6 +91,8 @@ from sysid_ros.identification.runtime import IdentifierRuntime
 from sysid_ros.launcher.parse import load_launch
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
+# the identifier node's parameter table and its translation (no rclpy in either)
+from sysid_ros.nodes.identifier_params import identification_overrides
 from sysid_ros.paths import package_share
 from sysid_ros.planning import (BoxObstacle, ExcitingPlanner, PlannerConfig, QuinticTrajectory,
                                 controller_model)
@@ -117,10 +119,6 @@ class EpisodeError(SysidError, ValueError):
 
 #: ``header.frame_id`` of the demo's task (``sysid_ros.demo.cli``): no planner certificate
 TASK_FRAME_ID = "sysid_demo_task"
-#: identifier node parameters that are not ``identification:`` overrides (the node's own)
-_IDENTIFIER_NODE_ONLY = frozenset({"robot", "robot_config", "calibration", "use_sim_time",
-                                   "method", "tighten_period", "update_period", "point_estimate",
-                                   "stamp_restart_samples", "worker_nice"})
 
 
 def node_params(node: str) -> dict[str, Any]:
@@ -303,8 +301,8 @@ class _Graph:
                 [np.asarray(w, float) for w in demo["waypoints"]],
                 float(config.segment or demo.get("segment", 1.0)), obstacles)
         ip = params["identifier"]
-        icfg = load_identification_config(
-            robot, **{k: v for k, v in ip.items() if k not in _IDENTIFIER_NODE_ONLY})
+        # the node's own translation of its parameters (hardware_like, friction: auto)
+        icfg = load_identification_config(robot, **identification_overrides(robot, ip))
         self.update_period = float(config.update_period or ip["update_period"])
         # the estimate acts only through the controller's nominal (EpisodeConfig.point_estimate)
         self.point_estimate = bool(ip["point_estimate"]) and self.ctl.ctl.nominal == "estimate"

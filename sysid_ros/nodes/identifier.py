@@ -39,7 +39,7 @@ from sysid_ros.nodes.threads import lower_thread_priority
 from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_STREAM_QOS
 from sysid_ros.cdr import JointStateDecoder, MessageError, imu_reading
 from sysid_ros.nodes.messages import bounds_to_msg, diagnostics_msg, inertia_from_theta
-from sysid_ros.nodes.identifier_params import OVERRIDES, PARAMETERS
+from sysid_ros.nodes.identifier_params import PARAMETERS, identification_overrides
 from sysid_ros.nodes.params import declare
 
 __all__ = ["IdentifierNode", "main"]
@@ -51,9 +51,10 @@ class IdentifierNode(Node):
         super().__init__("identifier")
         p = declare(self, PARAMETERS)
         self.robot = load_robot(p["robot"], p["robot_config"], p["calibration"])
-        # parameters left out keep the robot file's identification section
-        self.config = load_identification_config(
-            self.robot, **{k: p[k] for k in OVERRIDES if p[k] is not None})
+        # parameters left out keep the robot file's identification section (or, with
+        # hardware_like, the simulated driver's profile)
+        self.config = load_identification_config(self.robot,
+                                                 **identification_overrides(self.robot, p))
         method = p["method"]
         self.period, self.tighten_period = p["update_period"], p["tighten_period"]
         background = method == "lp-cuts" and self.tighten_period > 0

@@ -3,11 +3,14 @@ shell stays a shell. The optional parameters (default absent) override the robot
 ``identification:`` section (:func:`~sysid_ros.identification.load_identification_config`)."""
 from __future__ import annotations
 
+from typing import Any
+
 from sysid_ros.identification.config import FRICTION_MODES
 from sysid_ros.identification.identifier import ONLINE_METHODS
+from sysid_ros.model.robots import Robot
 from sysid_ros.nodes.params import Param
 
-__all__ = ["PARAMETERS", "OVERRIDES"]
+__all__ = ["PARAMETERS", "OVERRIDES", "identification_overrides"]
 
 _S = (1e-4, 3600.0)       # a duration in seconds
 PARAMETERS = (
@@ -18,7 +21,12 @@ PARAMETERS = (
     Param("prior", "string", "prior box B0: a name of the robot file's identification.priors "
           "(gen3: 2f85, none) or a YAML file"),
     Param("friction", "string", "friction box: wide (uncalibrated), config (robot file or "
-          "calibration), none", choices=FRICTION_MODES),
+          "calibration), none; auto: wide with hardware_like (unless calibrated), else config",
+          choices=FRICTION_MODES + ("auto",)),
+    Param("hardware_like", "bool", "the joint states come from the simulator's hardware_like "
+          "mode: state its profile's torque noise (with the sampling margin), velocity noise "
+          "and, uncalibrated, the wide friction box (sysid_ros.simulation.assumptions); "
+          "parameters given explicitly still override", False),
     Param("method", "string", "bound method: lp-cuts adds the pseudo-inertia constraint as "
           "sound LP cutting planes", "lp-cuts", choices=ONLINE_METHODS),
     Param("tighten_period", "double", "period of the cut-generating rounds on a second thread "
@@ -54,4 +62,20 @@ PARAMETERS = (
 #: the optional parameters that override the robot file's identification section
 OVERRIDES = [p.name for p in PARAMETERS if p.default is None and p.name not in ("robot_config",
                                                                                "calibration")]
+
+
+def identification_overrides(robot: Robot, p: dict[str, Any]) -> dict[str, Any]:
+    """``load_identification_config`` keywords from the node's parameter values ``p``: the
+    hardware-like profile's assumptions first (``hardware_like``), then every parameter given
+    explicitly; ``friction: auto`` resolved (the launch's default). SimConfigError (the reason)
+    when the profile's velocities cannot be stated."""
+    kw: dict[str, Any] = {}
+    calibrated = bool(p.get("calibration"))
+    if p.get("hardware_like"):
+        from sysid_ros.simulation.assumptions import identifier_assumptions
+        kw.update(identifier_assumptions(robot, calibrated=calibrated))
+    kw.update({k: p[k] for k in OVERRIDES if p.get(k) is not None})
+    if kw.get("friction") == "auto":
+        kw["friction"] = "wide" if p.get("hardware_like") and not calibrated else "config"
+    return kw
 

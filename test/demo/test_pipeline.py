@@ -168,17 +168,23 @@ def test_a_trajectory_admission_rejects_is_not_executed(robot, tmp_path: Path):
     assert ep.controller_status[-1][1].values["trajectories_rejected"] == "1"
 
 
-def test_pipeline_splits_the_identifier_parameters_as_the_node_does() -> None:
-    """The in-process pipeline passes config/identifier.yaml to the identification config minus
-    the node's own parameters; its list must be the node's (a new node parameter otherwise
-    reaches IdentificationConfig as an unknown override)."""
-    from sysid_ros.demo.pipeline import _IDENTIFIER_NODE_ONLY, node_params
+def test_pipeline_translates_the_identifier_parameters_as_the_node_does() -> None:
+    """The in-process pipeline builds the identifier's config from the launch's parameters with
+    the node's own translation (``identification_overrides``): the shipped config/identifier.yaml
+    and launch/sim.launch.yaml give a valid config, ``friction: auto`` resolving to the catalogue
+    box of the built-in simulator (its physics uses those values), and ``hardware_like`` off."""
+    from sysid_ros.demo.pipeline import graph_parameters
     from sysid_ros.identification import load_identification_config
-    from sysid_ros.nodes.identifier_params import OVERRIDES as _OVERRIDES, PARAMETERS
+    from sysid_ros.nodes.identifier_params import identification_overrides
 
-    assert _IDENTIFIER_NODE_ONLY == {p.name for p in PARAMETERS} - set(_OVERRIDES) | {"use_sim_time"}
-    shipped = {k: v for k, v in node_params("identifier").items() if k not in _IDENTIFIER_NODE_ONLY}
-    load_identification_config(load_robot("gen3"), **shipped)
+    gen3 = load_robot("gen3")
+    ip = graph_parameters(gen3, 3.63, "robust", 4)["identifier"]
+    assert ip["friction"] == "auto" and ip["hardware_like"] is False
+    cfg = load_identification_config(gen3, **identification_overrides(gen3, ip))
+    assert cfg.friction == "config"
+    hw = load_identification_config(gen3, **identification_overrides(
+        gen3, {**ip, "hardware_like": True}))
+    assert hw.friction == "wide" and np.all(hw.torque_noise_abs > cfg.torque_noise_abs)
 
 
 def test_report_states_the_identifiability_floor(robot, conservative):

@@ -14,7 +14,8 @@ check cannot see content near the sampling rate. Measured on these recordings ag
 sampling of the same motion: up to 0.019 N·m·s per 0.1 s window at 100 Hz (0.19 N·m on
 average, 1.6x the sensor's 0.12 N·m), a few rows just above the sensor bound at 500 Hz. An
 uncalibrated user states it (``INTERPOLATION`` below, as a fraction of the sensor bound added);
-``sysid-calibrate`` derives the bound from data at the same rate instead.
+``sysid-calibrate`` derives the bound from data at the same rate instead. The identifier node
+states exactly these with ``hardware_like:=true`` (``simulation.assumptions``).
 """
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ from sysid_ros.identification import identify, load_identification_config
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import HardwareProfile, dumbbell_for, random_hardware_truth, \
     record_hardware_like
+from sysid_ros.simulation.assumptions import identifier_assumptions, sampling_margin
+from sysid_ros.simulation.errors import SimConfigError
 
 DURATION = 6.0
 INTERPOLATION = {100.0: 1.0, 500.0: 0.5, 1000.0: 0.5}   # × the sensor bound, added to it
@@ -46,13 +49,37 @@ def _record(robot, rate, seed, swap=False, velocity="exact"):
                                 swap_time=DURATION / 2 if swap else None)
 
 
-def _config(robot, rec):
-    p = rec.profile
-    scale = 1.0 + INTERPOLATION[p.rate_hz]
-    return load_identification_config(
-        robot, friction="wide",
-        torque_noise_abs=scale * np.broadcast_to(p.torque_noise, (robot.nj,)),
-        torque_noise_rel=scale * p.torque_noise_rel)
+def _config(robot, rec, state_velocity=True):
+    """The identifier's assumptions for the recording's profile (``identifier_assumptions``:
+    what the identifier node states with ``hardware_like:=true``); ``state_velocity=False``
+    leaves a noisy velocity unstated (exact assumed)."""
+    kw = identifier_assumptions(robot, rec.profile)
+    if not state_velocity:
+        kw.pop("velocity_noise_abs", None)
+    return load_identification_config(robot, **kw)
+
+
+def test_the_stated_bounds_are_the_profiles_with_the_sampling_margin(gen3):
+    """What ``_config`` states: the sensor bound × (1 + margin) at each rate (the margin this
+    module's docstring measured), the wide friction box, the velocity bound of a noisy profile;
+    refused: finite-difference velocities, noisy ones on a floating base."""
+    for rate, margin in INTERPOLATION.items():
+        assert sampling_margin(rate) == margin
+        profile = HardwareProfile.from_robot(gen3, rate_hz=rate, physics_dt=None,
+                                             velocity="noisy")
+        kw = identifier_assumptions(gen3, profile)
+        np.testing.assert_allclose(kw["torque_noise_abs"], (1.0 + margin) * np.broadcast_to(
+            profile.torque_noise, (gen3.nj,)))
+        assert kw["torque_noise_rel"] == pytest.approx((1.0 + margin) * profile.torque_noise_rel)
+        np.testing.assert_allclose(kw["velocity_noise_abs"], profile.velocity_noise)
+        assert kw["friction"] == "wide"
+        assert "friction" not in identifier_assumptions(gen3, profile, calibrated=True)
+    with pytest.raises(SimConfigError, match="finite_difference.*velocity_noise_abs"):
+        identifier_assumptions(load_robot("z1"))
+    b1 = load_robot("b1_z1")
+    noisy = HardwareProfile.from_robot(b1, velocity="noisy", velocity_noise=0.01)
+    with pytest.raises(SimConfigError, match="floating base"):
+        identifier_assumptions(b1, noisy)
 
 
 @pytest.mark.parametrize("rate", [100.0, 500.0, 1000.0])
@@ -95,12 +122,11 @@ def test_violated_joint_is_named_with_its_time_span(gen3):
 
 def test_noisy_velocities_break_the_exact_velocity_assumption_loudly(gen3):
     rec = _record(gen3, 500.0, seed=5, velocity="noisy")
-    res = identify(gen3, _config(gen3, rec), rec.t, rec.q, rec.dq, rec.tau_meas, "lp")
+    res = identify(gen3, _config(gen3, rec, state_velocity=False), rec.t, rec.q, rec.dq,
+                   rec.tau_meas, "lp")
     assert res.status == "inconsistent" or res.contains(rec.truth.theta_e)
     # stated (identification.velocity_noise_abs = the profile's bound), the box holds the truth
-    stated = _config(gen3, rec).with_overrides(
-        velocity_noise_abs=np.broadcast_to(rec.profile.velocity_noise, (gen3.nj,)))
-    res = identify(gen3, stated, rec.t, rec.q, rec.dq, rec.tau_meas, "lp")
+    res = identify(gen3, _config(gen3, rec), rec.t, rec.q, rec.dq, rec.tau_meas, "lp")
     assert res.status == "ok" and res.contains(rec.truth.theta_e)
 
 

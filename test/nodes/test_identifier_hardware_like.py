@@ -1,0 +1,54 @@
+"""The identifier node's ``hardware_like`` parameter: with the simulator's hardware-like data it
+states that profile's bounds instead of the catalogue robot's (``simulation.assumptions``), the
+launch's ``friction: auto`` resolves to the wide box, explicit parameters still win, and a
+profile whose velocities it cannot bound stops the node at start with the reason."""
+from __future__ import annotations
+
+import numpy as np
+
+from sysid_ros.identification import load_identification_config
+from sysid_ros.model.robots import load_robot
+from sysid_ros.nodes.identifier_params import OVERRIDES, identification_overrides
+from sysid_ros.simulation import HardwareProfile
+
+from .processes import finish, start_node
+
+
+def _params(**given):
+    p: dict = dict.fromkeys(OVERRIDES)
+    p.update(calibration="", hardware_like=False)
+    p.update(given)
+    return p
+
+
+def test_hardware_like_states_the_profile_and_explicit_values_win():
+    gen3 = load_robot("gen3")
+    prof = HardwareProfile.from_robot(gen3)
+    catalogue = load_identification_config(gen3, **identification_overrides(
+        gen3, _params(friction="auto")))
+    assert catalogue.friction == "config"
+    np.testing.assert_allclose(catalogue.torque_noise_abs,
+                               gen3.config["identification"]["torque_noise_abs"])
+    hw = load_identification_config(gen3, **identification_overrides(
+        gen3, _params(friction="auto", hardware_like=True)))
+    assert hw.friction == "wide"
+    # 1 kHz: the sensor bound and half of it again for what the samples miss between them
+    np.testing.assert_allclose(hw.torque_noise_abs, 1.5 * np.asarray(prof.torque_noise))
+    assert np.isclose(hw.torque_noise_rel, 1.5 * prof.torque_noise_rel)
+    np.testing.assert_allclose(hw.velocity_noise_abs, prof.velocity_noise)
+    own = identification_overrides(gen3, _params(friction="none", hardware_like=True,
+                                                 torque_noise_abs=0.7))
+    assert own["friction"] == "none" and own["torque_noise_abs"] == 0.7
+    calibrated = identification_overrides(gen3, _params(friction="auto", hardware_like=True,
+                                                        calibration="calib.yaml"))
+    assert calibrated["friction"] == "config"
+
+
+def test_a_profile_without_velocity_bounds_stops_the_node_with_the_reason():
+    """The Z1's hardware-like driver differentiates encoder angles: no bound the identifier
+    could state, so the node does not start (exit 1) and says what to do."""
+    proc = start_node("identifier", "robot:=z1", "hardware_like:=true",
+                      env_extra={"ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"})
+    out = finish(proc, timeout=60.0)
+    assert proc.returncode == 1, out
+    assert "finite_difference" in out and "velocity_noise_abs" in out, out
