@@ -120,6 +120,11 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--timeout", type=float, default=280.0, help="wall-clock limit, s")
     ap.add_argument("--stall-timeout", type=float, default=15.0,
                     help="sim seconds without a new certified plan before the task starts anyway")
+    ap.add_argument("--hardware-like", action="store_true",
+                    help="the simulator publishes hardware-like data (the robot file's "
+                         "simulation.hardware_like: a robot drawn off the catalogue, offsets, "
+                         "dry friction, drops, jitter, noise) and the identifier states that "
+                         "profile's bounds (docs/hardware_like_data.md)")
     ap.add_argument("--sim-mode", default="lockstep", choices=["lockstep", "realtime"],
                     help="lockstep: the simulator waits for each command (exact closed loop)")
     return ap.parse_args(argv)
@@ -212,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         "controller_mode": args.controller,
         "enable_planner": "true" if args.trajectories > 0 else "false",
         "sim_mode": args.sim_mode,
+        "hardware_like": "true" if args.hardware_like else "false",
         # identifier, controller, recorder, this process (+ planner): all see the first step
         "wait_subscribers": str(4 + (args.trajectories > 0)),
     }

@@ -18,7 +18,11 @@ sim's):
   a finite difference of quantised positions over jittered stamps has no bound without one on
   the acceleration, and the identifier needs q̇; the user states ``velocity_noise_abs``;
 - friction: ``wide`` (the drawn truth is up to ``friction_rel`` off the catalogue values that
-  the ``config`` box holds), unless a calibration provides the box.
+  the ``config`` box holds).
+
+With a calibration (``calibrated``) the friction box and the torque-error bound are the
+calibration's: it measured them on data of this kind, the error of its friction law and links
+included, which the sensor's bound alone would not cover; only the velocity bound is added.
 """
 from __future__ import annotations
 
@@ -44,16 +48,16 @@ def sampling_margin(rate_hz: float) -> float:
 def identifier_assumptions(robot: Robot, profile: HardwareProfile | None = None,
                            calibrated: bool = False) -> dict[str, Any]:
     """Keyword overrides of ``load_identification_config`` for data published with ``profile``
-    (default: the robot file's ``simulation.hardware_like.profile``): ``torque_noise_abs``
-    (per joint), ``torque_noise_rel``, ``velocity_noise_abs`` (per joint, fixed base) and,
-    unless ``calibrated``, ``friction="wide"``. Raises SimConfigError for velocities the
-    identifier cannot be given a bound for (module doc), naming what to do instead."""
+    (default: the robot file's ``simulation.hardware_like.profile``): ``velocity_noise_abs``
+    (per joint, fixed base) and, unless ``calibrated`` (module doc), ``torque_noise_abs`` (per
+    joint), ``torque_noise_rel`` and ``friction="wide"``. Raises SimConfigError for velocities
+    the identifier cannot be given a bound for (module doc), naming what to do instead."""
     profile = HardwareProfile.from_robot(robot) if profile is None else profile
     scale = 1.0 + sampling_margin(profile.rate_hz)
-    out: dict[str, Any] = {
+    out: dict[str, Any] = {} if calibrated else {
         "torque_noise_abs": scale * np.broadcast_to(np.asarray(profile.torque_noise, float),
                                                     (robot.nj,)).copy(),
-        "torque_noise_rel": scale * float(profile.torque_noise_rel)}
+        "torque_noise_rel": scale * float(profile.torque_noise_rel), "friction": "wide"}
     where = f"{robot.config_path}: simulation.hardware_like.profile.velocity"
     if profile.velocity in ("finite_difference", "missing"):
         raise SimConfigError(
@@ -70,6 +74,4 @@ def identifier_assumptions(robot: Robot, profile: HardwareProfile | None = None,
                 "simulate 'exact' velocities for this robot")
         if not robot.floating_base:
             out["velocity_noise_abs"] = eps
-    if not calibrated:
-        out["friction"] = "wide"
     return out
