@@ -125,6 +125,10 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                          "simulation.hardware_like: a robot drawn off the catalogue, offsets, "
                          "dry friction, drops, jitter, noise) and the identifier states that "
                          "profile's bounds (docs/hardware_like_data.md)")
+    ap.add_argument("--calibration", default="",
+                    help="sysid-calibrate result (calib.yaml) for the identifier, planner and "
+                         "controller, as on hardware (with --hardware-like: of the same drawn "
+                         "robot, docs/hardware_like_data.md)")
     ap.add_argument("--sim-mode", default="lockstep", choices=["lockstep", "realtime"],
                     help="lockstep: the simulator waits for each command (exact closed loop)")
     return ap.parse_args(argv)
@@ -157,7 +161,13 @@ def main(argv: list[str] | None = None) -> int:
     from sysid_ros.demo.priors import demo_prior, robot_with_prior, start_refusal
 
     from sysid_ros.model.arm_view import arm_view
-    full_robot = load_robot(args.robot)
+    # the nodes load the calibration too; this process certifies with the same model
+    calib = str(Path(args.calibration).resolve()) if args.calibration else None
+    try:
+        full_robot = load_robot(args.robot, None, calib)
+    except (OSError, ValueError) as exc:
+        _log(f"bad input: {exc}")
+        return EXIT_BAD_INPUT
     demo_cfg = full_robot.config.get("demo", {})      # (the arm view reads it as it is)
     if "waypoints" not in demo_cfg:
         _log(f"config/{args.robot}.yaml has no demo.waypoints: the demo needs a task")
@@ -173,12 +183,12 @@ def main(argv: list[str] | None = None) -> int:
     if prior:
         # every node reads the prior from the robot facts: give them one file with this prior
         robot_arg = str(robot_with_prior(full_robot, prior, out))
-        full_robot = load_robot(robot_arg)
+        full_robot = load_robot(robot_arg, None, calib)
         _log(f"θ_e prior '{prior}' (robot facts for this run: {robot_arg})")
     if not prior and (demo_cfg.get("prior_box") and full_robot.floating_base):
         from sysid_ros.demo.floating import robot_file_with_prior_box
         robot_arg = str(robot_file_with_prior_box(full_robot, out))
-        full_robot = load_robot(robot_arg)
+        full_robot = load_robot(robot_arg, None, calib)
         _log(f"θ_e prior: demo.prior_box (robot facts for this run: {robot_arg})")
     # B1 + Z1: the arm with the trunk as base (demo/floating.py), built once with the run's prior
     # (its disturbance bound depends on it and takes ~1 s)
@@ -218,6 +228,7 @@ def main(argv: list[str] | None = None) -> int:
         "enable_planner": "true" if args.trajectories > 0 else "false",
         "sim_mode": args.sim_mode,
         "hardware_like": "true" if args.hardware_like else "false",
+        "calibration": calib or "",
         # identifier, controller, recorder, this process (+ planner): all see the first step
         "wait_subscribers": str(4 + (args.trajectories > 0)),
     }
@@ -346,8 +357,18 @@ def main(argv: list[str] | None = None) -> int:
                     # certify with the box the controller holds now (it kept shrinking during
                     # the return), then run the task from rest at the start pose
                     box = _controller_box(robot, args.controller, state["bounds"])
-                    certification = (["the PID baseline has no model box"] if box is None
-                                     else certify(box))
+                    if box is None:
+                        certification = ["the PID baseline has no model box"]
+                    elif args.controller == "robust":
+                        # refused at its duration, the same path is tried slower
+                        timing = certify.task(box)
+                        certification, segment = timing.reasons, timing.segment
+                        if timing.asked_reasons and not timing.reasons:
+                            _log(f"the task with {certify.segment:.1f}-s segments is refused ("
+                                 + "; ".join(timing.asked_reasons[:2])
+                                 + f"); certified with {segment:.1f}-s segments")
+                    else:
+                        certification = certify(box)
                     start = now() + LEAD      # fresh: sim time moved on while certifying
                     times = segment * np.arange(len(waypoints) + 1)
                     task_window = (start, start + times[-1] + 1.0)
@@ -402,8 +423,10 @@ def main(argv: list[str] | None = None) -> int:
                   "no" if return_refused else "not reached" if return_end is None
                   else "yes" + _return_detail(return_path, return_duration)
                   if args.controller == "robust" else "not checked (baseline)"),
-              "task certified before execution": "yes" if task_window and not certification
-              else ("no" if task_window else "not reached"),
+              "task certified before execution": (
+                  "no" if task_window and certification else "not reached" if not task_window
+                  else "yes" + (f" (with {segment:.1f}-s segments: the {certify.segment:.1f}-s "
+                                "task was refused)" if segment != certify.segment else "")),
               "bag": str(bags[-1]), "wall time": f"{time.monotonic() - wall0:.0f} s"}
     # the floor's witnesses are fixed-base robots: a moving trunk could tell them apart
     floor = None if full_robot.floating_base else floor_summary(robot, ev)

@@ -20,9 +20,11 @@ sim's):
 - friction: ``wide`` (the drawn truth is up to ``friction_rel`` off the catalogue values that
   the ``config`` box holds).
 
-With a calibration (``calibrated``) the friction box and the torque-error bound are the
-calibration's: it measured them on data of this kind, the error of its friction law and links
-included, which the sensor's bound alone would not cover; only the velocity bound is added.
+With a calibration (``calibrated``) nothing is added: its friction box and its torque-error
+bound were measured on data of this kind (window-averaged over its own windows), and that bound
+absorbs what the calibration data contained — the velocity noise through the armature, the
+error of its friction law, stamp jitter (its provenance lists them); stating the velocity bound
+on top would count that noise twice. The profile's velocity mode is still checked.
 """
 from __future__ import annotations
 
@@ -48,10 +50,11 @@ def sampling_margin(rate_hz: float) -> float:
 def identifier_assumptions(robot: Robot, profile: HardwareProfile | None = None,
                            calibrated: bool = False) -> dict[str, Any]:
     """Keyword overrides of ``load_identification_config`` for data published with ``profile``
-    (default: the robot file's ``simulation.hardware_like.profile``): ``velocity_noise_abs``
-    (per joint, fixed base) and, unless ``calibrated`` (module doc), ``torque_noise_abs`` (per
-    joint), ``torque_noise_rel`` and ``friction="wide"``. Raises SimConfigError for velocities
-    the identifier cannot be given a bound for (module doc), naming what to do instead."""
+    (default: the robot file's ``simulation.hardware_like.profile``): ``torque_noise_abs``
+    (per joint), ``torque_noise_rel``, ``velocity_noise_abs`` (per joint, fixed base) and
+    ``friction="wide"``; none of them when ``calibrated`` (module doc). Raises SimConfigError
+    for velocities the identifier cannot be given a bound for (module doc), naming what to do
+    instead."""
     profile = HardwareProfile.from_robot(robot) if profile is None else profile
     scale = 1.0 + sampling_margin(profile.rate_hz)
     out: dict[str, Any] = {} if calibrated else {
@@ -72,6 +75,6 @@ def identifier_assumptions(robot: Robot, profile: HardwareProfile | None = None,
                 f"{where} is 'noisy' on a floating base ({robot.name}): the identifier has no "
                 "velocity-error rows for a moving trunk, so no sound box could be stated; "
                 "simulate 'exact' velocities for this robot")
-        if not robot.floating_base:
+        if not robot.floating_base and not calibrated:
             out["velocity_noise_abs"] = eps
     return out

@@ -73,9 +73,9 @@ def test_the_stated_bounds_are_the_profiles_with_the_sampling_margin(gen3):
         assert kw["torque_noise_rel"] == pytest.approx((1.0 + margin) * profile.torque_noise_rel)
         np.testing.assert_allclose(kw["velocity_noise_abs"], profile.velocity_noise)
         assert kw["friction"] == "wide"
-        # calibrated: the calibration's friction box and torque bound stand, velocity added
-        assert set(identifier_assumptions(gen3, profile, calibrated=True)) == {
-            "velocity_noise_abs"}
+        # calibrated: the calibration's friction box and measured bound stand (it absorbed
+        # the velocity noise of the same kind of data)
+        assert identifier_assumptions(gen3, profile, calibrated=True) == {}
     with pytest.raises(SimConfigError, match="finite_difference.*velocity_noise_abs"):
         identifier_assumptions(load_robot("z1"))
     b1 = load_robot("b1_z1")
