@@ -39,6 +39,7 @@ setup(
             "sysid-record = sysid_ros.nodes.recorder:main",
             "sysid-replay = sysid_ros.nodes.replay:main",
             "sysid-demo = sysid_ros.demo.cli:main",
+            "sysid-sim-record = sysid_ros.simulation.record_cli:main",
             "sysid-shm-clean = sysid_ros.launcher.shm:main",
             # ROS 2 nodes (ros2 run sysid_ros <name>)
             "identifier = sysid_ros.nodes.identifier:main",

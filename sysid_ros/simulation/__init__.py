@@ -18,7 +18,8 @@ from sysid_ros.simulation.runtime import (
 from sysid_ros.simulation.simulator import (
     ImuReading, Measurement, SimConfig, SimState, Simulator, robot_physics_dt,
 )
-from sysid_ros.simulation.truth import HardwareTruth, hardware_truth_settings, random_hardware_truth
+from sysid_ros.simulation.truth import (HardwareTruth, hardware_truth_settings,
+                                        random_hardware_truth, sim_truth)
 
 __all__ = [
     "CommandError", "PayloadError", "SimConfigError", "SimulationError",
@@ -28,7 +29,7 @@ __all__ = [
     "SumOfSines", "exciting_reference",
     "JointSample", "Publication", "RealtimePacer", "RuntimeSettings", "SimRuntime",
     "payload_from_settings",
-    "HardwareTruth", "hardware_truth_settings", "random_hardware_truth",
+    "HardwareTruth", "hardware_truth_settings", "random_hardware_truth", "sim_truth",
     "VELOCITY_MODES", "ExactSamples", "HardwareProfile", "HardwareRecording", "HardwareSensor",
     "PublishedSamples", "hardware_simulator", "record_hardware_like", "write_joint_states_bag",
 ]

@@ -32,7 +32,7 @@ from sysid_ros.simulation.errors import CommandError, SimConfigError
 from sysid_ros.simulation.hardware_like import HardwareProfile, HardwareSensor, hardware_simulator
 from sysid_ros.simulation.payload import Payload, dumbbell_for
 from sysid_ros.simulation.simulator import ImuReading, SimConfig, Simulator, robot_physics_dt
-from sysid_ros.simulation.truth import hardware_truth_settings, random_hardware_truth
+from sysid_ros.simulation.truth import sim_truth
 
 __all__ = ["MODES", "COMMANDER_MEMORY_S", "RuntimeSettings", "JointSample", "Publication",
            "SimRuntime", "RealtimePacer", "payload_from_settings", "publication_schedule"]
@@ -183,8 +183,7 @@ class SimRuntime:
         self.sensor: HardwareSensor | None = None
         if s.hardware_like:
             self.profile = HardwareProfile.from_robot(robot)
-            truth = random_hardware_truth(robot, np.random.default_rng([s.hardware_seed, 0]),
-                                          **hardware_truth_settings(robot), payload=self.payload)
+            truth = sim_truth(robot, s.hardware_seed, self.payload)
             self.sim = hardware_simulator(robot, self.payload, self.profile, truth, seed=s.seed,
                                           integrator=s.integrator)
             self.sensor = HardwareSensor(robot, self.profile, truth,

@@ -31,7 +31,7 @@ from sysid_ros.simulation._util import per_joint
 from sysid_ros.simulation.errors import SimConfigError
 from sysid_ros.simulation.payload import Payload
 
-__all__ = ["HardwareTruth", "random_hardware_truth", "hardware_truth_settings"]
+__all__ = ["HardwareTruth", "random_hardware_truth", "hardware_truth_settings", "sim_truth"]
 
 #: Keys of ``simulation.hardware_like.truth`` in a robot facts file (keyword arguments of
 #: :func:`random_hardware_truth`).
@@ -150,6 +150,14 @@ def hardware_truth_settings(robot: Robot) -> dict[str, Any]:
     if unknown:
         raise SimConfigError(f"{where}: unknown keys {unknown}; known: {list(TRUTH_KEYS)}")
     return dict(truth)
+
+
+def sim_truth(robot: Robot, hardware_seed: int, payload: Payload | None = None) -> HardwareTruth:
+    """The robot the sim node draws with ``hardware_like`` and ``hardware_seed``: the robot
+    file's truth settings, its seed stream 0 (the payload does not change the draw). A
+    calibration recording of the same robot (``sysid-sim-record``) draws it here too."""
+    return random_hardware_truth(robot, np.random.default_rng([int(hardware_seed), 0]),
+                                 **hardware_truth_settings(robot), payload=payload)
 
 
 def random_hardware_truth(robot: Robot, rng: np.random.Generator, friction_rel: float = 0.5,

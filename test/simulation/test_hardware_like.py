@@ -294,3 +294,24 @@ def test_bad_recording_arguments(gen3):
         record_hardware_like(gen3, rng, None, 1.0, CLEAN, swap_time=0.5)
     with pytest.raises(SimConfigError, match="floating base"):
         record_hardware_like(load_robot("b1_z1"), rng, None, 1.0, CLEAN)
+
+
+def test_sim_record_writes_the_robot_the_sim_node_simulates(gen3, tmp_path):
+    """``sysid-sim-record``'s robot is the sim runtime's (``sim_truth``, same hardware_seed):
+    its calibration is of the robot the graph then runs. The bag reads back at the profile's
+    rate; a second run with the same output refuses (exit 2)."""
+    from sysid_ros.simulation import RuntimeSettings, SimRuntime, sim_truth
+    from sysid_ros.simulation.record_cli import main
+
+    rt = SimRuntime(gen3, RuntimeSettings(hardware_like=True, hardware_seed=3, payload_mass=0.0))
+    assert rt.sim.truth is not None
+    drawn = sim_truth(gen3, 3)
+    np.testing.assert_array_equal(rt.sim.truth.friction, drawn.friction)
+    np.testing.assert_array_equal(rt.sim.truth.theta_r, drawn.theta_r)
+    assert not np.allclose(sim_truth(gen3, 4).friction, drawn.friction)
+    out = tmp_path / "bag"
+    assert main(["--seconds", "1.0", "--hardware-seed", "3", "--out", str(out)]) == 0
+    js = read_joint_states(out, "/joint_states", list(gen3.joint_names))
+    profile = HardwareProfile.from_robot(gen3)
+    assert abs(np.median(np.diff(js.t)) - 1.0 / profile.rate_hz) < 0.2 / profile.rate_hz
+    assert main(["--seconds", "1.0", "--out", str(out)]) == 2
