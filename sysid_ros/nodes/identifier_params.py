@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from sysid_ros.identification.config import FRICTION_MODES
 from sysid_ros.identification.identifier import ONLINE_METHODS
 from sysid_ros.model.robots import Robot
@@ -73,7 +75,10 @@ def identification_overrides(robot: Robot, p: dict[str, Any]) -> dict[str, Any]:
     calibrated = bool(p.get("calibration"))
     if p.get("hardware_like"):
         from sysid_ros.simulation.assumptions import identifier_assumptions
-        kw.update(identifier_assumptions(robot, calibrated=calibrated))
+        file_eps = (robot.config.get("identification") or {}).get("velocity_noise_abs", 0.0)
+        stated = (p.get("velocity_noise_abs") is not None
+                  or bool(np.any(np.asarray(file_eps, float) > 0)))
+        kw.update(identifier_assumptions(robot, calibrated=calibrated, velocity_stated=stated))
     kw.update({k: p[k] for k in OVERRIDES if p.get(k) is not None})
     if kw.get("friction") == "auto":
         kw["friction"] = "wide" if p.get("hardware_like") and not calibrated else "config"

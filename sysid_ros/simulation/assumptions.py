@@ -48,13 +48,15 @@ def sampling_margin(rate_hz: float) -> float:
 
 
 def identifier_assumptions(robot: Robot, profile: HardwareProfile | None = None,
-                           calibrated: bool = False) -> dict[str, Any]:
+                           calibrated: bool = False,
+                           velocity_stated: bool = False) -> dict[str, Any]:
     """Keyword overrides of ``load_identification_config`` for data published with ``profile``
     (default: the robot file's ``simulation.hardware_like.profile``): ``torque_noise_abs``
     (per joint), ``torque_noise_rel``, ``velocity_noise_abs`` (per joint, fixed base) and
     ``friction="wide"``; none of them when ``calibrated`` (module doc). Raises SimConfigError
     for velocities the identifier cannot be given a bound for (module doc), naming what to do
-    instead."""
+    instead, unless the user states the velocity bound (``velocity_stated``: then the velocity
+    is left to that statement)."""
     profile = HardwareProfile.from_robot(robot) if profile is None else profile
     scale = 1.0 + sampling_margin(profile.rate_hz)
     out: dict[str, Any] = {} if calibrated else {
@@ -62,6 +64,8 @@ def identifier_assumptions(robot: Robot, profile: HardwareProfile | None = None,
                                                     (robot.nj,)).copy(),
         "torque_noise_rel": scale * float(profile.torque_noise_rel), "friction": "wide"}
     where = f"{robot.config_path}: simulation.hardware_like.profile.velocity"
+    if velocity_stated:
+        return out
     if profile.velocity in ("finite_difference", "missing"):
         raise SimConfigError(
             f"{where} is {profile.velocity!r}: the identifier needs joint velocities with a "

@@ -45,6 +45,18 @@ def test_hardware_like_states_the_profile_and_explicit_values_win():
     assert calibrated == {"friction": "config"}
 
 
+def test_a_stated_velocity_bound_lets_a_finite_difference_profile_run():
+    """The Z1's profile differentiates encoder angles; a user who states a velocity bound
+    (here 0.1 rad/s) gets the profile's torque noise and the wide box with that bound."""
+    z1 = load_robot("z1")
+    kw = identification_overrides(z1, _params(friction="auto", hardware_like=True,
+                                              velocity_noise_abs=0.1))
+    assert kw["velocity_noise_abs"] == 0.1 and kw["friction"] == "wide"
+    prof = HardwareProfile.from_robot(z1)
+    np.testing.assert_allclose(kw["torque_noise_abs"], 1.5 * np.broadcast_to(
+        prof.torque_noise, (z1.nj,)))
+
+
 def test_a_profile_without_velocity_bounds_stops_the_node_with_the_reason():
     """The Z1's hardware-like driver differentiates encoder angles: no bound the identifier
     could state, so the node does not start (exit 1) and says what to do."""
