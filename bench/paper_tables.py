@@ -66,7 +66,8 @@ OBSTACLE_DEPENDENT = {"ours"}          # methods whose motion depends on the obs
 
 def _tag(reason: str) -> str:
     """Short failure cause for the table."""
-    for key, tag in (("torque limit", "torque limit"), ("collision", "collision"),
+    for key, tag in (("not certifiable", "not certifiable, not sent"),
+                     ("torque limit", "torque limit"), ("collision", "collision"),
                      ("tracking bound", "V > V_max"),
                      ("excludes the true", "box misses truth"),
                      ("no certified plan", "no certified plan"),

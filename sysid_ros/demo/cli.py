@@ -78,11 +78,25 @@ def _trajectory(robot, start: float, times, positions):
     return msg
 
 
+def _executed(plans: list[tuple]) -> list[tuple]:
+    """(trajectory, k, seconds it ran) of each published plan (``on_plan``'s tuples): each ran
+    until the next one's start, the last one to its end."""
+    from sysid_ros.planning.trajectory import QuinticTrajectory
+
+    out = []
+    for i, (start, end, q_end, q0, dq0, ddq0) in enumerate(plans):
+        ran = (plans[i + 1][0] if i + 1 < len(plans) else end) - start
+        out.append((QuinticTrajectory(q0, dq0, ddq0, end - start), q_end - q0,
+                    min(max(ran, 0.0), end - start)))
+    return out
+
+
 def _return_detail(path: ReturnPath | None, duration: float) -> str:
     """What the report adds to "return certified: yes" when the direct move was refused."""
     if path is None or not path.direct_reasons:
         return ""
-    how = "through the plans' start poses" if path.via else "slower"
+    how = (f"back through {len(path.times) - 2} poses of the exciting motion" if path.via
+           else "slower")
     return (f" ({how}, {path.times[-1]:.1f} s: the direct {duration:.1f}-s move was "
             "refused)")
 
@@ -150,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     from trajectory_msgs.msg import JointTrajectory
 
     from sysid_ros.demo.report import evaluate, floor_summary, load_run, write_report
-    from sysid_ros.demo.task import ReturnPath, TaskCertifier
+    from sysid_ros.demo.task import ReturnPath, TaskCertifier, retrace_poses
     from sysid_ros.launcher import launch_graph
     from sysid_ros.model.robots import load_robot
     from sysid_ros.nodes.qos import qos_for_topic
@@ -242,9 +256,11 @@ def main(argv: list[str] | None = None) -> int:
         if msg.header.frame_id != "sysid_demo_task":
             start = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
             end = msg.points[-1].time_from_start
+            p0 = msg.points[0]
             state["plans"].append((start, start + end.sec + end.nanosec * 1e-9,
                                    np.asarray(msg.points[-1].positions),
-                                   np.asarray(msg.points[0].positions)))
+                                   np.asarray(p0.positions), np.asarray(p0.velocities),
+                                   np.asarray(p0.accelerations)))
 
     def on_bounds(msg: Float64MultiArray) -> None:
         try:
@@ -330,7 +346,8 @@ def main(argv: list[str] | None = None) -> int:
                             else:
                                 return_path = certify.return_path(
                                     box, q0, task_start, return_duration,
-                                    via=[p[3] for p in reversed(plans)])
+                                    vias=[[p[3] for p in reversed(plans)],
+                                          retrace_poses(_executed(plans))])
                                 return_refused = return_path.reasons
                             if return_refused:
                                 _log(f"return NOT certifiable ({'; '.join(return_refused[:2])});"
@@ -341,8 +358,9 @@ def main(argv: list[str] | None = None) -> int:
                                 _log(f"the direct return in {return_duration:.1f} s is refused ("
                                      + "; ".join(return_path.direct_reasons[:2])
                                      + "); certified instead: "
-                                     + (f"through {len(return_path.times) - 2} plans' start "
-                                        "poses" if return_path.via else "the direct move")
+                                     + (f"back through {len(return_path.times) - 2} poses of "
+                                        "the exciting motion" if return_path.via
+                                        else "the direct move")
                                      + f" in {return_path.times[-1]:.1f} s")
                         if return_path is None:
                             return_path = ReturnPath(np.array([0.0, return_duration]),

@@ -19,11 +19,12 @@ import numpy as np
 
 if TYPE_CHECKING:
     from sysid_ros.model.box import ParameterBox
+    from sysid_ros.planning.trajectory import QuinticTrajectory
     from sysid_ros.model.robots import Robot
     from sysid_ros.planning.obstacles import BoxObstacle
 
-__all__ = ["ReturnPath", "TaskCertifier", "TaskTiming", "task_points", "RETURN_MIN_SEGMENT",
-           "RETURN_SLOWDOWNS", "TASK_SLOWDOWNS"]
+__all__ = ["ReturnPath", "TaskCertifier", "TaskTiming", "retrace_poses", "task_points",
+           "RETURN_MIN_SEGMENT", "RETURN_SLOWDOWNS", "RETRACE_SPACING", "TASK_SLOWDOWNS"]
 
 #: s: shortest segment of a return through via poses (a short hop at the direct return's joint
 #: speed would otherwise brake hard)
@@ -32,8 +33,27 @@ RETURN_MIN_SEGMENT = 1.0
 RETURN_SLOWDOWNS = (1.0, 2.0, 4.0)
 #: how many times slower than asked the task's segments are tried when they do not certify
 TASK_SLOWDOWNS = (1.0, 1.5, 2.0)
+#: s of executed motion between the poses a retraced return goes through
+RETRACE_SPACING = 0.5
 #: rad: via poses closer than this to the previous point are skipped (no zero-length segments)
 _SAME_POSE = 1e-6
+
+
+def retrace_poses(executed: Sequence[tuple[QuinticTrajectory, np.ndarray, float]],
+                  spacing: float = RETRACE_SPACING) -> list[np.ndarray]:
+    """Poses along the executed exciting motion, most recent first: each plan (its trajectory,
+    k and how long it ran before the next took over) sampled every ``spacing`` s from the end
+    of its run back to its start. A return through them follows the certified motion back
+    with straight joint-space hops of ``spacing`` s of motion each, so it cuts its corners by
+    little where the direct move and the plans' start poses alone cut into an obstacle."""
+    poses: list[np.ndarray] = []
+    for traj, k, ran in reversed(executed):
+        times = np.arange(float(ran), -1e-9, -float(spacing))
+        if times.size == 0 or times[-1] > 1e-9:
+            times = np.append(times, 0.0)
+        q, _, _ = traj.sample(np.clip(times, 0.0, traj.t_f), np.asarray(k, float))
+        poses += [np.asarray(x, float) for x in q]
+    return poses
 
 
 def task_points(return_times: np.ndarray, return_positions: np.ndarray,
@@ -150,26 +170,24 @@ class TaskCertifier:
         return [f"{label}: {why}" for why in check.reasons]
 
     def return_path(self, box: ParameterBox, q_from: np.ndarray, q_to: np.ndarray,
-                    duration: float, via: Sequence[np.ndarray] = ()) -> ReturnPath:
+                    duration: float, vias: Sequence[Sequence[np.ndarray]] = ()) -> ReturnPath:
         """The return q_from → q_to certified for every θ_e in the box: the direct move over
-        ``duration`` if it certifies; else the same move through the ``via`` poses in order;
-        else both again ``RETURN_SLOWDOWNS`` times slower. A via segment of joint-space length
-        Δ takes duration·√(Δ/Δ_direct) (at least ``RETURN_MIN_SEGMENT``): a rest-to-rest
-        segment's peak acceleration is 5.77·Δ/T², so each hop accelerates no harder than the
-        direct move would (the torque limit is what refuses fast returns).
+        ``duration`` if it certifies; else the same move through each list of ``vias`` poses in
+        turn; else all of them again ``RETURN_SLOWDOWNS`` times slower. A via segment of
+        joint-space length Δ takes duration·√(Δ/Δ_direct) (at least ``RETURN_MIN_SEGMENT``):
+        a rest-to-rest segment's peak acceleration is 5.77·Δ/T², so each hop accelerates no
+        harder than the direct move would (the torque limit is what refuses fast returns).
 
-        The demo passes the certified exciting plans' start poses, most recent first: the arm
-        has been at rest near each of them, while a direct joint-space move may cut a corner
-        into an obstacle (session 16: 3.18 kg, experiment (b), the direct return was refused
-        because the hand could reach the platform). Whether a path certifies is decided by the
-        check alone; ``reasons`` says why the slowest attempt did not."""
+        The demo passes the certified exciting plans' start poses, most recent first, then the
+        executed motion retraced (``retrace_poses``): the arm has been near each of them, while
+        a direct joint-space move may cut a corner into an obstacle (session 16: 3.18 kg,
+        experiment (b), the direct return could reach the platform by 14 mm, the one through
+        the start poses by 6 mm). Whether a path certifies is decided by the check alone;
+        ``reasons`` says why the slowest attempt of the last candidate did not."""
         q_from, q_to = np.asarray(q_from, float), np.asarray(q_to, float)
-        pts = [q_from]
-        for p in [*(np.asarray(v, float) for v in via), q_to]:
-            if np.max(np.abs(p - pts[-1])) > _SAME_POSE:
-                pts.append(p)
         reach = max(float(np.max(np.abs(q_to - q_from))), 0.1)
-        hops = [float(np.max(np.abs(b - a))) for a, b in zip(pts[:-1], pts[1:])]
+        paths = [_through(q_from, q_to, via) for via in vias]
+        paths = [p for p in paths if len(p) > 2]
         first: list[str] = []
         reasons: list[str] = []
         for slow in RETURN_SLOWDOWNS:
@@ -179,14 +197,29 @@ class TaskCertifier:
             if not reasons:
                 return ReturnPath(np.array([0.0, t_direct]), np.stack([q_from, q_to]), [],
                                   direct_reasons=first)
-            if len(pts) <= 2:
-                continue
-            times = np.concatenate([[0.0], np.cumsum(
-                [max(RETURN_MIN_SEGMENT, t_direct * np.sqrt(h / reach)) for h in hops])])
-            reasons = [why for i, (a, b) in enumerate(zip(pts[:-1], pts[1:]), start=1)
-                       for why in self.move(box, a, b, times[i] - times[i - 1],
-                                            label=f"return via {i}")]
-            if not reasons:
-                return ReturnPath(times, np.stack(pts), [], via=True, direct_reasons=first)
+            for pts in paths:
+                times = np.concatenate([[0.0], np.cumsum(
+                    [max(RETURN_MIN_SEGMENT, t_direct * np.sqrt(
+                        float(np.max(np.abs(b - a))) / reach)) for a, b in zip(pts[:-1],
+                                                                                 pts[1:])])])
+                reasons = []
+                for i, (a, b) in enumerate(zip(pts[:-1], pts[1:]), start=1):
+                    reasons = self.move(box, a, b, times[i] - times[i - 1],
+                                        label=f"return via {i}")
+                    if reasons:           # one refused hop refuses the path: stop checking
+                        break
+                if not reasons:
+                    return ReturnPath(times, np.stack(pts), [], via=True, direct_reasons=first)
         return ReturnPath(np.array([0.0, float(duration)]), np.stack([q_from, q_to]), reasons,
-                          via=len(pts) > 2, direct_reasons=first)
+                          via=bool(paths), direct_reasons=first)
+
+
+def _through(q_from: np.ndarray, q_to: np.ndarray, via: Sequence[np.ndarray]
+             ) -> list[np.ndarray]:
+    """q_from, the via poses, q_to: each pose closer than ``_SAME_POSE`` to the previous
+    one skipped (no zero-length segments)."""
+    pts = [q_from]
+    for p in [*(np.asarray(v, float) for v in via), q_to]:
+        if np.max(np.abs(p - pts[-1])) > _SAME_POSE:
+            pts.append(p)
+    return pts

@@ -60,7 +60,7 @@ def test_a_refused_direct_return_goes_back_through_the_plans_start_poses():
     alone = certify.return_path(box, end, start, 3.0)
     assert not alone.certified and not alone.via
     assert any("platform" in r for r in alone.reasons)
-    path = certify.return_path(box, end, start, 3.0, via=plan_starts)
+    path = certify.return_path(box, end, start, 3.0, vias=[plan_starts])
     assert path.certified, path.reasons
     assert path.via and any("platform" in r for r in path.direct_reasons)
     np.testing.assert_array_equal(path.positions[0], end)
@@ -101,3 +101,27 @@ def test_a_task_refused_at_its_duration_is_certified_slower_or_not_at_all():
     assert certify(box(0.2), slower.segment) == []
     refused = certify.task(box(0.4))
     assert refused.reasons and refused.reasons == certify(box(0.4), TASK_SLOWDOWNS[-1] * 1.0)
+
+
+def test_retraced_poses_walk_the_executed_motion_back():
+    """``retrace_poses``: two plans, the first taken over after 1.5 s, the second run to its
+    end: poses every 0.5 s from the second's end back to its start, then the first's from
+    1.5 s back to its start — each equal to the plan's own desired position at that time."""
+    import numpy as np
+
+    from sysid_ros.demo.task import retrace_poses
+    from sysid_ros.planning.trajectory import QuinticTrajectory
+
+    q0 = np.array([0.0, 0.3, 3.14, -2.4, 0.0, -0.1, 1.57])
+    first = QuinticTrajectory(q0, np.zeros(7), np.zeros(7), 3.0)
+    k1 = np.full(7, 0.3)
+    mid = first.state_at(1.5, k1)
+    second = QuinticTrajectory(*mid, 3.0)
+    k2 = np.full(7, -0.2)
+    poses = retrace_poses([(first, k1, 1.5), (second, k2, 3.0)])
+    expected = [second.state_at(t, k2)[0] for t in (3.0, 2.5, 2.0, 1.5, 1.0, 0.5, 0.0)] + \
+        [first.state_at(t, k1)[0] for t in (1.5, 1.0, 0.5, 0.0)]
+    assert len(poses) == len(expected)
+    for p, e in zip(poses, expected):
+        np.testing.assert_allclose(p, e, atol=1e-12)
+    np.testing.assert_allclose(poses[-1], q0)
