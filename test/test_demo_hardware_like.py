@@ -3,7 +3,8 @@
 driver with drops, jitter, torque and velocity noise) is calibrated from recordings of itself
 without payload (``sysid-sim-record`` → ``sysid-calibrate``), then the closed-loop demo runs on
 it with that calibration (``sysid-demo --hardware-like --calibration``) from the catalogued
-payload class ``dumbbell_8lb``. Checked independently of the demo's verdict: the calibration's
+payload class ``dumbbell_8lb`` (from the generic ``2f85`` box it refuses before starting).
+Checked independently of the demo's verdict: the calibration's
 friction boxes hold the drawn robot's friction, every published θ_e box holds the truth, and no
 command reached a torque limit."""
 from __future__ import annotations
@@ -45,6 +46,15 @@ def test_calibrated_closed_loop_on_hardware_like_data(tmp_path):
     fr = calibrated.friction
     assert np.all(fr.lower - 1e-9 <= drawn) and np.all(drawn <= fr.upper + 1e-9), (
         f"calibrated friction box misses the drawn robot:\n{fr.lower}\n{drawn}\n{fr.upper}")
+
+    # the generic 2f85 prior: with dry friction the box cannot shrink at rest, and from it
+    # not even holding the start pose certifies, so the demo refuses before starting
+    refused = subprocess.run([str(Path(sys.executable).with_name("sysid-demo")),
+                              "--hardware-like", "--calibration", str(calib), "--out",
+                              str(tmp_path / "refused")], capture_output=True, text=True,
+                             timeout=120, env=ENV)
+    assert refused.returncode == 3, refused.stderr[-2000:]
+    assert "cannot certify even holding" in refused.stderr
 
     out = tmp_path / "demo"
     proc = _run("sysid-demo", "--hardware-like", "--calibration", str(calib), "--prior",

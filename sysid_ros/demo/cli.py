@@ -26,9 +26,15 @@ certified motion), no motion can ever be certified and the demo refuses; otherwi
 the planner waits for the identifier's first box, learnt at rest.
 
 Exit codes: 0 — ``Result: success``; 1 — ``Result: failure`` (report written, reasons in it and
-on stderr); 2 — bad input (robot file without a demo task, unknown prior); 3 — refused before
-starting: the prior cannot be certified at the start pose (nothing ran); 4 — the run produced
-no bag to evaluate (a node failed to start; see graph.log).
+on stderr); 2 — bad input (robot file without a demo task, unknown prior, unreadable
+calibration); 3 — refused before starting: the prior cannot be certified at the start pose, or
+``--hardware-like`` without ``--calibration`` for the robust controller (nothing ran); 4 — the run
+produced no bag to evaluate (a node failed to start; see graph.log).
+
+``--hardware-like --calibration calib.yaml``: the same run on hardware-like data of a robot
+drawn off the catalogue (docs/hardware_like_data.md), every node on the calibrated facts; dry
+friction makes data at rest uninformative, so the prior must certify the start (a catalogued
+payload class such as the Gen3's ``dumbbell_8lb``).
 """
 from __future__ import annotations
 
@@ -177,9 +183,10 @@ def main(argv: list[str] | None = None) -> int:
     from sysid_ros.model.arm_view import arm_view
     # the nodes load the calibration too; this process certifies with the same model
     calib = str(Path(args.calibration).resolve()) if args.calibration else None
+    from sysid_ros.errors import SysidError
     try:
         full_robot = load_robot(args.robot, None, calib)
-    except (OSError, ValueError) as exc:
+    except (SysidError, OSError, ValueError) as exc:
         _log(f"bad input: {exc}")
         return EXIT_BAD_INPUT
     demo_cfg = full_robot.config.get("demo", {})      # (the arm view reads it as it is)
@@ -207,10 +214,23 @@ def main(argv: list[str] | None = None) -> int:
     # B1 + Z1: the arm with the trunk as base (demo/floating.py), built once with the run's prior
     # (its disturbance bound depends on it and takes ~1 s)
     robot = arm_view(full_robot)
+    if args.hardware_like and not calib and args.controller == "robust":
+        # the controller's and the planner's friction/offset box is the robot file's, the
+        # catalogue robot's; the simulated one is drawn up to 50 % off it, with dry friction and
+        # offsets outside it: their guarantees would rest on a premise the run breaks
+        _log("refused: --hardware-like without --calibration: the controller's and the "
+             "planner's friction box is the catalogue robot's, which the simulated robot lies "
+             "outside (simulation.hardware_like.truth), so nothing they certify would hold. "
+             "Calibrate it first: sysid-sim-record, sysid-calibrate, then --calibration "
+             "calib.yaml (README)")
+        return EXIT_REFUSED
     if args.controller == "robust" and args.trajectories > 0:
         home = np.asarray(robot.config["simulation"]["home"], float)
         refusal = start_refusal(robot, home)
-        if refusal and not demo_cfg.get("refuse_uncertified_start", False):
+        # dry friction makes data at rest uninformative (the Z1's reason): hardware-like data
+        # have it, so the box cannot shrink before a certified motion
+        if refusal and not (demo_cfg.get("refuse_uncertified_start", False)
+                            or args.hardware_like):
             # the identifier may still shrink the box from data at rest (the Gen3: no dry
             # friction, so the static torques inform θ_e); the planner waits for that box
             _log(f"note: from the prior '{prior}' the planner cannot certify holding the start "

@@ -63,3 +63,17 @@ def test_demo_refuses_before_starting_anything(tmp_path, capsys):
     assert not (out / "bag").exists() and not (out / "graph.log").exists()   # nothing ran
     assert main(["--robot", "z1", "--prior", "nope", "--out", str(out)]) == EXIT_BAD_INPUT
 
+
+
+def test_hardware_like_demo_needs_a_calibration(tmp_path, capsys):
+    """``--hardware-like`` with the robust controller and no ``--calibration``: the controller's
+    and the planner's friction box would be the catalogue robot's, which the drawn robot lies
+    outside, so the demo refuses before anything runs and says how to calibrate; a calibration
+    file that does not exist is bad input."""
+    out = tmp_path / "hw"
+    assert main(["--hardware-like", "--prior", "dumbbell_8lb", "--out", str(out)]) == EXIT_REFUSED
+    err = capsys.readouterr().err
+    assert "--calibration" in err and "sysid-sim-record" in err
+    assert not (out / "graph.log").exists()
+    assert main(["--hardware-like", "--calibration", str(tmp_path / "missing.yaml"),
+                 "--out", str(out)]) == EXIT_BAD_INPUT
