@@ -385,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
                         if return_path is None:
                             return_path = ReturnPath(np.array([0.0, return_duration]),
                                                      np.stack([q0, task_start]), [])
-                        start = t + LEAD
+                        start = now() + LEAD      # fresh: sim time moved on while certifying
                         task_pub.publish(_trajectory(robot, start, return_path.times,
                                                      return_path.positions))
                         return_end = start + float(return_path.times[-1]) + 0.5

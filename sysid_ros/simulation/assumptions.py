@@ -24,7 +24,8 @@ With a calibration (``calibrated``) nothing is added: its friction box and its t
 bound were measured on data of this kind (window-averaged over its own windows), and that bound
 absorbs what the calibration data contained — the velocity noise through the armature, the
 error of its friction law, stamp jitter (its provenance lists them); stating the velocity bound
-on top would count that noise twice. The profile's velocity mode is still checked.
+on top would count that noise twice; so is that of finite-difference velocities, which the
+calibration data had too. Only ``missing`` velocities are still refused.
 """
 from __future__ import annotations
 
@@ -64,14 +65,17 @@ def identifier_assumptions(robot: Robot, profile: HardwareProfile | None = None,
                                                     (robot.nj,)).copy(),
         "torque_noise_rel": scale * float(profile.torque_noise_rel), "friction": "wide"}
     where = f"{robot.config_path}: simulation.hardware_like.profile.velocity"
-    if velocity_stated:
+    if profile.velocity == "missing":
+        raise SimConfigError(f"{where} is 'missing': the identifier needs joint velocities")
+    if velocity_stated or calibrated:
         return out
-    if profile.velocity in ("finite_difference", "missing"):
+    if profile.velocity == "finite_difference":
         raise SimConfigError(
-            f"{where} is {profile.velocity!r}: the identifier needs joint velocities with a "
+            f"{where} is 'finite_difference': the identifier needs joint velocities with a "
             "stated error bound, and a finite difference of quantised positions over jittered "
-            "stamps has none without an acceleration bound. State it (identifier parameter "
-            "velocity_noise_abs, fixed base) or simulate 'noisy' velocities")
+            "stamps has none without an acceleration bound. Calibrate on such data (its bound "
+            "absorbs that error), state it (identifier parameter velocity_noise_abs, fixed "
+            "base) or simulate 'noisy' velocities")
     if profile.velocity == "noisy":
         eps = np.broadcast_to(np.asarray(profile.velocity_noise, float), (robot.nj,)).copy()
         if robot.floating_base and np.any(eps > 0):

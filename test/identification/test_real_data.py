@@ -62,7 +62,8 @@ def _config(robot, rec, state_velocity=True):
 def test_the_stated_bounds_are_the_profiles_with_the_sampling_margin(gen3):
     """What ``_config`` states: the sensor bound × (1 + margin) at each rate (the margin this
     module's docstring measured), the wide friction box, the velocity bound of a noisy profile;
-    refused: finite-difference velocities, noisy ones on a floating base."""
+    refused: finite-difference velocities (uncalibrated), missing ones, noisy ones on a floating
+    base."""
     for rate, margin in INTERPOLATION.items():
         assert sampling_margin(rate) == margin
         profile = HardwareProfile.from_robot(gen3, rate_hz=rate, physics_dt=None,
@@ -76,8 +77,13 @@ def test_the_stated_bounds_are_the_profiles_with_the_sampling_margin(gen3):
         # calibrated: the calibration's friction box and measured bound stand (it absorbed
         # the velocity noise of the same kind of data)
         assert identifier_assumptions(gen3, profile, calibrated=True) == {}
+    z1 = load_robot("z1")
     with pytest.raises(SimConfigError, match="finite_difference.*velocity_noise_abs"):
-        identifier_assumptions(load_robot("z1"))
+        identifier_assumptions(z1)
+    assert identifier_assumptions(z1, calibrated=True) == {}     # its bound absorbed them
+    with pytest.raises(SimConfigError, match="missing"):
+        identifier_assumptions(gen3, HardwareProfile.from_robot(gen3, velocity="missing"),
+                               calibrated=True)
     b1 = load_robot("b1_z1")
     noisy = HardwareProfile.from_robot(b1, velocity="noisy", velocity_noise=0.01)
     with pytest.raises(SimConfigError, match="floating base"):
