@@ -147,6 +147,11 @@ def floor_summary(robot: Robot, ev: Evaluation) -> str | None:
             "(docs/design.md §4.3b); the rest is the excitation's and the noise's")
 
 
+#: the robust controller's record of the trajectories it admitted (sysid_ros.nodes.robust_controller)
+ADMITTED_TOPIC = "/robust_controller/admitted_trajectory"
+TRAJECTORY_TYPE = "trajectory_msgs/msg/JointTrajectory"
+
+
 def bag_messages(bag: Path, topic: str, msgtype: str) -> Iterator[tuple[float, Any]]:
     """(log time s, message) of a topic; a topic the run did not record yields nothing."""
     try:
@@ -186,7 +191,15 @@ def load_run(bag: Path, robot: Robot) -> RunData:
     for _, msg in bag_messages(bag, "/sim/payload_truth", "geometry_msgs/msg/InertiaStamped"):
         truth = _theta_from_inertia(msg.inertia)
     trajs = []
-    for _, msg in bag_messages(bag, "/sysid/desired_trajectory", "trajectory_msgs/msg/JointTrajectory"):
+    # what the controller tracked: the trajectories it admitted (a rejected one, e.g. one that
+    # arrived after its start, never became the reference); bags recorded before the
+    # controller published them have only what was sent
+    try:
+        next(iter_messages(bag, ADMITTED_TOPIC, TRAJECTORY_TYPE), None)
+        source = ADMITTED_TOPIC
+    except TopicNotFoundError:
+        source = "/sysid/desired_trajectory"
+    for _, msg in bag_messages(bag, source, TRAJECTORY_TYPE):
         pts = msg.points
         trajs.append(JointTrajectoryArrays.from_arrays(
             [p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in pts],

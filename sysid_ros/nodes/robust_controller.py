@@ -1,9 +1,9 @@
 """``robust_controller``: lifecycle shell over ``control.runtime.ControllerRuntime`` (states,
 steady-clock watchdogs, self-deactivation on stale input, diagnostics; law: ``control.controller``;
 admission and certificates: ``control.admission``). It only translates messages, parameters
-(``PARAMETERS`` → ``ControllerSettings``; config/robust_controller.yaml, docs/parameters.md)
-and timers (all on the STEADY clock: a dead /clock cannot silence them). Sub ``joint_states``,
-bounds, trajectories; pub commands, ``/diagnostics``, ``~/tracking_error``, ``~/state``."""
+(``PARAMETERS`` → ``ControllerSettings``; config/robust_controller.yaml, docs/parameters.md) and
+timers (all on the STEADY clock: a dead /clock cannot silence them). Sub ``joint_states``, bounds,
+trajectories; pub commands, /diagnostics, ~/tracking_error, ~/state, ~/admitted_trajectory."""
 from __future__ import annotations
 
 import time
@@ -59,23 +59,23 @@ class RobustControllerNode(LifecycleNode):
             self.get_logger().error(self._unconfigured[1])
             self._publish_status()
             return TransitionCallbackReturn.FAILURE
-        self._n = 0
         # joint_states in, commands out as CDR bytes: rclpy's message objects cost ~4x the law
-        self._decoder = JointStateDecoder(self.rt.robot.joint_names, need_effort=False)
+        self._n, self._decoder = 0, JointStateDecoder(self.rt.robot.joint_names, need_effort=False)
         self._encoder, self._err_enc, self._state_enc = (
             Float64ArrayEncoder(), Float64ArrayEncoder("e,de"), Float64ArrayEncoder(",".join(STATE_LABELS)))
         pub, sub = self.create_publisher, self.create_subscription
         self.cmd_pub = pub(Float64MultiArray, s.command_topic, command_qos(s.command_reliability))
-        self.err_pub = pub(Float64MultiArray, "~/tracking_error", 10)
-        self.state_pub = pub(Float64MultiArray, "~/state", 10)
+        self.err_pub, self.state_pub, self.adm_pub = (
+            pub(Float64MultiArray, "~/tracking_error", 10), pub(Float64MultiArray, "~/state", 10),
+            pub(JointTrajectory, "~/admitted_trajectory", TRAJECTORY_QOS))
         timers = [(s.watchdog_period, self._on_watchdog), (s.diagnostics_period, self._on_period),
                   *([(1.0 / s.timer_rate, self._on_timer)] if s.publish_on == "timer" else [])]
-        self._io = [("pub", self.cmd_pub), ("pub", self.err_pub), ("pub", self.state_pub),
-                    ("sub", sub(JointState, s.joint_states_topic, self._on_joint_states,
-                                CONTROL_SENSOR_QOS, raw=True)),
-                    ("sub", sub(Float64MultiArray, s.bounds_topic, self._on_bounds, LATCHED_QOS)),
-                    ("sub", sub(JointTrajectory, s.trajectory_topic, self._on_trajectory,
-                                TRAJECTORY_QOS))]
+        self._io = [("pub", p) for p in (self.cmd_pub, self.err_pub, self.state_pub, self.adm_pub)]
+        self._io += [("sub", sub(JointState, s.joint_states_topic, self._on_joint_states,
+                                 CONTROL_SENSOR_QOS, raw=True)),
+                     ("sub", sub(Float64MultiArray, s.bounds_topic, self._on_bounds, LATCHED_QOS)),
+                     ("sub", sub(JointTrajectory, s.trajectory_topic, self._on_trajectory,
+                                 TRAJECTORY_QOS))]
         self._io += [("timer", self.create_timer(period, cb, clock=self._steady))
                      for period, cb in timers]
         self.get_logger().info(f"configured: {self.rt.robot.name}, {s}")
@@ -131,11 +131,9 @@ class RobustControllerNode(LifecycleNode):
 
     def _on_bounds(self, msg: Float64MultiArray) -> None:
         try:
-            box = bounds_from_msg(msg, self._rt.robot.ee_joint)
+            self._rt.bounds(time.monotonic(), bounds_from_msg(msg, self._rt.robot.ee_joint))
         except MessageError as exc:
             self._rt.bounds_rejected(str(exc))
-        else:
-            self._rt.bounds(time.monotonic(), box)
         self._flush()
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
@@ -143,7 +141,8 @@ class RobustControllerNode(LifecycleNode):
             traj, error = trajectory_from_msg(msg, self._rt.robot.joint_names), ""
         except TrajectoryError as exc:
             traj, error = None, str(exc)
-        self._rt.trajectory(self._ros_now(), traj, msg.header.frame_id, error)
+        if self._rt.trajectory(self._ros_now(), traj, msg.header.frame_id, error).accepted:
+            self.adm_pub.publish(msg)     # what it tracks (a rejected one leaves no trace here)
         self._flush()
 
     def _on_watchdog(self) -> None:

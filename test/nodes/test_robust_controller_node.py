@@ -58,6 +58,10 @@ class Harness:
         self.node.create_subscription(
             Float64MultiArray, "/robust_controller/tracking_error",
             lambda m: self.errors.append(np.array(m.data)), 50)
+        self.admitted: list = []          # what the controller says it tracks
+        self.adm_sub = self.node.create_subscription(
+            JointTrajectory, "/robust_controller/admitted_trajectory", self.admitted.append,
+            TRAJECTORY_QOS)
 
     def command_reliability(self):
         infos = self.node.get_publishers_info_by_topic("/effort_controller/commands")
@@ -74,6 +78,7 @@ class Harness:
             "payload_bounds": lambda: self.bounds_pub.get_subscription_count() > 0,
             "diagnostics": lambda: self.diag_sub.get_publisher_count() > 0,
             "commands": lambda: self.cmd_sub.get_publisher_count() > 0,
+            "admitted_trajectory": lambda: self.adm_sub.get_publisher_count() > 0,
         }
         for topic, ok in matched.items():
             assert self.spin_until(ok, timeout), f"controller's {topic} endpoint never matched"
@@ -290,6 +295,9 @@ def test_stale_states_stop_commands_and_bad_trajectories_are_rejected(harness):
         harness.trajectory(names, [0.5, 0.6], [target, target], z, z, 0.0)   # hold target
         pump(0.9)
         np.testing.assert_allclose(harness.errors[-1][:7], target - q, atol=1e-9)
+        # the admitted trajectory is echoed on ~/admitted_trajectory (the report's reference)
+        assert harness.spin_until(lambda: len(harness.admitted) == 1, 5.0)
+        np.testing.assert_allclose(harness.admitted[0].points[-1].positions, target)
         bad = {
             "joint names": dict(names=names[:-1] + ["elbow"]),
             "strictly increasing": dict(times=[0.0, 0.5, 0.5]),
@@ -309,8 +317,10 @@ def test_stale_states_stop_commands_and_bad_trajectories_are_rejected(harness):
                 lambda: any("trajectory rejected" in m and reason in m
                             for _, _, m in harness.diags[n_diag:]), 5.0), reason
             pump(0.1)
-            # the current trajectory continues (error still towards the held target)
+            # the current trajectory continues (error still towards the held target), and
+            # the rejected one is not echoed as admitted
             np.testing.assert_allclose(harness.errors[-1][:7], target - q, atol=1e-9)
+            assert len(harness.admitted) == 1
         # stop publishing joint states: commands stop and /diagnostics says why
         pump(0.2)
         t_stop = time.monotonic()
