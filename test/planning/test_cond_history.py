@@ -1,10 +1,13 @@
 """``planner.cond_history`` (issue 15 item 1): the ``cond`` objective of the rows already
 executed and the planned ones together. Its value is numpy's cond of the stacked rows, its
-gradient matches central differences, and the planner minimises it when asked."""
+gradient matches central differences, and the planner minimises it when asked. And
+``planner.restarts``: more NLP starts never make the certified plan worse."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from sysid_ros.planning.errors import PlannerConfigError
 from sysid_ros.planning.nominal import NominalModel
 from sysid_ros.planning.planner import ExcitingPlanner, PlannerConfig
 from sysid_ros.planning.trajectory import QuinticTrajectory
@@ -61,3 +64,28 @@ def test_planner_uses_the_history_when_configured(gen3, gen3_controller, payload
                             gen3_controller)
     plain.information = planner.information
     assert np.isclose(plain._objective("cond", box, traj, k)(y)[0], alone)
+
+
+def test_restarts_keep_the_plan_certified_and_never_worse(gen3, gen3_controller):
+    """``planner.restarts``: from the same state and box a planner with restarts returns a
+    certified plan whose objective is no higher than the one without (a restart replaces the
+    plan only when lower and certified), and the sound check passes it again."""
+    from sysid_ros.model.box import theta_e_box
+    from sysid_ros.simulation.payload import dumbbell_for, true_theta_e
+
+    th = true_theta_e(gen3, dumbbell_for(gen3, 3.63))
+    r = 0.05 * np.abs(th) + 1e-3
+    box = theta_e_box(th - r, th + r, th)
+    home = np.asarray(gen3.config["simulation"]["home"], float)
+    z = np.zeros(7)
+    values = []
+    for restarts in (0, 3):
+        planner = ExcitingPlanner(gen3, PlannerConfig.from_robot(
+            gen3, {"restarts": restarts, "max_solve_time": 1.4}), gen3_controller)
+        res = planner.plan(home, z, z, box)
+        assert res.verified and res.k is not None, res.reasons
+        assert planner.reach.verify(res.trajectory, res.k, box.lower, box.upper).ok
+        values.append(planner.model.cond_of(planner.model._samples(res.trajectory, res.k))[0])
+    assert values[1] <= values[0] + 1e-9
+    with pytest.raises(PlannerConfigError, match="restarts"):
+        PlannerConfig.from_robot(gen3, {"restarts": -1})
