@@ -177,9 +177,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'quantity':44s} {'value':>12s} {'ratio':>22s}")
     print(f"{'sound check of one k (baseline), median':44s} {fig['verify_time_median_s']:11.3f}s "
           f"{'1.00':>22s}")
-    print(f"{'planning cycle, median (target 0.5 s)':44s} {fig['plan_time_median_s']:11.3f}s "
+    print(f"{'planning cycle, median':44s} {fig['plan_time_median_s']:11.3f}s "
           f"{fig['plan_over_verify_ratio']:17.2f} x chk")
-    print(f"{'planning cycle, p95 (target 1.0 s)':44s} {fig['plan_time_p95_s']:11.3f}s "
+    print(f"{'planning cycle, p95 (target 0.5 s)':44s} {fig['plan_time_p95_s']:11.3f}s "
           f"{fig['plan_time_p95_s'] / 1.5:17.2f} x t_p")
     print(f"{'ARMOUR C++ (quoted, not measured)':44s} {ARMOUR_QUOTED_S:11.3f}s "
           f"{fig['armour_quoted_over_plan_ratio']:15.1f} x ours")
