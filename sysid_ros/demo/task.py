@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 __all__ = ["ReturnPath", "TaskCertifier", "TaskTiming", "retrace_poses", "task_points",
            "RETURN_MIN_SEGMENT", "RETURN_SLOWDOWNS", "RETRACE_SPACING", "TASK_SLOWDOWNS"]
 
-#: s: shortest segment of a return through via poses (a short hop at the direct return's joint
-#: speed would otherwise brake hard)
+#: s: shortest hop of a return through via poses (a hop's duration otherwise scales with the
+#: square root of its length, and a tiny hop would be over in a few hundredths of a second)
 RETURN_MIN_SEGMENT = 1.0
 #: how many times slower than asked the return is tried when it does not certify as asked
 RETURN_SLOWDOWNS = (1.0, 2.0, 4.0)
