@@ -145,6 +145,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                          "simulation.hardware_like: a robot drawn off the catalogue, offsets, "
                          "dry friction, drops, jitter, noise) and the identifier states that "
                          "profile's bounds (docs/hardware_like_data.md)")
+    ap.add_argument("--hardware-seed", type=int, default=0,
+                    help="with --hardware-like: which drawn robot (the sim node's hardware_seed; "
+                         "calibrate the same one: sysid-sim-record --hardware-seed)")
     ap.add_argument("--calibration", default="",
                     help="sysid-calibrate result (calib.yaml) for the identifier, planner and "
                          "controller, as on hardware (with --hardware-like: of the same drawn "
@@ -262,6 +265,7 @@ def main(argv: list[str] | None = None) -> int:
         "enable_planner": "true" if args.trajectories > 0 else "false",
         "sim_mode": args.sim_mode,
         "hardware_like": "true" if args.hardware_like else "false",
+        "hardware_seed": str(args.hardware_seed),
         "calibration": calib or "",
         # identifier, controller, recorder, this process (+ planner): all see the first step
         "wait_subscribers": str(4 + (args.trajectories > 0)),
