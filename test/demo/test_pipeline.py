@@ -178,8 +178,11 @@ def test_pipeline_translates_the_identifier_parameters_as_the_node_does() -> Non
     from sysid_ros.nodes.identifier_params import identification_overrides
 
     gen3 = load_robot("gen3")
-    ip = graph_parameters(gen3, 3.63, "robust", 4)["identifier"]
+    params = graph_parameters(gen3, 3.63, "robust", 4)
+    ip = params["identifier"]
     assert ip["friction"] == "auto" and ip["hardware_like"] is False
+    # the launch hands the sim and the identifier the same hardware_like, and the sim its seed
+    assert params["sim"]["hardware_like"] is False and params["sim"]["hardware_seed"] == 0
     cfg = load_identification_config(gen3, **identification_overrides(gen3, ip))
     assert cfg.friction == "config"
     hw = load_identification_config(gen3, **identification_overrides(
