@@ -62,8 +62,8 @@ def _config(robot, rec, state_velocity=True):
 def test_the_stated_bounds_are_the_profiles_with_the_sampling_margin(gen3):
     """What ``_config`` states: the sensor bound × (1 + margin) at each rate (the margin this
     module's docstring measured), the wide friction box, the velocity bound of a noisy profile;
-    refused: finite-difference velocities (uncalibrated), missing ones, noisy ones on a floating
-    base."""
+    refused: finite-difference velocities (unless the user states a bound), missing ones, noisy
+    ones on a floating base."""
     for rate, margin in INTERPOLATION.items():
         assert sampling_margin(rate) == margin
         profile = HardwareProfile.from_robot(gen3, rate_hz=rate, physics_dt=None,
@@ -74,13 +74,17 @@ def test_the_stated_bounds_are_the_profiles_with_the_sampling_margin(gen3):
         assert kw["torque_noise_rel"] == pytest.approx((1.0 + margin) * profile.torque_noise_rel)
         np.testing.assert_allclose(kw["velocity_noise_abs"], profile.velocity_noise)
         assert kw["friction"] == "wide"
-        # calibrated: the calibration's friction box and measured bound stand (it absorbed
-        # the velocity noise of the same kind of data)
-        assert identifier_assumptions(gen3, profile, calibrated=True) == {}
+        # calibrated: the calibration's friction box and measured bound stand; the velocity
+        # bound is still stated (a payload's inertia carries the noise into the rows)
+        calibrated = identifier_assumptions(gen3, profile, calibrated=True)
+        assert set(calibrated) == {"velocity_noise_abs"}
+        np.testing.assert_allclose(calibrated["velocity_noise_abs"], profile.velocity_noise)
     z1 = load_robot("z1")
     with pytest.raises(SimConfigError, match="finite_difference.*velocity_noise_abs"):
         identifier_assumptions(z1)
-    assert identifier_assumptions(z1, calibrated=True) == {}     # its bound absorbed them
+    with pytest.raises(SimConfigError, match="finite_difference"):   # calibrated or not
+        identifier_assumptions(z1, calibrated=True)
+    assert identifier_assumptions(z1, calibrated=True, velocity_stated=True) == {}
     with pytest.raises(SimConfigError, match="missing"):
         identifier_assumptions(gen3, HardwareProfile.from_robot(gen3, velocity="missing"),
                                calibrated=True)

@@ -41,8 +41,10 @@ def test_hardware_like_states_the_profile_and_explicit_values_win():
     assert own["friction"] == "none" and own["torque_noise_abs"] == 0.7
     calibrated = identification_overrides(gen3, _params(friction="auto", hardware_like=True,
                                                         calibration="calib.yaml"))
-    # the calibration's friction box and measured bound stand (velocity noise absorbed)
-    assert calibrated == {"friction": "config"}
+    # the calibration's friction box and measured bound stand; the velocity bound is added
+    assert set(calibrated) == {"friction", "velocity_noise_abs"}
+    assert calibrated["friction"] == "config"
+    np.testing.assert_allclose(calibrated["velocity_noise_abs"], prof.velocity_noise)
 
 
 def test_a_stated_velocity_bound_lets_a_finite_difference_profile_run():
