@@ -227,6 +227,17 @@ def main(argv: list[str] | None = None) -> int:
              "Calibrate it first: sysid-sim-record, sysid-calibrate, then --calibration "
              "calib.yaml (README)")
         return EXIT_REFUSED
+    if args.hardware_like:
+        # the identifier node would stop at start on a profile it cannot bound: say so here
+        from sysid_ros.simulation.assumptions import identifier_assumptions
+        from sysid_ros.simulation.errors import SimConfigError
+        eps = (full_robot.config.get("identification") or {}).get("velocity_noise_abs", 0.0)
+        try:
+            identifier_assumptions(full_robot, calibrated=bool(calib),
+                                   velocity_stated=bool(np.any(np.asarray(eps, float) > 0)))
+        except SimConfigError as exc:
+            _log(f"refused: the identifier cannot state this hardware-like data's bounds: {exc}")
+            return EXIT_REFUSED
     if args.controller == "robust" and args.trajectories > 0:
         home = np.asarray(robot.config["simulation"]["home"], float)
         refusal = start_refusal(robot, home)

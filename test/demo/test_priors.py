@@ -77,3 +77,9 @@ def test_hardware_like_demo_needs_a_calibration(tmp_path, capsys):
     assert not (out / "graph.log").exists()
     assert main(["--hardware-like", "--calibration", str(tmp_path / "missing.yaml"),
                  "--out", str(out)]) == EXIT_BAD_INPUT
+    # the Z1's driver differentiates encoder angles: the identifier could state no velocity
+    # bound, so even the conservative baseline (no calibration needed) is refused up front
+    capsys.readouterr()
+    assert main(["--robot", "z1", "--hardware-like", "--controller", "conservative",
+                 "--out", str(out)]) == EXIT_REFUSED
+    assert "finite_difference" in capsys.readouterr().err
