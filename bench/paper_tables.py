@@ -139,11 +139,14 @@ def _width_comparison(table: dict, masses: list[float], exps: list[str]) -> dict
             rw = {n: float(np.mean([r["final_box_width"][n] for r in rand])) for n in ow}
             out.setdefault(e, {})[str(m)] = {
                 "ours": ow, "random_mean": rw,
-                "ours_log_volume_smaller": bool(
-                    sum(np.log(max(ow[n], 1e-300)) for n in ow)
-                    < np.mean([sum(np.log(max(r["final_box_width"][n], 1e-300)) for n in ow)
-                               for r in rand]))}
+                "ours_log_volume_smaller": bool(_log_volume(ow) < np.mean(
+                    [_log_volume(r["final_box_width"]) for r in rand]))}
     return out
+
+
+def _log_volume(widths: dict[str, float]) -> float:
+    """Σ log w_i over a box's widths (a zero width counts as 1e-300)."""
+    return float(sum(np.log(max(w, 1e-300)) for w in widths.values()))
 
 
 def _widths_markdown(widths: dict, masses: list[float], exps: list[str]) -> list[str]:

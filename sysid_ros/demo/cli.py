@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     from trajectory_msgs.msg import JointTrajectory
 
     from sysid_ros.demo.report import evaluate, floor_summary, load_run, write_report
-    from sysid_ros.demo.task import ReturnPath, TaskCertifier, retrace_poses
+    from sysid_ros.demo.task import ReturnPath, TaskCertifier, return_vias
     from sysid_ros.launcher import launch_graph
     from sysid_ros.model.robots import load_robot
     from sysid_ros.nodes.qos import qos_for_topic
@@ -228,13 +228,12 @@ def main(argv: list[str] | None = None) -> int:
              "calib.yaml (README)")
         return EXIT_REFUSED
     if args.hardware_like:
-        # the identifier node would stop at start on a profile it cannot bound: say so here
-        from sysid_ros.simulation.assumptions import identifier_assumptions
+        # the identifier node would stop at start on a profile it cannot bound: say so here,
+        # with the node's own translation of what the launch gives it
+        from sysid_ros.nodes.identifier_params import identification_overrides
         from sysid_ros.simulation.errors import SimConfigError
-        eps = (full_robot.config.get("identification") or {}).get("velocity_noise_abs", 0.0)
         try:
-            identifier_assumptions(full_robot, calibrated=bool(calib),
-                                   velocity_stated=bool(np.any(np.asarray(eps, float) > 0)))
+            identification_overrides(full_robot, {"hardware_like": True, "calibration": calib})
         except SimConfigError as exc:
             _log(f"refused: the identifier cannot state this hardware-like data's bounds: {exc}")
             return EXIT_REFUSED
@@ -381,8 +380,7 @@ def main(argv: list[str] | None = None) -> int:
                             else:
                                 return_path = certify.return_path(
                                     box, q0, task_start, return_duration,
-                                    vias=[[p[3] for p in reversed(plans)],
-                                          retrace_poses(_executed(plans))])
+                                    vias=return_vias(_executed(plans)))
                                 return_refused = return_path.reasons
                             if return_refused:
                                 _log(f"return NOT certifiable ({'; '.join(return_refused[:2])});"
@@ -390,16 +388,11 @@ def main(argv: list[str] | None = None) -> int:
                                 break
                             assert return_path is not None
                             if return_path.direct_reasons:
-                                _log(f"the direct return in {return_duration:.1f} s is refused ("
-                                     + "; ".join(return_path.direct_reasons[:2])
-                                     + "); certified instead: "
-                                     + (f"back through {len(return_path.times) - 2} poses of "
-                                        "the exciting motion" if return_path.via
-                                        else "the direct move")
-                                     + f" in {return_path.times[-1]:.1f} s")
+                                _log("return certified"
+                                     + _return_detail(return_path, return_duration) + ": "
+                                     + "; ".join(return_path.direct_reasons[:2]))
                         if return_path is None:
-                            return_path = ReturnPath(np.array([0.0, return_duration]),
-                                                     np.stack([q0, task_start]), [])
+                            return_path = ReturnPath.direct(q0, task_start, return_duration)
                         start = now() + LEAD      # fresh: sim time moved on while certifying
                         task_pub.publish(_trajectory(robot, start, return_path.times,
                                                      return_path.positions))

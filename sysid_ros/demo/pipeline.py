@@ -83,7 +83,7 @@ from sysid_ros.control import JointTrajectoryArrays, prior_box
 from sysid_ros.control.admission import KNOWN_CHECKS, Certificate, box_digest
 from sysid_ros.control.runtime import (Admission, ControllerRuntime, ControllerSettings, Status,
                                        build_runtime)
-from sysid_ros.demo.task import ReturnPath, TaskCertifier, retrace_poses, task_points
+from sysid_ros.demo.task import ReturnPath, TaskCertifier, return_vias, task_points
 from sysid_ros.demo.report import Evaluation, IdentifierStatus, RunData, evaluate
 from sysid_ros.errors import SysidError
 from sysid_ros.identification import OnlineIdentifier, load_identification_config
@@ -535,8 +535,7 @@ def simulate_episode(robot: Robot, payload_kg: float, method: str,
                 # directly or back through the executed plans' start poses, or not sent
                 return_path = g.certifier.return_path(
                     horizon.bounds, ref.q, task_start, duration,
-                    vias=[[tr.q0 for tr, _k, _a, _b in reversed(executed)],
-                          retrace_poses([(tr, k, b - a) for tr, k, a, b in executed])])
+                    vias=return_vias([(tr, k, b - a) for tr, k, a, b in executed]))
                 if not return_path.certified:
                     notes.append(f"t = {t:.2f} s: return not certifiable, not sent: "
                                  + "; ".join(return_path.reasons[:2]))
@@ -544,8 +543,7 @@ def simulate_episode(robot: Robot, payload_kg: float, method: str,
                     end_time = t + 0.5
                     continue
             else:
-                return_path = ReturnPath(np.array([0.0, duration]), np.stack([ref.q, task_start]),
-                                         [])
+                return_path = ReturnPath.direct(ref.q, task_start, duration)
             times, pos, offset = task_points(
                 return_path.times, return_path.positions,
                 [np.asarray(w, float) for w in demo["waypoints"]],

@@ -29,7 +29,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from sysid_ros.bagio import TopicNotFoundError, iter_messages, read_joint_states
+from sysid_ros.bagio import TopicNotFoundError, iter_messages, list_topics, read_joint_states
 from sysid_ros.control.trajectory import JointTrajectoryArrays, TrajectoryQueue
 from sysid_ros.model.box import ParameterBox, theta_e_box
 from sysid_ros.model.parameters import PARAM_NAMES, theta_from_com_inertia
@@ -194,11 +194,7 @@ def load_run(bag: Path, robot: Robot) -> RunData:
     # what the controller tracked: the trajectories it admitted (a rejected one, e.g. one that
     # arrived after its start, never became the reference); bags recorded before the
     # controller published them have only what was sent
-    try:
-        next(iter_messages(bag, ADMITTED_TOPIC, TRAJECTORY_TYPE), None)
-        source = ADMITTED_TOPIC
-    except TopicNotFoundError:
-        source = "/sysid/desired_trajectory"
+    source = ADMITTED_TOPIC if ADMITTED_TOPIC in list_topics(bag) else "/sysid/desired_trajectory"
     for _, msg in bag_messages(bag, source, TRAJECTORY_TYPE):
         pts = msg.points
         trajs.append(JointTrajectoryArrays.from_arrays(

@@ -19,11 +19,13 @@ import numpy as np
 
 if TYPE_CHECKING:
     from sysid_ros.model.box import ParameterBox
+    from sysid_ros.planning.reachability import Verification
     from sysid_ros.planning.trajectory import QuinticTrajectory
     from sysid_ros.model.robots import Robot
     from sysid_ros.planning.obstacles import BoxObstacle
 
-__all__ = ["ReturnPath", "TaskCertifier", "TaskTiming", "retrace_poses", "task_points",
+__all__ = ["ReturnPath", "TaskCertifier", "TaskTiming", "retrace_poses", "return_vias",
+           "task_points",
            "RETURN_MIN_SEGMENT", "RETURN_SLOWDOWNS", "RETRACE_SPACING", "TASK_SLOWDOWNS"]
 
 #: s: shortest hop of a return through via poses (a hop's duration otherwise scales with the
@@ -54,6 +56,14 @@ def retrace_poses(executed: Sequence[tuple[QuinticTrajectory, np.ndarray, float]
         q, _, _ = traj.sample(np.clip(times, 0.0, traj.t_f), np.asarray(k, float))
         poses += [np.asarray(x, float) for x in q]
     return poses
+
+
+def return_vias(executed: Sequence[tuple[QuinticTrajectory, np.ndarray, float]]
+                ) -> list[list[np.ndarray]]:
+    """The via poses ``TaskCertifier.return_path`` tries after the direct move, for the executed
+    plans (trajectory, k, seconds it ran): their start poses, most recent first, then the
+    executed motion retraced (``retrace_poses``)."""
+    return [[traj.q0 for traj, _k, _ran in reversed(executed)], retrace_poses(executed)]
 
 
 def task_points(return_times: np.ndarray, return_positions: np.ndarray,
@@ -103,6 +113,14 @@ class ReturnPath:
     def certified(self) -> bool:
         return not self.reasons
 
+    @classmethod
+    def direct(cls, q_from: np.ndarray, q_to: np.ndarray, duration: float,
+               reasons: Sequence[str] = (), direct_reasons: Sequence[str] = ()) -> ReturnPath:
+        """The one-segment return q_from → q_to over ``duration``."""
+        return cls(np.array([0.0, float(duration)]), np.stack([np.asarray(q_from, float),
+                                                               np.asarray(q_to, float)]),
+                   list(reasons), direct_reasons=list(direct_reasons))
+
 
 class TaskCertifier:
     """Sound check of the demo's motions before they run: every rest-to-rest segment against
@@ -129,16 +147,9 @@ class TaskCertifier:
     def __call__(self, box: ParameterBox, segment: float | None = None) -> list[str]:
         """Failure reasons of the task with segments of ``segment`` s (default the one it was
         built with); empty: certified for every θ_e in the box."""
-        from sysid_ros.planning.trajectory import QuinticTrajectory
-
         seg = self.segment if segment is None else float(segment)
-        zero = np.zeros_like(self.points[0])
-        reasons = []
-        for i, (a, b) in enumerate(zip(self.points[:-1], self.points[1:]), start=1):
-            check = self.reach.verify(QuinticTrajectory(a, zero, zero, seg), b - a, box.lower,
-                                      box.upper)
-            reasons += [f"segment {i}: {why}" for why in check.reasons]
-        return reasons
+        return [why for i, (a, b) in enumerate(zip(self.points[:-1], self.points[1:]), start=1)
+                for why in self.move(box, a, b, seg, label=f"segment {i}")]
 
     def task(self, box: ParameterBox) -> TaskTiming:
         """The task at its segment duration if it certifies, else ``TASK_SLOWDOWNS`` times
@@ -161,57 +172,78 @@ class TaskCertifier:
         θ_e in the box; empty: certified. The return was once sent unchecked: in one
         closed-loop episode (3.18 kg, experiment (b), session 15) it went 5 mm into the
         platform."""
+        return [f"{label}: {why}" for why in self._check(box, q_from, q_to, duration).reasons]
+
+    def _check(self, box: ParameterBox, q_from: np.ndarray, q_to: np.ndarray,
+               duration: float) -> Verification:
+        """The planner's sound check of the rest-to-rest move q_from → q_to over ``duration``."""
         from sysid_ros.planning.trajectory import QuinticTrajectory
 
         q_from = np.asarray(q_from, float)
         zero = np.zeros_like(q_from)
         traj = QuinticTrajectory(q_from, zero, zero, float(duration))
-        check = self.reach.verify(traj, np.asarray(q_to, float) - q_from, box.lower, box.upper)
-        return [f"{label}: {why}" for why in check.reasons]
+        return self.reach.verify(traj, np.asarray(q_to, float) - q_from, box.lower, box.upper)
 
     def return_path(self, box: ParameterBox, q_from: np.ndarray, q_to: np.ndarray,
                     duration: float, vias: Sequence[Sequence[np.ndarray]] = ()) -> ReturnPath:
         """The return q_from → q_to certified for every θ_e in the box: the direct move over
         ``duration`` if it certifies; else the same move through each list of ``vias`` poses in
-        turn; else all of them again ``RETURN_SLOWDOWNS`` times slower. A via segment of
+        turn; else those again ``RETURN_SLOWDOWNS`` times slower whose refusal slowing down
+        can lift (not a possible collision or a position limit: ``_geometric``). A via segment of
         joint-space length Δ takes duration·√(Δ/Δ_direct) (at least ``RETURN_MIN_SEGMENT``):
         a rest-to-rest segment's peak acceleration is 5.77·Δ/T², so each hop accelerates no
         harder than the direct move would (the torque limit is what refuses fast returns).
 
         The demo passes the certified exciting plans' start poses, most recent first, then the
-        executed motion retraced (``retrace_poses``): the arm has been near each of them, while
+        executed motion retraced (``return_vias``): the arm has been near each of them, while
         a direct joint-space move may cut a corner into an obstacle (session 16: 3.18 kg,
         experiment (b), the direct return could reach the platform by 14 mm, the one through
         the start poses by 6 mm). Whether a path certifies is decided by the check alone;
-        ``reasons`` says why the slowest attempt of the last candidate did not."""
+        ``reasons`` says why the last attempt did not."""
         q_from, q_to = np.asarray(q_from, float), np.asarray(q_to, float)
         reach = max(float(np.max(np.abs(q_to - q_from))), 0.1)
-        paths = [_through(q_from, q_to, via) for via in vias]
-        paths = [p for p in paths if len(p) > 2]
+        # candidates: None = the direct move, else the poses of a path through via poses
+        candidates: list[list[np.ndarray] | None] = [None] + [
+            p for p in (_through(q_from, q_to, via) for via in vias) if len(p) > 2]
+        live = list(range(len(candidates)))       # those slowing down may still certify
         first: list[str] = []
         reasons: list[str] = []
         for slow in RETURN_SLOWDOWNS:
             t_direct = slow * float(duration)
-            reasons = self.move(box, q_from, q_to, t_direct)
-            first = first or reasons
-            if not reasons:
-                return ReturnPath(np.array([0.0, t_direct]), np.stack([q_from, q_to]), [],
-                                  direct_reasons=first)
-            for pts in paths:
+            for c in list(live):
+                pts = candidates[c]
+                legs = [(q_from, q_to)] if pts is None else list(zip(pts[:-1], pts[1:]))
                 times = np.concatenate([[0.0], np.cumsum(
-                    [max(RETURN_MIN_SEGMENT, t_direct * np.sqrt(
-                        float(np.max(np.abs(b - a))) / reach)) for a, b in zip(pts[:-1],
-                                                                                 pts[1:])])])
+                    [t_direct if pts is None else max(RETURN_MIN_SEGMENT, t_direct * np.sqrt(
+                        float(np.max(np.abs(b - a))) / reach)) for a, b in legs])])
                 reasons = []
-                for i, (a, b) in enumerate(zip(pts[:-1], pts[1:]), start=1):
-                    reasons = self.move(box, a, b, times[i] - times[i - 1],
-                                        label=f"return via {i}")
-                    if reasons:           # one refused hop refuses the path: stop checking
-                        break
+                for i, (a, b) in enumerate(legs, start=1):
+                    check = self._check(box, a, b, times[i] - times[i - 1])
+                    if check.ok:
+                        continue
+                    label = "return" if pts is None else f"return via {i}"
+                    reasons = [f"{label}: {why}" for why in check.reasons]
+                    if _geometric(check):
+                        live.remove(c)     # the same path slower sweeps the same poses
+                    break                  # one refused leg refuses the path
+                if pts is None:
+                    first = first or reasons
                 if not reasons:
-                    return ReturnPath(times, np.stack(pts), [], via=True, direct_reasons=first)
-        return ReturnPath(np.array([0.0, float(duration)]), np.stack([q_from, q_to]), reasons,
-                          via=bool(paths), direct_reasons=first)
+                    return (ReturnPath.direct(q_from, q_to, t_direct, direct_reasons=first)
+                            if pts is None else
+                            ReturnPath(times, np.stack(pts), [], via=True, direct_reasons=first))
+            if not live:
+                break
+        refused = ReturnPath.direct(q_from, q_to, duration, reasons, first)
+        refused.via = len(candidates) > 1
+        return refused
+
+
+def _geometric(check: Verification) -> bool:
+    """A refusal that going slower cannot lift: a position limit, the k box or a possible
+    collision (the desired path and the controller's tracking-error bound, hence the swept
+    poses, do not depend on the speed; velocity, torque and the tracking certificate do)."""
+    return any(check.slack.get(name, 0.0) < 0.0 for name in ("collision", "position", "k_box"))
 
 
 def _through(q_from: np.ndarray, q_to: np.ndarray, via: Sequence[np.ndarray]

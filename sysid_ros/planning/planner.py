@@ -240,7 +240,9 @@ class _Problem:
         self._key: bytes | None = None
         self._val: tuple[ObjectiveValue, ConstraintValues]
         self.iterations = 0
-        # cond(Y_e) at every point evaluated: the plan's is then known without another pass
+        # objective value and cond(Y_e) at every point evaluated: a plan's are then known
+        # without another pass
+        self.values: dict[bytes, float] = {}
         self.conds: dict[bytes, float] = {}
 
     def _at(self, x: np.ndarray) -> tuple[ObjectiveValue, ConstraintValues]:
@@ -248,7 +250,7 @@ class _Problem:
         if key != self._key:
             self._val = self.evaluate(x)
             self._key = key
-            self.conds[key] = self._val[0][2]
+            self.values[key], self.conds[key] = self._val[0][0], self._val[0][2]
         return self._val
 
     def objective(self, x: np.ndarray) -> float:
@@ -296,6 +298,7 @@ class ExcitingPlanner:
         # cond(Y_e) at the points the last NLP evaluated (by k's bytes): a plan's cond comes
         # from there rather than from one more evaluation
         self.nlp_conds: dict[bytes, float] = {}
+        self.nlp_values: dict[bytes, float] = {}          # the same for the objective's value
         # Y_eᵀY_e of the executed parts of the published plans (each up to t_p): the history
         # the ``box`` objective adds the new rows to
         self.information = np.zeros((10, 10))
@@ -437,7 +440,7 @@ class ExcitingPlanner:
             nlp.add_option(key, val)
         x, info = nlp.solve(np.clip(x0, lo, hi))
         msg = info["status_msg"]
-        self.nlp_conds = prob.conds
+        self.nlp_conds, self.nlp_values = prob.conds, prob.values
         return np.asarray(x, float), prob.iterations, msg.decode() if isinstance(msg, bytes) else msg
 
     def _restart(self, result: PlanResult, traj: QuinticTrajectory, x0: np.ndarray,
@@ -452,7 +455,14 @@ class ExcitingPlanner:
         more solve as long as the cycle's first (``first`` s) and a check fit before
         ``deadline``."""
         assert result.k is not None
-        best = objective(self.model._samples(traj, result.k))[0]
+
+        def value(k: np.ndarray) -> float:
+            """The objective at k: the last NLP's evaluation if it made one (Ipopt's answer
+            is one of its iterates), else one pass (a fallback k)."""
+            known = self.nlp_values.get(k.tobytes())
+            return objective(self.model._samples(traj, k))[0] if known is None else known
+
+        best = value(result.k)
         starts = [np.clip(-x0, lo, hi)] + [self._restart_rng.uniform(lo, hi) for _ in
                                            range(self.config.restarts - 1)]
         for start in starts:
@@ -462,12 +472,13 @@ class ExcitingPlanner:
                                       deadline - 1.2 * per_check, objective)
             result.iterations += iters
             result.solves += 1
-            value = objective(self.model._samples(traj, k))[0]
-            if not value < best - 1e-9 or time.monotonic() + per_check > deadline:
+            v = value(k)
+            if not v < best - 1e-9 or time.monotonic() + per_check > deadline:
                 continue
             ver = self.reach.verify(traj, k, theta_e.lower, theta_e.upper, lo, hi)
             if ver.ok:
-                best, result.k, result.cond, last_ver = value, k, float("nan"), ver
+                best, result.k, last_ver = v, k, ver
+                result.cond = self.nlp_conds.get(k.tobytes(), float("nan"))
                 result.status += " (restart)"
         return last_ver
 
@@ -494,7 +505,7 @@ class ExcitingPlanner:
             result.solve_time = time.monotonic() - start
             return result
         x0 = np.clip(self.k_last, lo, hi)
-        self.nlp_conds = {}             # never another cycle's (another trajectory's) values
+        self.nlp_conds, self.nlp_values = {}, {}   # never another cycle's (trajectory's) values
         if self.margin_t is None:
             t_check = time.monotonic()
             ver0 = self.reach.verify(traj, x0, theta_e_lo, theta_e_hi)
