@@ -278,11 +278,11 @@ class PayloadProblem:
         theta_e_abs_max = np.maximum(np.abs(cfg.prior.lower), np.abs(cfg.prior.upper))
         # the viscous column is the trapezoid of q̇ (not Δq: encoder counts, :mod:`.windows`)
         fv_max = np.maximum(np.abs(self.f_lo[j, 1]), np.abs(self.f_hi[j, 1]))
-        # velocity noise ε: Ia·Δq̇ off by ≤ 2ε at the ends, Fv·∫q̇ by ≤ ε·T (the momentum's
-        # part is in base_W, the Coulomb band widened by ε in :mod:`.windows`)
+        # velocity noise ε: Ia·Δq̇ off by ≤ 2ε at the ends, Fv·∫q̇ by ≤ ε·T, the momentum
+        # H(q)·q̇ at the ends by ≤ vel_rad (the Coulomb band is widened by ε in :mod:`.windows`)
         eps = cfg.velocity_noise_abs[j]
         ia_max = np.maximum(np.abs(self.f_lo[j, 2]), np.abs(self.f_hi[j, 2]))
-        r_fixed += eps * (2.0 * ia_max + fv_max * m.duration)
+        r_fixed += eps * (2.0 * ia_max + fv_max * m.duration) + m.vel_rad
         r_fixed += cfg.quadrature_safety * (m.quad_tau + fv_max * m.quad_dq
                                             + m.quad_W[:, self._other]
                                             @ self.theta_r_abs_max

@@ -90,8 +90,9 @@ class MomentumRows:
 
     W (n, n_theta), tau/tau_abs (n,), fric (n, 4), sign_rad (n,), quad_tau (n,),
     quad_W (n, n_theta), joint (n,) int, start/end (n,) global sample indices,
-    t_start/t_end (n,) s, base_W (n, n_theta) the radius rows of the IMU error and of the
-    velocity noise at the window's ends (fixed base: the latter only, zero without it),
+    t_start/t_end (n,) s, base_W (n, n_theta) the radius rows of the IMU error (floating base;
+    zero for a fixed one), vel_rad (n,) the radius of the velocity noise's momentum error at
+    the window's two ends (zero without velocity noise; :meth:`MomentumWindows._velocity_radius`),
     G (n, k, n_theta) ∫ of W_c's gravity part per unit trunk-axis gravity and quad_G its
     quadrature allowance, D_omega (n, k, n_theta) what a constant gyro bias multiplies
     (k = 3 for a floating base, 0 for a fixed one; see :mod:`.base_motion`), tau_start/tau_end
@@ -121,6 +122,7 @@ class MomentumRows:
     tau_end: np.ndarray
     quad_dq: np.ndarray
     delay: np.ndarray
+    vel_rad: np.ndarray
 
     @staticmethod
     def empty(n_theta: int, k: int = 0) -> MomentumRows:
@@ -128,7 +130,7 @@ class MomentumRows:
         return MomentumRows(np.zeros((0, n_theta)), z, z, np.zeros((0, 4)), z, z,
                             np.zeros((0, n_theta)), zi, zi, zi, z, z, np.zeros((0, n_theta)),
                             np.zeros((0, k, n_theta)), np.zeros((0, k, n_theta)),
-                            np.zeros((0, k, n_theta)), z, z, z, z)
+                            np.zeros((0, k, n_theta)), z, z, z, z, z)
 
     def __len__(self) -> int:
         return int(self.tau.shape[0])
@@ -162,7 +164,7 @@ class _Checkpoint:
     coarse: np.ndarray     # (D,) running every-other-sample trapezoid
     sign_rad: np.ndarray   # (nj,) running radius of ∫σ(q̇)
     tau: np.ndarray        # (nj,) τ̂ of the row joints at this sample
-    v_m: np.ndarray        # (nr, nc) the momentum's radius rows under velocity noise
+    v_m: np.ndarray        # (nr,) radius of the momentum's error under velocity noise
     r_m: np.ndarray | None = None   # (nr, nc) IMU radius row of W_m (floating base)
     m_k: np.ndarray | None = None   # (3, nr, nc) W_m(e_k): what a gyro bias multiplies
     used: bool = False     # already closed a window as its end point
@@ -220,6 +222,12 @@ class MomentumWindows:
             raise IdentificationConfigError(
                 "velocity_noise_abs: velocity noise is bounded for fixed-base robots only (the "
                 "floating base's momentum also carries the trunk's motion); set it to 0")
+        # the boxes θ lies in (all bodies; θ_e's is the prior B₀): the velocity noise's radius
+        lo_r, hi_r = config.theta_r_box
+        ee = robot.ee_columns.start
+        lo = np.insert(lo_r, ee, config.prior.lower)[self.cols]
+        hi = np.insert(hi_r, ee, config.prior.upper)[self.cols]
+        self._theta_c, self._theta_rad = 0.5 * (lo + hi), 0.5 * (hi - lo)
         self._fixed_rate = rate_hz
         self.reset()
 
@@ -240,14 +248,19 @@ class MomentumWindows:
         return np.where(np.abs(dq) > band, np.sign(dq), 0.0)
 
     def _velocity_radius(self, q: np.ndarray) -> np.ndarray:
-        """(N, nr, nc): Σ_i ε_i·|W_m(q, e_i)|, so that |W_m(q, e)·θ| ≤ that·|θ|max for every
-        velocity error |e_i| ≤ ε_i (W_m is linear in q̇). Zero without velocity noise."""
+        """(N, nr): the largest |W_m(q, e)·θ| = |(H(q)·e)_j| over velocity errors |e_i| ≤ ε_i and
+        θ in the identifier's boxes (θ_r's, the prior B₀ for θ_e): W_m is linear in q̇, so it is
+        Σ_i ε_i·max_θ |W_m(q, e_i)·θ| = Σ_i ε_i·(|W_m(q, e_i)·θ_c| + |W_m(q, e_i)|·rad θ), the
+        centre's inertia-matrix column plus what the boxes let it vary by (never more than
+        Σ_i ε_i·|W_m(q, e_i)|·|θ|max, which drops the cancellations inside H(q)'s entries).
+        Zero without velocity noise."""
         eps = self.config.velocity_noise_abs
-        out = np.zeros((q.shape[0], self.nr, self.nc))
+        out = np.zeros((q.shape[0], self.nr))
         for i in np.flatnonzero(eps > 0):
             v = np.zeros((q.shape[0], self.robot.nj))
             v[:, i] = eps[i]
-            out += np.abs(self._regressors(q, v, None)[0])
+            w = self._regressors(q, v, None)[0]                 # (N, nr, nc)
+            out += np.abs(w @ self._theta_c) + np.abs(w) @ self._theta_rad
         return out
 
     def reset(self) -> None:
@@ -514,8 +527,7 @@ class MomentumWindows:
         fric = np.stack([d_fine[o + 2 * nr:o + 3 * nr], d_fine[o_v:], cb.dq - ca.dq,
                          np.full(nr, T)], axis=1)
         if ca.r_m is None or cb.r_m is None or ca.m_k is None or cb.m_k is None:
-            # fixed base: only the velocity noise's momentum error at the two ends
-            base_W = self._full(ca.v_m + cb.v_m)
+            base_W = np.zeros((nr, self.n_theta))            # fixed base: no IMU error
             G = quad_G = D_omega = np.zeros((nr, 0, self.n_theta))
         else:
             o_r = o + 3 * nr
@@ -531,7 +543,7 @@ class MomentumWindows:
             start=np.full(nr, a), end=np.full(nr, b), t_start=np.full(nr, ca.t),
             t_end=np.full(nr, cb.t), base_W=base_W, G=G, quad_G=quad_G, D_omega=D_omega,
             tau_start=ca.tau.copy(), tau_end=cb.tau.copy(), quad_dq=quad[o_v:],
-            delay=np.full(nr, self.plan.torque_delay))
+            delay=np.full(nr, self.plan.torque_delay), vel_rad=ca.v_m + cb.v_m)
 
 
 def row_joints_and_bodies(robot: Robot) -> tuple[np.ndarray, np.ndarray]:

@@ -6,8 +6,8 @@ What differs from the package's idealised simulation (``identification.synthetic
   (friction, armature, link inertias, sensor offsets) drawn around the config's values
   (:func:`random_hardware_truth`) is what MuJoCo simulates; the identifier only knows the
   nominal model.
-- **Dry friction is MuJoCo's** ``frictionloss`` (a soft constraint: Fc while sliding, less at
-  very low speed, creeping instead of sticking), not the identifier's exact Fc·sign(q̇).
+- **Dry friction is MuJoCo's** ``frictionloss`` constraint (stiff: Fc while sliding, sticking
+  below it), resolved by the constraint solver, not the identifier's exact Fc·sign(q̇).
 - **The sensor reports the motor side**: τ̂ = τ_motor + β + noise, where τ_motor is what the
   controller applied (friction and armature included, as Z1/B1 current estimates and a Gen3
   driver's effort are) and β a constant offset per joint. Noise is uniform in

@@ -18,8 +18,10 @@ Why these choices:
   ``frictionloss`` (a soft constraint whose regularisation lets joints creep and whose force
   while sliding depends on solver settings): while sliding it is exactly the package's
   Fc·sign(q̇) (docs/design.md §3.3), so Pinocchio agreement stays testable step by step.
-  ``coulomb="mujoco"`` (hardware-like data): ``frictionloss`` = Fc, i.e. exactly that soft
-  constraint, deliberately not the identifier's sign law.
+  ``coulomb="mujoco"`` (hardware-like data): ``frictionloss`` = Fc as MuJoCo's constraint,
+  deliberately not the identifier's sign law, made stiff (:data:`DRY_FRICTION_SOLIMP`): a joint
+  sticks below Fc and slides at Fc, as a gearbox does, rather than creeping at a speed set by
+  its inertia (MuJoCo's default softness).
 - With a truth, body inertias are written into the compiled model afterwards
   (:func:`set_body_theta`): every body whose θ differs from the robot's nominal one (θ_r) and
   the end-effector body (θ_e, payload included). Bodies the truth leaves nominal keep MuJoCo's
@@ -52,6 +54,15 @@ IMU_SENSORS = ("imu_quat", "imu_gyro", "imu_acc")
 INTEGRATORS = {"Euler": mujoco.mjtIntegrator.mjINT_EULER,
                "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST,
                "implicit": mujoco.mjtIntegrator.mjINT_IMPLICIT}
+#: MuJoCo's frictionloss as a stiff constraint (``coulomb="mujoco"``): impedance 0.9999 and a
+#: 4-ms time constant (MuJoCo raises any below 2 physics steps; ours are ≤ 1 ms). With MuJoCo's defaults
+#: (impedance 0.9–0.95, 20 ms) a sticking joint creeps at ~(1 − d)·τ/(d·b·I): on the Z1's wrist
+#: (I ≈ 0.001 kg·m²) joint 6's friction never reached 0.9·Fc below 0.68 rad/s without payload
+#: and 0.26 rad/s with its 1 kg dumbbell — a friction law that changes with the payload's inertia,
+#: which no gearbox has, and which made every calibrated Z1 payload recording inconsistent on
+#: joint 6 (session 17). Stiff: ≥ 0.9·Fc from 0.003 rad/s on every joint, payload or not.
+DRY_FRICTION_SOLREF = (0.004, 1.0)
+DRY_FRICTION_SOLIMP = (0.9999, 0.9999, 0.001, 0.5, 2.0)
 #: Coulomb friction models: the simulator's exact set-valued law, or MuJoCo's frictionloss.
 COULOMB_MODES = ("exact", "mujoco")
 
@@ -167,7 +178,7 @@ def build_mujoco_model(robot: Robot, payload: Payload | None = None, physics_dt:
     ``truth``: joint armature/damping/dry friction and body inertias from it instead of the
     robot facts file; its θ_e replaces EE link + payload (pass ``truth.with_payload(robot,
     payload)``). ``coulomb``: ``"exact"`` (``frictionloss`` 0; the simulator applies the law)
-    or ``"mujoco"`` (``frictionloss`` = Fc, MuJoCo's soft dry friction).
+    or ``"mujoco"`` (``frictionloss`` = Fc, MuJoCo's dry-friction constraint, made stiff).
     """
     if integrator not in INTEGRATORS:
         raise SimConfigError(f"integrator {integrator!r} unknown; use one of {sorted(INTEGRATORS)}")
@@ -226,6 +237,9 @@ def build_mujoco_model(robot: Robot, payload: Payload | None = None, physics_dt:
         joint.armature = float(friction[k, 2])
         joint.damping = [float(friction[k, 1]), 0.0, 0.0]  # MuJoCo 4: polynomial coefficients
         joint.frictionloss = float(friction[k, 0]) if coulomb == "mujoco" else 0.0
+        if coulomb == "mujoco":
+            joint.solref_friction = list(DRY_FRICTION_SOLREF)
+            joint.solimp_friction = list(DRY_FRICTION_SOLIMP)
 
     model = spec.compile()
     jids = [model.joint(n).id for n in robot.joint_names]

@@ -10,8 +10,8 @@ generalized force from the velocity at the start of each physics step (see ``mjm
 
 Hardware-like physics (``truth=`` a :class:`~sysid_ros.simulation.truth.HardwareTruth`,
 usually with ``SimConfig(coulomb="mujoco")``): friction, armature and body inertias come from
-the truth instead of the robot facts file, Coulomb friction is MuJoCo's soft ``frictionloss``
-(not a sign law), and β is a torque-*sensor* offset: the arm feels τ_motor, the sensor reports
+the truth instead of the robot facts file, Coulomb friction is MuJoCo's ``frictionloss``
+constraint (stiff; not a sign law), and β is a torque-*sensor* offset: the arm feels τ_motor, the sensor reports
 τ_motor + β (+ noise), as with a real joint-torque sensor or current-based estimate.
 
 Per physics step (``mj_step1`` → control → ``mj_step2``) the motor torque is

@@ -12,9 +12,10 @@ damping = Fv, dry friction = Fc, body inertias = θ_r and θ_e), and β is a tor
 offset: it never acts on the arm, it only shifts the measurement.
 
 Only the sign law of the convention is an idealisation of the simulation: with
-``SimConfig(coulomb="mujoco")`` the dry friction is MuJoCo's soft ``frictionloss`` constraint,
-equal to Fc while a joint slides but smaller at very low speeds (the joint creeps instead of
-sticking), as real joints do not follow a sign law either.
+``SimConfig(coulomb="mujoco")`` the dry friction is MuJoCo's ``frictionloss`` constraint (made
+stiff, ``mjmodel.DRY_FRICTION_SOLIMP``): equal to Fc while a joint slides, anywhere below it
+while the joint sticks (it creeps at under 2 mrad/s), resolved by the constraint solver rather
+than by the identifier's sign law.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The identifier on hardware-like data (truth known): real rates, drops, offsets, dry friction.
 
 Data from :func:`sysid_ros.simulation.record_hardware_like`: MuJoCo physics with friction and
-armature up to ±50 % off the catalogue values, MuJoCo's soft dry friction (not a sign law),
+armature up to ±50 % off the catalogue values, MuJoCo's dry friction constraint (not a sign law),
 per-joint torque-sensor offsets, motor-side torques with bounded noise, stamp jitter and 10 %
 dropped samples, positions quantised to the encoder. Velocities are exact here: the identifier
 assumes exact q̇ (noisy velocities make it answer ``inconsistent``, which the last test shows).

@@ -129,3 +129,47 @@ def test_window_plan_follows_the_streams_rate(gen3):
     assert (win.plan.window, win.plan.stride) == (48, 12)   # 0.1 s / 0.025 s at 500 Hz
     assert len(rows) > 0
     assert np.allclose(rows.t_end - rows.t_start, 0.096, rtol=0.25)
+
+
+@pytest.mark.parametrize("robot_name", ["gen3", "z1"])
+def test_velocity_noise_radius_bounds_the_momentum_error(robot_name, request):
+    """vel_rad ≥ |H(q_a)·e_a − H(q_b)·e_b| for every velocity error |e| ≤ ε at a window's two
+    ends, i.e. Σ_i ε_i·(|H_ji(q_a)| + |H_ji(q_b)|), with H from Pinocchio's CRBA of robots drawn
+    inside the identifier's boxes (links ±5 %, dumbbells inside the prior); and equal to it when
+    the boxes are the drawn robot itself (θ_r exact, the prior a point): the bound is the
+    worst case, not a loose one."""
+    import pinocchio as pin
+
+    from sysid_ros.model.box import theta_e_box
+    from sysid_ros.simulation import dumbbell_for, random_hardware_truth
+
+    robot = request.getfixturevalue(robot_name)
+    rng = np.random.default_rng(5)
+    eps = np.linspace(0.01, 0.03, robot.nj)
+    cfg = load_identification_config(robot, friction="config", velocity_noise_abs=eps)
+    t = np.arange(0.0, 0.4, 1e-3)
+    q = 0.3 + 0.6 * np.sin(np.outer(t, 1.0 + np.arange(robot.nj)))
+    dq = np.gradient(q, t, axis=0)
+
+    def rows_and_worst(config, truth):
+        rows = MomentumWindows(robot, config, rate_hz=1000.0).extend(t, q, dq, np.zeros_like(q))
+        model = truth.pinocchio_model(robot)
+        data = model.createData()
+        worst = np.zeros(len(rows))
+        for end in (rows.t_start, rows.t_end):
+            H = np.stack([pin.crba(model, data, q[s]) for s in np.searchsorted(t, end)])
+            H = np.triu(H) + np.swapaxes(np.triu(H, 1), 1, 2) - np.diag(model.armature)[None]
+            worst += np.abs(H[np.arange(len(rows)), rows.joint]) @ eps
+        return rows, worst
+
+    for k in range(3):
+        payload = dumbbell_for(robot, 0.5 + 0.5 * k)
+        truth = random_hardware_truth(robot, rng, link_rel=0.05, payload=payload)
+        assert cfg.prior.contains(truth.theta_e)
+        rows, worst = rows_and_worst(cfg, truth)
+        assert len(rows) and np.all(worst <= rows.vel_rad * (1 + 1e-9))
+        exact = random_hardware_truth(robot, rng, link_rel=0.0, payload=payload)
+        point = cfg.with_overrides(robot_uncertainty_rel=0.0,
+                                   prior=theta_e_box(exact.theta_e - 1e-12, exact.theta_e + 1e-12))
+        rows, worst = rows_and_worst(point, exact)
+        np.testing.assert_allclose(rows.vel_rad, worst, rtol=1e-6)

@@ -1,5 +1,5 @@
 """Hardware-like data: the physics is the drawn truth (not the facts file), dry friction is MuJoCo's
-soft constraint, and publication (rate, stamps, drops, stalls, velocity modes, bags) is as the
+(stiff) constraint, and publication (rate, stamps, drops, stalls, velocity modes, bags) is as the
 profile says. Checked against Pinocchio and against the profile's definitions, not against the
 code under test."""
 from __future__ import annotations
@@ -225,18 +225,26 @@ def test_noisy_and_missing_velocities_and_bag_without_velocity(gen3, tmp_path):
     np.testing.assert_array_equal(series.effort, rec.tau_meas)
 
 
-# -- (d) MuJoCo dry friction: Fc while sliding, less at creeping speed ---------------------------
-def test_mujoco_dry_friction_is_fc_when_sliding_and_below_fc_when_creeping(z1):
+# -- (d) MuJoCo dry friction: Fc while sliding, sticking below it, whatever the payload ------
+@pytest.mark.parametrize("payload_kg", [None, 1.0])
+def test_mujoco_dry_friction_is_fc_when_sliding_and_sticks_below_fc(z1, payload_kg):
+    """The wrist roll (joint 6, ~0.001 kg·m² without payload) is where MuJoCo's default soft
+    frictionloss crept at up to 0.7 rad/s under a push below Fc and only reached Fc above
+    0.26 rad/s with the 1 kg dumbbell: a friction law that changed with the payload's inertia
+    and made calibrated Z1 payload data inconsistent. The stiff constraint (mjmodel) sticks:
+    under 0.5·Fc the joint creeps at well under the identifier's 0.02 rad/s Coulomb band, with
+    or without the payload, and slides at exactly Fc."""
     fr = z1.friction.nominal.copy()
     fr[:, 0], fr[:, 3] = 1.0, 0.0
-    truth = dataclasses.replace(HardwareTruth.nominal(z1), friction=fr)
+    payload = None if payload_kg is None else dumbbell_for(z1, payload_kg)
+    truth = dataclasses.replace(HardwareTruth.nominal(z1, payload), friction=fr)
     profile = HardwareProfile(rate_hz=1000.0)
     model = truth.pinocchio_model(z1)
     data = model.createData()
-    j = 4
-    speed = {}
+    j = 5
+    band = float(z1.config["identification"]["coulomb_band"])
     for push, sliding in ((0.5, False), (1.5, True)):
-        sim = hardware_simulator(z1, None, profile, truth)
+        sim = hardware_simulator(z1, payload, profile, truth)
         dry, vel = [], []
         for _ in range(600):                   # 0.3 s
             tau = pin.computeGeneralizedGravity(model, data, sim.q)
@@ -245,15 +253,12 @@ def test_mujoco_dry_friction_is_fc_when_sliding_and_below_fc_when_creeping(z1):
             dry.append(sim.dry_friction()[j])
             vel.append(sim.dq[j])
         dry, vel = np.array(dry[-100:]), np.array(vel[-100:])
-        assert np.all(vel > 0)                 # it moves either way: no sticking set-valued law
-        speed[sliding] = vel.mean()
-        if sliding:    # steady sliding (viscous friction balances the excess): exactly Fc
+        if sliding:    # past its transient, sliding at Fc (viscous friction takes the excess)
+            assert np.all(vel > band)
             np.testing.assert_allclose(dry, fr[j, 0], rtol=1e-6)
-            assert vel.mean() == pytest.approx(0.5 * fr[j, 0] / fr[j, 1], rel=0.05)
-        else:          # creeping: the soft constraint takes only what the push leaves, < Fc
+        else:          # sticking: friction balances the push, the creep is far inside the band
             np.testing.assert_allclose(dry + fr[j, 1] * vel, push * fr[j, 0], rtol=1e-3)
-            assert dry.max() < 0.9 * fr[j, 0]
-    assert speed[False] < 0.1 * speed[True]    # creeping is slow, but not zero
+            assert np.max(np.abs(vel)) < 0.1 * band
 
 
 # -- (e) bag round trip ------------------------------------------------------------------------
