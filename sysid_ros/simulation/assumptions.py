@@ -24,10 +24,10 @@ With a calibration (``calibrated``) its friction box and its torque-error bound 
 were measured on data of this kind (window-averaged over its own windows), the error of its
 friction law and stamp jitter included. The velocity bound is still stated: the calibration's
 bound absorbed the velocity noise through the *unloaded* arm's inertia, and a payload adds
-inertia through which the same noise enters the momentum rows (session 16, the Z1 with its 1 kg
-dumbbell: joint 6 needed 4.1× its calibrated bound with velocities assumed exact, 1.38× with
-0.05 rad/s stated, and was consistent with 0.15 rad/s; the Gen3's calibrated 3.63 kg run keeps
-the truth either way, its mass box 0.66 → 0.83 kg wide with the profile's 2 mrad/s stated).
+inertia through which the same noise enters the momentum rows (the Gen3's calibrated 3.63 kg
+run keeps the truth either way, its mass box 0.66 → 0.83 kg wide with the profile's 2 mrad/s
+stated; on the Z1, 0.78–0.82 kg with the finite differences absorbed by the calibration against
+the prior's 2.45 kg with 0.05 rad/s stated, docs/hardware_like_data.md).
 """
 from __future__ import annotations
 
