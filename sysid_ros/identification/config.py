@@ -52,11 +52,19 @@ Keys (all optional except the prior):
   radius (0 switches the allowance off; the trapezoid rule is then trusted).
 - ``velocity_noise_abs`` (rad/s, one value or one per joint; default 0 = exact): the measured
   q̇ is within this of the truth at every sample (a driver's filtered or differenced velocity).
-  It enters at the window's ends through the momentum H(q)·q̇ (radius rows Σ_i ε_i|W_m(q, e_i)|
-  at |θ|max) and the armature term Ia·Δq̇ (2·|Ia|max·ε), along the window through Fv·∫q̇
-  (|Fv|max·ε·T), and it widens the Coulomb band by ε (a measured q̇ must clear the band by ε
-  for the true one to be outside it). Its effect on the Coriolis terms (of order 2·|C|·ε) is
-  left to the torque-noise bound. Fixed base only for now.
+  It enters at the window's ends through the momentum H(q)·q̇ (the worst case of |H(q)·e| over
+  the boxes, :mod:`.windows`) and the armature term Ia·Δq̇ (2·|Ia|max·ε), along the window
+  through Fv·∫q̇ (|Fv|max·ε·T), and it widens the Coulomb band by ε (a measured q̇ must clear
+  the band by ε for the true one to be outside it). Its effect on the Coriolis terms (of order
+  2·|C|·ε) is left to the torque-noise bound. Fixed base only for now.
+- ``velocity_noise_scope`` (``all``, default, or ``payload``): what of that error the rows
+  carry. ``payload`` needs a calibration whose data came through the same velocities: its
+  measured torque-error bound already absorbed the velocity error through the unloaded arm —
+  the arm's momentum, the armature and viscous terms, none of which a payload changes — so only
+  what the payload adds is stated, the momentum of θ_e − θ_ee at the window's ends, with θ_ee the
+  calibration-time end-effector body (its nominal ± ``robot_uncertainty_rel``). This rests on the
+  calibration's own premise (its bound covers the effects present in its data, at the speeds it
+  saw) and is refused without a calibration.
 - ``torque_delay_samples`` (default 0.5): the torque samples may be offset in time from the
   joint states by a constant δ per joint, |δ| ≤ this many median sample steps, either sign.
   0.5 covers a command held over the control period (the sample stands for the torque of the
@@ -106,9 +114,10 @@ from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.robots import FRICTION_NAMES, Robot
 
 __all__ = ["IdentificationConfig", "SamplingPlan", "load_identification_config",
-           "payload_prior_box", "FRICTION_MODES", "load_prior"]
+           "payload_prior_box", "FRICTION_MODES", "VELOCITY_NOISE_SCOPES", "load_prior"]
 
 FRICTION_MODES = ("config", "wide", "none")
+VELOCITY_NOISE_SCOPES = ("all", "payload")
 
 
 @dataclass(frozen=True)
@@ -156,6 +165,8 @@ class IdentificationConfig:
     quadrature_safety: float = 5.0
     torque_delay_samples: float = 0.5
     velocity_noise_abs: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (nj,) rad/s
+    velocity_noise_scope: str = "all"          # "all" | "payload" (module docstring)
+    calibrated: bool = False                   # the robot carries a sysid-calibrate overlay
     online_max_rows: int = 1400
     online_lp_rows: int = 700
     cut_rounds: int = 8
@@ -257,6 +268,9 @@ class IdentificationConfig:
             "quadrature_safety": self.quadrature_safety,
             "torque_delay_samples": self.torque_delay_samples,
             "velocity_noise_abs_rad_s": self.velocity_noise_abs.tolist(),
+            "velocity_noise_scope": self.velocity_noise_scope if self.velocity_noise_scope == "all"
+            else "payload: the calibration's bound covers the velocity error through the unloaded "
+                 "arm (same velocities, speeds it saw); the rows state the payload's momentum only",
             "torque_timing": "the torque samples are offset from the joint states by one "
                              "constant delay per joint of at most torque_delay_samples x the "
                              "median step (a held command: 0.5), either sign",
@@ -335,6 +349,13 @@ def _check(c: IdentificationConfig) -> None:
             or not np.all(np.isfinite(c.velocity_noise_abs)) or np.any(c.velocity_noise_abs < 0):
         raise _fail("velocity_noise_abs", "expected one finite value >= 0 rad/s per joint (or "
                     "one for all)")
+    if c.velocity_noise_scope not in VELOCITY_NOISE_SCOPES:
+        raise _fail("velocity_noise_scope", f"{c.velocity_noise_scope!r} is not one of "
+                    f"{VELOCITY_NOISE_SCOPES}")
+    if c.velocity_noise_scope == "payload" and not c.calibrated:
+        raise _fail("velocity_noise_scope", "'payload' states only what a payload adds to the "
+                    "velocity error's effect and rests on a calibration that measured the rest "
+                    "through the same velocities; no calibration is loaded (use 'all')")
     if not (np.isfinite(c.torque_delay_samples) and c.torque_delay_samples >= 0):
         raise _fail("torque_delay_samples", "must be a finite number of sample steps >= 0")
     if c.max_sample_gap < 0:
@@ -471,6 +492,8 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
             theta_r_unknowns=bool(sec.get("theta_r_unknowns", False)),
             velocity_noise_abs=_per_joint(sec.get("velocity_noise_abs", 0.0), robot.nj,
                                           "velocity_noise_abs"),
+            velocity_noise_scope=str(sec.get("velocity_noise_scope", "all")),
+            calibrated="calibration" in robot.config,
             sources=tuple(robot.sources),
         )
         if robot.floating_base:

@@ -279,10 +279,14 @@ class PayloadProblem:
         # the viscous column is the trapezoid of q̇ (not Δq: encoder counts, :mod:`.windows`)
         fv_max = np.maximum(np.abs(self.f_lo[j, 1]), np.abs(self.f_hi[j, 1]))
         # velocity noise ε: Ia·Δq̇ off by ≤ 2ε at the ends, Fv·∫q̇ by ≤ ε·T, the momentum
-        # H(q)·q̇ at the ends by ≤ vel_rad (the Coulomb band is widened by ε in :mod:`.windows`)
+        # H(q)·q̇ at the ends by ≤ vel_rad (the Coulomb band is widened by ε in :mod:`.windows`);
+        # scope 'payload': a payload changes neither Ia nor Fv, whose share the calibration
+        # measured, and vel_rad is the payload's momentum only (config module docstring)
         eps = cfg.velocity_noise_abs[j]
         ia_max = np.maximum(np.abs(self.f_lo[j, 2]), np.abs(self.f_hi[j, 2]))
-        r_fixed += eps * (2.0 * ia_max + fv_max * m.duration) + m.vel_rad
+        if cfg.velocity_noise_scope == "all":
+            r_fixed += eps * (2.0 * ia_max + fv_max * m.duration)
+        r_fixed += m.vel_rad
         r_fixed += cfg.quadrature_safety * (m.quad_tau + fv_max * m.quad_dq
                                             + m.quad_W[:, self._other]
                                             @ self.theta_r_abs_max

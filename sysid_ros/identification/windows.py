@@ -222,12 +222,8 @@ class MomentumWindows:
             raise IdentificationConfigError(
                 "velocity_noise_abs: velocity noise is bounded for fixed-base robots only (the "
                 "floating base's momentum also carries the trunk's motion); set it to 0")
-        # the boxes θ lies in (all bodies; θ_e's is the prior B₀): the velocity noise's radius
-        lo_r, hi_r = config.theta_r_box
-        ee = robot.ee_columns.start
-        lo = np.insert(lo_r, ee, config.prior.lower)[self.cols]
-        hi = np.insert(hi_r, ee, config.prior.upper)[self.cols]
-        self._theta_c, self._theta_rad = 0.5 * (lo + hi), 0.5 * (hi - lo)
+        self._theta_c, self._theta_rad = _velocity_theta_box(robot, config)
+        self._theta_c, self._theta_rad = self._theta_c[self.cols], self._theta_rad[self.cols]
         self._fixed_rate = rate_hz
         self.reset()
 
@@ -249,7 +245,9 @@ class MomentumWindows:
 
     def _velocity_radius(self, q: np.ndarray) -> np.ndarray:
         """(N, nr): the largest |W_m(q, e)·θ| = |(H(q)·e)_j| over velocity errors |e_i| ≤ ε_i and
-        θ in the identifier's boxes (θ_r's, the prior B₀ for θ_e): W_m is linear in q̇, so it is
+        θ in the identifier's boxes (θ_r's, the prior B₀ for θ_e; with ``velocity_noise_scope``
+        ``payload``, θ_r = 0 and θ_e − θ_ee instead, :func:`_velocity_theta_box`): W_m is linear
+        in q̇, so it is
         Σ_i ε_i·max_θ |W_m(q, e_i)·θ| = Σ_i ε_i·(|W_m(q, e_i)·θ_c| + |W_m(q, e_i)|·rad θ), the
         centre's inertia-matrix column plus what the boxes let it vary by (never more than
         Σ_i ε_i·|W_m(q, e_i)|·|θ|max, which drops the cancellations inside H(q)'s entries).
@@ -544,6 +542,27 @@ class MomentumWindows:
             t_end=np.full(nr, cb.t), base_W=base_W, G=G, quad_G=quad_G, D_omega=D_omega,
             tau_start=ca.tau.copy(), tau_end=cb.tau.copy(), quad_dq=quad[o_v:],
             delay=np.full(nr, self.plan.torque_delay), vel_rad=ca.v_m + cb.v_m)
+
+
+def _velocity_theta_box(robot: Robot, config: IdentificationConfig
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """(centre, radius) of every body's θ (model order) over which the velocity noise's momentum
+    error is bounded: θ_r's box and the prior B₀ of θ_e; with ``velocity_noise_scope`` ``payload``
+    only what the payload adds, θ_e − θ_ee with θ_ee the calibration-time end-effector body
+    (nominal ± ``robot_uncertainty_rel``), the other bodies' share being the calibration's
+    (config module docstring)."""
+    lo_r, hi_r = config.theta_r_box
+    ee = robot.ee_columns.start
+    prior_c = 0.5 * (config.prior.lower + config.prior.upper)
+    prior_rad = 0.5 * (config.prior.upper - config.prior.lower)
+    if config.velocity_noise_scope == "payload":
+        theta_ee = robot.theta_e()
+        rel = float(np.max(config.robot_uncertainty_rel, initial=0.0))
+        zeros = np.zeros_like(lo_r)
+        return (np.insert(zeros, ee, prior_c - theta_ee),
+                np.insert(zeros, ee, prior_rad + rel * np.abs(theta_ee)))
+    return (np.insert(0.5 * (lo_r + hi_r), ee, prior_c),
+            np.insert(0.5 * (hi_r - lo_r), ee, prior_rad))
 
 
 def row_joints_and_bodies(robot: Robot) -> tuple[np.ndarray, np.ndarray]:

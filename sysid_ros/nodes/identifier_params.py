@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from sysid_ros.identification.config import FRICTION_MODES
+from sysid_ros.identification.config import FRICTION_MODES, VELOCITY_NOISE_SCOPES
 from sysid_ros.identification.identifier import ONLINE_METHODS
 from sysid_ros.model.robots import Robot
 from sysid_ros.nodes.params import Param
@@ -58,6 +58,10 @@ PARAMETERS = (
     Param("velocity_noise_abs", "double|double[]", "bound of the reported joint velocities' "
           "error: one value for every joint or one per joint (0: exact; fixed base only)", None,
           (0.0, 10.0), unit="rad/s"),
+    Param("velocity_noise_scope", "string", "what of the velocity error the rows state: all, or "
+          "payload (only the payload's momentum; needs a calibration made from the same "
+          "velocities, whose bound absorbed the rest); hardware_like with a calibration: payload",
+          None, choices=VELOCITY_NOISE_SCOPES),
     Param("stamp_restart_samples", "int", "consecutive stamps behind the last accepted one, "
           "increasing among themselves, that mean a restart (replay loop)", 10, (2, 10**6)),
 )

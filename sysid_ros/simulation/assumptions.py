@@ -22,8 +22,9 @@ sim's):
 
 With a calibration (``calibrated``) its friction box and its torque-error bound stand: they
 were measured on data of this kind (window-averaged over its own windows), the error of its
-friction law and stamp jitter included. The velocity bound is still stated: the calibration's
-bound absorbed the velocity noise through the *unloaded* arm's inertia, and a payload adds
+friction law and stamp jitter included. The velocity bound is still stated, for the payload
+only (``velocity_noise_scope: payload``): the calibration's bound absorbed the velocity noise
+through the *unloaded* arm (its momentum, armature and viscous terms), and a payload adds
 inertia through which the same noise enters the momentum rows (the Gen3's calibrated 3.63 kg
 run keeps the truth either way, its mass box 0.66 → 0.83 kg wide with the profile's 2 mrad/s
 stated; on the Z1, 0.78–0.82 kg with the finite differences absorbed by the calibration against
@@ -86,4 +87,6 @@ def identifier_assumptions(robot: Robot, profile: HardwareProfile | None = None,
                 "simulate 'exact' velocities for this robot")
         if not robot.floating_base:
             out["velocity_noise_abs"] = eps
+            if calibrated:
+                out["velocity_noise_scope"] = "payload"
     return out

@@ -75,9 +75,11 @@ def test_the_stated_bounds_are_the_profiles_with_the_sampling_margin(gen3):
         np.testing.assert_allclose(kw["velocity_noise_abs"], profile.velocity_noise)
         assert kw["friction"] == "wide"
         # calibrated: the calibration's friction box and measured bound stand; the velocity
-        # bound is still stated (a payload's inertia carries the noise into the rows)
+        # bound is still stated for what the payload adds (its inertia carries the noise into
+        # the rows; the arm's share is in the calibration's bound)
         calibrated = identifier_assumptions(gen3, profile, calibrated=True)
-        assert set(calibrated) == {"velocity_noise_abs"}
+        assert set(calibrated) == {"velocity_noise_abs", "velocity_noise_scope"}
+        assert calibrated["velocity_noise_scope"] == "payload"
         np.testing.assert_allclose(calibrated["velocity_noise_abs"], profile.velocity_noise)
     z1 = load_robot("z1")
     with pytest.raises(SimConfigError, match="finite_difference.*velocity_noise_abs"):

@@ -41,8 +41,10 @@ def test_hardware_like_states_the_profile_and_explicit_values_win():
     assert own["friction"] == "none" and own["torque_noise_abs"] == 0.7
     calibrated = identification_overrides(gen3, _params(friction="auto", hardware_like=True,
                                                         calibration="calib.yaml"))
-    # the calibration's friction box and measured bound stand; the velocity bound is added
-    assert set(calibrated) == {"friction", "velocity_noise_abs"}
+    # the calibration's friction box and measured bound stand; the velocity bound is added for
+    # what the payload adds (the calibration measured the unloaded arm's share)
+    assert set(calibrated) == {"friction", "velocity_noise_abs", "velocity_noise_scope"}
+    assert calibrated["velocity_noise_scope"] == "payload"
     assert calibrated["friction"] == "config"
     np.testing.assert_allclose(calibrated["velocity_noise_abs"], prof.velocity_noise)
 
