@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from sysid_ros.identification.config import FRICTION_MODES, IdentificationConfig, \
-    load_identification_config
+from sysid_ros.identification.config import FRICTION_MODES, VELOCITY_NOISE_SCOPES, \
+    IdentificationConfig, load_identification_config
 from sysid_ros.identification.diagnostics import summarize
 from sysid_ros.identification.errors import IdentificationError, UnsupportedRobotError
 from sysid_ros.identification.identifier import METHODS, IdentificationResult, identify
@@ -77,6 +77,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--torque-noise-abs", help="N*m: one number or one per joint (comma list)")
     p.add_argument("--torque-noise-rel", type=float, help="fraction of |tau|")
     p.add_argument("--robot-uncertainty-rel", type=float, help="theta_r box (fraction)")
+    p.add_argument("--velocity-noise-abs",
+                   help="rad/s: bound of the recorded velocities' error, one number or one per "
+                        "joint (comma list); default the robot file's (0: exact)")
+    p.add_argument("--velocity-noise-scope", choices=VELOCITY_NOISE_SCOPES,
+                   help="all, or payload: only the payload's share of the velocity error "
+                        "(needs --calibration made from the same velocities)")
     p.add_argument("--friction", choices=FRICTION_MODES,
                    help="friction box: wide (uncalibrated), config (robot file / calibration), "
                         "none (link-side torques)")
@@ -142,6 +148,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                          stride=args.stride, friction=args.friction, window_s=args.window_s,
                          stride_s=args.stride_s, max_sample_gap=args.max_sample_gap,
                          coulomb_band=args.coulomb_band, prior=args.prior,
+                         velocity_noise_abs=args.velocity_noise_abs,
+                         velocity_noise_scope=args.velocity_noise_scope,
                          calibration_rows=None if args.calibration_rows is None
                          else str(Path(args.calibration_rows).resolve()))
         # A noise flag given alone replaces the whole noise model, not just its own half.

@@ -522,9 +522,9 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
         if isinstance(exc, IdentificationConfigError):
             raise
         raise IdentificationConfigError(f"{robot.config_path}: identification: {exc}") from exc
-    if "torque_noise_abs" in overrides:
-        overrides["torque_noise_abs"] = _per_joint(overrides["torque_noise_abs"], robot.nj,
-                                                   "torque_noise_abs")
+    for key in ("torque_noise_abs", "velocity_noise_abs"):
+        if key in overrides:
+            overrides[key] = _per_joint(overrides[key], robot.nj, key)
     return cfg.with_overrides(**overrides) if overrides else cfg
 
 

@@ -186,3 +186,22 @@ def test_floor_with_and_without_a_bag(tmp_path, sim, capsys):
     assert main(["--robot", "b1_z1", "--out", str(alone), "--floor"]) == 2
     assert main(["--out", str(alone)]) == 2
     assert "--bag is required" in capsys.readouterr().err
+
+
+def test_velocity_noise_flags(tmp_path, sim):
+    """Velocities with ±5 mrad/s of noise: unstated, the rows contradict the truth (exit 3);
+    ``--velocity-noise-abs 0.005`` states it (exit 0, the truth inside, the bound in the JSON's
+    assumptions); ``--velocity-noise-scope payload`` without a calibration is refused (exit 2)."""
+    robot, theta, run = sim
+    noisy = run.dq + np.random.default_rng(3).uniform(-0.005, 0.005, run.dq.shape)
+    bag = _bag(tmp_path / "b", run.t, run.q, noisy, run.tau_meas, robot.joint_names)
+    out = tmp_path / "r.json"
+    base = ["--bag", str(bag), "--out", str(out), "--torque-noise-abs", "0.02",
+            "--friction", "config", "--no-progress"]
+    assert main(base) == 3
+    assert main(base + ["--velocity-noise-abs", "0.005"]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["assumptions"]["velocity_noise_abs_rad_s"] == [0.005] * 7
+    assert np.all(np.array(doc["lower"]) <= theta) and np.all(theta <= np.array(doc["upper"]))
+    assert main(base + ["--velocity-noise-abs", "0.005", "--velocity-noise-scope",
+                        "payload"]) == 2
