@@ -108,6 +108,13 @@ def soundness(robot, n: int, margins: bool, windows: dict) -> dict:
         with_rows = _identify(calibrated, pay, load_identification_config(
             calibrated, calibration_rows=exported_rows(res)))
         ship = _identify(robot, pay, shipped)
+        # the driver's velocity noise stated again through the whole arm, or for the payload's
+        # share only (velocity_noise_scope: payload; the calibration absorbed the rest)
+        eps = np.broadcast_to(np.asarray(case.payload.profile.velocity_noise, float),
+                              (robot.nj,))
+        vel = {scope: _identify(calibrated, pay, load_identification_config(
+            calibrated, velocity_noise_abs=eps, velocity_noise_scope=scope))
+            for scope in ("all", "payload")}
         row = {"seed": case.seed, "friction_inside": inside.all(axis=0).tolist(),
                "status": out.status, "contains": _contains(out, truth_e),
                "mass_width_kg": float(out.upper[0] - out.lower[0]) if out.status == "ok"
@@ -115,6 +122,10 @@ def soundness(robot, n: int, margins: bool, windows: dict) -> dict:
                "rows_status": with_rows.status, "rows_contains": _contains(with_rows, truth_e),
                "rows_mass_width_kg": float(with_rows.upper[0] - with_rows.lower[0])
                if with_rows.status == "ok" else None,
+               **{f"velocity_{s}_status": v.status for s, v in vel.items()},
+               **{f"velocity_{s}_contains": _contains(v, truth_e) for s, v in vel.items()},
+               **{f"velocity_{s}_mass_width_kg": float(v.upper[0] - v.lower[0])
+                  if v.status == "ok" else None for s, v in vel.items()},
                "shipped_status": ship.status,
                "shipped_wrong_ok": ship.status == "ok" and not ship.contains(truth_e),
                "calibrate_s": float(sum(res.seconds.values()))}
@@ -149,6 +160,11 @@ def soundness(robot, n: int, margins: bool, windows: dict) -> dict:
         "rows_ok": sum(r["rows_status"] == "ok" for r in rows),
         "rows_contains": sum(r["rows_contains"] for r in rows),
         "rows_median_mass_width_kg": float(np.median(rw)) if rw else None,
+        **{f"velocity_{s}_{k}": f([r[f"velocity_{s}_{key}"] for r in rows])
+           for s in ("all", "payload")
+           for k, key, f in (("ok", "status", lambda v: sum(x == "ok" for x in v)),
+                             ("contains", "contains", sum),
+                             ("median_mass_width_kg", "mass_width_kg", _median))},
         "shipped_inconsistent": sum(r["shipped_status"] == "inconsistent" for r in rows),
         "shipped_wrong_ok": sum(r["shipped_wrong_ok"] for r in rows),
         "positions_only_ok": sum(r["positions_only_status"] == "ok" for r in pos),
@@ -160,6 +176,11 @@ def soundness(robot, n: int, margins: bool, windows: dict) -> dict:
         summary["margin_needed_max"] = float(need.max())
         summary["margin_needed_median"] = float(np.median(need))
     return summary
+
+
+def _median(values: list) -> float | None:
+    kept = [v for v in values if v is not None]
+    return float(np.median(kept)) if kept else None
 
 
 def _truth_vector(robot, truth) -> tuple[np.ndarray, np.ndarray]:
@@ -320,6 +341,12 @@ def _print(report: dict, robot) -> None:
         print(f"  ... with the calibration rows: ok {s['rows_ok']}/{s['robots']}, contains all "
               f"ten {s['rows_contains']}/{s['robots']}, median mass width "
               + (f"{rw:.3f} kg" if rw is not None else "-"))
+        for scope in ("all", "payload"):
+            w = s[f"velocity_{scope}_median_mass_width_kg"]
+            print(f"  ... with the velocity noise stated ({scope}): ok "
+                  f"{s[f'velocity_{scope}_ok']}/{s['robots']}, contains all ten "
+                  f"{s[f'velocity_{scope}_contains']}/{s['robots']}, median mass width "
+                  + (f"{w:.3f} kg" if w is not None else "-"))
         print(f"  shipped facts on the same data: inconsistent {s['shipped_inconsistent']}/"
               f"{s['robots']}, ok without the truth {s['shipped_wrong_ok']}")
         print(f"  positions only (RTS on both sides): ok {s['positions_only_ok']}/"
