@@ -1,4 +1,5 @@
-"""``sysid-demo``: the closed-loop demo on the built-in simulator (README command 1).
+"""``sysid-demo``: the closed-loop demo on the built-in simulator (README command 1 runs it, with
+``--hardware-like`` on a calibrated drawn Gen3, through scripts/demo_hardware_like.sh).
 
 Gen3 carrying the 8 lb (3.63 kg) dumbbell, the obstacle layout of S3's experiment (b); or
 ``--robot z1`` with the Z1's demo section (a 1 kg dumbbell, a platform and a post). The graph
