@@ -137,7 +137,8 @@ def test_velocity_noise_radius_bounds_the_momentum_error(robot_name, request):
     ends, i.e. Σ_i ε_i·(|H_ji(q_a)| + |H_ji(q_b)|), with H from Pinocchio's CRBA of robots drawn
     inside the identifier's boxes (links ±5 %, dumbbells inside the prior); and equal to it when
     the boxes are the drawn robot itself (θ_r exact, the prior a point): the bound is the
-    worst case, not a loose one."""
+    worst case, not a loose one. With ``velocity_noise_scope: payload`` it is the same for the
+    payload's share, H(q; with payload) − H(q; unloaded)."""
     import pinocchio as pin
 
     from sysid_ros.model.box import theta_e_box
@@ -173,3 +174,19 @@ def test_velocity_noise_radius_bounds_the_momentum_error(robot_name, request):
                                    prior=theta_e_box(exact.theta_e - 1e-12, exact.theta_e + 1e-12))
         rows, worst = rows_and_worst(point, exact)
         np.testing.assert_allclose(rows.vel_rad, worst, rtol=1e-6)
+        # velocity_noise_scope 'payload' (a calibrated robot): only the payload's share,
+        # |(H(q; θ_e) − H(q; θ_ee))·e| with θ_ee the unloaded body, here exact
+        share = point.with_overrides(velocity_noise_scope="payload", calibrated=True)
+        rows, worst = rows_and_worst(share, exact)
+        payload_only = np.zeros(len(rows))
+        for end in (rows.t_start, rows.t_end):
+            idx = np.searchsorted(t, end)
+            dH = []
+            for model in (exact.pinocchio_model(robot), robot.model):
+                data = model.createData()
+                H = np.stack([pin.crba(model, data, q[s]) for s in idx])
+                dH.append(np.triu(H) + np.swapaxes(np.triu(H, 1), 1, 2)
+                          - np.diag(model.armature)[None])
+            payload_only += np.abs((dH[0] - dH[1])[np.arange(len(rows)), rows.joint]) @ eps
+        np.testing.assert_allclose(rows.vel_rad, payload_only, rtol=1e-6, atol=1e-12)
+        assert np.all(rows.vel_rad < worst)
