@@ -553,8 +553,7 @@ def _velocity_theta_box(robot: Robot, config: IdentificationConfig
     (config module docstring)."""
     lo_r, hi_r = config.theta_r_box
     ee = robot.ee_columns.start
-    prior_c = 0.5 * (config.prior.lower + config.prior.upper)
-    prior_rad = 0.5 * (config.prior.upper - config.prior.lower)
+    prior_c, prior_rad = config.prior.centre, config.prior.radius
     if config.velocity_noise_scope == "payload":
         theta_ee = robot.theta_e()
         rel = float(np.max(config.robot_uncertainty_rel, initial=0.0))

@@ -87,4 +87,3 @@ def identification_overrides(robot: Robot, p: dict[str, Any]) -> dict[str, Any]:
     if kw.get("friction") == "auto":
         kw["friction"] = "wide" if p.get("hardware_like") and not calibrated else "config"
     return kw
-

@@ -217,7 +217,12 @@ class NominalModel:
     # -- the NLP pieces --------------------------------------------------------------------------
     def objective(self, traj: QuinticTrajectory, k: np.ndarray) -> ObjectiveValue:
         """(log cond Y_e, gradient (nj,), cond) at k."""
-        return self.cond_of(self._samples(traj, k))
+        return self.objective_at(traj, k, self.cond_of)
+
+    def objective_at(self, traj: QuinticTrajectory, k: np.ndarray,
+                     objective: RegressorObjective) -> ObjectiveValue:
+        """Any regressor objective (``cond_of``, ``cond_with_history``, …) at k."""
+        return objective(self._samples(traj, k))
 
     def cond_of(self, y: np.ndarray) -> ObjectiveValue:
         """``objective`` from the regressor samples y (``RegressorObjective``)."""

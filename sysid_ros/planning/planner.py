@@ -460,7 +460,7 @@ class ExcitingPlanner:
             """The objective at k: the last NLP's evaluation if it made one (Ipopt's answer
             is one of its iterates), else one pass (a fallback k)."""
             known = self.nlp_values.get(k.tobytes())
-            return objective(self.model._samples(traj, k))[0] if known is None else known
+            return self.model.objective_at(traj, k, objective)[0] if known is None else known
 
         best = value(result.k)
         starts = [np.clip(-x0, lo, hi)] + [self._restart_rng.uniform(lo, hi) for _ in

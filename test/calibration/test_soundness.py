@@ -11,13 +11,17 @@ proved.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
-from sysid_ros.calibration import CalibrationOptions, calibrate
+from sysid_ros.calibration import CalibrationOptions, Recording, calibrate
 from sysid_ros.calibration.document import calibration_document
 from sysid_ros.identification import IdentificationConfigError, identify, load_identification_config
 from sysid_ros.model.calibration import apply_calibration
+from sysid_ros.model.robots import load_robot
+from sysid_ros.simulation import HardwareProfile, dumbbell_for, record_hardware_like, sim_truth
 
 from .conftest import N_ROBOTS
 
@@ -114,13 +118,6 @@ def test_calibrated_z1_payload_data_are_consistent_and_hold_the_truth():
     dumbbell data give an ``ok`` box holding the truth. With MuJoCo's default constraint
     softness the wrist roll's friction crept at a speed set by its inertia, the payload changed
     it, and these data were ``inconsistent`` (joint 6, ×12.7: session 17)."""
-    import dataclasses
-
-    from sysid_ros.calibration import Recording
-    from sysid_ros.model.robots import load_robot
-    from sysid_ros.simulation import HardwareProfile, dumbbell_for, record_hardware_like, \
-        sim_truth
-
     z1 = load_robot("z1")
     profile = dataclasses.replace(HardwareProfile.from_robot(z1), velocity="exact")
     payload = dumbbell_for(z1, 1.0)

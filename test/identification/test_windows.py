@@ -2,10 +2,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pinocchio as pin
 import pytest
 
 from sysid_ros.identification import MomentumRows, MomentumWindows, PayloadProblem, SampleError, \
     load_identification_config
+
+from sysid_ros.model.box import theta_e_box
+from sysid_ros.simulation import dumbbell_for, random_hardware_truth
 
 from .conftest import payload_rows
 from sysid_ros.identification.synthetic import random_payload_theta, simulate
@@ -139,11 +143,6 @@ def test_velocity_noise_radius_bounds_the_momentum_error(robot_name, request):
     the boxes are the drawn robot itself (θ_r exact, the prior a point): the bound is the
     worst case, not a loose one. With ``velocity_noise_scope: payload`` it is the same for the
     payload's share, H(q; with payload) − H(q; unloaded)."""
-    import pinocchio as pin
-
-    from sysid_ros.model.box import theta_e_box
-    from sysid_ros.simulation import dumbbell_for, random_hardware_truth
-
     robot = request.getfixturevalue(robot_name)
     rng = np.random.default_rng(5)
     eps = np.linspace(0.01, 0.03, robot.nj)
