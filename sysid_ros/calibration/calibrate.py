@@ -34,10 +34,12 @@ import numpy as np
 
 from sysid_ros.calibration.data import Recording
 from sysid_ros.calibration.errors import CalibrationInconsistentError, CalibrationInputError
+from sysid_ros.calibration.exclusion import speed_clamps
 from sysid_ros.calibration.lp import BoxLP, scale_rows, min_noise
 from sysid_ros.calibration.map_estimate import ROBUST_LOSSES, LinearRows, map_estimate
 from sysid_ros.calibration.prior import FRICTION_PRIORS, Prior, calibration_prior
 from sysid_ros.calibration.rows import CalibrationRows, build_rows, friction_column
+from sysid_ros.calibration.timing import LagEstimate, estimate_torque_lag
 from sysid_ros.identification.calibration_rows import CalibrationConstraints, column_names
 from sysid_ros.identification.config import IdentificationConfig, load_identification_config
 from sysid_ros.identification.errors import IdentificationError
@@ -46,11 +48,14 @@ from sysid_ros.model.parameters import is_physically_consistent
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
 
-__all__ = ["CalibrationOptions", "CalibrationResult", "calibrate", "calibration_rows",
+__all__ = ["CalibrationOptions", "CalibrationResult", "calibrate", "calibration_rows", "TORQUE_LAG_MODES",
            "FRICTION_LAWS", "window_config", "exported_rows"]
 
 FRICTION_LAWS = ("linear", "stribeck")
 _LP_SLACK = 1e-6
+
+
+TORQUE_LAG_MODES = ("estimate", "none")
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,15 @@ class CalibrationOptions:
         energy: add energy (power-balance) rows to the point estimate.
         robust: IRLS loss of the point estimate (``huber``, ``cauchy``, ``none``).
         payload_theta: (10,) a known payload in the end-effector body (None: no payload).
+        ee_prior: a prior name or file whose box is the end-effector body's (an unknown tool;
+            excludes ``payload_theta``).
+        torque_lag: ``estimate`` (per-joint lag of the torque stream behind the states, with
+            its radius: :mod:`.timing`) or ``none`` (the streams are taken as aligned).
+        exclude_speed: ``auto`` (clamp plateaus found in the data, :mod:`.exclusion`),
+            ``none``, or (nj,) speeds (rad/s) at which each joint's rows are dropped.
+        exclude_speed_frac: with ``auto``, rows are dropped from this fraction of the clamp.
+        exclude_after_start_s: rows of windows starting this soon after a run's start are
+            dropped (s).
     """
 
     window_s: float | None = 0.4
@@ -101,8 +115,25 @@ class CalibrationOptions:
     energy: bool = False
     robust: str = "huber"
     payload_theta: np.ndarray | None = None
+    ee_prior: str | None = None
+    torque_lag: str = "estimate"
+    exclude_speed: str | np.ndarray = "auto"
+    exclude_speed_frac: float = 0.9
+    exclude_after_start_s: float = 0.2
 
     def check(self) -> None:
+        if self.torque_lag not in TORQUE_LAG_MODES:
+            raise CalibrationInputError(f"torque lag {self.torque_lag!r} is not one of "
+                                        f"{TORQUE_LAG_MODES}")
+        if isinstance(self.exclude_speed, str) and self.exclude_speed not in ("auto", "none"):
+            raise CalibrationInputError(f"exclude speed {self.exclude_speed!r}: expected auto, "
+                                        "none or one speed per joint (rad/s)")
+        if not 0.0 < self.exclude_speed_frac <= 1.0:
+            raise CalibrationInputError(f"exclude speed fraction {self.exclude_speed_frac} must "
+                                        "be in (0, 1]")
+        if not (np.isfinite(self.exclude_after_start_s) and self.exclude_after_start_s >= 0):
+            raise CalibrationInputError(f"exclude after start {self.exclude_after_start_s} s "
+                                        "must be >= 0")
         if not self.margin >= 1.0:
             raise CalibrationInputError(f"margin {self.margin} must be >= 1")
         if not self.noise_floor >= 0.0:
@@ -146,6 +177,8 @@ class CalibrationResult:
     notes: list[str] = field(default_factory=list)
     stribeck: Any = None                   # stribeck.StribeckFit or None
     robust_weights: np.ndarray | None = None
+    torque_lag: LagEstimate | None = None  # the torque stream's lag, when estimated
+    excluded: dict[str, Any] = field(default_factory=dict)  # rows the exclusion rule dropped
 
     @property
     def joint_names(self) -> list[str]:
@@ -210,8 +243,12 @@ def window_config(robot: Robot, options: CalibrationOptions) -> IdentificationCo
 
 
 def calibration_rows(robot: Robot, config: IdentificationConfig, prior: Prior,
-                     recordings: Sequence[Recording]) -> CalibrationRows:
-    """Rows of every recording (one MomentumWindows stream each, so windows never span two)."""
+                     recordings: Sequence[Recording],
+                     windows: list[tuple[str, MomentumWindows]] | None = None
+                     ) -> CalibrationRows:
+    """Rows of every recording (one MomentumWindows stream each, so windows never span two);
+    ``windows``, when given, receives each recording's name and windows (their exclusion
+    counts)."""
     reg = Regressors(robot)
     parts = []
     for k, rec in enumerate(recordings):
@@ -224,15 +261,53 @@ def calibration_rows(robot: Robot, config: IdentificationConfig, prior: Prior,
             m = win.extend(rec.t, rec.q, rec.dq, rec.tau)
         except IdentificationError as err:
             raise CalibrationInputError(f"{rec.name}: {err}") from err
+        if windows is not None:
+            windows.append((rec.name, win))
         if len(m):
             parts.append(build_rows(m, robot.nj, prior.theta_abs_max, config.quadrature_safety,
-                                    config.torque_noise_rel, source=k))
+                                    config.torque_noise_rel, source=k,
+                                    lag_radius=config.torque_lag_radius_s))
     if not parts:
         plan = config.sampling_plan(1.0 / recordings[0].rate_hz)
         raise CalibrationInputError(
             f"no momentum window formed in {len(recordings)} recording(s): each needs a run of "
             f"{plan.window + 1} samples without a gap > {plan.max_sample_gap * 1e3:.1f} ms")
     return CalibrationRows.concat(parts)
+
+
+def _exclusion_speeds(robot: Robot, recordings: Sequence[Recording],
+                      options: CalibrationOptions) -> np.ndarray:
+    """(nj,) the exclusion rule's speeds (rad/s; inf = no rule) from the options."""
+    spec = options.exclude_speed
+    if isinstance(spec, str):
+        if spec == "none":
+            return np.full(robot.nj, np.inf)
+        return options.exclude_speed_frac * speed_clamps(recordings, robot.nj)
+    speeds = np.asarray(spec, float).reshape(-1)
+    if speeds.shape != (robot.nj,) or np.any(np.isnan(speeds)) or np.any(speeds <= 0):
+        raise CalibrationInputError(f"exclude speed: expected {robot.nj} speeds > 0 rad/s "
+                                    "(inf: no rule for that joint)")
+    return speeds
+
+
+def _excluded_summary(robot: Robot, config: IdentificationConfig,
+                      windows: Sequence[tuple[str, MomentumWindows]]) -> dict[str, Any]:
+    """What the exclusion rule dropped: the rule, row counts by reason and by joint, and the
+    first examples (recording, joint, reason, window span)."""
+    by_reason: dict[str, int] = {}
+    by_joint = np.zeros(robot.nj, int)
+    examples: list[dict[str, Any]] = []
+    for name, win in windows:
+        for k, v in win.excluded.items():
+            by_reason[k] = by_reason.get(k, 0) + v
+        by_joint[win.row_joints] += win.excluded_by_joint
+        for reason, joint, t_a, t_b in win.excluded_examples:
+            if len(examples) < 12:
+                examples.append({"recording": name, "joint": joint, "reason": reason,
+                                 "t_start": round(t_a, 3), "t_end": round(t_b, 3)})
+    return {"rule": config.assumptions()["excluded_windows"], "rows_by_reason": by_reason,
+            "rows_by_joint": dict(zip(robot.joint_names, by_joint.tolist())),
+            "examples": examples}
 
 
 def _inconsistency(robot: Robot, delta: np.ndarray, limit: np.ndarray) -> str:
@@ -278,12 +353,25 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
     config = window_config(robot, options)
     try:
         prior = calibration_prior(robot, options.link_rel, options.friction_prior,
-                                  options.payload_theta)
-    except ValueError as err:
+                                  options.payload_theta, options.ee_prior)
+    except (ValueError, IdentificationError) as err:
         raise CalibrationInputError(str(err)) from err
-    rows = calibration_rows(robot, config, prior, recordings)
+    config = config.with_overrides(exclude_speed_rad_s=_exclusion_speeds(robot, recordings,
+                                                                         options),
+                                   exclude_after_start_s=options.exclude_after_start_s)
+    windows: list[tuple[str, MomentumWindows]] = []
+    rows = calibration_rows(robot, config, prior, recordings, windows)
     nj, n_theta = robot.nj, prior.n_theta
     seconds["rows"] = time.perf_counter() - clock
+    lag = None
+    if options.torque_lag == "estimate":
+        clock = time.perf_counter()
+        lag = estimate_torque_lag(rows, recordings, prior, nj)
+        config = config.with_overrides(torque_lag_s=lag.lag, torque_lag_radius_s=lag.radius)
+        windows = []
+        rows = calibration_rows(robot, config, prior, recordings, windows)
+        seconds["torque_lag"] = time.perf_counter() - clock
+    excluded = _excluded_summary(robot, config, windows)
 
     clock = time.perf_counter()
     scaled = scale_rows(rows, prior.lower, prior.upper)
@@ -350,7 +438,8 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
         friction_lower=fr(lower), friction_upper=fr(upper), friction_nominal=fr(x_nom),
         link_lower=lower[:n_theta], link_upper=upper[:n_theta], link_nominal=x_nom[:n_theta],
         links_written=written, x_nominal=x_nom, seconds=seconds, notes=notes,
-        stribeck=stribeck, robust_weights=None if est is None else est.weights)
+        stribeck=stribeck, robust_weights=None if est is None else est.weights,
+        torque_lag=lag, excluded=excluded)
 
 
 def _consistent_links(robot: Robot, prior: Prior, written: list[str], x_nom: np.ndarray,

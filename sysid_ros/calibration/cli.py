@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from sysid_ros.calibration.calibrate import FRICTION_LAWS, CalibrationOptions, calibrate
+from sysid_ros.calibration.calibrate import FRICTION_LAWS, TORQUE_LAG_MODES, CalibrationOptions, \
+    calibrate
 from sysid_ros.calibration.data import Recording, read_recording
 from sysid_ros.calibration.errors import CalibrationInconsistentError, CalibrationInputError
 from sysid_ros.calibration.map_estimate import ROBUST_LOSSES
@@ -88,6 +89,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--robust", choices=ROBUST_LOSSES, default="huber", help="IRLS loss")
     p.add_argument("--payload-theta", metavar="V1,...,V10",
                    help="a known payload's 10 parameters (Pinocchio order, end-effector frame)")
+    p.add_argument("--prior", metavar="NAME|FILE",
+                   help="the end-effector body's box is this prior (a name of the robot file's "
+                        "priors or a YAML file, as sysid-identify --prior): for a tool the URDF "
+                        "does not describe (default: the URDF's body, links-rel box)")
+    p.add_argument("--torque-lag", choices=TORQUE_LAG_MODES, default="estimate",
+                   help="estimate the torque stream's lag behind the states per joint, with "
+                        "its uncertainty, and compensate it (default), or take the streams as "
+                        "aligned (none)")
+    p.add_argument("--exclude-speed", default="auto", metavar="auto|none|V1,...",
+                   help="drop a joint's rows in windows where its speed reaches its drive's "
+                        "clamp: auto (clamp plateaus found in the data, rows dropped from "
+                        "0.9 x the clamp), none, or one speed per joint (rad/s; inf: no rule)")
+    p.add_argument("--exclude-after-start", type=float, default=0.2, metavar="S",
+                   help="drop the rows of windows starting within S seconds of a run's start "
+                        "(recording start, gap); default 0.2")
     p.add_argument("--state-estimate", nargs="?", const="rts", choices=ESTIMATORS,
                    help="estimate velocities from positions (and measured velocities, if any) "
                         "before everything else; the identifier must then get the same "
@@ -146,7 +162,19 @@ def _options(args) -> CalibrationOptions:
         link_rel=args.link_rel, friction_prior=args.friction_prior, margin=args.margin,
         noise_floor=args.noise_floor, link_boxes=not args.no_link_boxes,
         friction_law=args.friction_law, energy=args.energy, robust=args.robust,
-        payload_theta=_payload(args.payload_theta))
+        payload_theta=_payload(args.payload_theta), ee_prior=args.prior,
+        torque_lag=args.torque_lag, exclude_speed=_speeds(args.exclude_speed),
+        exclude_after_start_s=args.exclude_after_start)
+
+
+def _speeds(text: str) -> str | np.ndarray:
+    if text in ("auto", "none"):
+        return text
+    try:
+        return np.array([float(v) for v in text.replace(",", " ").split()])
+    except ValueError:
+        raise CalibrationInputError(f"--exclude-speed {text!r}: expected auto, none or one "
+                                    "speed per joint (rad/s; inf: no rule)") from None
 
 
 def _describe(recs: list[Recording]) -> str:

@@ -46,6 +46,12 @@ def calibration_document(result, validation=None, bags: list[str] | None = None
         "coulomb_band": float(c.coulomb_band),
         "quadrature_safety": float(c.quadrature_safety),
         "friction": "config",
+        # the torque stream's calibrated lag and the exclusion rule: the identifier applies both
+        "torque_lag_s": _lst(c.torque_lag_s),
+        "torque_lag_radius_s": _lst(c.torque_lag_radius_s),
+        "exclude_speed_rad_s": [float(v) if np.isfinite(v) else None
+                                for v in c.exclude_speed_rad_s],
+        "exclude_after_start_s": float(c.exclude_after_start_s),
     }
     provenance: dict[str, Any] = {
         "tool": "sysid-calibrate",
@@ -74,6 +80,7 @@ def calibration_document(result, validation=None, bags: list[str] | None = None
     }
     if result.stribeck is not None:
         provenance["stribeck"] = result.stribeck.as_dict(robot.joint_names)
+    provenance.update(_timing_and_exclusions(result))
     if validation is not None:
         provenance["validation"] = validation.as_dict()
     doc: dict[str, Any] = {"sysid_calibration": FORMAT_VERSION, "robot": robot.name,
@@ -116,6 +123,22 @@ def summary_json(result, validation=None) -> dict[str, Any]:
     }
     if result.stribeck is not None:
         out["stribeck"] = result.stribeck.as_dict(result.robot.joint_names)
+    out.update(_timing_and_exclusions(result))
     if validation is not None:
         out["validation"] = validation.as_dict()
+    return out
+
+
+def _timing_and_exclusions(result) -> dict[str, Any]:
+    """The torque lag estimate (per joint, with the residual RMS it removed) and the rows the
+    exclusion rule dropped."""
+    out: dict[str, Any] = {"excluded": result.excluded}
+    lag = result.torque_lag
+    if lag is not None:
+        out["torque_lag"] = {
+            "lag_s": _lst(lag.lag), "radius_s": _lst(lag.radius),
+            "window_rms_at_zero_Nm": _lst(lag.rms_zero), "window_rms_at_lag_Nm": _lst(lag.rms_lag),
+            "method": "per-joint minimiser of the window-averaged residual RMS of the "
+                      "box-bounded least-squares fit over a lag grid; radius: spread of the "
+                      "per-recording minimisers, at least half a grid step and half a sample"}
     return out

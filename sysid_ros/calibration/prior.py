@@ -37,6 +37,7 @@ class Prior:
     link_rel: float
     friction_prior: str
     payload_theta: np.ndarray | None = None
+    ee_prior: str | None = None        # name of the end-effector body's box (an unknown tool)
 
     @property
     def theta_abs_max(self) -> np.ndarray:
@@ -47,14 +48,22 @@ class Prior:
     def describe(self) -> str:
         payload = "" if self.payload_theta is None else \
             f", known payload of {self.payload_theta[0]:.3f} kg in the end-effector body"
+        ee = "" if self.ee_prior is None else \
+            f", end-effector body (unknown tool) in the prior '{self.ee_prior}'"
         return (f"links URDF ± {100 * self.link_rel:g} % per parameter, friction "
-                f"'{self.friction_prior}' box{payload}")
+                f"'{self.friction_prior}' box{payload}{ee}")
 
 
 def calibration_prior(robot: Robot, link_rel: float | None = None, friction_prior: str = "wide",
-                      payload_theta: np.ndarray | None = None) -> Prior:
+                      payload_theta: np.ndarray | None = None,
+                      ee_prior: str | None = None) -> Prior:
     """The prior box (module docstring). ``payload_theta`` (10,): a known payload's parameters
-    in the end-effector joint frame (Pinocchio order), added to that body's URDF value."""
+    in the end-effector joint frame (Pinocchio order), added to that body's URDF value.
+    ``ee_prior``: a prior name of the robot file or a YAML file (as ``sysid-identify --prior``)
+    whose box replaces the end-effector body's, for a tool the URDF does not describe."""
+    if ee_prior is not None and payload_theta is not None:
+        raise ValueError("a known payload (payload_theta) and an end-effector prior box "
+                         "exclude each other: the prior box already holds any tool and payload")
     if friction_prior not in FRICTION_PRIORS:
         raise ValueError(f"friction prior {friction_prior!r} is not one of {FRICTION_PRIORS}")
     rel = robot.links_rel_uncertainty if link_rel is None else float(link_rel)
@@ -67,11 +76,16 @@ def calibration_prior(robot: Robot, link_rel: float | None = None, friction_prio
             raise ValueError("payload: expected 10 finite parameters")
         theta[robot.ee_columns] += payload_theta
     rad = rel * np.abs(theta)
-    cfg = load_identification_config(robot, friction=friction_prior)
+    lower, upper = theta - rad, theta + rad
+    cfg = load_identification_config(robot, friction=friction_prior, prior=ee_prior)
+    if ee_prior is not None:
+        ee = robot.ee_columns
+        lower[ee], upper[ee] = cfg.prior.lower, cfg.prior.upper
+        theta[ee] = np.clip(theta[ee], cfg.prior.lower, cfg.prior.upper)
     f_lo, f_hi = cfg.friction_lower.copy(), cfg.friction_upper.copy()
     f_lo[:, :3] = np.maximum(f_lo[:, :3], 0.0)
     f_nom = np.clip(robot.friction.nominal, f_lo, f_hi)
-    return Prior(np.concatenate([theta - rad, f_lo.reshape(-1)]),
-                 np.concatenate([theta + rad, f_hi.reshape(-1)]),
+    return Prior(np.concatenate([lower, f_lo.reshape(-1)]),
+                 np.concatenate([upper, f_hi.reshape(-1)]),
                  np.concatenate([theta, f_nom.reshape(-1)]), theta.size, rel, friction_prior,
-                 payload_theta)
+                 payload_theta, None if ee_prior is None else cfg.prior_name)

@@ -26,6 +26,8 @@ from sysid_ros.calibration.data import Recording
 from sysid_ros.calibration.lp import common_scale, min_noise, scale_rows
 from sysid_ros.calibration.state import rts_smoother
 from sysid_ros.model.robots import Robot
+from sysid_ros.identification.alignment import TorqueAlignment
+from sysid_ros.identification.config import IdentificationConfig
 
 __all__ = ["Validation", "validate", "predict_torque", "nominal_model"]
 
@@ -99,6 +101,19 @@ def predict_torque(robot: Robot, model: pin.Model, friction: np.ndarray, q: np.n
     return tau + fc * np.sign(dq) + fv * dq + ia * ddq + beta
 
 
+def aligned_torque(rec: Recording, config: IdentificationConfig
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """(sample indices, τ̂ at those samples read ``config.torque_lag_s`` later): the torque
+    the states of those samples go with. Samples whose lagged reading falls into a gap or
+    beyond the recording's end are left out."""
+    plan = config.sampling_plan(float(np.median(np.diff(rec.t))))
+    out = TorqueAlignment(config.torque_lag_s).push(rec.t, rec.q, rec.dq if rec.dq is not None
+                                                    else np.zeros_like(rec.q), rec.tau, None,
+                                                    plan.max_sample_gap)
+    keep = np.flatnonzero(out.valid)
+    return keep, out.tau[keep]
+
+
 def validate(result: CalibrationResult, recordings: list[Recording],
              sigma_q: np.ndarray | float = 1e-4) -> Validation:
     """Validate ``result`` on ``recordings`` (module docstring)."""
@@ -123,14 +138,16 @@ def validate(result: CalibrationResult, recordings: list[Recording],
     series = []
     for rec in recordings:
         est = rts_smoother(rec.t, rec.q, rec.dq, sigma_q=sigma_q)
-        pred = predict_torque(robot, model, result.friction_nominal, rec.q, est.dq, est.ddq)
-        sq_err += np.sum((rec.tau - pred) ** 2, axis=0)
+        keep, tau = aligned_torque(rec, result.config)
+        q, dq, ddq = rec.q[keep], est.dq[keep], est.ddq[keep]
+        pred = predict_torque(robot, model, result.friction_nominal, q, dq, ddq)
+        sq_err += np.sum((tau - pred) ** 2, axis=0)
         if result.stribeck is not None:
-            pred_s = predict_torque(robot, model, result.friction_nominal, rec.q, est.dq,
-                                    est.ddq, result.stribeck)
-            sq_err_s += np.sum((rec.tau - pred_s) ** 2, axis=0)
-        count += len(rec)
-        series.append((rec.name, rec.t, rec.tau, pred))
+            pred_s = predict_torque(robot, model, result.friction_nominal, q, dq, ddq,
+                                    result.stribeck)
+            sq_err_s += np.sum((tau - pred_s) ** 2, axis=0)
+        count += int(keep.size)
+        series.append((rec.name, rec.t[keep], tau, pred))
     return Validation(
         list(robot.joint_names), needed, needed / result.noise, scale, np.sqrt(sq_err / count),
         window_rms,

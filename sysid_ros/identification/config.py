@@ -166,6 +166,13 @@ class IdentificationConfig:
     torque_delay_samples: float = 0.5
     velocity_noise_abs: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (nj,) rad/s
     velocity_noise_scope: str = "all"          # "all" | "payload" (module docstring)
+    # (nj,) s: calibrated lag of the torque stream behind the states, compensated (.alignment)
+    torque_lag_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    # (nj,) s: how far the true lag may be from torque_lag_s (a bounded timing unknown)
+    torque_lag_radius_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    # (nj,) rad/s: rows of joint j whose window reaches |q̇_j| >= this are excluded (inf: off)
+    exclude_speed_rad_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    exclude_after_start_s: float = 0.0         # s: windows starting this soon after a run start
     calibrated: bool = False                   # the robot carries a sysid-calibrate overlay
     online_max_rows: int = 1400
     online_lp_rows: int = 700
@@ -179,6 +186,10 @@ class IdentificationConfig:
     def __post_init__(self) -> None:
         if self.velocity_noise_abs.size == 0:                 # not given: exact velocities
             object.__setattr__(self, "velocity_noise_abs", np.zeros_like(self.torque_noise_abs))
+        for key, fill in (("torque_lag_s", 0.0), ("torque_lag_radius_s", 0.0),
+                          ("exclude_speed_rad_s", np.inf)):
+            if getattr(self, key).size == 0:
+                object.__setattr__(self, key, np.full(self.torque_noise_abs.shape, fill))
         _check(self)
 
     @property
@@ -218,7 +229,8 @@ class IdentificationConfig:
         ``friction_nominal``/``friction_radius`` set the friction box as centre ± radius;
         ``robot_uncertainty_rel`` replaces an explicit (calibrated) θ_r box by the relative one.
         """
-        for key in ("torque_noise_abs", "velocity_noise_abs"):
+        for key in ("torque_noise_abs", "velocity_noise_abs", "torque_lag_s",
+                    "torque_lag_radius_s", "exclude_speed_rad_s"):
             if key in kw:
                 kw[key] = np.broadcast_to(np.asarray(kw[key], float),
                                           self.torque_noise_abs.shape).copy()
@@ -271,9 +283,12 @@ class IdentificationConfig:
             "velocity_noise_scope": self.velocity_noise_scope if self.velocity_noise_scope == "all"
             else "payload: the calibration's bound covers the velocity error through the unloaded "
                  "arm (same velocities, speeds it saw); the rows state the payload's momentum only",
-            "torque_timing": "the torque samples are offset from the joint states by one "
-                             "constant delay per joint of at most torque_delay_samples x the "
-                             "median step (a held command: 0.5), either sign",
+            "torque_timing": "the torque stream lags the joint states by torque_lag_s per joint "
+                             "(compensated) up to torque_lag_radius_s plus torque_delay_samples x "
+                             "the median step (a held command: 0.5), either sign",
+            "torque_lag_s": self.torque_lag_s.tolist(),
+            "torque_lag_radius_s": self.torque_lag_radius_s.tolist(),
+            "excluded_windows": _exclusion_statement(self),
             "sampling": "windows only over runs of samples at most max_sample_gap apart; "
                         "trapezoid error within quadrature_safety x |Simpson - trapezoid|",
             "positions_velocities": "dq within velocity_noise_abs of the truth at the sample "
@@ -356,6 +371,17 @@ def _check(c: IdentificationConfig) -> None:
         raise _fail("velocity_noise_scope", "'payload' states only what a payload adds to the "
                     "velocity error's effect and rests on a calibration that measured the rest "
                     "through the same velocities; no calibration is loaded (use 'all')")
+    for key in ("torque_lag_s", "torque_lag_radius_s", "exclude_speed_rad_s"):
+        if getattr(c, key).shape != c.torque_noise_abs.shape:
+            raise _fail(key, "expected one value per joint (or one for all)")
+    if not np.all(np.isfinite(c.torque_lag_s)) or np.any(np.abs(c.torque_lag_s) > 0.5):
+        raise _fail("torque_lag_s", "expected finite lags within +-0.5 s")
+    if not np.all(np.isfinite(c.torque_lag_radius_s)) or np.any(c.torque_lag_radius_s < 0):
+        raise _fail("torque_lag_radius_s", "expected finite values >= 0 s")
+    if np.any(np.isnan(c.exclude_speed_rad_s)) or np.any(c.exclude_speed_rad_s <= 0):
+        raise _fail("exclude_speed_rad_s", "expected speeds > 0 rad/s (null or .inf: no rule)")
+    if not (np.isfinite(c.exclude_after_start_s) and c.exclude_after_start_s >= 0):
+        raise _fail("exclude_after_start_s", "must be a finite number of seconds >= 0")
     if not (np.isfinite(c.torque_delay_samples) and c.torque_delay_samples >= 0):
         raise _fail("torque_delay_samples", "must be a finite number of sample steps >= 0")
     if c.max_sample_gap < 0:
@@ -388,6 +414,28 @@ def _per_joint(raw: Any, n: int, key: str) -> np.ndarray:
     if arr.shape != (n,):
         raise _fail(key, f"expected a number or {n} numbers, got {raw!r}")
     return arr
+
+
+def _exclusion_statement(c: IdentificationConfig) -> str:
+    """The deterministic rule that drops rows, in words (\"none\" when off)."""
+    parts = []
+    speed = c.exclude_speed_rad_s
+    if np.any(np.isfinite(speed)):
+        parts.append("rows of joint j whose window holds a sample with |dq_j| >= "
+                     f"{[round(float(v), 4) if np.isfinite(v) else None for v in speed]} rad/s")
+    if c.exclude_after_start_s > 0:
+        parts.append(f"every row of a window starting within {c.exclude_after_start_s} s of the "
+                     "start of a run (recording start, gap, restart)")
+    return "; ".join(parts) if parts else "none"
+
+
+def _none_is_inf(raw: Any) -> Any:
+    """A per-joint speed list where null (or a missing key) means "no limit"."""
+    if raw is None:
+        return np.inf
+    if isinstance(raw, list):
+        return [np.inf if x is None else x for x in raw]
+    return raw
 
 
 def _friction_box(robot: Robot, sec: dict[str, Any], mode: str) -> tuple[np.ndarray, np.ndarray]:
@@ -445,7 +493,7 @@ def load_prior(spec: str, priors: dict[str, Any] | None = None, *,
 _INT_KEYS = ("window", "stride", "online_max_rows", "online_lp_rows", "cut_rounds", "max_cuts",
              "calibration_rows_max")
 _FLOAT_KEYS = ("coulomb_band", "window_s", "stride_s", "max_sample_gap", "gap_factor",
-               "gap_floor", "quadrature_safety", "torque_delay_samples")
+               "gap_floor", "quadrature_safety", "torque_delay_samples", "exclude_after_start_s")
 
 
 def load_identification_config(robot: Robot, **overrides: Any) -> IdentificationConfig:
@@ -493,6 +541,11 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
             velocity_noise_abs=_per_joint(sec.get("velocity_noise_abs", 0.0), robot.nj,
                                           "velocity_noise_abs"),
             velocity_noise_scope=str(sec.get("velocity_noise_scope", "all")),
+            torque_lag_s=_per_joint(sec.get("torque_lag_s", 0.0), robot.nj, "torque_lag_s"),
+            torque_lag_radius_s=_per_joint(sec.get("torque_lag_radius_s", 0.0), robot.nj,
+                                           "torque_lag_radius_s"),
+            exclude_speed_rad_s=_per_joint(_none_is_inf(sec.get("exclude_speed_rad_s")),
+                                           robot.nj, "exclude_speed_rad_s"),
             calibrated="calibration" in robot.config,
             sources=tuple(robot.sources),
         )

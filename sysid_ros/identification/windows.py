@@ -70,6 +70,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 from numpy.typing import ArrayLike
 
+from sysid_ros.identification.alignment import TorqueAlignment
 from sysid_ros.identification.base_motion import BaseMotion, arm_model, arm_regressors, \
     imu_mount, trunk_bias
 from sysid_ros.identification.config import IdentificationConfig, SamplingPlan
@@ -78,10 +79,15 @@ from sysid_ros.identification.errors import IdentificationConfigError, SampleErr
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
 
-__all__ = ["MomentumRows", "MomentumWindows", "row_joints_and_bodies"]
+__all__ = ["MomentumRows", "MomentumWindows", "row_joints_and_bodies", "EXCLUDED_FAST",
+           "EXCLUDED_START"]
 
 # Samples used to measure the stream's rate before the first window is laid out online.
 RATE_PROBE_SAMPLES = 32
+#: Exclusion reasons (:meth:`MomentumWindows._excluded`) and how many examples are kept.
+EXCLUDED_FAST = "speed_at_limit"
+EXCLUDED_START = "run_start"
+MAX_EXCLUDED_EXAMPLES = 20
 
 
 @dataclass(frozen=True)
@@ -225,15 +231,19 @@ class MomentumWindows:
         self._theta_c, self._theta_rad = _velocity_theta_box(robot, config)
         self._theta_c, self._theta_rad = self._theta_c[self.cols], self._theta_rad[self.cols]
         self._fixed_rate = rate_hz
+        self.align = TorqueAlignment(config.torque_lag_s)
+        self._fast = np.asarray(config.exclude_speed_rad_s, float)[self.row_joints]
         self.reset()
 
     # Integrand columns: [W_c (nr·nc) | τ̂ (nr) | |τ̂| (nr) | σ(q̇) (nr) | floating base:
-    # r_c (nr·nc) | G (3·nr·nc) | B (3·nr·nc) | q̇ (nr)].
+    # r_c (nr·nc) | G (3·nr·nc) | B (3·nr·nc) | fast (nr) | q̇ (nr)]; "fast" is 1 where
+    # |q̇_j| ≥ exclude_speed_rad_s: its integral over a window is > 0 iff a sample reached it.
     def _integrand(self, w_c: np.ndarray, tau: np.ndarray, sigma: np.ndarray,
                    extra: tuple[np.ndarray, ...], dq: np.ndarray) -> np.ndarray:
         n = tau.shape[0]
         parts = [w_c.reshape(n, -1), tau, np.abs(tau), sigma]
         parts += [x.reshape(n, -1) for x in extra]
+        parts.append((np.abs(dq) >= self._fast).astype(float))
         parts.append(dq)
         return np.concatenate(parts, axis=1)
 
@@ -266,6 +276,12 @@ class MomentumWindows:
         self.n_samples = 0
         self.n_windows = 0
         self.n_gaps = 0
+        self.n_unaligned = 0
+        #: rows dropped by the exclusion rule, by reason, and the first few of them
+        self.excluded: dict[str, int] = {EXCLUDED_FAST: 0, EXCLUDED_START: 0}
+        self.excluded_examples: list[tuple[str, str, float, float]] = []
+        self.excluded_by_joint = np.zeros(self.nr, int)
+        self.align.reset()
         self.longest_gap = 0.0
         self.plan: SamplingPlan | None = None
         # held (t, q, q̇, τ, base or None) batches until the sampling rate is known
@@ -278,11 +294,13 @@ class MomentumWindows:
     def break_run(self) -> None:
         """End the current run of samples (a jump in time): later windows start after it."""
         self._pending = []
+        self.align.reset()
         self._break()
 
     def _break(self) -> None:
         """End the current run of samples: later windows start after this point."""
         self._last: tuple[float, np.ndarray] | None = None     # last sample: t, integrand
+        self._run_start: float | None = None                   # first stamp of this run
         self._last_even: tuple[float, np.ndarray, np.ndarray] | None = None
         self._fine_last: np.ndarray | None = None
         self._sign_rad_last: np.ndarray | None = None
@@ -292,6 +310,8 @@ class MomentumWindows:
     def last_time(self) -> float | None:
         if self._pending:
             return float(self._pending[-1][0][-1])
+        if self.align.held:
+            return self.align.last_time
         return None if self._last is None else self._last[0]
 
     def _validate_base(self, base: BaseMotion | None, n: int) -> np.ndarray | None:
@@ -351,19 +371,28 @@ class MomentumWindows:
                                                        if p[4] is not None])
             self._pending = []
             self.plan = self.config.sampling_plan(float(np.median(np.diff(t))))
-        if b is None:
-            return self._extend_timed(t, q, dq, tau, None)
-        # samples without an IMU state split the stream like a gap
-        valid = b[:, -1] > 0.5
+        aligned = self.align.push(t, q, dq, tau, b, self.plan.max_sample_gap)
+        t, q, dq, tau, b = aligned.t, aligned.q, aligned.dq, aligned.tau, aligned.extra
+        valid = aligned.valid
+        self.n_unaligned += int(np.sum(~valid))
+        if b is not None:
+            # samples without an IMU state split the stream like a gap
+            valid = valid & (b[:, -1] > 0.5)
+            b = b[:, :-1]
         if valid.all():
-            return self._extend_timed(t, q, dq, tau, b[:, :-1])
+            return self._extend_timed(t, q, dq, tau, b)
         parts = []
         edges = np.flatnonzero(np.diff(np.concatenate([[0], valid.astype(int), [0]])))
+        done = 0
         for a, e in zip(edges[::2], edges[1::2]):
             if a > 0:                # the run before an invalid sample ends there
                 self._break()
                 self.n_gaps += 1
-            parts.append(self._extend_timed(t[a:e], q[a:e], dq[a:e], tau[a:e], b[a:e, :-1]))
+            self.n_samples += int(a - done)   # dropped samples keep their global index
+            parts.append(self._extend_timed(t[a:e], q[a:e], dq[a:e], tau[a:e],
+                                            None if b is None else b[a:e]))
+            done = int(e)
+        self.n_samples += int(valid.size - done)
         if not valid[-1]:
             self._break()
         parts = [p for p in parts if len(p)]
@@ -432,6 +461,7 @@ class MomentumWindows:
         # segment between those points instead of as an (N, D) cumulative sum.
         nr, o_sigma = self.nr, self.nr * self.nc + 2 * self.nr
         if self._last is None:
+            self._run_start = float(t[0])
             t_ext, f_ext, base, off = t, f, np.zeros(f.shape[1]), 0
             s_ext, srad_base = sigma, np.zeros(nr)
         else:
@@ -491,7 +521,12 @@ class MomentumWindows:
             ca = self._checkpoints.get(a)
             if ca is None:
                 continue
-            parts.append(self._rows(a, ca, b, cb))
+            rows = self._rows(a, ca, b, cb)
+            reason = self._excluded(ca, cb)
+            if np.any(reason != ""):
+                self._count_excluded(reason, ca.t, cb.t)
+                rows = rows.take(reason == "")
+            parts.append(rows)
             cb.used = True
             done.append(b)
         # Drop checkpoints no future window can start from.
@@ -500,7 +535,17 @@ class MomentumWindows:
             for k in [k for k in self._checkpoints if k < oldest_needed]:
                 del self._checkpoints[k]
         self.n_windows += len(parts)
+        parts = [p for p in parts if len(p)]
         return MomentumRows.concat(parts) if parts else MomentumRows.empty(self.n_theta, self.n_g)
+
+    def _count_excluded(self, reason: np.ndarray, t_start: float, t_end: float) -> None:
+        for k in np.flatnonzero(reason != ""):
+            self.excluded[reason[k]] += 1
+            self.excluded_by_joint[k] += 1
+            if len(self.excluded_examples) < MAX_EXCLUDED_EXAMPLES:
+                self.excluded_examples.append(
+                    (str(reason[k]), self.robot.joint_names[int(self.row_joints[k])],
+                     float(t_start), float(t_end)))
 
     def _full(self, block: np.ndarray) -> np.ndarray:
         """(nr, nc) body-column block → (nr, n_theta) rows (other columns exactly zero)."""
@@ -541,7 +586,22 @@ class MomentumWindows:
             start=np.full(nr, a), end=np.full(nr, b), t_start=np.full(nr, ca.t),
             t_end=np.full(nr, cb.t), base_W=base_W, G=G, quad_G=quad_G, D_omega=D_omega,
             tau_start=ca.tau.copy(), tau_end=cb.tau.copy(), quad_dq=quad[o_v:],
-            delay=np.full(nr, self.plan.torque_delay), vel_rad=ca.v_m + cb.v_m)
+            delay=self.plan.torque_delay + self.config.torque_lag_radius_s[self.row_joints],
+            vel_rad=ca.v_m + cb.v_m)
+
+    def _excluded(self, ca: _Checkpoint, cb: _Checkpoint) -> np.ndarray:
+        """Per row joint, the exclusion rule's reason for this window ("" = kept): a sample at
+        or above ``exclude_speed_rad_s`` in it, or a start within ``exclude_after_start_s`` of
+        the run's start. Decided from the states and stamps alone, never from residuals."""
+        reason = np.full(self.nr, "", dtype=object)
+        after = self.config.exclude_after_start_s
+        if after > 0 and self._run_start is not None and ca.t - self._run_start < after:
+            reason[:] = EXCLUDED_START
+            return reason
+        o_v = cb.fine.size - self.nr
+        fast = cb.fine[o_v - self.nr:o_v] - ca.fine[o_v - self.nr:o_v]
+        reason[fast > 0] = EXCLUDED_FAST
+        return reason
 
 
 def _velocity_theta_box(robot: Robot, config: IdentificationConfig

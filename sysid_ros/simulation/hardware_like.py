@@ -18,13 +18,16 @@ What differs from the package's idealised simulation (``identification.synthetic
 - **Publication is imperfect** (:class:`HardwareSensor`): samples at ``rate_hz`` on the robot's
   clock (the physics step nearest k/rate_hz), stamps delayed by up to ``jitter``·period (the
   driver stamps on receipt), i.i.d. drops, optional periodic stalls, quantised encoders and a
-  velocity field that is exact, noisy, a backward difference of the published positions, or
-  missing.
+  velocity field that is exact, noisy, a backward difference of the published positions, a
+  zero-phase smoothed derivative of them (``filtered``: a post-processed log), or missing.
+- **Opt-in driver effects seen in real Gen3 logs** (off by default): a torque stream that lags
+  the state stream (``torque_lag``), and a slowly varying torque error while a joint runs at
+  its speed limit (``velocity_limit_error``), where real drives clamp the speed.
 
 Timing convention of a sample (the same in the sim node): the state (q, q̇) at the sample
 instant and the motor torque applied during the physics step that *ended* there (what a sensor
-read at that instant holds). :class:`ExactSamples` has that step's start state, acceleration
-and dry friction, so the law can be checked exactly.
+read at that instant holds), or, with ``torque_lag``, at t − lag_j. :class:`ExactSamples` has
+that step's start state, acceleration and dry friction, so the law can be checked exactly.
 """
 from __future__ import annotations
 
@@ -38,7 +41,7 @@ import numpy as np
 import pinocchio as pin
 
 from sysid_ros.model.robots import Robot
-from sysid_ros.simulation._util import encoder_resolution, per_joint, quantize
+from sysid_ros.simulation._util import centred_derivative, encoder_resolution, per_joint, quantize
 from sysid_ros.simulation.errors import SimConfigError
 from sysid_ros.simulation.payload import Payload
 from sysid_ros.simulation.reference import SumOfSines, exciting_reference
@@ -54,7 +57,11 @@ __all__ = [
 ]
 
 #: What the published velocity field holds (see :class:`HardwareProfile`).
-VELOCITY_MODES = ("exact", "noisy", "finite_difference", "missing")
+VELOCITY_MODES = ("exact", "noisy", "finite_difference", "filtered", "missing")
+
+#: ``filtered`` velocities: stamps more than this many periods apart (a stall) split the log into
+#: segments differentiated on their own.
+FILTER_SEGMENT_BREAK_PERIODS = 5.0
 
 
 def _number(value: object, name: str, lo: float, hi: float, *, lo_open: bool = False,
@@ -71,15 +78,23 @@ def _number(value: object, name: str, lo: float, hi: float, *, lo_open: bool = F
     return x
 
 
-def _bound(value: object, name: str) -> float | tuple[float, ...]:
-    """A non-negative scalar or per-joint tuple (length checked against the robot later)."""
+def _bound(value: object, name: str, hi: float = math.inf, *,
+           positive: bool = False) -> float | tuple[float, ...]:
+    """A scalar or per-joint tuple in [0, hi] ((0, …] if ``positive``; length checked against
+    the robot later)."""
     if isinstance(value, (list, tuple, np.ndarray)):
-        arr = np.asarray(value, dtype=float).reshape(-1)
-        if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < 0):
-            raise SimConfigError(f"HardwareProfile.{name} must be >= 0 (scalar or one value per "
+        try:
+            arr = np.asarray(value, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            arr = np.array([np.nan])
+        ok = (arr.size > 0 and bool(np.all(np.isfinite(arr)))
+              and bool(np.all(arr > 0 if positive else arr >= 0)) and bool(np.all(arr <= hi)))
+        if not ok:
+            rng = f"{'> 0' if positive else '>= 0'}{'' if math.isinf(hi) else f' and <= {hi:g}'}"
+            raise SimConfigError(f"HardwareProfile.{name} must be {rng} (scalar or one value per "
                                  f"joint), got {value!r}")
         return tuple(float(v) for v in arr)
-    return _number(value, name, 0.0, math.inf, hi_open=True)
+    return _number(value, name, 0.0, hi, lo_open=positive, hi_open=math.isinf(hi))
 
 
 @dataclass(frozen=True)
@@ -100,8 +115,36 @@ class HardwareProfile:
             estimates), [0, 1).
         velocity: ``exact`` (the simulator's q̇), ``noisy`` (q̇ + U(±velocity_noise)),
             ``finite_difference`` (backward difference of the published, quantised positions
-            over the published stamps; 0 for the first sample) or ``missing`` (no velocity).
+            over the published stamps; 0 for the first sample), ``filtered`` (zero-phase smoothed
+            derivative of the published positions, see ``velocity_filter_s``) or ``missing``
+            (no velocity).
         velocity_noise: bound (rad/s) of ``noisy`` velocities, scalar or one per joint.
+        velocity_filter_s: ``filtered`` velocities: the central difference of the published,
+            quantised positions over the published stamps, averaged over the 2r+1 published
+            samples centred on each, r = round(velocity_filter_s·rate_hz/2) (the outer ones
+            velocity_filter_s apart), [0, 1] s. Centred, so it needs later samples: it models a
+            post-processed (offline) log, and :meth:`HardwareSensor.read` must get the whole log
+            in one call (:func:`record_hardware_like` does; the sim node cannot publish it).
+            Near the ends of the log, and of stalls longer than
+            :data:`FILTER_SEGMENT_BREAK_PERIODS` periods, the window shrinks to stay centred; the
+            first / last sample gets the one-sided difference with its neighbour.
+        torque_lag: delay (s) of the published torque stream behind the state stream, [0, 0.5],
+            scalar or one per joint: the torque published at sample instant t is the sensor
+            torque (τ_motor + β, then noise) at t − lag_j, linearly interpolated between sample
+            instants (the physics step there when lag_j is a whole number of periods and the
+            period one of physics steps; the first sample's value before it). Kept across
+            :meth:`HardwareSensor.reset` (the driver's delay line does not see the robot jump).
+        velocity_limit_error: bound (N·m) of a torque error while a joint is at its speed limit,
+            scalar or one per joint (0: none): where |q̇_j| ≥ velocity_limit_frac·velocity_limit_j
+            (exact q̇ at the sample instant) the published torque gets e_j(t) =
+            velocity_limit_error_j·sin(θ_j(t)), θ_j a slow random phase drawn from the sensor's
+            rng (smooth, either sign, reaching ±the bound), and nothing elsewhere; added after
+            ``torque_lag``, so aligned with the state stream. Models drives that clamp the speed
+            and then report torque the rigid-body + friction law does not explain; the simulator
+            does not clamp the speed (its tracking controller sets it).
+        velocity_limit: speed limit (rad/s, > 0), scalar or one per joint; None: the robot's
+            ``limits.velocity``.
+        velocity_limit_frac: fraction of ``velocity_limit`` from which the error applies, (0, 1].
         quantize: round published positions to the robot's
             ``simulation.encoder_resolution_deg``.
         physics_dt: physics step (s); default: the largest control_dt/n (n whole) that is
@@ -124,6 +167,11 @@ class HardwareProfile:
     quantize: bool = True
     physics_dt: float | None = None
     control_dt: float = 1e-3
+    torque_lag: float | tuple[float, ...] = 0.0
+    velocity_filter_s: float = 0.02
+    velocity_limit_error: float | tuple[float, ...] = 0.0
+    velocity_limit: float | tuple[float, ...] | None = None
+    velocity_limit_frac: float = 0.95
 
     def __post_init__(self) -> None:
         put = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
@@ -147,6 +195,13 @@ class HardwareProfile:
             raise SimConfigError(f"HardwareProfile.velocity must be one of {list(VELOCITY_MODES)}, "
                                  f"got {self.velocity!r}")
         put("velocity_noise", _bound(self.velocity_noise, "velocity_noise"))
+        put("velocity_filter_s", _number(self.velocity_filter_s, "velocity_filter_s", 0.0, 1.0))
+        put("torque_lag", _bound(self.torque_lag, "torque_lag", 0.5))
+        put("velocity_limit_error", _bound(self.velocity_limit_error, "velocity_limit_error"))
+        if self.velocity_limit is not None:
+            put("velocity_limit", _bound(self.velocity_limit, "velocity_limit", positive=True))
+        put("velocity_limit_frac", _number(self.velocity_limit_frac, "velocity_limit_frac", 0.0,
+                                           1.0, lo_open=True))
         if not isinstance(self.quantize, (bool, np.bool_)):
             raise SimConfigError(f"HardwareProfile.quantize must be true or false, "
                                  f"got {self.quantize!r}")
@@ -228,10 +283,63 @@ class PublishedSamples:
     tau_meas: np.ndarray
 
 
+class _TorqueDelay:
+    """Per-joint pure delay of a sampled stream: the value at t − lag_j, linearly interpolated
+    between the instants seen so far (the first one's value before it). Times are whole
+    nanoseconds, so a lag of whole periods lands exactly on an earlier instant. Keeps only the
+    history a later call (later instants) can still need: the sim node's stream stays bounded."""
+
+    def __init__(self, lag: np.ndarray) -> None:
+        self.lag_ns = np.rint(lag * 1e9)
+        self._t_ns = np.empty(0)
+        self._x = np.empty((0, lag.size))
+
+    def __call__(self, t: np.ndarray, x: np.ndarray) -> np.ndarray:
+        if t.size == 0:
+            return x.copy()
+        t_ns = np.rint(t * 1e9)
+        t_all, x_all = np.concatenate([self._t_ns, t_ns]), np.vstack([self._x, x])
+        out = np.column_stack([np.interp(t_ns - lag, t_all, col)
+                               for lag, col in zip(self.lag_ns, x_all.T)])
+        oldest = t_all[-1] - self.lag_ns.max()
+        keep = max(int(np.searchsorted(t_all, oldest, side="right")) - 1, 0)
+        self._t_ns, self._x = t_all[keep:], x_all[keep:]
+        return out
+
+
+class _SpeedLimitError:
+    """Torque error of drives at their speed clamp: e_j(t) = m_j·sin(θ_j(t)) where
+    |q̇_j| ≥ threshold_j, 0 elsewhere. θ_j(t) = ψ_j + π·Σ_k a_jk·sin(2π f_jk t + φ_jk) is a slow
+    random phase (3 terms, f in [0.02, 0.1] Hz, Σ_k a_jk = 1): e_j is smooth in t, of either
+    sign, bounded by m_j and reaching it, and changes by at most 2·m_j per second (π·2π·0.1)."""
+
+    N_TERMS = 3
+    FREQ_HZ = (0.02, 0.1)
+
+    def __init__(self, magnitude: np.ndarray, threshold: np.ndarray,
+                 rng: np.random.Generator) -> None:
+        self.magnitude, self.threshold = magnitude, threshold
+        shape = (magnitude.size, self.N_TERMS)
+        self._psi = rng.uniform(-math.pi, math.pi, magnitude.size)
+        weights = rng.uniform(0.1, 1.0, shape)
+        self._amp = math.pi * weights / weights.sum(axis=1, keepdims=True)
+        self._omega = 2.0 * math.pi * rng.uniform(*self.FREQ_HZ, shape)
+        self._phase = rng.uniform(-math.pi, math.pi, shape)
+
+    def error(self, t: np.ndarray) -> np.ndarray:
+        """e(t) (N, nj) wherever the speed is (at the limit or not)."""
+        waves = np.sin(self._omega * t[:, None, None] + self._phase)
+        return self.magnitude * np.sin(self._psi + np.sum(self._amp * waves, axis=-1))
+
+    def __call__(self, t: np.ndarray, dq: np.ndarray) -> np.ndarray:
+        return np.where(np.abs(dq) >= self.threshold, self.error(t), 0.0)
+
+
 class HardwareSensor:
     """The publication model of a :class:`HardwareProfile`: which sample instants are published
     and what they report. Works on batches (a whole recording) and on single samples (the sim
-    node), keeping the last published sample for finite-difference velocities.
+    node), keeping the last published sample for finite-difference velocities and the torque
+    history a ``torque_lag`` needs; ``filtered`` velocities need the whole log in one call.
     """
 
     def __init__(self, robot: Robot, profile: HardwareProfile, truth: HardwareTruth,
@@ -245,9 +353,26 @@ class HardwareSensor:
         self._vnoise = per_joint(profile.velocity_noise, nj, "HardwareProfile.velocity_noise")
         self._resolution = encoder_resolution(robot) if profile.quantize else np.zeros(nj)
         self._prev: tuple[float, np.ndarray] | None = None   # last published (stamp, q)
+        lag = per_joint(profile.torque_lag, nj, "HardwareProfile.torque_lag")
+        self._delay = _TorqueDelay(lag) if np.any(lag > 0) else None
+        self._speed_error = self._speed_limit_error(robot, profile, rng)
+
+    @staticmethod
+    def _speed_limit_error(robot: Robot, profile: HardwareProfile,
+                           rng: np.random.Generator) -> _SpeedLimitError | None:
+        """The profile's speed-limit error (None without one: no random draws then)."""
+        nj = robot.nj
+        magnitude = per_joint(profile.velocity_limit_error, nj,
+                              "HardwareProfile.velocity_limit_error")
+        if not np.any(magnitude > 0):
+            return None
+        limit = (robot.limits.dq_max if profile.velocity_limit is None else
+                 per_joint(profile.velocity_limit, nj, "HardwareProfile.velocity_limit"))
+        return _SpeedLimitError(magnitude, profile.velocity_limit_frac * limit, rng)
 
     def reset(self) -> None:
-        """Forget the last published sample (the next finite difference starts at 0)."""
+        """Forget the last published sample (the next finite difference starts at 0); the torque
+        delay line is kept (time goes on)."""
         self._prev = None
 
     def read(self, t: np.ndarray, q: np.ndarray, dq: np.ndarray,
@@ -263,7 +388,9 @@ class HardwareSensor:
         stamps_ns = np.rint((t[idx] + p.jitter * p.period * rng.random(m)) * 1e9)
         stamps = stamps_ns * 1e-9
         q_pub = quantize(q[idx], self._resolution)
-        tau_true = tau[idx] + self._beta
+        # every sample instant enters the delay line, published or not (drops are the driver's)
+        tau_true = (tau[idx] + self._beta if self._delay is None
+                    else self._delay(t, tau + self._beta)[idx])
         bound = self._noise + p.torque_noise_rel * np.abs(tau_true)
         tau_meas = tau_true + bound * rng.uniform(-1.0, 1.0, tau_true.shape)
         dq_pub: np.ndarray | None
@@ -273,8 +400,12 @@ class HardwareSensor:
             dq_pub = dq[idx] + self._vnoise * rng.uniform(-1.0, 1.0, (m, q.shape[1]))
         elif p.velocity == "finite_difference":
             dq_pub = self._finite_difference(stamps, q_pub)
+        elif p.velocity == "filtered":
+            dq_pub = self._filtered(stamps, q_pub)
         else:
             dq_pub = None
+        if self._speed_error is not None:
+            tau_meas += self._speed_error(t[idx], dq[idx])
         if m:
             self._prev = (float(stamps[-1]), q_pub[-1].copy())
         return PublishedSamples(idx, stamps, q_pub, dq_pub, tau_meas)
@@ -291,6 +422,17 @@ class HardwareSensor:
         else:
             out[1:] = np.diff(q_pub, axis=0) / np.diff(stamps)[:, None]
         return out
+
+    def _filtered(self, stamps: np.ndarray, q_pub: np.ndarray) -> np.ndarray:
+        """Zero-phase smoothed derivative over this call's published samples (the whole log)."""
+        if self._prev is not None:
+            raise SimConfigError(
+                "HardwareProfile.velocity 'filtered' is centred (it needs the next samples): it "
+                "models post-processed logs, so the sensor must read the whole log in one call "
+                "(record_hardware_like does); it cannot be published sample by sample")
+        p = self.profile
+        half = int(round(p.velocity_filter_s * p.rate_hz / 2.0))
+        return centred_derivative(stamps, q_pub, half, FILTER_SEGMENT_BREAK_PERIODS * p.period)
 
 
 @dataclass(frozen=True, eq=False)
@@ -322,8 +464,10 @@ class HardwareRecording:
         t: (N,) published stamps (s, whole nanoseconds), strictly increasing.
         q: (N, nj) published (quantised) positions, rad, ``joint_names`` order.
         dq: (N, nj) published velocities (rad/s) or None when the profile's velocity is missing.
-        tau_meas: (N, nj) measured torque τ̂ = τ_motor + β + noise (N·m).
-        tau_motor: (N, nj) noise-free applied motor torque (N·m, without β).
+        tau_meas: (N, nj) measured torque τ̂ = τ_motor + β + noise (N·m); with the profile's
+            ``torque_lag`` τ_motor + β of t − lag_j, plus any ``velocity_limit_error``.
+        tau_motor: (N, nj) noise-free applied motor torque at the sample instant (N·m, without
+            β, not delayed by ``torque_lag``).
         truth: the simulated robot (θ_e with the initial payload).
         profile: the publication profile.
         joint_names: column names.
@@ -395,7 +539,8 @@ def record_hardware_like(robot: Robot, rng: np.random.Generator, payload: Payloa
 
     Args:
         robot: a fixed-base robot (its facts file = the identifier's nominal model).
-        rng: all randomness (truth if drawn, reference if drawn, drops, stamps, noise).
+        rng: all randomness (truth if drawn, reference if drawn, the speed-limit error's phase
+            if any, drops, stamps, noise).
         payload: carried from the start (None: calibration run without payload).
         duration: seconds of robot time.
         profile: publication profile, e.g. ``HardwareProfile.from_robot(robot)``.

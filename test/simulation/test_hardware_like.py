@@ -164,7 +164,7 @@ def test_profile_defaults_and_validation(gen3):
     bad = [({"rate_hz": 50.0}, "rate_hz"), ({"jitter": 0.5}, "jitter"),
            ({"drop_prob": 1.0}, "drop_prob"), ({"gap_s": 1.0}, "gap_s"),
            ({"gap_every_s": 1.0, "gap_s": 2.0}, "gap_s"), ({"torque_noise": -0.1}, "torque_noise"),
-           ({"torque_noise": [0.1, -1.0]}, "torque_noise"), ({"velocity": "filtered"}, "velocity"),
+           ({"torque_noise": [0.1, -1.0]}, "torque_noise"), ({"velocity": "smoothed"}, "velocity"),
            ({"control_dt": 1e-3, "physics_dt": 3e-4}, "control_dt"),
            ({"physics_dt": 2e-3}, "physics_dt"), ({"quantize": "yes"}, "quantize")]
     for kwargs, field in bad:

@@ -1,0 +1,143 @@
+"""Torque-stream alignment: a calibrated per-joint lag between the torque and the state streams.
+
+A driver's torque reading often lags the joint states it is published with: a current or torque
+sensor's filter, a bus that carries the two in different frames. Real Gen3 logs need the torque
+read 60-120 ms after the state's stamp (docs/calibration.md, "Timing"). Over a momentum window
+[a, b] such a lag L_j is not a small quadrature error: it moves the whole ∫τ dt by about
+L_j·(τ(b) − τ(a)), and it biases every row that way.
+
+The calibration measures L_j (``torque_lag_s``) and how far it can be off (``torque_lag_radius_s``).
+This stage compensates the lag before the windows are formed: sample k keeps its stamp t_k, q
+and q̇, and gets τ̃_j(t_k) = τ̂_j(t_k + L_j), interpolated linearly between the two samples that
+bracket t_k + L_j. The uncompensated rest |L_true − L_j| ≤ radius_j is carried by the rows'
+torque-timing bound (``MomentumRows.delay``), as any other offset of the torque stream.
+
+A sample is held until the stream has reached t_k + max_j L_j (online: the rows wait that long);
+a sample whose t_k + L_j falls into a step longer than the sampling plan's ``max_sample_gap``
+cannot be aligned: it is dropped and splits the run there, as a gap does. The last samples of a
+recording, whose aligned torque lies beyond its end, are never emitted.
+
+With all lags zero the stage passes every sample through unchanged.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["AlignedSamples", "TorqueAlignment"]
+
+
+@dataclass(frozen=True)
+class AlignedSamples:
+    """Samples ready for the windows: ``valid`` False where the torque could not be aligned
+    (such a sample splits the run). ``extra`` rides along unchanged (e.g. the base motion)."""
+
+    t: np.ndarray
+    q: np.ndarray
+    dq: np.ndarray
+    tau: np.ndarray
+    extra: np.ndarray | None
+    valid: np.ndarray
+
+
+class TorqueAlignment:
+    """Per-joint torque lag compensation over a stream of samples (module docstring).
+
+    Args:
+        lag: (nj,) L_j in seconds (positive: the torque stream lags the states).
+    """
+
+    def __init__(self, lag: np.ndarray) -> None:
+        self.lag = np.asarray(lag, float).reshape(-1)
+        self.active = bool(np.any(self.lag != 0.0))
+        self._lead = max(0.0, float(self.lag.max(initial=0.0)))
+        self._back = max(0.0, -float(self.lag.min(initial=0.0)))
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the held samples (a new run, a reset of the windows)."""
+        self._t = np.zeros(0)
+        self._q: np.ndarray | None = None
+        self._dq: np.ndarray | None = None
+        self._tau: np.ndarray | None = None
+        self._extra: np.ndarray | None = None
+        self._next = 0            # index (in the held arrays) of the first sample not yet emitted
+
+    @property
+    def held(self) -> int:
+        """Samples received but not yet emitted."""
+        return int(self._t.size - self._next)
+
+    @property
+    def last_time(self) -> float | None:
+        return float(self._t[-1]) if self._t.size else None
+
+    def push(self, t: np.ndarray, q: np.ndarray, dq: np.ndarray, tau: np.ndarray,
+             extra: np.ndarray | None, max_gap: float) -> AlignedSamples:
+        """Add samples (validated, strictly increasing) and return those now aligned."""
+        if not self.active:
+            return AlignedSamples(t, q, dq, tau, extra, np.ones(t.size, bool))
+        self._append(t, q, dq, tau, extra)
+        assert self._q is not None and self._dq is not None and self._tau is not None
+        ready = np.flatnonzero(self._t[self._next:] + self._lead <= self._t[-1]) + self._next
+        if ready.size == 0:
+            return self._empty()
+        idx = np.arange(self._next, int(ready[-1]) + 1)
+        tau_a, valid = self._aligned(idx, max_gap)
+        out = AlignedSamples(self._t[idx], self._q[idx], self._dq[idx], tau_a,
+                             None if self._extra is None else self._extra[idx], valid)
+        self._next = int(idx[-1]) + 1
+        self._trim()
+        return out
+
+    def _append(self, t: np.ndarray, q: np.ndarray, dq: np.ndarray, tau: np.ndarray,
+                extra: np.ndarray | None) -> None:
+        if self._q is None:
+            self._t, self._q, self._dq, self._tau, self._extra = t, q, dq, tau, extra
+            return
+        assert self._dq is not None and self._tau is not None
+        self._t = np.concatenate([self._t, t])
+        self._q = np.concatenate([self._q, q])
+        self._dq = np.concatenate([self._dq, dq])
+        self._tau = np.concatenate([self._tau, tau])
+        if self._extra is not None and extra is not None:
+            self._extra = np.concatenate([self._extra, extra])
+
+    def _aligned(self, idx: np.ndarray, max_gap: float) -> tuple[np.ndarray, np.ndarray]:
+        """τ̂_j(t_k + L_j) for the samples ``idx`` and whether every joint's was bracketed by
+        two samples at most ``max_gap`` apart."""
+        assert self._tau is not None
+        t = self._t
+        out = np.empty((idx.size, self.lag.size))
+        valid = np.ones(idx.size, bool)
+        for j, lag in enumerate(self.lag):
+            want = t[idx] + lag
+            hi = np.clip(np.searchsorted(t, want, side="left"), 1, t.size - 1)
+            lo = hi - 1
+            inside = (want >= t[0]) & (want <= t[-1]) & (t[hi] - t[lo] <= max_gap)
+            valid &= inside
+            out[:, j] = np.interp(want, t, self._tau[:, j])
+        return out, valid
+
+    def _trim(self) -> None:
+        """Keep what later samples still interpolate from: back to t_next − max(0, −L_min)."""
+        size = self._t.size
+        ref = self._t[self._next] if self._next < size else self._t[-1]
+        keep_from = int(np.searchsorted(self._t, ref - self._back, side="right")) - 1
+        keep_from = max(0, min(keep_from, self._next, size - 1))
+        if keep_from == 0:
+            return
+        assert self._q is not None and self._dq is not None and self._tau is not None
+        self._t, self._q = self._t[keep_from:], self._q[keep_from:]
+        self._dq, self._tau = self._dq[keep_from:], self._tau[keep_from:]
+        if self._extra is not None:
+            self._extra = self._extra[keep_from:]
+        self._next -= keep_from
+
+    def _empty(self) -> AlignedSamples:
+        assert self._q is not None and self._dq is not None and self._tau is not None
+        z = np.zeros(0)
+        return AlignedSamples(z, self._q[:0], self._dq[:0], self._tau[:0],
+                              None if self._extra is None else self._extra[:0],
+                              np.zeros(0, bool))
