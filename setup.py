@@ -41,6 +41,7 @@ setup(
             "sysid-demo = sysid_ros.demo.cli:main",
             "sysid-sim-record = sysid_ros.simulation.record_cli:main",
             "sysid-shm-clean = sysid_ros.launcher.shm:main",
+            "sysid-import = sysid_ros.bagio.import_cli:main",
             # ROS 2 nodes (ros2 run sysid_ros <name>)
             "identifier = sysid_ros.nodes.identifier:main",
             "sim = sysid_ros.nodes.sim:main",

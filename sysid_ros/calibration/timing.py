@@ -13,6 +13,10 @@ fit of all rows is solved, and each joint's window-averaged residual RMS is read
   half a grid step and half the stream's median step: how far the data let the lag move. The
   rows carry it as a torque-timing bound (``torque_lag_radius_s``).
 
+A joint whose RMS at zero lag is already within ``NEAR_OPTIMAL`` of the best gets no lag and no
+radius: no lag is detected, and the noise bound covers its timing error as it covers any other
+unmodelled effect of the calibration data.
+
 The radius is an empirical statement, as the noise bound is: a lag outside it is what the
 "loudly inconsistent" test checks (an uncompensated lag makes the identifier refuse).
 
@@ -146,5 +150,9 @@ def estimate_torque_lag(rows: CalibrationRows, recordings: Sequence[Recording], 
                  if np.all(np.isfinite(rms_rec[:, k, j]))]
         radius[j] = max(radius[j], float(np.max(np.abs(np.array(ends) - lag[j]))))
     zero = int(np.argmin(np.abs(grid)))
+    # no lag detected (zero is as good as the best): the streams are taken as aligned, and the
+    # noise bound absorbs what timing error there is, as it does without a lag estimate
+    aligned = rms[zero] <= (1.0 + NEAR_OPTIMAL) * np.nanmin(rms, axis=0)
+    lag[aligned], radius[aligned] = 0.0, 0.0
     at_lag = [float(np.interp(lag[j], grid, rms[:, j])) for j in range(nj)]
     return LagEstimate(lag, radius, rms[zero].copy(), np.array(at_lag), grid.copy(), rms)

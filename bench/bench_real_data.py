@@ -1,0 +1,214 @@
+"""Real-data benchmark: calibration and identification on a real arm's logs, by rotation.
+
+    python -m bench.bench_real_data --data DIR [--prior none] [--json PATH]
+
+DIR holds runs in the per-quantity text layout of docs/import.md: for each run N the files
+``t_downsampled_N.csv`` (s), ``q_downsampled_N.csv`` (rad), ``q_d_downsampled_N.csv`` (rad/s),
+``q_dd_downsampled_N.csv`` (rad/s², used only to predict torques per sample) and
+``tau_downsampled_N.csv`` (N·m), 7 columns in the Gen3's joint order; optionally the lab's
+own model: ``friction_parameters_solution_*.csv`` (Fc, Fv, Ia, 7 values each, one a line) and
+``Endeffector_parameters_solution_*.csv`` (the end-effector body, Pinocchio order).
+
+Every run is imported with ``sysid-import`` into a rosbag2 (temporary directory). For each run
+held out in turn:
+
+1. **prediction** — per joint, the held-out torque RMS (N·m, per sample, with the folder's
+   accelerations) of plain least squares (all link parameters + Fc·sign(q̇) + Fv·q̇ + Ia·q̈ + β,
+   fitted on the other runs), of the lab's published model, and of ``sysid-calibrate`` on the
+   other runs (its nominal, its friction law and its torque lag: it predicts the torque read
+   ``torque_lag_s`` after the state, the other two the torque read at the state's stamp), all on
+   the same samples (those whose lagged torque exists);
+2. **consistency** — whether the held-out run's rows fit the written bounds (``validate``);
+3. **identification** — ``sysid-identify`` of the held-out run with that calibration and the
+   prior ``--prior``: status, mass box, warnings.
+
+The wall time of each calibration is printed; the last table lists the mass boxes and whether
+they all overlap (one robot, one tool).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pinocchio as pin
+
+from sysid_ros.bagio.import_cli import main as import_main
+from sysid_ros.calibration import CalibrationOptions, calibrate
+from sysid_ros.calibration.data import Recording, read_recording
+from sysid_ros.calibration.document import calibration_document, write_calibration
+from sysid_ros.calibration.validate import aligned_torque, nominal_model, predict_torque, validate
+from sysid_ros.identification import identify, load_identification_config
+from sysid_ros.model.calibration import apply_calibration
+from sysid_ros.model.robots import Robot, load_robot
+
+
+def _runs(data: Path) -> list[int]:
+    found = sorted(int(m.group(1)) for p in data.glob("t_downsampled_*.csv")
+                   if (m := re.fullmatch(r"t_downsampled_(\d+)\.csv", p.name)))
+    if len(found) < 2:
+        raise SystemExit(f"{data}: need at least two runs (t_downsampled_N.csv ...), "
+                         f"found {len(found)}")
+    return found
+
+
+def _import(data: Path, run: int, out: Path) -> Path:
+    files = ",".join(f"{k}={data / f'{stem}_downsampled_{run}.csv'}" for k, stem in
+                     (("t", "t"), ("q", "q"), ("dq", "q_d"), ("tau", "tau")))
+    bag = out / f"run{run}"
+    code = import_main(["--robot", "gen3", "--files", files, "--out", str(bag)])
+    if code != 0:
+        raise SystemExit(f"sysid-import failed on run {run} (exit {code})")
+    return bag
+
+
+def _regressor(robot: Robot, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
+    """(N, nj, 10·nb + 4·nj): Y(q, q̇, q̈) and the linear friction law's columns."""
+    model, data = robot.model, robot.model.createData()
+    n, nj = q.shape
+    out = np.zeros((n, nj, 10 * robot.n_bodies + 4 * nj))
+    for k in range(n):
+        qf = robot.neutral()
+        qf[robot.q_index] = q[k]
+        out[k, :, :10 * robot.n_bodies] = pin.computeJointTorqueRegressor(
+            model, data, qf, dq[k], ddq[k])[robot.v_index]
+    base = 10 * robot.n_bodies
+    for j in range(nj):
+        out[:, j, base + 4 * j:base + 4 * j + 4] = np.stack(
+            [np.sign(dq[:, j]), dq[:, j], ddq[:, j], np.ones(n)], axis=1)
+    return out
+
+
+def _rms(err: np.ndarray) -> np.ndarray:
+    return np.sqrt(np.mean(err ** 2, axis=0))
+
+
+def _lab_model(robot: Robot, data: Path) -> tuple[Any, np.ndarray] | None:
+    fr = sorted(data.glob("friction_parameters_solution_*.csv"))
+    ee = sorted(data.glob("Endeffector_parameters_solution_*.csv"))
+    if not fr or not ee:
+        return None
+    f = np.loadtxt(fr[-1]).reshape(-1)
+    nj = robot.nj
+    friction = np.stack([f[:nj], f[nj:2 * nj], f[2 * nj:3 * nj], np.zeros(nj)], axis=1)
+    theta = robot.theta().copy()
+    theta[robot.ee_columns] = np.loadtxt(ee[-1]).reshape(-1)[:10]
+    return nominal_model(robot, theta), friction
+
+
+def _identify(robot: Robot, calib: Path, rec: Recording, prior: str) -> dict[str, Any]:
+    cal = apply_calibration(robot, calib)
+    cfg = load_identification_config(cal, prior=prior)
+    res = identify(cal, cfg, rec.t, rec.q, rec.dq, rec.tau)
+    out: dict[str, Any] = {"status": res.status, "warnings": list(res.warnings)}
+    if res.status == "ok" and res.box is not None:
+        out["mass"] = [float(res.box.lower[0]), float(res.box.upper[0])]
+        prior_box = cfg.prior
+        out["pinned_to_prior"] = [name for k, name in enumerate(res.box.names)
+                                  if res.box.lower[k] <= prior_box.lower[k] + 1e-9
+                                  and res.box.upper[k] >= prior_box.upper[k] - 1e-9]
+    return out
+
+
+def _table(names: list[str], rows: dict[str, np.ndarray]) -> list[str]:
+    head = "| model | " + " | ".join(names) + " | mean |"
+    lines = [head, "|---" * (len(names) + 2) + "|"]
+    base = rows.get("least squares")
+    for label, v in rows.items():
+        ratio = "" if base is None else f" ({np.mean(v) / np.mean(base):.2f}x)"
+        lines.append(f"| {label} | " + " | ".join(f"{x:.2f}" for x in v)
+                     + f" | {np.mean(v):.2f}{ratio} |")
+    return lines
+
+
+def run(data: Path, prior: str) -> dict[str, Any]:
+    robot = load_robot("gen3")
+    runs = _runs(data)
+    lab = _lab_model(robot, data)
+    out: dict[str, Any] = {"runs": runs, "prior": prior, "held_out": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_dir = Path(tmp)
+        recs = {k: read_recording(_import(data, k, tmp_dir), robot) for k in runs}
+        ddq = {k: np.loadtxt(data / f"q_dd_downsampled_{k}.csv") for k in runs}
+        Y = {k: _regressor(robot, recs[k].q, recs[k].dq, ddq[k]) for k in runs}
+        for k in runs:
+            others = [r for r in runs if r != k]
+            clock = time.perf_counter()
+            result = calibrate(robot, [recs[r] for r in others],
+                               CalibrationOptions(ee_prior=prior))
+            seconds = time.perf_counter() - clock
+            rec = recs[k]
+            keep, tau_lagged = aligned_torque(rec, result.config)
+            model = nominal_model(robot, result.link_nominal)
+            ours = predict_torque(robot, model, result.friction_nominal, rec.q[keep],
+                                  rec.dq[keep], ddq[k][keep])
+            A = np.concatenate([Y[r].reshape(-1, Y[r].shape[2]) for r in others])
+            b = np.concatenate([recs[r].tau.reshape(-1) for r in others])
+            x = np.linalg.lstsq(A, b, rcond=None)[0]
+            rms = {"least squares": _rms(rec.tau[keep] - Y[k][keep] @ x)}
+            if lab is not None:
+                pred = predict_torque(robot, lab[0], lab[1], rec.q[keep], rec.dq[keep],
+                                      ddq[k][keep])
+                rms["lab's model"] = _rms(rec.tau[keep] - pred)
+            rms["sysid-calibrate"] = _rms(tau_lagged - ours)
+            val = validate(result, [rec])
+            calib = tmp_dir / f"calib_without_{k}.yaml"
+            write_calibration(calib, calibration_document(result, val))
+            ident = _identify(robot, calib, rec, prior)
+            item = {"run": k, "calibrated_on": others, "calibration_s": seconds,
+                    "rms": {m: v.tolist() for m, v in rms.items()},
+                    "consistent": bool(val.consistent), "needs_scale": float(val.scale),
+                    "torque_lag_s": result.config.torque_lag_s.tolist(),
+                    "excluded_rows": result.excluded.get("rows_by_reason", {}),
+                    "identification": ident}
+            out["held_out"].append(item)
+            print(f"\n## run {k} held out (calibrated on {others} in {seconds:.1f} s)\n")
+            print("\n".join(_table(list(robot.joint_names), rms)))
+            print(f"\nheld-out rows {'consistent' if val.consistent else 'INCONSISTENT'} with the "
+                  f"written bounds (needs {val.scale:.2f} x); identification: {ident['status']}"
+                  + (f", mass [{ident['mass'][0]:.3f}, {ident['mass'][1]:.3f}] kg "
+                     f"({ident['mass'][1] - ident['mass'][0]:.3f} wide), pinned to the prior: "
+                     f"{ident['pinned_to_prior'] or 'none'}" if "mass" in ident else "")
+                  + (f"; warnings: {ident['warnings']}" if ident["warnings"] else ""))
+    _summary(out, list(robot.joint_names))
+    return out
+
+
+def _summary(out: dict[str, Any], names: list[str]) -> None:
+    items = out["held_out"]
+    models = list(items[0]["rms"])
+    mean = {m: np.mean([it["rms"][m] for it in items], axis=0) for m in models}
+    print("\n## held-out torque RMS (N·m), mean over the rotations\n")
+    print("\n".join(_table(names, mean)))
+    boxes = [it["identification"].get("mass") for it in items]
+    ok = [b for b in boxes if b is not None]
+    overlap = bool(ok) and max(b[0] for b in ok) <= min(b[1] for b in ok)
+    out["summary"] = {"rms_mean": {m: v.tolist() for m, v in mean.items()},
+                      "mass_boxes_overlap": overlap,
+                      "calibration_s_max": max(it["calibration_s"] for it in items)}
+    print(f"\nmass boxes {'overlap' if overlap else 'DO NOT overlap'}: "
+          + ", ".join("-" if b is None else f"[{b[0]:.3f}, {b[1]:.3f}]" for b in boxes)
+          + f"; slowest calibration {out['summary']['calibration_s_max']:.1f} s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", required=True, type=Path, help="folder of runs (module docstring)")
+    p.add_argument("--prior", default="none",
+                   help="end-effector prior for calibration and identification (default none: "
+                        "an unknown tool at the bare bracelet)")
+    p.add_argument("--json", type=Path, help="write the figures as JSON")
+    args = p.parse_args(argv)
+    out = run(args.data, args.prior)
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
