@@ -140,5 +140,5 @@ def _timing_and_exclusions(result) -> dict[str, Any]:
             "window_rms_at_zero_Nm": _lst(lag.rms_zero), "window_rms_at_lag_Nm": _lst(lag.rms_lag),
             "method": "per-joint minimiser of the window-averaged residual RMS of the "
                       "box-bounded least-squares fit over a lag grid; radius: spread of the "
-                      "per-recording minimisers, at least half a grid step and half a sample"}
+                      "per-recording minimisers and of the near-optimal lags, at least a grid step and a sample period"}
     return out

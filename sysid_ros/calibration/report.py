@@ -7,7 +7,12 @@
   band its calibrated box allows, the Stribeck fit if any, and the window-averaged friction the
   data show (momentum rows minus the rigid-body and armature terms);
 - ``residuals.png``: histograms of the window-averaged residuals against ±δ_j, the written
-  noise bound (calibration rows, and validation rows if any).
+  noise bound (calibration rows, and validation rows if any);
+- ``residuals_vs.png``: per joint the same residuals against the window means of velocity,
+  position and acceleration and against time, one colour per recording: what is still
+  unmodelled. ``report.md`` also lists the model terms per joint (friction law, torque lag,
+  excluded rows), the excluded windows, and the correlations of the residual with each of the
+  four (section "Still unmodelled").
 """
 from __future__ import annotations
 
@@ -18,9 +23,18 @@ import numpy as np
 from sysid_ros.calibration.rows import friction_column
 from sysid_ros.model.robots import FRICTION_NAMES
 
-__all__ = ["write_report", "PLOT_SECONDS"]
+__all__ = ["write_report", "window_features", "PLOT_SECONDS", "FEATURES"]
 
 PLOT_SECONDS = 10.0
+
+#: What the residual is set against: key (report column) and axis label.
+FEATURES = (("velocity", "velocity (rad/s; window mean)"),
+            ("position", "position (rad; window mean)"),
+            ("acceleration", "acceleration: velocity change / T (rad/s²)"),
+            ("time", "time: window start (s)"))
+
+#: How many of the excluded windows' examples the report lists.
+EXCLUDED_EXAMPLES_SHOWN = 8
 
 
 def _plt():
@@ -124,12 +138,18 @@ def _friction_figure(path: Path, result) -> None:
     plt.close(fig)
 
 
+def _window_residual(result) -> np.ndarray:
+    """(n,) each row's momentum residual at the nominal, window-averaged (N·m)."""
+    rows = result.rows
+    T = rows.t_noise * (1.0 - result.config.torque_noise_rel)
+    return rows.signed_residual(result.x_nominal) / T
+
+
 def _residual_figure(path: Path, result, validation) -> None:
     plt = _plt()
     robot, rows = result.robot, result.rows
     nj = robot.nj
-    T = rows.t_noise * (1.0 - result.config.torque_noise_rel)
-    cal = rows.signed_residual(result.x_nominal) / T
+    cal = _window_residual(result)
     fig, axes = _grid(plt, nj)
     for j, ax in enumerate(axes[:nj]):
         d = result.noise[j]
@@ -155,10 +175,19 @@ def _residual_figure(path: Path, result, validation) -> None:
     plt.close(fig)
 
 
+def _friction_head() -> str:
+    return " | ".join(f"{n} nominal [lower, upper]" for n in FRICTION_NAMES)
+
+
+def _friction_cells(result, j: int) -> list[str]:
+    """Joint j's friction-law coefficients as "nominal [lower, upper]" cells."""
+    return [f"{result.friction_nominal[j, k]:.3f} [{result.friction_lower[j, k]:.3f}, "
+            f"{result.friction_upper[j, k]:.3f}]" for k in range(len(FRICTION_NAMES))]
+
+
 def _table(result, validation) -> list[str]:
     names = result.robot.joint_names
-    head = "| joint | δ* (N·m) | δ written | " + " | ".join(
-        f"{n} nominal [lower, upper]" for n in FRICTION_NAMES)
+    head = "| joint | δ* (N·m) | δ written | " + _friction_head()
     sep = "|---" * (3 + len(FRICTION_NAMES)) + "|"
     if validation is not None:
         head += " | validation noise scale | torque RMS (N·m) | window RMS (N·m)"
@@ -166,14 +195,165 @@ def _table(result, validation) -> list[str]:
     lines = [head + " |", sep]
     for j, n in enumerate(names):
         cells = [n, f"{result.noise_min[j]:.3f}", f"{result.noise[j]:.3f}"]
-        for k in range(4):
-            cells.append(f"{result.friction_nominal[j, k]:.3f} [{result.friction_lower[j, k]:.3f}"
-                         f", {result.friction_upper[j, k]:.3f}]")
+        cells += _friction_cells(result, j)
         if validation is not None:
             cells += [f"{validation.noise_scale[j]:.2f}", f"{validation.torque_rms[j]:.3f}",
                       f"{validation.window_rms[j]:.3f}"]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
+
+
+def _time_mean(prefix: np.ndarray, x: np.ndarray, t: np.ndarray, a: np.ndarray, b: np.ndarray,
+               j: np.ndarray) -> np.ndarray:
+    """Trapezoid time average of x[:, j] over samples a..b (x[a, j] where a == b)."""
+    span = t[b] - t[a]
+    safe = np.where(span > 0, span, 1.0)
+    return np.where(span > 0, (prefix[b, j] - prefix[a, j]) / safe, x[a, j])
+
+
+def _recording_features(rec, a: np.ndarray, b: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """(len(a), 3) window means of velocity, position and Δq̇/T of joints j in ``rec``."""
+    t, q, dq = rec.t, rec.q, rec.dq
+    if dq is None:
+        return np.full((a.size, 3), np.nan)
+    out = np.empty((a.size, 3))
+    for col, x in enumerate((dq, q)):
+        prefix = np.concatenate([np.zeros((1, x.shape[1])), np.cumsum(
+            0.5 * np.diff(t)[:, None] * (x[1:] + x[:-1]), axis=0)])
+        out[:, col] = _time_mean(prefix, x, t, a, b, j)
+    span = t[b] - t[a]
+    out[:, 2] = np.where(span > 0, (dq[b, j] - dq[a, j]) / np.where(span > 0, span, 1.0), np.nan)
+    return out
+
+
+def window_features(result) -> dict[str, np.ndarray]:
+    """Per row of ``result.rows`` the window means of its joint's velocity and position (time
+    averages over the window's samples), its acceleration Δq̇/T and the window's start (s),
+    keyed as in :data:`FEATURES`; NaN where the recording is missing or has no velocities."""
+    rows, recs = result.rows, result.recordings
+    feats = np.full((len(rows), 3), np.nan)
+    for k in np.unique(rows.source):
+        sel = np.flatnonzero(rows.source == k)
+        if k >= len(recs):
+            continue
+        n = len(recs[k])
+        a = np.clip(rows.start[sel], 0, n - 1)
+        b = np.clip(rows.end[sel], 0, n - 1)
+        feats[sel] = _recording_features(recs[k], a, b, rows.joint[sel])
+    return {"velocity": feats[:, 0], "position": feats[:, 1], "acceleration": feats[:, 2],
+            "time": np.asarray(rows.t_start, float)}
+
+
+def _corr(x: np.ndarray, y: np.ndarray) -> float:
+    """Pearson correlation of the finite pairs (NaN with < 3 of them or a constant one)."""
+    ok = np.isfinite(x) & np.isfinite(y)
+    if ok.sum() < 3 or np.ptp(x[ok]) == 0 or np.ptp(y[ok]) == 0:
+        return float("nan")
+    return float(np.corrcoef(x[ok], y[ok])[0, 1])
+
+
+def _fmt(value: float, spec: str) -> str:
+    return "n/a" if not np.isfinite(value) else format(value, spec)
+
+
+def _residuals_vs_figure(path: Path, result, resid: np.ndarray,
+                         feats: dict[str, np.ndarray]) -> None:
+    plt = _plt()
+    robot, rows = result.robot, result.rows
+    nj = robot.nj
+    fig, axes = plt.subplots(nj, len(FEATURES), figsize=(13.0, 1.7 * nj + 0.9), squeeze=False)
+    for j in range(nj):
+        for c, (key, label) in enumerate(FEATURES):
+            ax = axes[j, c]
+            for k, rec in enumerate(result.recordings):
+                sel = (rows.joint == j) & (rows.source == k)
+                ax.scatter(feats[key][sel], resid[sel], s=2, color=f"C{k % 10}", alpha=0.6,
+                           label=Path(rec.name).name)
+            for sgn in (-1, 1):
+                ax.axhline(sgn * result.noise[j], color="k", lw=0.8, ls="--")
+            ax.tick_params(labelsize=6)
+            if j == 0:
+                ax.set_title(key, fontsize=8)
+            if j == nj - 1:
+                ax.set_xlabel(label, fontsize=7)
+        axes[j, 0].set_ylabel(f"{robot.joint_names[j]}\nN·m", fontsize=7)
+    axes[0, 0].legend(fontsize=6, markerscale=3, loc="upper right")
+    fig.suptitle("Window-averaged momentum-row residual at the nominal vs what the window "
+                 "did; dashed: the written bound ±δ", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def _lag_cells(lag, j: int) -> list[str]:
+    return [f"{1e3 * lag.lag[j]:.1f} ± {1e3 * lag.radius[j]:.1f}",
+            f"{lag.rms_zero[j]:.3f} -> {lag.rms_lag[j]:.3f}"]
+
+
+def _terms_table(result) -> list[str]:
+    """Per joint: friction law, torque lag (if estimated), rows the exclusion rule dropped."""
+    lag = getattr(result, "torque_lag", None)
+    excluded = getattr(result, "excluded", {}) or {}
+    head = "| joint | " + _friction_head()
+    ncol = 1 + len(FRICTION_NAMES)
+    if lag is not None:
+        head += " | torque lag (ms) | window RMS at 0 lag -> at the lag (N·m)"
+        ncol += 2
+    if excluded:
+        head += " | rows excluded"
+        ncol += 1
+    lines = [head + " |", "|---" * ncol + "|"]
+    by_joint = excluded.get("rows_by_joint", {})
+    for j, name in enumerate(result.robot.joint_names):
+        cells = [name] + _friction_cells(result, j)
+        if lag is not None:
+            cells += _lag_cells(lag, j)
+        if excluded:
+            cells.append(str(int(by_joint.get(name, 0))))
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _excluded_section(result) -> list[str]:
+    excluded = getattr(result, "excluded", {}) or {}
+    if not excluded:
+        return ["No exclusion summary in this result."]
+    by_reason = excluded.get("rows_by_reason", {})
+    by_joint = excluded.get("rows_by_joint", {})
+    md = [f"Rule: {excluded.get('rule', 'not stated')}.", "",
+          "Rows dropped by reason: " + (", ".join(f"{k} {v}" for k, v in by_reason.items())
+                                        or "none") + ".",
+          "Rows dropped by joint: " + (", ".join(f"{k} {v}" for k, v in by_joint.items())
+                                       or "none") + ".", ""]
+    examples = list(excluded.get("examples", []))[:EXCLUDED_EXAMPLES_SHOWN]
+    if examples:
+        md += ["First examples:", ""]
+        md += [f"- `{Path(str(e['recording'])).name}` {e['joint']}: {e['reason']}, window "
+               f"{float(e['t_start']):.3f}–{float(e['t_end']):.3f} s" for e in examples]
+    return md
+
+
+def _unmodelled_section(result, resid: np.ndarray, feats: dict[str, np.ndarray]) -> list[str]:
+    rows = result.rows
+    md = ["Correlation coefficient r of the window-averaged residual at the nominal with the "
+          "window means of the joint's velocity, position and acceleration and with time, "
+          "and the share of rows whose |residual| exceeds half the written bound δ. Pure noise "
+          "correlates with none of them; a strong correlation (say |r| > 0.3) "
+          "is structure the model lacks — a friction shape (velocity), a position-"
+          "dependent torque such as cogging or a gravity error (position), armature or "
+          "timing (acceleration), drift or temperature (time) — and it is paid for by a "
+          "wider bound.", "",
+          "| joint | rows | " + " | ".join(f"r({key})" for key, _ in FEATURES)
+          + " | rows beyond δ/2 |",
+          "|---" * (3 + len(FEATURES)) + "|"]
+    for j, name in enumerate(result.robot.joint_names):
+        sel = rows.joint == j
+        r = [_corr(feats[key][sel], resid[sel]) for key, _ in FEATURES]
+        share = float(np.mean(np.abs(resid[sel]) > 0.5 * result.noise[j])) if sel.any() \
+            else float("nan")
+        md.append(f"| {name} | {int(sel.sum())} | " + " | ".join(_fmt(v, "+.3f") for v in r)
+                  + f" | {_fmt(100 * share, '.1f')} % |")
+    return md
 
 
 def write_report(directory: str | Path, result, validation=None) -> Path:
@@ -183,6 +363,8 @@ def write_report(directory: str | Path, result, validation=None) -> Path:
     caption = _torque_figure(out / "torque.png", result, validation)
     _friction_figure(out / "friction.png", result)
     _residual_figure(out / "residuals.png", result, validation)
+    resid, feats = _window_residual(result), window_features(result)
+    _residuals_vs_figure(out / "residuals_vs.png", result, resid, feats)
     c = result.config
     md = [f"# Calibration of {result.robot.name}", "",
           "Recordings: " + ", ".join(f"`{r.name}` ({r.duration:.1f} s, {r.rate_hz:.0f} Hz, "
@@ -197,6 +379,9 @@ def write_report(directory: str | Path, result, validation=None) -> Path:
                "bounds that keeps the validation rows consistent with parameters inside the "
                "calibrated boxes (≤ 1: consistent); a joint's noise scale is the bound its rows "
                "need / the bound written."]
+    md += ["", "## Model terms per joint", ""] + _terms_table(result)
+    md += ["", "## Excluded windows", ""] + _excluded_section(result)
+    md += ["", "## Still unmodelled", ""] + _unmodelled_section(result, resid, feats)
     md += ["", "## Assumptions the bounds rest on", ""]
     md += [f"- {a}" for a in result.assumptions()]
     md += ["", "## Notes", ""] + [f"- {n}" for n in result.notes]
@@ -208,7 +393,10 @@ def write_report(directory: str | Path, result, validation=None) -> Path:
            "and the band its calibrated box allows.", "",
            "![residuals](residuals.png)", "",
            "Residuals: window-averaged momentum-row residuals at the nominal, against the "
-           "written bound ±δ_j.", ""]
+           "written bound ±δ_j.", "",
+           "![residuals vs](residuals_vs.png)", "",
+           "Residuals against the window means of velocity, position and acceleration and "
+           "against time, one colour per recording; dashed: ±δ_j (see Still unmodelled).", ""]
     path = out / "report.md"
     path.write_text("\n".join(md))
     return path

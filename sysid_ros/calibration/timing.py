@@ -10,7 +10,8 @@ fit of all rows is solved, and each joint's window-averaged residual RMS is read
   smallest, fitted on all recordings together (MAP least squares under the prior);
 - radius_j = the largest distance from L_j of every lag whose RMS is within
   ``NEAR_OPTIMAL`` of the best and of the minimiser found on each recording alone, but at least
-  half a grid step and half the stream's median step: how far the data let the lag move. The
+  a grid step and the stream's median step (a sample's torque may stand for any instant of
+  its period): how far the data let the lag move. The
   rows carry it as a torque-timing bound (``torque_lag_radius_s``).
 
 A joint whose RMS at zero lag is already within ``NEAR_OPTIMAL`` of the best gets no lag and no
@@ -142,7 +143,7 @@ def estimate_torque_lag(rows: CalibrationRows, recordings: Sequence[Recording], 
     lag = np.array([_argmin_refined(grid, rms[:, j]) for j in range(nj)])
     step = float(np.min(np.diff(grid)))
     dt = float(np.median(np.concatenate([np.diff(r.t) for r in recordings])))
-    radius = np.full(nj, 0.5 * max(step, dt))
+    radius = np.full(nj, max(step, dt))
     for j in range(nj):
         near = grid[rms[:, j] <= (1.0 + NEAR_OPTIMAL) * np.nanmin(rms[:, j])]
         ends = [near.min() - 0.5 * step, near.max() + 0.5 * step]
