@@ -274,6 +274,7 @@ class MomentumWindows:
     def reset(self) -> None:
         """Forget every sample (new payload, or time jumped backwards)."""
         self.n_samples = 0
+        self._skipped = 0        # dropped samples: they keep their place in the global index
         self.n_windows = 0
         self.n_gaps = 0
         self.n_unaligned = 0
@@ -388,11 +389,11 @@ class MomentumWindows:
             if a > 0:                # the run before an invalid sample ends there
                 self._break()
                 self.n_gaps += 1
-            self.n_samples += int(a - done)   # dropped samples keep their global index
+            self._skipped += int(a - done)
             parts.append(self._extend_timed(t[a:e], q[a:e], dq[a:e], tau[a:e],
                                             None if b is None else b[a:e]))
             done = int(e)
-        self.n_samples += int(valid.size - done)
+        self._skipped += int(valid.size - done)
         if not valid[-1]:
             self._break()
         parts = [p for p in parts if len(p)]
@@ -449,7 +450,7 @@ class MomentumWindows:
         sigma = self._sigma(dq[:, rj])
         f = self._integrand(w_c, tau[:, rj], sigma,
                             (extra[1], extra[2], extra[4]) if extra else (), dq[:, rj])
-        g = self.n_samples + np.arange(n)
+        g = self.n_samples + self._skipped + np.arange(n)
 
         stride = self.plan.stride
         ks = np.flatnonzero(g % stride == 0)           # checkpoints in this batch
