@@ -222,6 +222,7 @@ def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.nd
     if base is not None:
         notes.append(f"floating base: rows of {len(win.row_joints)} arm joints; "
                      f"{int((~base.valid).sum())} joint samples without IMU coverage")
+    notes += exclusion_notes(win)
     frame = robot.ee_joint
     if len(rows) == 0:
         return IdentificationResult(INSUFFICIENT,
@@ -261,6 +262,22 @@ def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.nd
                                 {"regressors": t_reg, "bounds": t_box, "diagnosis": t_diag,
                                  "estimate": time.perf_counter() - clock}, notes, warnings,
                                 reason, summary, diag, estimated)
+
+
+def exclusion_notes(win: MomentumWindows) -> list[str]:
+    """What the calibrated exclusion rule and the torque alignment dropped, for the result."""
+    out = []
+    dropped = sum(win.excluded.values())
+    if dropped:
+        where = "; ".join(f"{j} {a:.2f}-{b:.2f} s ({r})" for r, j, a, b in
+                          win.excluded_examples[:5])
+        out.append(f"excluded by the stated rule ({win.config.assumptions()['excluded_windows']}"
+                   f"): {dropped} rows " + str({k: v for k, v in win.excluded.items() if v})
+                   + f"; first: {where}")
+    if win.n_unaligned:
+        out.append(f"torque alignment: {win.n_unaligned} samples whose lagged torque fell into "
+                   "a gap or beyond the end were dropped (each split its run)")
+    return out
 
 
 class OnlineIdentifier:
@@ -559,4 +576,6 @@ class OnlineIdentifier:
 
     def summary(self) -> dict[str, Any]:
         return {"status": self.status, "samples": self.samples, "windows": self.windows_used,
-                "rows": len(self._rows), "gaps": self.windows.n_gaps}
+                "rows": len(self._rows), "gaps": self.windows.n_gaps,
+                "excluded_rows": dict(self.windows.excluded),
+                "unaligned_samples": self.windows.n_unaligned}
