@@ -1,6 +1,6 @@
 """Real-data benchmark: calibration and identification on a real arm's logs, by rotation.
 
-    python -m bench.bench_real_data --data DIR [--prior none] [--json PATH]
+    python -m bench.bench_real_data --data DIR [--prior none] [--link-rel R] [--json PATH]
 
 DIR holds runs in the per-quantity text layout of docs/import.md: for each run N the files
 ``t_downsampled_N.csv`` (s), ``q_downsampled_N.csv`` (rad), ``q_d_downsampled_N.csv`` (rad/s),
@@ -126,11 +126,11 @@ def _table(names: list[str], rows: dict[str, np.ndarray]) -> list[str]:
     return lines
 
 
-def run(data: Path, prior: str) -> dict[str, Any]:
+def run(data: Path, prior: str, link_rel: float | None) -> dict[str, Any]:
     robot = load_robot("gen3")
     runs = _runs(data)
     lab = _lab_model(robot, data)
-    out: dict[str, Any] = {"runs": runs, "prior": prior, "held_out": []}
+    out: dict[str, Any] = {"runs": runs, "prior": prior, "link_rel": link_rel, "held_out": []}
     with tempfile.TemporaryDirectory() as tmp:
         tmp_dir = Path(tmp)
         recs = {k: read_recording(_import(data, k, tmp_dir), robot) for k in runs}
@@ -140,7 +140,7 @@ def run(data: Path, prior: str) -> dict[str, Any]:
             others = [r for r in runs if r != k]
             clock = time.perf_counter()
             result = calibrate(robot, [recs[r] for r in others],
-                               CalibrationOptions(ee_prior=prior))
+                               CalibrationOptions(ee_prior=prior, link_rel=link_rel))
             seconds = time.perf_counter() - clock
             rec = recs[k]
             keep, tau_lagged = aligned_torque(rec, result.config)
@@ -202,9 +202,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--prior", default="none",
                    help="end-effector prior for calibration and identification (default none: "
                         "an unknown tool at the bare bracelet)")
+    p.add_argument("--link-rel", type=float,
+                   help="calibration prior of the link parameters, relative (default: the robot "
+                        "file's model_uncertainty.links_rel)")
     p.add_argument("--json", type=Path, help="write the figures as JSON")
     args = p.parse_args(argv)
-    out = run(args.data, args.prior)
+    out = run(args.data, args.prior, args.link_rel)
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")
     return 0

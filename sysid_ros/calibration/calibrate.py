@@ -179,6 +179,7 @@ class CalibrationResult:
     robust_weights: np.ndarray | None = None
     torque_lag: LagEstimate | None = None  # the torque stream's lag, when estimated
     excluded: dict[str, Any] = field(default_factory=dict)  # rows the exclusion rule dropped
+    margin: np.ndarray | None = None       # (nj,) factor on δ*: options.margin or hold-out
 
     @property
     def joint_names(self) -> list[str]:
@@ -265,8 +266,7 @@ def calibration_rows(robot: Robot, config: IdentificationConfig, prior: Prior,
             windows.append((rec.name, win))
         if len(m):
             parts.append(build_rows(m, robot.nj, prior.theta_abs_max, config.quadrature_safety,
-                                    config.torque_noise_rel, source=k,
-                                    lag_radius=config.torque_lag_radius_s))
+                                    config.torque_noise_rel, source=k))
     if not parts:
         plan = config.sampling_plan(1.0 / recordings[0].rate_hz)
         raise CalibrationInputError(
@@ -308,6 +308,31 @@ def _excluded_summary(robot: Robot, config: IdentificationConfig,
     return {"rule": config.assumptions()["excluded_windows"], "rows_by_reason": by_reason,
             "rows_by_joint": dict(zip(robot.joint_names, by_joint.tolist())),
             "examples": examples}
+
+
+def _holdout_margin(rows: CalibrationRows, prior: Prior, delta_min: np.ndarray, nj: int,
+                    margin: float) -> np.ndarray:
+    """(nj,) the noise margin: at least ``margin``, and at least what each recording, held out,
+    raised the smallest consistent bound by — δ*_j(all) / δ*_j(all but k), the largest over k.
+    A single recording is split into its first and second half in time.
+
+    A margin on δ* is a guess at what data the calibration did not see will need. With several
+    recordings (or halves) it is measured instead: each one, added last, is such unseen data,
+    and the written bound must have covered it."""
+    out = np.full(nj, float(margin))
+    group = rows.source.copy()
+    if np.unique(group).size < 2:
+        group = (rows.t_start > np.median(rows.t_start)).astype(int)
+    for k in np.unique(group):
+        rest = rows.take(group != k)
+        if len(rest) == 0:
+            continue
+        res = min_noise(scale_rows(rest, prior.lower, prior.upper), nj)
+        if res is None:
+            continue
+        seen = res[0] > 0
+        out[seen] = np.maximum(out[seen], delta_min[seen] / res[0][seen])
+    return out
 
 
 def _inconsistency(robot: Robot, delta: np.ndarray, limit: np.ndarray) -> str:
@@ -384,7 +409,8 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
     if np.any(delta_min > limit):
         raise CalibrationInconsistentError(_inconsistency(robot, delta_min, limit))
     _check_measured(robot, rows, scaled.free.size)
-    delta = options.margin * delta_min + options.noise_floor
+    margin = _holdout_margin(rows, prior, delta_min, nj, options.margin)
+    delta = margin * delta_min + options.noise_floor
     seconds["noise"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
@@ -439,7 +465,7 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
         link_lower=lower[:n_theta], link_upper=upper[:n_theta], link_nominal=x_nom[:n_theta],
         links_written=written, x_nominal=x_nom, seconds=seconds, notes=notes,
         stribeck=stribeck, robust_weights=None if est is None else est.weights,
-        torque_lag=lag, excluded=excluded)
+        torque_lag=lag, excluded=excluded, margin=margin)
 
 
 def _consistent_links(robot: Robot, prior: Prior, written: list[str], x_nom: np.ndarray,

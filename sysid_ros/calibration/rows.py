@@ -126,8 +126,7 @@ class CalibrationRows:
 
 
 def build_rows(m: MomentumRows, nj: int, theta_abs_max: np.ndarray, quadrature_safety: float,
-               torque_noise_rel: float = 0.0, source: int = 0,
-               lag_radius: np.ndarray | None = None) -> CalibrationRows:
+               torque_noise_rel: float = 0.0, source: int = 0) -> CalibrationRows:
     """Calibration rows of momentum rows ``m`` (all body columns).
 
     Args:
@@ -139,8 +138,6 @@ def build_rows(m: MomentumRows, nj: int, theta_abs_max: np.ndarray, quadrature_s
         torque_noise_rel: the fraction of |τ| the noise bound also has (the rest, δ_j, is
             what the calibration measures).
         source: recording index stored with every row (diagnostics, cross-validation).
-        lag_radius: (nj,) s, the uncertainty of the compensated torque lag (rows widen by
-            radius·|τ̂_end − τ̂_start|, as the identifier's torque-timing allowance).
     """
     n = len(m)
     n_theta = m.W.shape[1]
@@ -153,9 +150,6 @@ def build_rows(m: MomentumRows, nj: int, theta_abs_max: np.ndarray, quadrature_s
     A = sp.hstack([W, F]).tocsr()
     r_fixed = quadrature_safety * (m.quad_tau + m.quad_W @ theta_abs_max)
     r_fixed = r_fixed + torque_noise_rel * m.tau_abs / (1.0 - torque_noise_rel)
-    if lag_radius is not None:
-        # the compensated torque lag is known to ±radius: ∫τ moves by up to radius·|τ_b − τ_a|
-        r_fixed = r_fixed + np.asarray(lag_radius)[m.joint] * np.abs(m.tau_end - m.tau_start)
     return CalibrationRows(A, m.sign_rad.copy(), m.tau.copy(), r_fixed,
                            m.duration / (1.0 - torque_noise_rel), m.joint.copy(),
                            m.t_start.copy(), m.t_end.copy(), m.start.copy(), m.end.copy(),

@@ -56,8 +56,9 @@ def identifier_assumptions(robot: Robot, profile: HardwareProfile | None = None,
                            velocity_stated: bool = False) -> dict[str, Any]:
     """Keyword overrides of ``load_identification_config`` for data published with ``profile``
     (default: the robot file's ``simulation.hardware_like.profile``): ``torque_noise_abs``
-    (per joint), ``torque_noise_rel``, ``velocity_noise_abs`` (per joint, fixed base) and
-    ``friction="wide"``; only the velocity bound when ``calibrated`` (module doc). Raises
+    (per joint), ``torque_noise_rel``, ``velocity_noise_abs`` (per joint, fixed base),
+    ``friction="wide"`` and the driver's torque lag (``torque_lag_s`` ± one period); only the
+    velocity bound when ``calibrated`` (the calibration measured the lag; module doc). Raises
     SimConfigError for velocities the identifier cannot be given a bound for (module doc),
     naming what to do instead, unless the user states the velocity bound (``velocity_stated``:
     then the velocity is left to that statement)."""
@@ -67,6 +68,12 @@ def identifier_assumptions(robot: Robot, profile: HardwareProfile | None = None,
         "torque_noise_abs": scale * np.broadcast_to(np.asarray(profile.torque_noise, float),
                                                     (robot.nj,)).copy(),
         "torque_noise_rel": scale * float(profile.torque_noise_rel), "friction": "wide"}
+    lag = np.broadcast_to(np.asarray(profile.torque_lag, float), (robot.nj,))
+    if not calibrated and np.any(lag != 0):
+        # the driver's torque lag is known here (a calibration measures it on a real one);
+        # the published torque is interpolated between sample instants: one period of slack
+        out["torque_lag_s"] = lag.copy()
+        out["torque_lag_radius_s"] = np.full(robot.nj, profile.period)
     where = f"{robot.config_path}: simulation.hardware_like.profile.velocity"
     if profile.velocity == "missing":
         raise SimConfigError(f"{where} is 'missing': the identifier needs joint velocities")

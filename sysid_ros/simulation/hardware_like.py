@@ -20,7 +20,7 @@ What differs from the package's idealised simulation (``identification.synthetic
   driver stamps on receipt), i.i.d. drops, optional periodic stalls, quantised encoders and a
   velocity field that is exact, noisy, a backward difference of the published positions, a
   zero-phase smoothed derivative of them (``filtered``: a post-processed log), or missing.
-- **Opt-in driver effects seen in real Gen3 logs** (off by default): a torque stream that lags
+- **Driver effects seen in real Gen3 logs** (opt-in): a torque stream that lags
   the state stream (``torque_lag``), and a slowly varying torque error while a joint runs at
   its speed limit (``velocity_limit_error``), where real drives clamp the speed.
 
@@ -138,8 +138,9 @@ class HardwareProfile:
             scalar or one per joint (0: none): where |q̇_j| ≥ velocity_limit_frac·velocity_limit_j
             (exact q̇ at the sample instant) the published torque gets e_j(t) =
             velocity_limit_error_j·sin(θ_j(t)), θ_j a slow random phase drawn from the sensor's
-            rng (smooth, either sign, reaching ±the bound), and nothing elsewhere; added after
-            ``torque_lag``, so aligned with the state stream. Models drives that clamp the speed
+            rng (smooth, either sign, reaching ±the bound), and nothing elsewhere; part of what
+            the sensor reads, so it lags with the rest under ``torque_lag``. Models drives that
+            clamp the speed
             and then report torque the rigid-body + friction law does not explain; the simulator
             does not clamp the speed (its tracking controller sets it).
         velocity_limit: speed limit (rad/s, > 0), scalar or one per joint; None: the robot's
@@ -388,9 +389,12 @@ class HardwareSensor:
         stamps_ns = np.rint((t[idx] + p.jitter * p.period * rng.random(m)) * 1e9)
         stamps = stamps_ns * 1e-9
         q_pub = quantize(q[idx], self._resolution)
+        # what the sensor reads: the speed-clamp error is in it, so it lags with the rest;
         # every sample instant enters the delay line, published or not (drops are the driver's)
-        tau_true = (tau[idx] + self._beta if self._delay is None
-                    else self._delay(t, tau + self._beta)[idx])
+        sensed = tau + self._beta
+        if self._speed_error is not None:
+            sensed = sensed + self._speed_error(t, dq)
+        tau_true = sensed[idx] if self._delay is None else self._delay(t, sensed)[idx]
         bound = self._noise + p.torque_noise_rel * np.abs(tau_true)
         tau_meas = tau_true + bound * rng.uniform(-1.0, 1.0, tau_true.shape)
         dq_pub: np.ndarray | None
@@ -404,8 +408,6 @@ class HardwareSensor:
             dq_pub = self._filtered(stamps, q_pub)
         else:
             dq_pub = None
-        if self._speed_error is not None:
-            tau_meas += self._speed_error(t[idx], dq[idx])
         if m:
             self._prev = (float(stamps[-1]), q_pub[-1].copy())
         return PublishedSamples(idx, stamps, q_pub, dq_pub, tau_meas)
@@ -465,7 +467,7 @@ class HardwareRecording:
         q: (N, nj) published (quantised) positions, rad, ``joint_names`` order.
         dq: (N, nj) published velocities (rad/s) or None when the profile's velocity is missing.
         tau_meas: (N, nj) measured torque τ̂ = τ_motor + β + noise (N·m); with the profile's
-            ``torque_lag`` τ_motor + β of t − lag_j, plus any ``velocity_limit_error``.
+            ``torque_lag`` τ_motor + β (+ any ``velocity_limit_error``) of t − lag_j.
         tau_motor: (N, nj) noise-free applied motor torque at the sample instant (N·m, without
             β, not delayed by ``torque_lag``).
         truth: the simulated robot (θ_e with the initial payload).

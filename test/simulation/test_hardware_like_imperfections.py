@@ -36,9 +36,10 @@ def _record(robot, profile: HardwareProfile, seed: int = 3, duration: float = 2.
 
 # -- torque lag ----------------------------------------------------------------------------------
 def test_zero_torque_lag_is_byte_identical_to_no_lag_field(gen3):
-    profile = HardwareProfile.from_robot(gen3, rate_hz=500.0, physics_dt=None)   # noise, jitter
+    profile = HardwareProfile.from_robot(gen3, rate_hz=500.0, physics_dt=None,   # noise, jitter
+                                         torque_lag=0.0)
     a = _record(gen3, profile, duration=1.0)
-    b = _record(gen3, dataclasses.replace(profile, torque_lag=0.0), duration=1.0)
+    b = _record(gen3, dataclasses.replace(profile, torque_lag=(0.0,) * gen3.nj), duration=1.0)
     for name in ("t", "q", "dq", "tau_meas", "tau_motor"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
 
