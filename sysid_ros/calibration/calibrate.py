@@ -39,7 +39,9 @@ from sysid_ros.calibration.lp import BoxLP, scale_rows, min_noise
 from sysid_ros.calibration.map_estimate import ROBUST_LOSSES, LinearRows, map_estimate
 from sysid_ros.calibration.prior import FRICTION_PRIORS, Prior, calibration_prior
 from sysid_ros.calibration.rows import CalibrationRows, build_rows, friction_column
-from sysid_ros.calibration.timing import LagEstimate, estimate_torque_lag
+from sysid_ros.calibration.terms import select_terms
+from sysid_ros.calibration.timing import LagEstimate, estimate_torque_lag, \
+    estimate_velocity_lag
 from sysid_ros.identification.calibration_rows import CalibrationConstraints, column_names
 from sysid_ros.identification.config import IdentificationConfig, load_identification_config
 from sysid_ros.identification.errors import IdentificationError
@@ -92,11 +94,16 @@ class CalibrationOptions:
             excludes ``payload_theta``).
         torque_lag: ``estimate`` (per-joint lag of the torque stream behind the states, with
             its radius: :mod:`.timing`) or ``none`` (the streams are taken as aligned).
+        velocity_lag: ``estimate`` (per-joint lag of the measured velocity behind the positions,
+            :func:`.timing.estimate_velocity_lag`), ``none``, or (nj,) known lags (s) of the
+            driver's velocity filter.
         exclude_speed: ``auto`` (clamp plateaus found in the data, :mod:`.exclusion`),
             ``none``, or (nj,) speeds (rad/s) at which each joint's rows are dropped.
         exclude_speed_frac: with ``auto``, rows are dropped from this fraction of the clamp.
         exclude_after_start_s: rows of windows starting this soon after a run's start are
             dropped (s).
+        terms: judge the extra friction/actuation terms by cross-validation (:mod:`.terms`)
+            and report which earned their place.
     """
 
     window_s: float | None = 0.4
@@ -117,14 +124,19 @@ class CalibrationOptions:
     payload_theta: np.ndarray | None = None
     ee_prior: str | None = None
     torque_lag: str = "estimate"
+    velocity_lag: str | np.ndarray = "estimate"
     exclude_speed: str | np.ndarray = "auto"
     exclude_speed_frac: float = 0.9
     exclude_after_start_s: float = 0.2
+    terms: bool = True
 
     def check(self) -> None:
         if self.torque_lag not in TORQUE_LAG_MODES:
             raise CalibrationInputError(f"torque lag {self.torque_lag!r} is not one of "
                                         f"{TORQUE_LAG_MODES}")
+        if isinstance(self.velocity_lag, str) and self.velocity_lag not in ("estimate", "none"):
+            raise CalibrationInputError(f"velocity lag {self.velocity_lag!r}: expected estimate, "
+                                        "none or one lag per joint (s)")
         if isinstance(self.exclude_speed, str) and self.exclude_speed not in ("auto", "none"):
             raise CalibrationInputError(f"exclude speed {self.exclude_speed!r}: expected auto, "
                                         "none or one speed per joint (rad/s)")
@@ -180,6 +192,7 @@ class CalibrationResult:
     torque_lag: LagEstimate | None = None  # the torque stream's lag, when estimated
     excluded: dict[str, Any] = field(default_factory=dict)  # rows the exclusion rule dropped
     margin: np.ndarray | None = None       # (nj,) factor on δ*: options.margin or hold-out
+    terms: Any = None                      # terms.TermSelection or None
 
     @property
     def joint_names(self) -> list[str]:
@@ -217,7 +230,7 @@ def exported_rows(result: CalibrationResult) -> CalibrationConstraints:
     rows keep what the boxes forget — base-parameter combinations of the links and the offsets
     jointly with link gravity. The end-effector body's box is the calibration prior's (with a
     stated payload, if any)."""
-    robot, rows, prior = result.robot, result.rows, result.prior
+    robot, rows, prior = result.robot, result.rows.with_timing(), result.prior
     ee = robot.ee_columns
     c = result.config
     info = {"window_s": c.window_s, "stride_s": c.stride_s, "coulomb_band": c.coulomb_band,
@@ -266,13 +279,27 @@ def calibration_rows(robot: Robot, config: IdentificationConfig, prior: Prior,
             windows.append((rec.name, win))
         if len(m):
             parts.append(build_rows(m, robot.nj, prior.theta_abs_max, config.quadrature_safety,
-                                    config.torque_noise_rel, source=k))
+                                    config.torque_noise_rel, source=k,
+                                    lag_radius=config.torque_lag_radius_s))
     if not parts:
         plan = config.sampling_plan(1.0 / recordings[0].rate_hz)
         raise CalibrationInputError(
             f"no momentum window formed in {len(recordings)} recording(s): each needs a run of "
             f"{plan.window + 1} samples without a gap > {plan.max_sample_gap * 1e3:.1f} ms")
     return CalibrationRows.concat(parts)
+
+
+def _velocity_lag(robot: Robot, recordings: Sequence[Recording],
+                  options: CalibrationOptions) -> np.ndarray:
+    """(nj,) the velocity stream's lag (s) to compensate, from the options."""
+    spec = options.velocity_lag
+    if isinstance(spec, str):
+        return (estimate_velocity_lag(recordings, robot.nj) if spec == "estimate"
+                else np.zeros(robot.nj))
+    lags = np.asarray(spec, float).reshape(-1)
+    if lags.shape != (robot.nj,) or not np.all(np.isfinite(lags)) or np.any(np.abs(lags) > 0.5):
+        raise CalibrationInputError(f"velocity lag: expected {robot.nj} lags within +-0.5 s")
+    return lags
 
 
 def _exclusion_speeds(robot: Robot, recordings: Sequence[Recording],
@@ -383,7 +410,8 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
         raise CalibrationInputError(str(err)) from err
     config = config.with_overrides(exclude_speed_rad_s=_exclusion_speeds(robot, recordings,
                                                                          options),
-                                   exclude_after_start_s=options.exclude_after_start_s)
+                                   exclude_after_start_s=options.exclude_after_start_s,
+                                   velocity_lag_s=_velocity_lag(robot, recordings, options))
     windows: list[tuple[str, MomentumWindows]] = []
     rows = calibration_rows(robot, config, prior, recordings, windows)
     nj, n_theta = robot.nj, prior.n_theta
@@ -414,6 +442,9 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
     seconds["noise"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
+    # the boxes rest on the rows with the lag's radius (δ was measured without it: it holds both)
+    timed = rows.with_timing()
+    scaled = scale_rows(timed, prior.lower, prior.upper)
     # δ may equal δ* (margin 1, no floor), where the polytope is a single point up to solver
     # tolerance: the LP gets a hair more (a larger δ only widens the boxes, so they stay sound)
     lp = BoxLP(scaled, delta * (1.0 + _LP_SLACK) + _LP_SLACK * np.max(delta))
@@ -435,7 +466,7 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
     seconds["link_box"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
-    est, notes = _nominal(robot, rows, prior, delta, lower, upper, options, recordings)
+    est, notes = _nominal(robot, timed, prior, delta, lower, upper, options, recordings)
     seconds["estimate"] = time.perf_counter() - clock
     x_nom = (est.x if est is not None else np.clip(prior.nominal, lower, upper)).copy()
 
@@ -455,6 +486,15 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
         stribeck = fit_stribeck(rows, list(recordings), x_nom, delta, nj, band=config.coulomb_band)
         seconds["stribeck"] = time.perf_counter() - clock
         notes += _law_warnings(robot, stribeck, config.coulomb_band)
+    terms = None
+    if options.terms:
+        clock = time.perf_counter()
+        terms = select_terms(rows, recordings, prior, nj)
+        seconds["terms"] = time.perf_counter() - clock
+        notes.append(terms.describe())
+        if terms.selected:
+            notes.append("the identifier's law is the linear one: the effect of "
+                         f"{', '.join(terms.selected)} stays in the measured noise bound")
     fr = lambda v: v[f_cols].reshape(nj, 4)  # noqa: E731
     notes.append(f"rows per joint: {_joint_rows(rows, nj)} from {len(recordings)} recording(s)")
     return CalibrationResult(
@@ -465,7 +505,7 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
         link_lower=lower[:n_theta], link_upper=upper[:n_theta], link_nominal=x_nom[:n_theta],
         links_written=written, x_nominal=x_nom, seconds=seconds, notes=notes,
         stribeck=stribeck, robust_weights=None if est is None else est.weights,
-        torque_lag=lag, excluded=excluded, margin=margin)
+        torque_lag=lag, excluded=excluded, margin=margin, terms=terms)
 
 
 def _consistent_links(robot: Robot, prior: Prior, written: list[str], x_nom: np.ndarray,

@@ -97,6 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="estimate the torque stream's lag behind the states per joint, with "
                         "its uncertainty, and compensate it (default), or take the streams as "
                         "aligned (none)")
+    p.add_argument("--velocity-lag", default="estimate", metavar="estimate|none|L1,...",
+                   help="the measured velocity's lag behind the positions (a driver's velocity "
+                        "filter), compensated like the torque's: estimate (from q vs dq; "
+                        "default), none, or the known lag per joint (s)")
     p.add_argument("--exclude-speed", default="auto", metavar="auto|none|V1,...",
                    help="drop a joint's rows in windows where its speed reaches its drive's "
                         "clamp: auto (clamp plateaus found in the data, rows dropped from "
@@ -163,8 +167,19 @@ def _options(args) -> CalibrationOptions:
         noise_floor=args.noise_floor, link_boxes=not args.no_link_boxes,
         friction_law=args.friction_law, energy=args.energy, robust=args.robust,
         payload_theta=_payload(args.payload_theta), ee_prior=args.prior,
-        torque_lag=args.torque_lag, exclude_speed=_speeds(args.exclude_speed),
+        torque_lag=args.torque_lag, velocity_lag=_lags(args.velocity_lag),
+        exclude_speed=_speeds(args.exclude_speed),
         exclude_after_start_s=args.exclude_after_start)
+
+
+def _lags(text: str) -> str | np.ndarray:
+    if text in ("estimate", "none"):
+        return text
+    try:
+        return np.array([float(v) for v in text.replace(",", " ").split()])
+    except ValueError:
+        raise CalibrationInputError(f"--velocity-lag {text!r}: expected estimate, none or one "
+                                    "lag per joint (s)") from None
 
 
 def _speeds(text: str) -> str | np.ndarray:

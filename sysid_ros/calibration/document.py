@@ -49,6 +49,7 @@ def calibration_document(result, validation=None, bags: list[str] | None = None
         # the torque stream's calibrated lag and the exclusion rule: the identifier applies both
         "torque_lag_s": _lst(c.torque_lag_s),
         "torque_lag_radius_s": _lst(c.torque_lag_radius_s),
+        "velocity_lag_s": _lst(c.velocity_lag_s),
         "exclude_speed_rad_s": [float(v) if np.isfinite(v) else None
                                 for v in c.exclude_speed_rad_s],
         "exclude_after_start_s": float(c.exclude_after_start_s),
@@ -133,6 +134,10 @@ def _timing_and_exclusions(result) -> dict[str, Any]:
     """The torque lag estimate (per joint, with the residual RMS it removed) and the rows the
     exclusion rule dropped."""
     out: dict[str, Any] = {"excluded": result.excluded}
+    if result.terms is not None:
+        out["terms"] = result.terms.as_dict()
+    if result.margin is not None:
+        out["noise_margin_per_joint"] = _lst(result.margin)
     lag = result.torque_lag
     if lag is not None:
         out["torque_lag"] = {

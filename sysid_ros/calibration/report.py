@@ -356,6 +356,26 @@ def _unmodelled_section(result, resid: np.ndarray, feats: dict[str, np.ndarray])
     return md
 
 
+def _terms_section(result) -> list[str]:
+    """Candidate friction/actuation terms with their cross-validated gain (:mod:`.terms`)."""
+    terms = getattr(result, "terms", None)
+    if terms is None:
+        return []
+    d = terms.as_dict()
+    names = result.robot.joint_names
+    lines = ["", "## Candidate terms", "",
+             f"Judged by {d['folds']}: a term is kept if it lowers the held-out window RMS by "
+             f"more than {100 * d['min_gain']:g} % (mean over joints). Selected: "
+             f"{', '.join(d['selected']) or 'none'}.", "",
+             "| law | gain | " + " | ".join(names) + " |",
+             "|---|---|" + "---|" * len(names),
+             "| linear (base) | | " + " | ".join(f"{v:.3f}" for v in d["base_rms"]) + " |"]
+    for name, c in d["candidates"].items():
+        lines.append(f"| + {name} | {100 * c['gain']:+.1f} % | "
+                     + " | ".join(f"{v:.3f}" for v in c["rms"]) + " |")
+    return lines
+
+
 def write_report(directory: str | Path, result, validation=None) -> Path:
     """Write ``report.md`` and the figures into ``directory``; returns the markdown path."""
     out = Path(directory)
@@ -382,6 +402,7 @@ def write_report(directory: str | Path, result, validation=None) -> Path:
     md += ["", "## Model terms per joint", ""] + _terms_table(result)
     md += ["", "## Excluded windows", ""] + _excluded_section(result)
     md += ["", "## Still unmodelled", ""] + _unmodelled_section(result, resid, feats)
+    md += _terms_section(result)
     md += ["", "## Assumptions the bounds rest on", ""]
     md += [f"- {a}" for a in result.assumptions()]
     md += ["", "## Notes", ""] + [f"- {n}" for n in result.notes]

@@ -27,7 +27,7 @@ every set the calibration computes is a polytope. No accelerations are needed an
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -56,6 +56,10 @@ class CalibrationRows:
             (n,) its first/last sample index in its recording; ``source`` (n,) index of the
             recording the row came from.
         n_theta: number of body-parameter columns (the friction columns follow).
+        r_timing: (n,) what the compensated torque lag's radius moves ∫τ by,
+            radius_j·|τ̂_end − τ̂_start| (N·m·s; zero without a lag). Not in ``r_fixed``: the
+            noise bound is measured without it (so it covers the timing error too), and
+            :meth:`with_timing` adds it for the boxes, which a lag off by its radius biases.
     """
 
     A: sp.csr_matrix
@@ -70,6 +74,7 @@ class CalibrationRows:
     end: np.ndarray
     source: np.ndarray
     n_theta: int
+    r_timing: np.ndarray
 
     def __len__(self) -> int:
         return int(self.c.shape[0])
@@ -77,6 +82,12 @@ class CalibrationRows:
     @property
     def n_x(self) -> int:
         return int(self.A.shape[1])
+
+    def with_timing(self) -> CalibrationRows:
+        """The rows with the torque lag's radius in their allowance: what the boxes of the
+        parameters rest on (a lag off by up to its radius biases every row by up to r_timing)."""
+        return replace(self, r_fixed=self.r_fixed + self.r_timing,
+                       r_timing=np.zeros_like(self.r_timing))
 
     def sides(self) -> tuple[sp.csr_matrix, sp.csr_matrix]:
         """(A_up, A_lo): the Fc column at s − s_r and at s + s_r (module docstring)."""
@@ -126,7 +137,8 @@ class CalibrationRows:
 
 
 def build_rows(m: MomentumRows, nj: int, theta_abs_max: np.ndarray, quadrature_safety: float,
-               torque_noise_rel: float = 0.0, source: int = 0) -> CalibrationRows:
+               torque_noise_rel: float = 0.0, source: int = 0,
+               lag_radius: np.ndarray | None = None) -> CalibrationRows:
     """Calibration rows of momentum rows ``m`` (all body columns).
 
     Args:
@@ -138,6 +150,7 @@ def build_rows(m: MomentumRows, nj: int, theta_abs_max: np.ndarray, quadrature_s
         torque_noise_rel: the fraction of |τ| the noise bound also has (the rest, δ_j, is
             what the calibration measures).
         source: recording index stored with every row (diagnostics, cross-validation).
+        lag_radius: (nj,) s, the uncertainty of the compensated torque lag (``r_timing``).
     """
     n = len(m)
     n_theta = m.W.shape[1]
@@ -150,7 +163,9 @@ def build_rows(m: MomentumRows, nj: int, theta_abs_max: np.ndarray, quadrature_s
     A = sp.hstack([W, F]).tocsr()
     r_fixed = quadrature_safety * (m.quad_tau + m.quad_W @ theta_abs_max)
     r_fixed = r_fixed + torque_noise_rel * m.tau_abs / (1.0 - torque_noise_rel)
+    r_timing = (np.zeros(n) if lag_radius is None
+                else np.asarray(lag_radius, float)[m.joint] * np.abs(m.tau_end - m.tau_start))
     return CalibrationRows(A, m.sign_rad.copy(), m.tau.copy(), r_fixed,
                            m.duration / (1.0 - torque_noise_rel), m.joint.copy(),
                            m.t_start.copy(), m.t_end.copy(), m.start.copy(), m.end.copy(),
-                           np.full(n, source), n_theta)
+                           np.full(n, source), n_theta, r_timing)

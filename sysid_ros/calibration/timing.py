@@ -36,11 +36,14 @@ from sysid_ros.calibration.data import Recording
 from sysid_ros.calibration.prior import Prior
 from sysid_ros.calibration.rows import CalibrationRows
 
-__all__ = ["LagEstimate", "estimate_torque_lag", "LAG_GRID"]
+__all__ = ["LagEstimate", "estimate_torque_lag", "estimate_velocity_lag", "LAG_GRID",
+           "VELOCITY_LAG_GRID"]
 
 #: Lags whose residual RMS is within this fraction of the best one are all plausible: the
 #: radius covers them (a flat minimum, e.g. a joint whose torque hardly changes, gives a wide one).
 NEAR_OPTIMAL = 0.05
+#: Candidate velocity lags (s): a causal velocity filter of up to 100 ms.
+VELOCITY_LAG_GRID = np.round(np.arange(-0.02, 0.10001, 0.001), 4)
 #: Candidate lags (s): the torque stream up to 50 ms ahead of or 250 ms behind the states.
 LAG_GRID = np.round(np.arange(-0.05, 0.25001, 0.0025), 5)
 
@@ -157,3 +160,34 @@ def estimate_torque_lag(rows: CalibrationRows, recordings: Sequence[Recording], 
     lag[aligned], radius[aligned] = 0.0, 0.0
     at_lag = [float(np.interp(lag[j], grid, rms[:, j])) for j in range(nj)]
     return LagEstimate(lag, radius, rms[zero].copy(), np.array(at_lag), grid.copy(), rms)
+
+
+def estimate_velocity_lag(recordings: Sequence[Recording], nj: int,
+                          grid: np.ndarray = VELOCITY_LAG_GRID) -> np.ndarray:
+    """(nj,) the lag (s) of each joint's measured velocity behind the positions: the shift s
+    minimising the RMS of q̇(t + s) − the central difference of q at t, over samples whose
+    neighbours are one median step away (no gap). A driver that differentiates and filters
+    causally shows one; a zero-phase or derived velocity none. Zero where the RMS at zero shift
+    is within ``NEAR_OPTIMAL`` of the best (no lag detected)."""
+    num = np.zeros((grid.size, nj))
+    count = 0
+    for rec in recordings:
+        if rec.dq is None or len(rec) < 3:
+            continue
+        t, q, dq = rec.t, rec.q, rec.dq
+        h = np.diff(t)
+        even = np.abs(h[1:] - h[:-1]) < 0.25 * np.median(h)
+        centre = (q[2:] - q[:-2]) / (t[2:] - t[:-2])[:, None]
+        mid = t[1:-1]
+        for g, shift in enumerate(grid):
+            read = np.stack([np.interp(mid + shift, t, dq[:, j]) for j in range(nj)], axis=1)
+            inside = even & (mid + shift >= t[0]) & (mid + shift <= t[-1])
+            num[g] += np.sum((read - centre)[inside] ** 2, axis=0)
+        count += int(np.sum(even))
+    if count == 0:
+        return np.zeros(nj)
+    rms = np.sqrt(num / count)
+    lag = np.array([_argmin_refined(grid, rms[:, j]) for j in range(nj)])
+    zero = int(np.argmin(np.abs(grid)))
+    lag[rms[zero] <= (1.0 + NEAR_OPTIMAL) * rms.min(axis=0)] = 0.0
+    return lag

@@ -26,7 +26,7 @@ from sysid_ros.calibration.data import Recording
 from sysid_ros.calibration.lp import common_scale, min_noise, scale_rows
 from sysid_ros.calibration.state import rts_smoother
 from sysid_ros.model.robots import Robot
-from sysid_ros.identification.alignment import TorqueAlignment
+from sysid_ros.identification.alignment import StreamAlignment
 from sysid_ros.identification.config import IdentificationConfig
 
 __all__ = ["Validation", "validate", "predict_torque", "nominal_model"]
@@ -107,8 +107,8 @@ def aligned_torque(rec: Recording, config: IdentificationConfig
     the states of those samples go with. Samples whose lagged reading falls into a gap or
     beyond the recording's end are left out."""
     plan = config.sampling_plan(float(np.median(np.diff(rec.t))))
-    out = TorqueAlignment(config.torque_lag_s).push(rec.t, rec.q, rec.dq if rec.dq is not None
-                                                    else np.zeros_like(rec.q), rec.tau, None,
+    dq = rec.dq if rec.dq is not None else np.zeros_like(rec.q)
+    out = StreamAlignment(config.torque_lag_s).push(rec.t, rec.q, dq, rec.tau, None,
                                                     plan.max_sample_gap)
     keep = np.flatnonzero(out.valid)
     return keep, out.tau[keep]
@@ -119,7 +119,7 @@ def validate(result: CalibrationResult, recordings: list[Recording],
     """Validate ``result`` on ``recordings`` (module docstring)."""
     robot = result.robot
     nj = robot.nj
-    rows = calibration_rows(robot, result.config, result.prior, recordings)
+    rows = calibration_rows(robot, result.config, result.prior, recordings).with_timing()
     lower = np.concatenate([result.link_lower, result.friction_lower.reshape(-1)])
     upper = np.concatenate([result.link_upper, result.friction_upper.reshape(-1)])
     scaled = scale_rows(rows, lower, upper)

@@ -1,4 +1,5 @@
-"""Torque-stream alignment: a calibrated per-joint lag between the torque and the state streams.
+"""Stream alignment: calibrated per-joint lags of the torque and velocity streams behind the
+positions' stamps.
 
 A driver's torque reading often lags the joint states it is published with: a current or torque
 sensor's filter, a bus that carries the two in different frames. Real Gen3 logs need the torque
@@ -17,6 +18,10 @@ a sample whose t_k + L_j falls into a step longer than the sampling plan's ``max
 cannot be aligned: it is dropped and splits the run there, as a gap does. The last samples of a
 recording, whose aligned torque lies beyond its end, are never emitted.
 
+A driver's velocity filter lags the same way (``velocity_lag_s``): q̇_j(t_k) is read at
+t_k + Lv_j, by the same interpolation. What is left of the filter after that (its smoothing) is
+velocity error the calibration's noise bound absorbs, as it absorbs a driver's velocity noise.
+
 With all lags zero the stage passes every sample through unchanged.
 """
 from __future__ import annotations
@@ -25,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["AlignedSamples", "TorqueAlignment"]
+__all__ = ["AlignedSamples", "StreamAlignment"]
 
 
 @dataclass(frozen=True)
@@ -41,18 +46,23 @@ class AlignedSamples:
     valid: np.ndarray
 
 
-class TorqueAlignment:
-    """Per-joint torque lag compensation over a stream of samples (module docstring).
+class StreamAlignment:
+    """Per-joint torque and velocity lag compensation over a stream of samples (module
+    docstring).
 
     Args:
-        lag: (nj,) L_j in seconds (positive: the torque stream lags the states).
+        lag: (nj,) L_j in seconds (positive: the torque stream lags the positions).
+        velocity_lag: (nj,) Lv_j in seconds (positive: the velocities lag); default none.
     """
 
-    def __init__(self, lag: np.ndarray) -> None:
+    def __init__(self, lag: np.ndarray, velocity_lag: np.ndarray | None = None) -> None:
         self.lag = np.asarray(lag, float).reshape(-1)
-        self.active = bool(np.any(self.lag != 0.0))
-        self._lead = max(0.0, float(self.lag.max(initial=0.0)))
-        self._back = max(0.0, -float(self.lag.min(initial=0.0)))
+        self.velocity_lag = (np.zeros_like(self.lag) if velocity_lag is None
+                             else np.asarray(velocity_lag, float).reshape(-1))
+        both = np.concatenate([self.lag, self.velocity_lag])
+        self.active = bool(np.any(both != 0.0))
+        self._lead = max(0.0, float(both.max(initial=0.0)))
+        self._back = max(0.0, -float(both.min(initial=0.0)))
         self.reset()
 
     def reset(self) -> None:
@@ -84,9 +94,10 @@ class TorqueAlignment:
         if ready.size == 0:
             return self._empty()
         idx = np.arange(self._next, int(ready[-1]) + 1)
-        tau_a, valid = self._aligned(idx, max_gap)
-        out = AlignedSamples(self._t[idx], self._q[idx], self._dq[idx], tau_a,
-                             None if self._extra is None else self._extra[idx], valid)
+        tau_a, valid = self._aligned(idx, self._tau, self.lag, max_gap)
+        dq_a, valid_dq = self._aligned(idx, self._dq, self.velocity_lag, max_gap)
+        out = AlignedSamples(self._t[idx], self._q[idx], dq_a, tau_a,
+                             None if self._extra is None else self._extra[idx], valid & valid_dq)
         self._next = int(idx[-1]) + 1
         self._trim()
         return out
@@ -104,20 +115,19 @@ class TorqueAlignment:
         if self._extra is not None and extra is not None:
             self._extra = np.concatenate([self._extra, extra])
 
-    def _aligned(self, idx: np.ndarray, max_gap: float) -> tuple[np.ndarray, np.ndarray]:
-        """τ̂_j(t_k + L_j) for the samples ``idx`` and whether every joint's was bracketed by
-        two samples at most ``max_gap`` apart."""
-        assert self._tau is not None
+    def _aligned(self, idx: np.ndarray, x: np.ndarray, lags: np.ndarray, max_gap: float
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """x_j(t_k + lag_j) for the samples ``idx`` and whether every joint's reading was
+        bracketed by two samples at most ``max_gap`` apart (a zero lag reads the sample)."""
         t = self._t
-        out = np.empty((idx.size, self.lag.size))
+        out = x[idx].copy()
         valid = np.ones(idx.size, bool)
-        for j, lag in enumerate(self.lag):
-            want = t[idx] + lag
+        for j in np.flatnonzero(lags != 0.0):
+            want = t[idx] + lags[j]
             hi = np.clip(np.searchsorted(t, want, side="left"), 1, t.size - 1)
             lo = hi - 1
-            inside = (want >= t[0]) & (want <= t[-1]) & (t[hi] - t[lo] <= max_gap)
-            valid &= inside
-            out[:, j] = np.interp(want, t, self._tau[:, j])
+            valid &= (want >= t[0]) & (want <= t[-1]) & (t[hi] - t[lo] <= max_gap)
+            out[:, j] = np.interp(want, t, x[:, j])
         return out, valid
 
     def _trim(self) -> None:

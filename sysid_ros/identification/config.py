@@ -170,6 +170,8 @@ class IdentificationConfig:
     torque_lag_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
     # (nj,) s: how far the true lag may be from torque_lag_s (a bounded timing unknown)
     torque_lag_radius_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    # (nj,) s: calibrated lag of the velocity stream (a driver's filter), compensated
+    velocity_lag_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
     # (nj,) rad/s: rows of joint j whose window reaches |q̇_j| >= this are excluded (inf: off)
     exclude_speed_rad_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
     exclude_after_start_s: float = 0.0         # s: windows starting this soon after a run start
@@ -187,7 +189,7 @@ class IdentificationConfig:
         if self.velocity_noise_abs.size == 0:                 # not given: exact velocities
             object.__setattr__(self, "velocity_noise_abs", np.zeros_like(self.torque_noise_abs))
         for key, fill in (("torque_lag_s", 0.0), ("torque_lag_radius_s", 0.0),
-                          ("exclude_speed_rad_s", np.inf)):
+                          ("velocity_lag_s", 0.0), ("exclude_speed_rad_s", np.inf)):
             if getattr(self, key).size == 0:
                 object.__setattr__(self, key, np.full(self.torque_noise_abs.shape, fill))
         _check(self)
@@ -230,7 +232,7 @@ class IdentificationConfig:
         ``robot_uncertainty_rel`` replaces an explicit (calibrated) θ_r box by the relative one.
         """
         for key in ("torque_noise_abs", "velocity_noise_abs", "torque_lag_s",
-                    "torque_lag_radius_s", "exclude_speed_rad_s"):
+                    "torque_lag_radius_s", "velocity_lag_s", "exclude_speed_rad_s"):
             if key in kw:
                 kw[key] = np.broadcast_to(np.asarray(kw[key], float),
                                           self.torque_noise_abs.shape).copy()
@@ -288,6 +290,7 @@ class IdentificationConfig:
                              "the median step (a held command: 0.5), either sign",
             "torque_lag_s": self.torque_lag_s.tolist(),
             "torque_lag_radius_s": self.torque_lag_radius_s.tolist(),
+            "velocity_lag_s": self.velocity_lag_s.tolist(),
             "excluded_windows": _exclusion_statement(self),
             "sampling": "windows only over runs of samples at most max_sample_gap apart; "
                         "trapezoid error within quadrature_safety x |Simpson - trapezoid|",
@@ -371,11 +374,13 @@ def _check(c: IdentificationConfig) -> None:
         raise _fail("velocity_noise_scope", "'payload' states only what a payload adds to the "
                     "velocity error's effect and rests on a calibration that measured the rest "
                     "through the same velocities; no calibration is loaded (use 'all')")
-    for key in ("torque_lag_s", "torque_lag_radius_s", "exclude_speed_rad_s"):
+    for key in ("torque_lag_s", "torque_lag_radius_s", "velocity_lag_s", "exclude_speed_rad_s"):
         if getattr(c, key).shape != c.torque_noise_abs.shape:
             raise _fail(key, "expected one value per joint (or one for all)")
     if not np.all(np.isfinite(c.torque_lag_s)) or np.any(np.abs(c.torque_lag_s) > 0.5):
         raise _fail("torque_lag_s", "expected finite lags within +-0.5 s")
+    if not np.all(np.isfinite(c.velocity_lag_s)) or np.any(np.abs(c.velocity_lag_s) > 0.5):
+        raise _fail("velocity_lag_s", "expected finite lags within +-0.5 s")
     if not np.all(np.isfinite(c.torque_lag_radius_s)) or np.any(c.torque_lag_radius_s < 0):
         raise _fail("torque_lag_radius_s", "expected finite values >= 0 s")
     if np.any(np.isnan(c.exclude_speed_rad_s)) or np.any(c.exclude_speed_rad_s <= 0):
@@ -544,6 +549,8 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
             torque_lag_s=_per_joint(sec.get("torque_lag_s", 0.0), robot.nj, "torque_lag_s"),
             torque_lag_radius_s=_per_joint(sec.get("torque_lag_radius_s", 0.0), robot.nj,
                                            "torque_lag_radius_s"),
+            velocity_lag_s=_per_joint(sec.get("velocity_lag_s", 0.0), robot.nj,
+                                      "velocity_lag_s"),
             exclude_speed_rad_s=_per_joint(_none_is_inf(sec.get("exclude_speed_rad_s")),
                                            robot.nj, "exclude_speed_rad_s"),
             calibrated="calibration" in robot.config,

@@ -70,7 +70,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 from numpy.typing import ArrayLike
 
-from sysid_ros.identification.alignment import TorqueAlignment
+from sysid_ros.identification.alignment import StreamAlignment
 from sysid_ros.identification.base_motion import BaseMotion, arm_model, arm_regressors, \
     imu_mount, trunk_bias
 from sysid_ros.identification.config import IdentificationConfig, SamplingPlan
@@ -231,7 +231,7 @@ class MomentumWindows:
         self._theta_c, self._theta_rad = _velocity_theta_box(robot, config)
         self._theta_c, self._theta_rad = self._theta_c[self.cols], self._theta_rad[self.cols]
         self._fixed_rate = rate_hz
-        self.align = TorqueAlignment(config.torque_lag_s)
+        self.align = StreamAlignment(config.torque_lag_s, config.velocity_lag_s)
         self._fast = np.asarray(config.exclude_speed_rad_s, float)[self.row_joints]
         self.reset()
 

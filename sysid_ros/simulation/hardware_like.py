@@ -134,6 +134,10 @@ class HardwareProfile:
             instants (the physics step there when lag_j is a whole number of periods and the
             period one of physics steps; the first sample's value before it). Kept across
             :meth:`HardwareSensor.reset` (the driver's delay line does not see the robot jump).
+        velocity_lag: delay (s) of the published velocity behind the state's instant, [0, 0.5],
+            scalar or one per joint, for ``exact`` and ``noisy`` velocities: the velocity
+            published at t is q̇(t − lag_j) (a driver's causal velocity filter, to first order),
+            interpolated between sample instants like ``torque_lag``; positions are not delayed.
         velocity_limit_error: bound (N·m) of a torque error while a joint is at its speed limit,
             scalar or one per joint (0: none): where |q̇_j| ≥ velocity_limit_frac·velocity_limit_j
             (exact q̇ at the sample instant) the published torque gets e_j(t) =
@@ -169,6 +173,7 @@ class HardwareProfile:
     physics_dt: float | None = None
     control_dt: float = 1e-3
     torque_lag: float | tuple[float, ...] = 0.0
+    velocity_lag: float | tuple[float, ...] = 0.0
     velocity_filter_s: float = 0.02
     velocity_limit_error: float | tuple[float, ...] = 0.0
     velocity_limit: float | tuple[float, ...] | None = None
@@ -198,6 +203,11 @@ class HardwareProfile:
         put("velocity_noise", _bound(self.velocity_noise, "velocity_noise"))
         put("velocity_filter_s", _number(self.velocity_filter_s, "velocity_filter_s", 0.0, 1.0))
         put("torque_lag", _bound(self.torque_lag, "torque_lag", 0.5))
+        put("velocity_lag", _bound(self.velocity_lag, "velocity_lag", 0.5))
+        if self.velocity in ("finite_difference", "filtered", "missing") and \
+                np.any(np.asarray(self.velocity_lag, float) > 0):
+            raise SimConfigError("HardwareProfile.velocity_lag applies to 'exact' and 'noisy' "
+                                 f"velocities (the driver's own filter), not {self.velocity!r}")
         put("velocity_limit_error", _bound(self.velocity_limit_error, "velocity_limit_error"))
         if self.velocity_limit is not None:
             put("velocity_limit", _bound(self.velocity_limit, "velocity_limit", positive=True))
@@ -356,6 +366,8 @@ class HardwareSensor:
         self._prev: tuple[float, np.ndarray] | None = None   # last published (stamp, q)
         lag = per_joint(profile.torque_lag, nj, "HardwareProfile.torque_lag")
         self._delay = _TorqueDelay(lag) if np.any(lag > 0) else None
+        vlag = per_joint(profile.velocity_lag, nj, "HardwareProfile.velocity_lag")
+        self._vdelay = _TorqueDelay(vlag) if np.any(vlag > 0) else None
         self._speed_error = self._speed_limit_error(robot, profile, rng)
 
     @staticmethod
@@ -398,10 +410,12 @@ class HardwareSensor:
         bound = self._noise + p.torque_noise_rel * np.abs(tau_true)
         tau_meas = tau_true + bound * rng.uniform(-1.0, 1.0, tau_true.shape)
         dq_pub: np.ndarray | None
+        # the driver's velocity filter sees every instant, published or not
+        dq_seen = dq[idx] if self._vdelay is None else self._vdelay(t, dq)[idx]
         if p.velocity == "exact":
-            dq_pub = dq[idx].copy()
+            dq_pub = dq_seen.copy()
         elif p.velocity == "noisy":
-            dq_pub = dq[idx] + self._vnoise * rng.uniform(-1.0, 1.0, (m, q.shape[1]))
+            dq_pub = dq_seen + self._vnoise * rng.uniform(-1.0, 1.0, (m, q.shape[1]))
         elif p.velocity == "finite_difference":
             dq_pub = self._finite_difference(stamps, q_pub)
         elif p.velocity == "filtered":

@@ -1,8 +1,9 @@
-"""A torque stream that lags the states (real Gen3 logs: 60-120 ms), on hardware-like MuJoCo
-data with a known lag: the calibration finds it within its stated radius, the identifier that
-compensates the calibrated lag returns an ``ok`` box holding the payload's truth, and the same
-calibration without the lag compensation is loudly ``inconsistent`` — the premise the bounds
-rest on fails and the identifier says so instead of boxing.
+"""Streams that lag the positions, on hardware-like MuJoCo data with known lags: the torque
+(real Gen3 logs: 60-120 ms) and the velocity (a driver's causal filter). The calibration finds
+each lag (the torque's within its stated radius), the identifier that compensates the calibrated
+lags returns an ``ok`` box holding the payload's truth, and the same calibration without the
+compensation is loudly ``inconsistent``: the premise the bounds rest on fails and the identifier
+says so instead of boxing.
 
 Assumptions of the claim here: calibration and payload recordings share the robot, driver and
 lag (the lag is a property of the driver); the noise bound is measured (empirical margin).
@@ -57,4 +58,35 @@ def test_identifier_without_the_lag_is_inconsistent(lagged):
     config = load_identification_config(robot, torque_lag_s=0.0, torque_lag_radius_s=0.0)
     pay = case.payload
     out = identify(robot, config, pay.t, pay.q, pay.dq, pay.tau_meas, "lp", point_estimate=False)
+    assert out.status == "inconsistent"
+
+
+VELOCITY_LAG = 0.03   # s: a driver's causal velocity filter, to first order
+
+
+@pytest.fixture(scope="module")
+def filtered():
+    gen3 = load_robot("gen3")
+    case = draw_case(gen3, 0, cal_seconds=(12.0,), payload_seconds=8.0,
+                     velocity_lag=(VELOCITY_LAG,) * gen3.nj)
+    return gen3, case, calibrate(gen3, case.recordings(), CalibrationOptions(link_boxes=False))
+
+
+def test_velocity_lag_is_estimated_and_compensated(filtered):
+    """A lagged velocity (a driver's filter) is found where the motion shows it, compensated
+    by the identifier (``ok``, truth inside), and refused without the compensation."""
+    gen3, case, res = filtered
+    lag = res.config.velocity_lag_s
+    found = lag != 0.0
+    assert found.sum() >= 4
+    np.testing.assert_allclose(lag[found], VELOCITY_LAG, atol=0.003)
+    robot = apply_calibration(gen3, calibration_document(res))
+    pay = case.payload
+    config = load_identification_config(robot)
+    np.testing.assert_allclose(config.velocity_lag_s, lag)
+    out = identify(robot, config, pay.t, pay.q, pay.dq, pay.tau_meas, "lp", point_estimate=False)
+    assert out.status == "ok", out.reason
+    assert out.contains(pay.truth.theta_e)
+    bare = load_identification_config(robot, velocity_lag_s=0.0)
+    out = identify(robot, bare, pay.t, pay.q, pay.dq, pay.tau_meas, "lp", point_estimate=False)
     assert out.status == "inconsistent"
