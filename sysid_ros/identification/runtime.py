@@ -180,6 +180,9 @@ class IdentifierRuntime:
             "status": status, "samples": ident.samples, "windows": ident.windows_used,
             "received": self.received, "last_sample_stamp": f"{self.last_stamp:.6f}",
             "gaps": ident.windows.n_gaps, "resets": self.resets,
+            # rows the calibrated exclusion rule dropped, by reason (speed clamp, run start)
+            "excluded_rows": ", ".join(f"{k} {v}" for k, v in ident.windows.excluded.items()),
+            "unaligned_samples": ident.windows.n_unaligned,
             "window_restarts": ident.n_restarts,
             # box sides that fell back to the prior because an LP did not reach its optimum
             "stalled_lps": ident.stalled_lps,
