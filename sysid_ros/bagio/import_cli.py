@@ -17,7 +17,6 @@ written, 2 bad input (one line ``sysid-import: error: ...`` naming file, line an
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from sysid_ros.cli_messages import fail, say
 from sysid_ros.bagio.tabular import (
     DELIMITERS, POSITION_UNITS, TIME_UNITS, VELOCITY_UNITS, ImportedLog, MappingError,
     import_log, load_mapping, parse_mapping,
@@ -82,13 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _fail(msg: str) -> int:
-    print(f"{PROG}: error: {' '.join(str(msg).split())}", file=sys.stderr)
-    return EXIT_CODES["bad_input"]
+def _fail(msg: object) -> int:
+    return fail(PROG, msg, EXIT_CODES["bad_input"])
 
 
 def _say(msg: str) -> None:
-    print(f"{PROG}: {msg}", file=sys.stderr)
+    say(PROG, msg)
 
 
 def _file_entry(text: str) -> dict[str, str]:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
+from sysid_ros.cli_messages import fail, say
 from sysid_ros.calibration.calibrate import FRICTION_LAWS, TORQUE_LAG_MODES, CalibrationOptions, \
     calibrate
 from sysid_ros.calibration.data import Recording, read_recording
@@ -118,13 +118,12 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _fail(msg: str) -> int:
-    print(f"{PROG}: error: {' '.join(str(msg).split())}", file=sys.stderr)
-    return EXIT_CODES["bad_input"]
+def _fail(msg: object) -> int:
+    return fail(PROG, msg, EXIT_CODES["bad_input"])
 
 
 def _say(msg: str) -> None:
-    print(f"{PROG}: {msg}", file=sys.stderr)
+    say(PROG, msg)
 
 
 def with_estimated_state(rec: Recording, method: str, sigma_q) -> Recording:
@@ -167,29 +166,23 @@ def _options(args) -> CalibrationOptions:
         noise_floor=args.noise_floor, link_boxes=not args.no_link_boxes,
         friction_law=args.friction_law, energy=args.energy, robust=args.robust,
         payload_theta=_payload(args.payload_theta), ee_prior=args.prior,
-        torque_lag=args.torque_lag, velocity_lag=_lags(args.velocity_lag),
-        exclude_speed=_speeds(args.exclude_speed),
+        torque_lag=args.torque_lag,
+        velocity_lag=_per_joint_or(args.velocity_lag, ("estimate", "none"), "--velocity-lag", "s"),
+        exclude_speed=_per_joint_or(args.exclude_speed, ("auto", "none"), "--exclude-speed",
+                                    "rad/s; inf: no rule"),
         exclude_after_start_s=args.exclude_after_start)
 
 
-def _lags(text: str) -> str | np.ndarray:
-    if text in ("estimate", "none"):
+def _per_joint_or(text: str, words: tuple[str, ...], flag: str, unit: str
+                  ) -> str | np.ndarray:
+    """One of ``words``, or one number per joint (comma or space separated)."""
+    if text in words:
         return text
     try:
         return np.array([float(v) for v in text.replace(",", " ").split()])
     except ValueError:
-        raise CalibrationInputError(f"--velocity-lag {text!r}: expected estimate, none or one "
-                                    "lag per joint (s)") from None
-
-
-def _speeds(text: str) -> str | np.ndarray:
-    if text in ("auto", "none"):
-        return text
-    try:
-        return np.array([float(v) for v in text.replace(",", " ").split()])
-    except ValueError:
-        raise CalibrationInputError(f"--exclude-speed {text!r}: expected auto, none or one "
-                                    "speed per joint (rad/s; inf: no rule)") from None
+        raise CalibrationInputError(f"{flag} {text!r}: expected {', '.join(words)} or one "
+                                    f"value per joint ({unit})") from None
 
 
 def _describe(recs: list[Recording]) -> str:

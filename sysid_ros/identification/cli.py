@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from sysid_ros.cli_messages import fail
 from sysid_ros.identification.config import FRICTION_MODES, VELOCITY_NOISE_SCOPES, \
     IdentificationConfig, load_identification_config
 from sysid_ros.identification.diagnostics import summarize
@@ -125,9 +126,8 @@ class _Progress:
             sys.stderr.write("\n")
 
 
-def _fail(msg: str) -> int:
-    print(f"sysid-identify: error: {' '.join(str(msg).split())}", file=sys.stderr)
-    return 2
+def _fail(msg: object) -> int:
+    return fail("sysid-identify", msg)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
