@@ -124,9 +124,11 @@ class StreamAlignment:
         valid = np.ones(idx.size, bool)
         for j in np.flatnonzero(lags != 0.0):
             want = t[idx] + lags[j]
-            hi = np.clip(np.searchsorted(t, want, side="left"), 1, t.size - 1)
+            at = np.searchsorted(t, want, side="left")
+            exact = t[np.minimum(at, t.size - 1)] == want          # a sample's own reading
+            hi = np.clip(at, 1, t.size - 1)
             lo = hi - 1
-            valid &= (want >= t[0]) & (want <= t[-1]) & (t[hi] - t[lo] <= max_gap)
+            valid &= exact | ((want >= t[0]) & (want <= t[-1]) & (t[hi] - t[lo] <= max_gap))
             out[:, j] = np.interp(want, t, x[:, j])
         return out, valid
 
