@@ -20,9 +20,10 @@ What differs from the package's idealised simulation (``identification.synthetic
   driver stamps on receipt), i.i.d. drops, optional periodic stalls, quantised encoders and a
   velocity field that is exact, noisy, a backward difference of the published positions, a
   zero-phase smoothed derivative of them (``filtered``: a post-processed log), or missing.
-- **Driver effects seen in real Gen3 logs** (opt-in): a torque stream that lags
-  the state stream (``torque_lag``), and a slowly varying torque error while a joint runs at
-  its speed limit (``velocity_limit_error``), where real drives clamp the speed.
+- **Driver effects seen in real Gen3 logs** (a profile's choice; the Gen3 file lags the torque):
+  a torque stream that lags the state stream (``torque_lag``), a lagged velocity
+  (``velocity_lag``), and a slowly varying torque error while a joint runs at its speed limit
+  (``velocity_limit_error``), where real drives clamp the speed.
 
 Timing convention of a sample (the same in the sim node): the state (q, q̇) at the sample
 instant and the motor torque applied during the physics step that *ended* there (what a sensor

@@ -16,7 +16,7 @@ from sysid_ros.calibration.synthetic import draw_case
 from sysid_ros.model.robots import load_robot
 
 N_ROBOTS = int(os.environ.get("SYSID_CALIB_ROBOTS", "6"))
-CAL_SECONDS = 12.0
+CAL_SECONDS = 20.0
 PAYLOAD_SECONDS = 6.0
 
 
