@@ -30,9 +30,12 @@ from .reader import (
     read_imu,
     read_joint_states,
 )
+from .skips import SKIP_KINDS, SkipLog
 from .writer import STORAGES, BagWriter, default_typestore
 
 __all__ = [
+    "SKIP_KINDS",
+    "SkipLog",
     "ArrayLengthError",
     "BagCorruptError",
     "BagError",

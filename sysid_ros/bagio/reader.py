@@ -38,6 +38,7 @@ from .errors import (
     TopicNotFoundError,
     TopicTypeError,
 )
+from .skips import PERSISTENT_BACKWARD, SkipLog
 from .writer import default_typestore
 
 if TYPE_CHECKING:
@@ -244,6 +245,13 @@ class _JointStateDecoder:
         #  [(offset, value) of the velocity and effort counts])
         self._layout: tuple[int, int, bytes, list[tuple[int, int]], list[tuple[int, int]]] | None = None
 
+    def forget_layout(self) -> None:
+        """Drop the cached layout and name block: after a message that could not be mapped
+        (a joint missing), the next one must be mapped afresh, never read with stale columns."""
+        self._layout = None
+        self._last_block = None
+        self._last_names = None
+
     def _mapping(self, names: list[str], index: int) -> None:
         if len(set(names)) != len(names):
             raise ArrayLengthError(
@@ -372,6 +380,54 @@ def _check_finite(
         )
 
 
+class _Screen:
+    """The skip policy of :mod:`~sysid_ros.bagio.skips` applied message by message."""
+
+    def __init__(self, log: SkipLog, bag: Path, topic: str) -> None:
+        self.log, self.bag, self.topic = log, bag, topic
+        self.last: int | None = None          # last accepted stamp (ns)
+        self.behind = 0                       # consecutive messages behind it
+
+    def missing_joint(self, index: int, data: bytes, err: Exception) -> None:
+        try:
+            sec, nsec = _STAMP.unpack_from(data, 4)
+            stamp = sec * 1_000_000_000 + nsec
+        except struct.error:
+            stamp = 0
+        self.log.add("missing_joint", index, stamp, str(err).split(": ", 1)[-1])
+
+    def accept(self, index: int, stamp: int, values: list[np.ndarray], present: list[bool],
+               names: Sequence[str]) -> bool:
+        kind, detail = self._kind(stamp, values, present, names)
+        if kind == "backward_stamp":
+            self.behind += 1
+            if self.behind >= PERSISTENT_BACKWARD:
+                raise NonMonotonicStampError(
+                    f"bag {self.bag} topic {self.topic} message {index}: time jumped back "
+                    f"persistently ({self.behind} messages behind the stamp {self.last} ns): two "
+                    "recordings in one file? split it")
+        if kind:
+            self.log.add(kind, index, stamp, detail)
+            return False
+        self.last, self.behind = stamp, 0
+        return True
+
+    def _kind(self, stamp: int, values: list[np.ndarray], present: list[bool],
+              names: Sequence[str]) -> tuple[str, str]:
+        if stamp <= 0:
+            return "zero_stamp", ""
+        if self.last is not None and stamp == self.last:
+            return "duplicate_stamp", ""
+        if self.last is not None and stamp < self.last:
+            return "backward_stamp", f"{(self.last - stamp) * 1e-9:.6f} s behind"
+        for field, arr, ok in zip(_FIELDS, values, present):
+            if ok and arr.shape[0] and not np.all(np.isfinite(arr)):
+                j = int(np.flatnonzero(~np.isfinite(arr))[0])
+                name = names[j] if j < len(names) else str(j)
+                return "non_finite", f"{field} of joint {name} is {arr[j]}"
+        return "", ""
+
+
 def iter_joint_states(
     bag_path: str | os.PathLike[str],
     topic: str = "/joint_states",
@@ -380,6 +436,7 @@ def iter_joint_states(
     chunk_size: int = 50_000,
     require: Sequence[str] = _FIELDS,
     progress: ProgressCallback | None = None,
+    skip: SkipLog | None = None,
 ) -> Iterator[JointStateSeries]:
     """Yield a bag's JointStates as consecutive validated :class:`JointStateSeries` chunks.
 
@@ -424,8 +481,17 @@ def iter_joint_states(
             rows, stamps = [[], [], []], []
             return series
 
+        screen = None if skip is None else _Screen(skip, bag, topic)
         for index, data in _raw_messages(reader, bag, conns):
-            stamp, values = decoder.decode(index, data)
+            if screen is None:
+                stamp, values = decoder.decode(index, data)
+            else:
+                try:
+                    stamp, values = decoder.decode(index, data)
+                except MissingJointError as err:
+                    decoder.forget_layout()
+                    screen.missing_joint(index, data, err)
+                    continue
             if present is None:
                 present = [v.shape[0] > 0 for v in values]
                 for field, ok in zip(_FIELDS, present):
@@ -433,6 +499,9 @@ def iter_joint_states(
                         raise ArrayLengthError(
                             f"bag {bag} topic {topic} message {index}: {field} is empty"
                         )
+            if screen is not None and not screen.accept(index, stamp, values, present,
+                                                        decoder.joint_names or []):
+                continue
             for k, v in enumerate(values):
                 if present[k] != (v.shape[0] > 0):
                     raise ArrayLengthError(
@@ -452,6 +521,9 @@ def iter_joint_states(
         if progress is not None:
             progress(done, total)
         if done == 0:
+            if skip is not None and skip.total:
+                raise EmptyTopicError(f"topic {topic} in bag {bag}: every message was skipped "
+                                      f"({skip.describe()})")
             raise EmptyTopicError(f"topic {topic} in bag {bag} has no messages")
     finally:
         reader.close()
@@ -465,6 +537,7 @@ def read_joint_states(
     require: Sequence[str] = _FIELDS,
     progress: ProgressCallback | None = None,
     chunk_size: int = 50_000,
+    skip: SkipLog | None = None,
 ) -> JointStateSeries:
     """Read a bag's ``sensor_msgs/JointState`` topic into arrays ordered by ``joint_names``.
 
@@ -475,6 +548,8 @@ def read_joint_states(
         require: fields that must be present (non-empty) in every message.
         progress: called as ``progress(done, total)`` every ``chunk_size`` messages and at end.
         chunk_size: validation/progress granularity in messages.
+        skip: when given, bad messages of the kinds in :mod:`~sysid_ros.bagio.skips` are left
+            out and counted there instead of raising (a persistent jump back still raises).
 
     Raises:
         BagNotFoundError, BagCorruptError, TopicNotFoundError, TopicTypeError, EmptyTopicError,
@@ -483,7 +558,8 @@ def read_joint_states(
     """
     parts = list(
         iter_joint_states(
-            bag_path, topic, joint_names, chunk_size=chunk_size, require=require, progress=progress
+            bag_path, topic, joint_names, chunk_size=chunk_size, require=require, progress=progress,
+            skip=skip,
         )
     )
     if len(parts) == 1:

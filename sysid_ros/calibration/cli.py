@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from sysid_ros.cli_messages import fail, say
+from sysid_ros.bagio.skips import SkipLog
 from sysid_ros.calibration.calibrate import FRICTION_LAWS, TORQUE_LAG_MODES, CalibrationOptions, \
     calibrate
 from sysid_ros.calibration.data import Recording, read_recording
@@ -108,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--exclude-after-start", type=float, default=0.2, metavar="S",
                    help="drop the rows of windows starting within S seconds of a run's start "
                         "(recording start, gap); default 0.2")
+    p.add_argument("--strict", action="store_true",
+                   help="refuse a bag at its first bad message (NaN, zero/duplicate/backward "
+                        "stamp, missing joint) instead of skipping and counting such messages")
     p.add_argument("--state-estimate", nargs="?", const="rts", choices=ESTIMATORS,
                    help="estimate velocities from positions (and measured velocities, if any) "
                         "before everything else; the identifier must then get the same "
@@ -212,9 +216,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         robot = load_robot(args.robot, args.config)
         options = _options(args)
         options.check()
-        recs = [read_recording(b, robot, args.topic) for b in args.bag]
-        vals = [read_recording(b, robot, args.topic) for b in args.validate]
+        skips = {b: None if args.strict else SkipLog() for b in [*args.bag, *args.validate]}
+        recs = [read_recording(b, robot, args.topic, skips[b]) for b in args.bag]
+        vals = [read_recording(b, robot, args.topic, skips[b]) for b in args.validate]
         _say("data: " + _describe(recs))
+        for bag, log in skips.items():
+            if log is not None and log.total:
+                _say(f"{bag}: {log.describe()}")
+        args.skipped = {b: log.as_dict() for b, log in skips.items() if log is not None}
         if args.state_estimate is not None:
             sigma_q = encoder_sigma(robot)
             recs = [with_estimated_state(r, args.state_estimate, sigma_q) for r in recs]
@@ -260,6 +269,7 @@ def _finish(args, robot, result, vals, clock) -> int:
         write_calibration(args.out, doc)
         if args.json:
             summary = summary_json(result, validation)
+            summary["skipped"] = args.skipped
             summary["seconds"]["total"] = time.perf_counter() - clock
             Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
         if args.report:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sysid_ros.bagio.skips import SkipLog
 from sysid_ros.calibration.errors import CalibrationInputError
 from sysid_ros.model.robots import Robot
 
@@ -74,14 +75,16 @@ class Recording:
                                         f"{robot.name} has {robot.nj}")
 
 
-def read_recording(path: str | Path, robot: Robot, topic: str = "/joint_states") \
-        -> Recording:
+def read_recording(path: str | Path, robot: Robot, topic: str = "/joint_states",
+                   skip: SkipLog | None = None) -> Recording:
     """Read a rosbag2 JointState topic (position + effort required; velocity optional) in
-    ``robot.joint_names`` order. Bag problems raise :class:`CalibrationInputError` naming the bag."""
+    ``robot.joint_names`` order. Bag problems raise :class:`CalibrationInputError` naming the bag;
+    with ``skip``, bad messages are left out and counted there instead (:mod:`sysid_ros.bagio.skips`)."""
     from sysid_ros.bagio import BagError, read_joint_states
 
     try:
-        s = read_joint_states(path, topic, robot.joint_names, require=("position", "effort"))
+        s = read_joint_states(path, topic, robot.joint_names, require=("position", "effort"),
+                              skip=skip)
     except BagError as err:
         raise CalibrationInputError(f"{path}: {err}") from err
     assert s.position is not None and s.effort is not None  # required above

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from sysid_ros.bagio.skips import SkipLog
 from sysid_ros.cli_messages import fail
 from sysid_ros.identification.config import FRICTION_MODES, VELOCITY_NOISE_SCOPES, \
     IdentificationConfig, load_identification_config
@@ -98,6 +99,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fail-on-warning", action="store_true",
                    help="exit 5 when the box is ok but carries warnings")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--strict", action="store_true",
+                   help="refuse the bag at its first bad message (NaN, zero/duplicate/backward "
+                        "stamp, missing joint) instead of skipping and counting such messages "
+                        "(JSON data.skipped)")
     p.add_argument("--floor", action="store_true",
                    help="also compute the identifiability floor of the stated link/friction "
                         "boxes (what no excitation can narrow); alone, without --bag")
@@ -161,9 +166,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.bag is None:
             return _floor_only(robot, config, args)
         bar = _Progress("reading", not args.no_progress)
+        skip = None if args.strict else SkipLog()
         series = read_joint_states(args.bag, args.topic, robot.joint_names, progress=bar,
-                                   require=("position", "effort"))
+                                   require=("position", "effort"), skip=skip)
         bar.close()
+        if skip is not None and skip.total:
+            print(f"sysid-identify: {skip.describe()}", file=sys.stderr)
         if series.velocity is None:
             return _fail(f"{args.bag}: {args.topic} has no joint velocities; the identifier "
                          "never assumes them zero — estimate them first (sysid-calibrate "
@@ -210,7 +218,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "reason": result.reason,
         "warnings": result.warnings,
         "prior": config.prior_name,
-        "data": None if result.summary is None else result.summary.as_dict(),
+        "data": None if result.summary is None else
+        result.summary.as_dict() | {"skipped": None if skip is None else skip.as_dict()},
         "consistency": None if result.consistency is None else
         result.consistency.as_dict(robot.joint_names, t0),
         "samples_used": result.samples_used,

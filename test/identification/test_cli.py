@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -94,7 +95,11 @@ def test_bad_input_exit_2(tmp_path, sim, capsys):
     nan_tau = run.tau_meas[:n].copy()
     nan_tau[10, 3] = np.nan
     nanbag = _bag(tmp_path / "n", run.t[:n], run.q[:n], run.dq[:n], nan_tau, robot.joint_names)
-    assert main(["--bag", str(nanbag), "--out", out, "--no-progress"]) == 2
+    # one NaN is skipped and counted (docs/recordings.md); --strict refuses the bag at it
+    assert main(["--bag", str(nanbag), "--out", out, "--no-progress"]) != 2
+    assert json.loads(Path(out).read_text())["data"]["skipped"]["by_kind"] == {"non_finite": 1}
+    assert main(["--bag", str(nanbag), "--out", out, "--no-progress", "--strict"]) == 2
+    assert "message 10" in capsys.readouterr().err
     assert main(["--bag", str(tmp_path / "missing"), "--out", out, "--no-progress"]) == 2
     assert main(["--bag", str(bag), "--out", out, "--window", "400", "--stride", "75",
                  "--no-progress"]) == 2

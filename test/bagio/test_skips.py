@@ -1,0 +1,110 @@
+"""Bad messages in a recording: skipped and counted by kind (offline default), or the first one
+refused (strict). Checked against the messages written: what is kept is exactly the good ones,
+in order, with their values."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from sysid_ros.bagio import BagWriter, SkipLog, default_typestore, read_joint_states
+from sysid_ros.bagio.errors import (DuplicateStampError, MissingJointError, NonFiniteValueError,
+                                    NonMonotonicStampError)
+from sysid_ros.bagio.skips import PERSISTENT_BACKWARD
+from sysid_ros.identification.cli import main as identify_main
+from sysid_ros.model.robots import load_robot
+
+NAMES = ["joint_1", "joint_2", "joint_3", "joint_4", "joint_5", "joint_6", "joint_7"]
+
+
+def _write(path, messages):
+    store = default_typestore()
+    js = store.types["sensor_msgs/msg/JointState"]
+    header, time = store.types["std_msgs/msg/Header"], store.types["builtin_interfaces/msg/Time"]
+    with BagWriter(path, storage="mcap", chunk_seconds=None) as w:
+        for k, (ns, names, pos, vel, eff) in enumerate(messages):
+            msg = js(header=header(stamp=time(sec=ns // 10**9, nanosec=ns % 10**9), frame_id=""),
+                     name=list(names), position=np.asarray(pos, float),
+                     velocity=np.asarray(vel, float), effort=np.asarray(eff, float))
+            w.write("/joint_states", msg, 10**9 + k)       # receive order = list order
+    return path
+
+
+def _good(k: int):
+    v = np.full(7, 0.01 * k)
+    return (10**9 + k * 10**7, NAMES, v, v + 1.0, v + 2.0)
+
+
+def _bad_messages():
+    """(messages, indices of the good ones, expected kind per bad index)."""
+    msgs = [_good(k) for k in range(20)]
+    kinds = {}
+    ns, names, p, v, e = msgs[5]
+    e = e.copy()
+    e[3] = np.nan
+    msgs[5], kinds[5] = (ns, names, p, v, e), "non_finite"
+    msgs[8], kinds[8] = (msgs[7][0],) + msgs[8][1:], "duplicate_stamp"
+    msgs[11], kinds[11] = (msgs[9][0] - 5,) + msgs[11][1:], "backward_stamp"
+    msgs[13], kinds[13] = (0,) + msgs[13][1:], "zero_stamp"
+    msgs[16] = (msgs[16][0], NAMES[:6], msgs[16][2][:6], msgs[16][3][:6], msgs[16][4][:6])
+    kinds[16] = "missing_joint"
+    good = [k for k in range(20) if k not in kinds]
+    return msgs, good, kinds
+
+
+def test_bad_messages_are_skipped_counted_and_the_rest_kept(tmp_path):
+    msgs, good, kinds = _bad_messages()
+    bag = _write(tmp_path / "bag", msgs)
+    log = SkipLog()
+    s = read_joint_states(bag, "/joint_states", NAMES, skip=log)
+    np.testing.assert_array_equal(s.stamps_ns, [msgs[k][0] for k in good])
+    np.testing.assert_allclose(s.effort, np.array([msgs[k][4] for k in good]))
+    np.testing.assert_allclose(s.position, np.array([msgs[k][2] for k in good]))
+    assert dict(log.counts) == dict.fromkeys(kinds.values(), 1)
+    assert [ex[0][0] for ex in (log.examples[k] for k in kinds.values())] == list(kinds)
+    assert "effort of joint joint_4 is nan" in log.describe()
+    assert json.loads(json.dumps(log.as_dict()))["total"] == len(kinds)
+
+
+@pytest.mark.parametrize("bad, error", [(5, NonFiniteValueError), (8, DuplicateStampError),
+                                        (16, MissingJointError)])
+def test_strict_reading_refuses_the_first_bad_message(tmp_path, bad, error):
+    msgs, _, _ = _bad_messages()
+    first_bad = [_good(k) for k in range(20)]
+    first_bad[bad] = msgs[bad]
+    bag = _write(tmp_path / "bag", first_bad)
+    with pytest.raises(error, match=f"message {bad}" if bad != 8 else "message"):
+        read_joint_states(bag, "/joint_states", NAMES)
+
+
+def test_a_persistent_jump_back_is_refused_even_when_skipping(tmp_path):
+    msgs = [_good(k) for k in range(50, 60)] + [_good(k) for k in range(PERSISTENT_BACKWARD + 2)]
+    bag = _write(tmp_path / "bag", msgs)
+    with pytest.raises(NonMonotonicStampError, match="jumped back persistently"):
+        read_joint_states(bag, "/joint_states", NAMES, skip=SkipLog())
+
+
+def test_sysid_identify_skips_one_nan_and_reports_it(tmp_path, capsys):
+    gen3 = load_robot("gen3")
+    rng = np.random.default_rng(0)
+    msgs = []
+    for k in range(600):
+        q = 0.2 * np.sin(0.01 * k + np.arange(7))
+        msgs.append((10**9 + k * 10**7, list(gen3.joint_names), q, 0.002 * np.cos(
+            0.01 * k + np.arange(7)), rng.normal(size=7)))
+    ns, names, p, v, e = msgs[300]
+    e = e.copy()
+    e[3] = np.nan
+    msgs[300] = (ns, names, p, v, e)
+    bag = _write(tmp_path / "bag", msgs)
+    out = tmp_path / "r.json"
+    # random torques are no robot's: the box may be refused (3), but the run went on (not 2)
+    assert identify_main(["--robot", "gen3", "--bag", str(bag), "--out", str(out),
+                          "--no-progress"]) in (0, 3)
+    doc = json.loads(out.read_text())
+    assert doc["data"]["skipped"]["by_kind"] == {"non_finite": 1}
+    assert doc["data"]["skipped"]["first"]["non_finite"][0]["message"] == 300
+    assert "skipped 1 message(s): non_finite 1" in capsys.readouterr().err
+    assert identify_main(["--robot", "gen3", "--bag", str(bag), "--out", str(out),
+                          "--no-progress", "--strict"]) == 2
