@@ -1,6 +1,7 @@
 """Calibration overlay: a ``sysid-calibrate`` result (``calib.yaml``) applied to the robot facts.
 
-The file is an overlay of ``config/<robot>.yaml``; every section is optional::
+The file is an overlay of ``config/<robot>.yaml``; ``friction`` and ``identification`` (with
+``torque_noise_abs``, ``window_s``, ``stride_s``) are required, the rest optional::
 
     sysid_calibration: 1                 # format version
     robot: gen3                          # must match the robot it is applied to
@@ -79,6 +80,25 @@ def _friction_table(path: Path, sec: dict[str, Any], key: str, nj: int) -> np.nd
     return np.stack(cols, axis=1)
 
 
+#: What every calibration carries: without them a file would silently leave the robot
+#: uncalibrated (the friction box) or the identifier without its measured bound and windows.
+REQUIRED = {"friction": ("nominal", "lower", "upper"),
+            "identification": ("torque_noise_abs", "window_s", "stride_s")}
+
+
+def _require_sections(path: Path, doc: dict[str, Any]) -> None:
+    """A file cut short (a section or key missing) is refused, naming what is missing."""
+    for section, keys in REQUIRED.items():
+        sec = doc.get(section)
+        if not isinstance(sec, dict):
+            raise _fail(path, section, "missing: a calibration file carries the sections "
+                        f"{sorted(REQUIRED)} (a file cut short? re-run sysid-calibrate)")
+        missing = [k for k in keys if k not in sec]
+        if missing:
+            raise _fail(path, f"{section}.{missing[0]}", f"missing (the section needs {list(keys)}; "
+                        "a file cut short? re-run sysid-calibrate)")
+
+
 def apply_calibration(robot: Robot, calibration: str | Path | dict[str, Any]) -> Robot:
     """A copy of ``robot`` (a :class:`~sysid_ros.model.robots.Robot`) with the calibration
     applied. ``calibration``: a file path or an already parsed mapping."""
@@ -91,6 +111,7 @@ def apply_calibration(robot: Robot, calibration: str | Path | dict[str, Any]) ->
         doc = read_calibration(path)
     if doc.get("robot") not in (None, robot.name):
         raise _fail(path, "robot", f"made for {doc.get('robot')!r}, applied to {robot.name!r}")
+    _require_sections(path, doc)
     nj = robot.nj
     friction = robot.friction
     if "friction" in doc:

@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -81,7 +82,9 @@ def _calibration(robot) -> dict:
             "friction": {"nominal": table(nom), "lower": table(nom - 0.1),
                          "upper": table(nom + 0.1)},
             "links": {"joint_2": {"nominal": th.tolist(), "lower": (th - 0.01).tolist(),
-                                  "upper": (th + 0.01).tolist()}}}
+                                  "upper": (th + 0.01).tolist()}},
+            "identification": {"torque_noise_abs": [0.1] * robot.nj, "window_s": 0.4,
+                               "stride_s": 0.1}}
 
 
 @SETTINGS
@@ -106,3 +109,21 @@ def test_the_unmodified_documents_load():
         path = Path(tmp) / "calib.yaml"
         path.write_text(yaml.safe_dump(_calibration(load_robot("gen3"))))
         assert load_robot("gen3", calibration=path).friction.nominal.shape == (7, 4)
+
+
+def test_a_calibration_file_cut_short_is_refused_naming_what_is_missing():
+    """Valid YAML with the format version, the robot and a provenance, but no friction or noise
+    section: refused at load time, never applied as if the robot were calibrated."""
+    full = _calibration(load_robot("gen3"))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "calib.yaml"
+        for cut, named in (({k: v for k, v in full.items() if k != "friction"}, "friction"),
+                           ({k: v for k, v in full.items() if k != "identification"},
+                            "identification"),
+                           (_set(full, "identification", {"window_s": 0.4, "stride_s": 0.1}),
+                            "identification.torque_noise_abs")):
+            cut = {**cut, "provenance": {"tool": "sysid-calibrate"}}
+            path.write_text(yaml.safe_dump(cut))
+            with pytest.raises(ModelError, match=named.replace(".", r"\.")) as err:
+                load_robot("gen3", calibration=path)
+            assert path.name in str(err.value)
