@@ -79,12 +79,12 @@ def identifier_assumptions(robot: Robot, profile: HardwareProfile | None = None,
         raise SimConfigError(f"{where} is 'missing': the identifier needs joint velocities")
     if velocity_stated:
         return out
-    if profile.velocity == "finite_difference":
+    if profile.velocity in ("finite_difference", "filtered"):
         raise SimConfigError(
-            f"{where} is 'finite_difference': the identifier needs joint velocities with a "
-            "stated error bound, and a finite difference of quantised positions over jittered "
-            "stamps has none without an acceleration bound. State it (identifier parameter "
-            "velocity_noise_abs, fixed base) or simulate 'noisy' velocities")
+            f"{where} is {profile.velocity!r}: the identifier needs joint velocities with a "
+            "stated error bound, and a (smoothed) difference of quantised positions over "
+            "jittered stamps has none without an acceleration bound. State it (identifier "
+            "parameter velocity_noise_abs, fixed base) or simulate 'noisy' velocities")
     if profile.velocity == "noisy":
         eps = np.broadcast_to(np.asarray(profile.velocity_noise, float), (robot.nj,)).copy()
         if robot.floating_base and np.any(eps > 0):

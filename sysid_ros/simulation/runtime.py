@@ -183,6 +183,12 @@ class SimRuntime:
         self.sensor: HardwareSensor | None = None
         if s.hardware_like:
             self.profile = HardwareProfile.from_robot(robot)
+            if self.profile.velocity == "filtered":
+                raise SimConfigError(
+                    f"{robot.config_path}: simulation.hardware_like.profile.velocity 'filtered' "
+                    "is a centred smoothing of a whole log (a post-processed recording): the sim "
+                    "node publishes sample by sample; record such data with sysid-sim-record, or "
+                    "choose 'noisy', 'exact' or 'finite_difference' here")
             truth = sim_truth(robot, s.hardware_seed, self.payload)
             self.sim = hardware_simulator(robot, self.payload, self.profile, truth, seed=s.seed,
                                           integrator=s.integrator)

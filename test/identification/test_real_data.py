@@ -90,6 +90,8 @@ def test_the_stated_bounds_are_the_profiles_with_the_sampling_margin(gen3):
     with pytest.raises(SimConfigError, match="finite_difference"):   # calibrated or not
         identifier_assumptions(z1, calibrated=True)
     assert identifier_assumptions(z1, calibrated=True, velocity_stated=True) == {}
+    with pytest.raises(SimConfigError, match="'filtered'.*velocity_noise_abs"):
+        identifier_assumptions(gen3, HardwareProfile.from_robot(gen3, velocity="filtered"))
     with pytest.raises(SimConfigError, match="missing"):
         identifier_assumptions(gen3, HardwareProfile.from_robot(gen3, velocity="missing"),
                                calibrated=True)

@@ -320,3 +320,17 @@ def test_sim_record_writes_the_robot_the_sim_node_simulates(gen3, tmp_path):
     profile = HardwareProfile.from_robot(gen3)
     assert abs(np.median(np.diff(js.t)) - 1.0 / profile.rate_hz) < 0.2 / profile.rate_hz
     assert main(["--seconds", "1.0", "--out", str(out)]) == 2
+
+
+def test_sim_node_refuses_a_filtered_velocity_profile_up_front(gen3):
+    """``filtered`` velocities are a centred smoothing of a whole log: the sim node, which
+    publishes sample by sample, refuses such a profile when it is built, naming the key."""
+    import copy
+
+    from sysid_ros.simulation import RuntimeSettings, SimRuntime
+
+    config = copy.deepcopy(gen3.config)
+    config["simulation"]["hardware_like"]["profile"]["velocity"] = "filtered"
+    robot = dataclasses.replace(gen3, config=config)
+    with pytest.raises(SimConfigError, match="profile.velocity 'filtered'"):
+        SimRuntime(robot, RuntimeSettings(hardware_like=True, payload_mass=0.0))
