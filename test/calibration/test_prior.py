@@ -1,0 +1,39 @@
+"""The calibration prior with an unknown tool (``sysid-calibrate --prior``): the end-effector
+body's box is the named prior's, exactly as the identifier loads it, everything else unchanged;
+a known payload and a tool prior exclude each other; an unknown name is refused, named."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sysid_ros.calibration import CalibrationOptions, calibrate
+from sysid_ros.calibration.errors import CalibrationInputError
+from sysid_ros.calibration.prior import calibration_prior
+from sysid_ros.calibration.synthetic import draw_case
+from sysid_ros.identification import load_identification_config
+from sysid_ros.model.robots import load_robot
+
+
+def test_tool_prior_replaces_only_the_end_effector_box():
+    gen3 = load_robot("gen3")
+    base, tool = calibration_prior(gen3), calibration_prior(gen3, ee_prior="none")
+    ee = gen3.ee_columns
+    box = load_identification_config(gen3, prior="none").prior
+    np.testing.assert_array_equal(tool.lower[ee], box.lower)
+    np.testing.assert_array_equal(tool.upper[ee], box.upper)
+    assert box.lower[0] < 0.364 < base.lower[ee][0]     # the bare bracelet fits, not the URDF
+    rest = np.ones(base.lower.size, bool)
+    rest[ee] = False
+    np.testing.assert_array_equal(tool.lower[rest], base.lower[rest])
+    np.testing.assert_array_equal(tool.upper[rest], base.upper[rest])
+    assert np.all(tool.lower <= tool.nominal) and np.all(tool.nominal <= tool.upper)
+    assert "none" in tool.describe()
+    with pytest.raises(ValueError, match="exclude each other"):
+        calibration_prior(gen3, payload_theta=np.zeros(10), ee_prior="none")
+
+
+def test_unknown_tool_prior_is_refused_naming_it():
+    gen3 = load_robot("gen3")
+    case = draw_case(gen3, 0, cal_seconds=(1.0,), payload_seconds=0.0)
+    with pytest.raises(CalibrationInputError, match="no_such_tool"):
+        calibrate(gen3, case.recordings(), CalibrationOptions(ee_prior="no_such_tool"))
