@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pinocchio as pin
 
 from sysid_ros.bagio.import_cli import main as import_main
 from sysid_ros.calibration import CalibrationOptions, calibrate
@@ -45,6 +44,7 @@ from sysid_ros.calibration.document import calibration_document, write_calibrati
 from sysid_ros.calibration.validate import aligned_torque, nominal_model, predict_torque, validate
 from sysid_ros.identification import identify, load_identification_config
 from sysid_ros.model.calibration import apply_calibration
+from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot, load_robot
 
 
@@ -69,19 +69,11 @@ def _import(data: Path, run: int, out: Path) -> Path:
 
 def _regressor(robot: Robot, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
     """(N, nj, 10·nb + 4·nj): Y(q, q̇, q̈) and the linear friction law's columns."""
-    model, data = robot.model, robot.model.createData()
-    n, nj = q.shape
-    out = np.zeros((n, nj, 10 * robot.n_bodies + 4 * nj))
-    for k in range(n):
-        qf = robot.neutral()
-        qf[robot.q_index] = q[k]
-        out[k, :, :10 * robot.n_bodies] = pin.computeJointTorqueRegressor(
-            model, data, qf, dq[k], ddq[k])[robot.v_index]
-    base = 10 * robot.n_bodies
-    for j in range(nj):
-        out[:, j, base + 4 * j:base + 4 * j + 4] = np.stack(
-            [np.sign(dq[:, j]), dq[:, j], ddq[:, j], np.ones(n)], axis=1)
-    return out
+    reg = Regressors(robot)
+    qf = np.tile(robot.neutral(), (q.shape[0], 1))
+    qf[:, robot.q_index] = q
+    vi = robot.v_index
+    return np.concatenate([reg.Y(qf, dq, ddq), reg.friction(dq, ddq)], axis=2)[:, vi]
 
 
 def _rms(err: np.ndarray) -> np.ndarray:

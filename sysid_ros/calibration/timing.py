@@ -33,6 +33,7 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
 from sysid_ros.calibration.data import Recording
+from sysid_ros.calibration.energy import prefix_trapezoid
 from sysid_ros.calibration.prior import Prior
 from sysid_ros.calibration.rows import CalibrationRows
 
@@ -78,8 +79,7 @@ def _shifted_integrals(rows: CalibrationRows, recordings: Sequence[Recording],
         t = rec.t
         tau = np.stack([np.interp(t + lag, t, rec.tau[:, j]) for j in range(rec.tau.shape[1])],
                        axis=1)
-        prefix = np.concatenate([np.zeros((1, tau.shape[1])), np.cumsum(
-            0.5 * np.diff(t)[:, None] * (tau[1:] + tau[:-1]), axis=0)])
+        prefix = prefix_trapezoid(t, tau)
         j = rows.joint[sel]
         c[sel] = prefix[rows.end[sel], j] - prefix[rows.start[sel], j]
     return c
