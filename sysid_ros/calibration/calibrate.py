@@ -334,7 +334,10 @@ def _excluded_summary(robot: Robot, config: IdentificationConfig,
                                  "t_start": round(t_a, 3), "t_end": round(t_b, 3)})
     return {"rule": config.assumptions()["excluded_windows"], "rows_by_reason": by_reason,
             "rows_by_joint": dict(zip(robot.joint_names, by_joint.tolist())),
-            "examples": examples}
+            "examples": examples,
+            # short gaps carried by the stated torque-rate bound, and those the data refused
+            "bridged_gaps": sum(w.n_bridged for _, w in windows),
+            "bridges_refused": sum(w.n_bridge_refused for _, w in windows)}
 
 
 def _holdout_margin(rows: CalibrationRows, prior: Prior, delta_min: np.ndarray, nj: int,

@@ -161,7 +161,7 @@ def build_rows(m: MomentumRows, nj: int, theta_abs_max: np.ndarray, quadrature_s
     F = sp.csr_matrix((m.fric.reshape(-1), (np.repeat(np.arange(n), 4), cols.reshape(-1))),
                       shape=(n, 4 * nj))
     A = sp.hstack([W, F]).tocsr()
-    r_fixed = quadrature_safety * (m.quad_tau + m.quad_W @ theta_abs_max)
+    r_fixed = quadrature_safety * (m.quad_tau + m.quad_W @ theta_abs_max) + m.gap_rad
     r_fixed = r_fixed + torque_noise_rel * m.tau_abs / (1.0 - torque_noise_rel)
     r_timing = (np.zeros(n) if lag_radius is None
                 else np.asarray(lag_radius, float)[m.joint] * np.abs(m.tau_end - m.tau_start))

@@ -277,6 +277,11 @@ def exclusion_notes(win: MomentumWindows) -> list[str]:
     if win.n_unaligned:
         out.append(f"torque alignment: {win.n_unaligned} samples whose lagged torque fell into "
                    "a gap or beyond the end were dropped (each split its run)")
+    if win.n_bridged or win.n_bridge_refused:
+        out.append(f"bridged {win.n_bridged} short gaps with the stated torque-rate bound "
+                   "(its allowance is in the rows' radius)"
+                   + (f"; {win.n_bridge_refused} gaps whose end torques contradict that bound "
+                      "split their runs" if win.n_bridge_refused else ""))
     return out
 
 
@@ -482,7 +487,8 @@ class OnlineIdentifier:
             return ""
         if w.plan is None:
             return f"measuring the stream's rate ({w.n_samples} samples so far)"
-        return (f"{w.n_samples} samples, {w.n_gaps} gaps > {w.plan.max_sample_gap * 1e3:.1f} ms "
+        limit = max(w.plan.max_sample_gap, w.plan.max_bridged_gap)
+        return (f"{w.n_samples} samples, {w.n_gaps} gaps > {limit * 1e3:.1f} ms "
                 f"(longest {w.longest_gap * 1e3:.1f} ms); a window needs {w.plan.window + 1} "
                 "samples without such a gap")
 
@@ -577,5 +583,7 @@ class OnlineIdentifier:
     def summary(self) -> dict[str, Any]:
         return {"status": self.status, "samples": self.samples, "windows": self.windows_used,
                 "rows": len(self._rows), "gaps": self.windows.n_gaps,
+                "bridged_steps": self.windows.n_bridged,
+                "bridges_refused": self.windows.n_bridge_refused,
                 "excluded_rows": dict(self.windows.excluded),
                 "unaligned_samples": self.windows.n_unaligned}

@@ -180,6 +180,8 @@ class IdentifierRuntime:
             "status": status, "samples": ident.samples, "windows": ident.windows_used,
             "received": self.received, "last_sample_stamp": f"{self.last_stamp:.6f}",
             "gaps": ident.windows.n_gaps, "resets": self.resets,
+            "bridged_steps": ident.windows.n_bridged,
+            "bridges_refused": ident.windows.n_bridge_refused,
             # rows the calibrated exclusion rule dropped, by reason (speed clamp, run start)
             "excluded_rows": ", ".join(f"{k} {v}" for k, v in ident.windows.excluded.items()),
             "unaligned_samples": ident.windows.n_unaligned,
