@@ -51,6 +51,8 @@ from sysid_ros.identification.errors import IdentificationConfigError, SampleErr
 from sysid_ros.identification.incremental import IncrementalBox
 from sysid_ros.identification.problem import N_THETA_E, PayloadProblem, PayloadRows
 from sysid_ros.identification.stamps import ACCEPT, RESTART, StampFilter
+from sysid_ros.identification.transients import Transient, find_transients, transient_note, \
+    with_radius_share
 from sysid_ros.identification.windows import MomentumWindows
 from sysid_ros.model.box import ParameterBox, theta_e_box
 from sysid_ros.model.regressors import Regressors
@@ -81,6 +83,9 @@ class IdentificationResult:
     summary: DataSummary | None = None
     consistency: Consistency | None = None
     estimated: bool = False
+    #: torque samples beyond the stated bounds that the quadrature allowance absorbed
+    #: (:mod:`.transients`), with their share of the radius
+    transients: list[Transient] = field(default_factory=list)
 
     @property
     def lower(self) -> np.ndarray | None:
@@ -201,15 +206,21 @@ def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.nd
     base = _base_motion(robot, config, imu, t)
     win = MomentumWindows(robot, config, Regressors(robot), rate_hz=1.0 / plan.dt)
     problem = PayloadProblem(robot, config)
-    parts = []
+    parts, quad = [], []
     n = t.size
     for s in range(0, n, chunk):
         m = win.extend(t[s:s + chunk], q[s:s + chunk], dq[s:s + chunk], tau[s:s + chunk],
                        None if base is None else base.take(slice(s, s + chunk)))
         parts.append(problem.rows(m))
+        quad.append(config.quadrature_safety * m.quad_tau)
         if progress is not None:
             progress(min(s + chunk, n), n)
     rows = PayloadRows.concat(parts, problem.n_x)
+    transients = with_radius_share(
+        find_transients(t, tau, robot.joint_names, config.torque_noise_abs,
+                        config.torque_noise_rel, config.torque_rate_abs, plan.max_sample_gap),
+        robot.joint_names, rows.joint, rows.t_start, rows.t_end, np.concatenate(quad),
+        rows.r, config.torque_lag_s)
     # the calibration's rows (if any): true constraints on the shared θ_r/friction unknowns, in
     # every LP (box, diagnosis, pinned faces), but not in the least-squares fit of θ_e
     cal_rows = problem.calibration_rows()
@@ -223,13 +234,16 @@ def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.nd
         notes.append(f"floating base: rows of {len(win.row_joints)} arm joints; "
                      f"{int((~base.valid).sum())} joint samples without IMU coverage")
     notes += exclusion_notes(win)
+    if transients:
+        notes.append(transient_note(transients))
     frame = robot.ee_joint
     if len(rows) == 0:
         return IdentificationResult(INSUFFICIENT,
                                     theta_e_box(x_lo[:N_THETA_E], x_hi[:N_THETA_E], frame=frame),
                                     win.n_samples, 0, method,
                                     {"regressors": t_reg}, notes, [],
-                                    insufficient_reason(t, plan), summary)
+                                    insufficient_reason(t, plan), summary,
+                                    transients=transients)
     lp_rows = PayloadRows.concat([rows, cal_rows], problem.n_x)
     clock = time.perf_counter()
     box = _box(method, lp_rows, x_lo, x_hi, config, robot)
@@ -261,7 +275,7 @@ def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.nd
     return IdentificationResult(box.status, theta_box, win.n_samples, win.n_windows, method,
                                 {"regressors": t_reg, "bounds": t_box, "diagnosis": t_diag,
                                  "estimate": time.perf_counter() - clock}, notes, warnings,
-                                reason, summary, diag, estimated)
+                                reason, summary, diag, estimated, transients)
 
 
 def exclusion_notes(win: MomentumWindows) -> list[str]:
