@@ -11,6 +11,7 @@ every double drop; with a rate the data contradict, the bridged steps split the 
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import numpy as np
 import pytest
@@ -18,10 +19,13 @@ import pytest
 from sysid_ros.calibration import CalibrationOptions, calibrate
 from sysid_ros.calibration.document import calibration_document
 from sysid_ros.calibration.errors import CalibrationInputError
+from sysid_ros.calibration.cli import main as calibrate_main
 from sysid_ros.calibration.synthetic import draw_case
 from sysid_ros.identification import MomentumWindows, identify, load_identification_config
+from sysid_ros.identification.cli import main as identify_main
 from sysid_ros.model.calibration import apply_calibration
 from sysid_ros.model.robots import load_robot
+from sysid_ros.simulation import write_joint_states_bag
 
 DENSE_HZ, EVERY = 2000.0, 4            # published at 2 kHz, kept every 4th: 500 Hz
 
@@ -119,3 +123,23 @@ def test_without_a_stated_rate_the_same_drops_leave_too_little_data(gen3, lossy)
     unstated = dataclasses.replace(gen3, config=facts)
     with pytest.raises(CalibrationInputError, match="insufficient data"):
         calibrate(unstated, lossy.recordings(), CalibrationOptions(link_boxes=False))
+
+
+def test_through_the_clis(gen3, lossy, tmp_path):
+    """The same lossy bags through ``sysid-calibrate`` and ``sysid-identify``: both exit 0, the
+    data line counts the bridged steps and the payload box holds the truth."""
+    bags = [str(write_joint_states_bag(tmp_path / f"cal{k}", rec, gen3))
+            for k, rec in enumerate(lossy.cal)]
+    calib, summary = tmp_path / "calib.yaml", tmp_path / "calib.json"
+    argv = ["--robot", "gen3", "--out", str(calib), "--json", str(summary), "--no-link-boxes"]
+    assert calibrate_main(argv + [a for b in bags for a in ("--bag", b)]) == 0
+    assert json.loads(summary.read_text())["excluded"]["bridged_gaps"] > 0
+    pay = write_joint_states_bag(tmp_path / "pay", lossy.payload, gen3)
+    out = tmp_path / "r.json"
+    assert identify_main(["--bag", str(pay), "--out", str(out), "--calibration", str(calib),
+                          "--no-progress"]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["data"]["bridged_steps"] > 0
+    lo, hi = np.array(doc["lower"]), np.array(doc["upper"])
+    truth = lossy.payload.truth.theta_e
+    assert np.all((lo <= truth) & (truth <= hi))
