@@ -23,6 +23,8 @@ from sysid_ros.calibration.cli import main as calibrate_main
 from sysid_ros.calibration.synthetic import draw_case
 from sysid_ros.identification import MomentumWindows, identify, load_identification_config
 from sysid_ros.identification.cli import main as identify_main
+from sysid_ros.identification import OnlineIdentifier
+from sysid_ros.identification.runtime import IdentifierRuntime
 from sysid_ros.model.calibration import apply_calibration
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import write_joint_states_bag
@@ -103,18 +105,40 @@ def lossy(gen3):
     return draw_case(gen3, 0, cal_seconds=(10.0, 10.0), payload_seconds=6.0, drop_prob=0.1)
 
 
-def test_ten_percent_drops_at_500_hz_calibrate_and_identify_soundly(gen3, lossy):
-    res = calibrate(gen3, lossy.recordings(), CalibrationOptions(link_boxes=False))
+@pytest.fixture(scope="module")
+def calibrated(gen3, lossy):
+    return calibrate(gen3, lossy.recordings(), CalibrationOptions(link_boxes=False))
+
+
+def test_ten_percent_drops_at_500_hz_calibrate_and_identify_soundly(gen3, lossy, calibrated):
     truth = lossy.truth.friction
-    inside = (truth >= res.friction_lower) & (truth <= res.friction_upper)
+    inside = (truth >= calibrated.friction_lower) & (truth <= calibrated.friction_upper)
     assert inside[:, 1:].all(), np.argwhere(~inside[:, 1:])
-    robot = apply_calibration(gen3, calibration_document(res))
+    robot = apply_calibration(gen3, calibration_document(calibrated))
     pay = lossy.payload
     out = identify(robot, load_identification_config(robot), pay.t, pay.q, pay.dq,
                    pay.tau_meas, "lp", point_estimate=False)
     assert out.status == "ok", out.reason
     assert out.contains(pay.truth.theta_e)
     assert any("bridged" in n for n in out.notes)
+
+
+def test_the_node_runtime_bridges_the_same_gaps_online(gen3, lossy, calibrated):
+    """Sample by sample, as the identifier node's callbacks deliver them: an ok box with the
+    truth, and /diagnostics counts the bridged steps."""
+    robot = apply_calibration(gen3, calibration_document(calibrated))
+    cfg = load_identification_config(robot)
+    rt = IdentifierRuntime(OnlineIdentifier(robot, cfg), cfg)
+    pay = lossy.payload
+    for k in range(pay.t.size):
+        rt.joint_state(pay.t[k], pay.q[k], pay.dq[k], pay.tau_meas[k])
+        if k % 500 == 499:
+            rt.update()
+    assert rt.update().status == "ok"
+    box = rt.box()
+    assert box is not None and box.contains(pay.truth.theta_e)
+    values = rt.report().values
+    assert int(values["bridged_steps"]) > 0 and values["bridges_refused"] == "0"
 
 
 def test_without_a_stated_rate_the_same_drops_leave_too_little_data(gen3, lossy):
