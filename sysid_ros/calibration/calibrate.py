@@ -106,6 +106,12 @@ class CalibrationOptions:
             dropped (s).
         terms: judge the extra friction/actuation terms by cross-validation (:mod:`.terms`)
             and report which earned their place.
+        torque_gain_rel: the stated bound g_j on the torque reading's gain error (scalar or
+            per joint; None: the robot file's ``identification.torque_gain_rel``). Each joint
+            with g_j > 0 gets one gain unknown shared by all its rows (:mod:`.rows`). Without a
+            payload its box stays near the stated bound (scaling every parameter fits unloaded
+            data as well); with a known one (``payload_theta`` or ``ee_prior`` a catalogued
+            payload's box) the data measure it, and the file carries the measured box.
     """
 
     window_s: float | None = 0.4
@@ -131,6 +137,7 @@ class CalibrationOptions:
     exclude_speed_frac: float = 0.9
     exclude_after_start_s: float = 0.2
     terms: bool = True
+    torque_gain_rel: float | np.ndarray | None = None
 
     def check(self) -> None:
         if self.torque_lag not in TORQUE_LAG_MODES:
@@ -197,6 +204,31 @@ class CalibrationResult:
     terms: Any = None                      # terms.TermSelection or None
     #: torque samples beyond the stated bounds, absorbed by the quadrature allowance
     transients: list[Transient] = field(default_factory=list)
+    #: (lower, upper) of the gain unknowns v (one per ``prior.gain_joints``), or None
+    gain_box: tuple[np.ndarray, np.ndarray] | None = None
+
+    @property
+    def torque_gain_box(self) -> tuple[np.ndarray, np.ndarray]:
+        """(nj,) lower and upper bounds of the true gain k_j of the torque reading (true torque
+        = k_j·τ̂): torque_gain_j·(1 + g_j·v_j) over the calibrated box of v; the stated gain
+        where no bound was stated."""
+        c = self.config
+        lo, hi = c.torque_gain.copy(), c.torque_gain.copy()
+        if self.gain_box is not None:
+            j = self.prior.gain_joints
+            g = c.torque_gain_rel[j]
+            lo[j] = c.torque_gain[j] * (1.0 + g * self.gain_box[0])
+            hi[j] = c.torque_gain[j] * (1.0 + g * self.gain_box[1])
+        return lo, hi
+
+    def box(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lower, upper) of the whole x = [θ | φ | v] as calibrated."""
+        lo = [self.link_lower, self.friction_lower.reshape(-1)]
+        hi = [self.link_upper, self.friction_upper.reshape(-1)]
+        if self.gain_box is not None:
+            lo.append(self.gain_box[0])
+            hi.append(self.gain_box[1])
+        return np.concatenate(lo), np.concatenate(hi)
 
     @property
     def joint_names(self) -> list[str]:
@@ -225,6 +257,9 @@ class CalibrationResult:
             "(the identifier must be fed velocities from the same source)",
             "rigid bodies, no payload other than the stated one, no contact with the "
             "environment during the calibration motions",
+            "torque reading's gain: true torque = k_j x tau_meas with k_j in "
+            f"{c.torque_gain.tolist()} x (1 +- {c.torque_gain_rel.tolist()}) (one constant per "
+            "joint); an unstated gain error is absorbed into scaled parameters without a trace",
         ]
 
 
@@ -235,16 +270,24 @@ def exported_rows(result: CalibrationResult) -> CalibrationConstraints:
     jointly with link gravity. The end-effector body's box is the calibration prior's (with a
     stated payload, if any)."""
     robot, rows, prior = result.robot, result.rows.with_timing(), result.prior
+    # the identifier's calibration-time end-effector body is the one without a payload: rows of
+    # recordings that carried a known payload stay behind
+    loaded = [k for k, r in enumerate(result.recordings) if r.payload_theta is not None]
+    rows = rows.take(~np.isin(rows.source, loaded))
     ee = robot.ee_columns
     c = result.config
+    # the reading as recorded, its bounds on the reading: the identifier applies its own gain
+    # (the same robot's, with the calibrated box) and the gain unknowns are its
+    gain, big = c.torque_gain[rows.joint], c.gain_max[rows.joint]
+    n_cols = prior.n_theta + 4 * robot.nj
     info = {"window_s": c.window_s, "stride_s": c.stride_s, "coulomb_band": c.coulomb_band,
             "quadrature_safety": c.quadrature_safety, "torque_noise_rel": c.torque_noise_rel,
             "recordings": [r.name for r in result.recordings],
             "noise_min_Nm": result.noise_min.tolist(), "prior": prior.describe(),
             "assumptions": result.assumptions()}
     return CalibrationConstraints(
-        robot.name, tuple(column_names(robot)), rows.A.tocsr(), rows.sign_rad.copy(),
-        rows.c.copy(), rows.r_fixed.copy(), rows.t_noise.copy(), rows.joint.copy(),
+        robot.name, tuple(column_names(robot)), rows.A[:, :n_cols].tocsr(), rows.sign_rad.copy(),
+        rows.c / gain, rows.r_fixed / big, rows.t_noise / big, rows.joint.copy(),
         result.noise.copy(), prior.lower[ee].copy(), prior.upper[ee].copy(), info)
 
 
@@ -255,7 +298,8 @@ def window_config(robot: Robot, options: CalibrationOptions) -> IdentificationCo
             robot, friction=options.friction_prior, window_s=options.window_s,
             stride_s=options.stride_s, coulomb_band=options.coulomb_band,
             quadrature_safety=options.quadrature_safety,
-            torque_noise_rel=options.torque_noise_rel)
+            torque_noise_rel=options.torque_noise_rel,
+            torque_gain_rel=options.torque_gain_rel)
     except IdentificationError as err:
         raise CalibrationInputError(str(err)) from err
 
@@ -284,7 +328,10 @@ def calibration_rows(robot: Robot, config: IdentificationConfig, prior: Prior,
         if len(m):
             parts.append(build_rows(m, robot.nj, prior.theta_abs_max, config.quadrature_safety,
                                     config.torque_noise_rel, source=k,
-                                    lag_radius=config.torque_lag_radius_s))
+                                    lag_radius=config.torque_lag_radius_s,
+                                    gain_rel=config.torque_gain_rel,
+                                    gain=config.torque_gain, payload_theta=rec.payload_theta,
+                                    ee_columns=robot.ee_columns))
     if not parts:
         plan = config.sampling_plan(1.0 / recordings[0].rate_hz)
         raise CalibrationInputError(
@@ -413,7 +460,8 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
     config = window_config(robot, options)
     try:
         prior = calibration_prior(robot, options.link_rel, options.friction_prior,
-                                  options.payload_theta, options.ee_prior)
+                                  options.payload_theta, options.ee_prior,
+                                  config.torque_gain_rel)
     except (ValueError, IdentificationError) as err:
         raise CalibrationInputError(str(err)) from err
     config = config.with_overrides(exclude_speed_rad_s=_exclusion_speeds(robot, recordings,
@@ -463,6 +511,11 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
     f_lo, f_hi = lp.box(f_cols)
     lower, upper = prior.lower.copy(), prior.upper.copy()
     lower[f_cols], upper[f_cols] = f_lo, f_hi
+    gain_box = None
+    if prior.n_gain:
+        g_cols = n_theta + 4 * nj + np.arange(prior.n_gain)
+        gain_box = lp.box(g_cols)
+        lower[g_cols], upper[g_cols] = gain_box
     seconds["friction_box"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
@@ -505,6 +558,8 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
                          f"{', '.join(terms.selected)} stays in the measured noise bound")
     fr = lambda v: v[f_cols].reshape(nj, 4)  # noqa: E731
     notes.append(f"rows per joint: {_joint_rows(rows, nj)} from {len(recordings)} recording(s)")
+    if gain_box is not None:
+        notes.append(_gain_note(robot, config, prior, gain_box))
     transients = _transients(robot, config, recordings, rows, delta)
     if transients:
         notes.append(transient_note(transients))
@@ -516,7 +571,23 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
         link_lower=lower[:n_theta], link_upper=upper[:n_theta], link_nominal=x_nom[:n_theta],
         links_written=written, x_nominal=x_nom, seconds=seconds, notes=notes,
         stribeck=stribeck, robust_weights=None if est is None else est.weights,
-        torque_lag=lag, excluded=excluded, margin=margin, terms=terms, transients=transients)
+        torque_lag=lag, excluded=excluded, margin=margin, terms=terms, transients=transients,
+        gain_box=gain_box)
+
+
+def _gain_note(robot: Robot, config: IdentificationConfig, prior: Prior,
+               box: tuple[np.ndarray, np.ndarray]) -> str:
+    """What the data said about the torque reading's gain: its box per joint, and whether it
+    narrowed the stated bound (only a known payload lets it, :class:`CalibrationOptions`)."""
+    j = prior.gain_joints
+    k0, g = config.torque_gain[j], config.torque_gain_rel[j]
+    lo, hi = k0 * (1.0 + g * box[0]), k0 * (1.0 + g * box[1])
+    parts = [f"{robot.joint_names[i]} [{a:.3f}, {b:.3f}]" for i, a, b in zip(j, lo, hi)]
+    shrunk = (box[1] - box[0]) < 1.9
+    how = ("measured" if np.all(shrunk) else
+           "not measured on " + ", ".join(robot.joint_names[i] for i in j[~shrunk])
+           + " (data without a known payload cannot separate a gain from scaled parameters)")
+    return "torque gain boxes: " + "; ".join(parts) + f" — {how}"
 
 
 def _transients(robot: Robot, config: IdentificationConfig, recordings: Sequence[Recording],

@@ -24,6 +24,9 @@ class Recording:
         tau: (N, nj) measured joint torques (N·m).
         name: where it came from (bag path), for messages and provenance.
         velocity_source: ``measured`` or the state estimator that produced ``dq``.
+        payload_theta: (10,) a known payload the end effector carried in this log (Pinocchio
+            order, end-effector joint frame), or None. Logs with and without it side by side
+            measure the torque reading's gain (:mod:`.rows`).
     """
 
     t: np.ndarray
@@ -32,9 +35,16 @@ class Recording:
     tau: np.ndarray
     name: str = "<memory>"
     velocity_source: str = "measured"
+    payload_theta: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         t = np.asarray(self.t, float).reshape(-1)
+        if self.payload_theta is not None:
+            p = np.asarray(self.payload_theta, float).reshape(-1)
+            if p.shape != (10,) or not np.all(np.isfinite(p)):
+                raise CalibrationInputError(f"{self.name}: payload: expected 10 finite "
+                                            "parameters")
+            object.__setattr__(self, "payload_theta", p)
         if t.size < 2:
             raise CalibrationInputError(f"{self.name}: {t.size} sample(s); need at least 2")
         if not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):

@@ -55,6 +55,15 @@ def calibration_document(result, validation=None, bags: list[str] | None = None
                                 for v in c.exclude_speed_rad_s],
         "exclude_after_start_s": float(c.exclude_after_start_s),
     }
+    if result.gain_box is not None or np.any(c.torque_gain != 1.0):
+        # the reading's gain box k ∈ [lo, hi] as centre·(1 ± rel): the identifier rescales τ̂ by
+        # the centre and keeps the rest as its gain unknowns (identification.config)
+        lo, hi = result.torque_gain_box
+        centre = 0.5 * (lo + hi)
+        ident["torque_gain"] = _lst(centre)
+        # widened by a hair so that centre·(1 ± rel) still covers the box after rounding
+        rel = 0.5 * (hi - lo) / centre
+        ident["torque_gain_rel"] = _lst(np.where(hi > lo, rel * (1.0 + 1e-9) + 1e-12, 0.0))
     provenance: dict[str, Any] = {
         "tool": "sysid-calibrate",
         "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),

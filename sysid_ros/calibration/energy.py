@@ -66,7 +66,8 @@ def energy_rows(robot: Robot, rows: CalibrationRows, recordings: list[Recording]
         power = prefix_trapezoid(t, np.sum(tau * dq, axis=1))
         absv = prefix_trapezoid(t, np.abs(dq))
         sq = prefix_trapezoid(t, dq * dq)
-        A = np.zeros((len(k), n_theta + 4 * nj))
+        # the gain unknowns' columns (if any) stay 0: point-estimate rows, never in a bound
+        A = np.zeros((len(k), rows.n_x))
         A[:, :n_theta] = energy[ib] - energy[ia]
         fr = np.stack([absv[b] - absv[a], sq[b] - sq[a], 0.5 * (dq[b] ** 2 - dq[a] ** 2),
                        q[b] - q[a]], axis=2)                                  # (w, nj, 4)

@@ -1,6 +1,7 @@
 """The prior box of every calibrated quantity: what the calibration assumes before any data.
 
-x = [θ (10 per body, Pinocchio order, all bodies) | φ (per joint [Fc, Fv, Ia, β])]:
+x = [θ (10 per body, Pinocchio order, all bodies) | φ (per joint [Fc, Fv, Ia, β]) | v (one per
+joint with a stated torque-gain bound)]:
 
 - bodies: the URDF value ± ``link_rel``·|value| per parameter (the identifier's own convention
   for θ_r; default the robot file's ``model_uncertainty.links_rel``). A parameter that is 0 in
@@ -11,10 +12,12 @@ x = [θ (10 per body, Pinocchio order, all bodies) | φ (per joint [Fc, Fv, Ia, 
 - friction: the robot file's ``identification.friction_wide`` box (``friction_prior='wide'``,
   the box for a robot nobody has calibrated: Fc ∈ [0, abs], β ∈ ±abs, Fv and Ia ± rel) or its
   catalogue box (``'config'``). Fc, Fv and Ia are never negative.
+- torque gain: v_j ∈ [−1, 1], the reading's gain error in units of its stated bound
+  (``identification.torque_gain_rel``; :mod:`.rows`), nominal 0.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -38,6 +41,11 @@ class Prior:
     friction_prior: str
     payload_theta: np.ndarray | None = None
     ee_prior: str | None = None        # name of the end-effector body's box (an unknown tool)
+    gain_joints: np.ndarray = field(default_factory=lambda: np.zeros(0, int))  # joints with v_j
+
+    @property
+    def n_gain(self) -> int:
+        return int(self.gain_joints.size)
 
     @property
     def theta_abs_max(self) -> np.ndarray:
@@ -50,17 +58,21 @@ class Prior:
             f", known payload of {self.payload_theta[0]:.3f} kg in the end-effector body"
         ee = "" if self.ee_prior is None else \
             f", end-effector body (unknown tool) in the prior '{self.ee_prior}'"
+        gain = "" if not self.n_gain else \
+            f", torque-reading gain error within its stated bound on {self.n_gain} joint(s)"
         return (f"links URDF ± {100 * self.link_rel:g} % per parameter, friction "
-                f"'{self.friction_prior}' box{payload}{ee}")
+                f"'{self.friction_prior}' box{payload}{ee}{gain}")
 
 
 def calibration_prior(robot: Robot, link_rel: float | None = None, friction_prior: str = "wide",
                       payload_theta: np.ndarray | None = None,
-                      ee_prior: str | None = None) -> Prior:
+                      ee_prior: str | None = None,
+                      torque_gain_rel: np.ndarray | None = None) -> Prior:
     """The prior box (module docstring). ``payload_theta`` (10,): a known payload's parameters
     in the end-effector joint frame (Pinocchio order), added to that body's URDF value.
     ``ee_prior``: a prior name of the robot file or a YAML file (as ``sysid-identify --prior``)
-    whose box replaces the end-effector body's, for a tool the URDF does not describe."""
+    whose box replaces the end-effector body's, for a tool the URDF does not describe.
+    ``torque_gain_rel`` (nj,): the stated gain bounds; joints with one > 0 get a gain unknown."""
     if ee_prior is not None and payload_theta is not None:
         raise ValueError("a known payload (payload_theta) and an end-effector prior box "
                          "exclude each other: the prior box already holds any tool and payload")
@@ -85,7 +97,11 @@ def calibration_prior(robot: Robot, link_rel: float | None = None, friction_prio
     f_lo, f_hi = cfg.friction_lower.copy(), cfg.friction_upper.copy()
     f_lo[:, :3] = np.maximum(f_lo[:, :3], 0.0)
     f_nom = np.clip(robot.friction.nominal, f_lo, f_hi)
-    return Prior(np.concatenate([lower, f_lo.reshape(-1)]),
-                 np.concatenate([upper, f_hi.reshape(-1)]),
-                 np.concatenate([theta, f_nom.reshape(-1)]), theta.size, rel, friction_prior,
-                 payload_theta, None if ee_prior is None else cfg.prior_name)
+    gains = np.zeros(0, int) if torque_gain_rel is None else \
+        np.flatnonzero(np.asarray(torque_gain_rel, float) > 0)
+    unit = np.ones(gains.size)
+    return Prior(np.concatenate([lower, f_lo.reshape(-1), -unit]),
+                 np.concatenate([upper, f_hi.reshape(-1), unit]),
+                 np.concatenate([theta, f_nom.reshape(-1), 0.0 * unit]), theta.size, rel,
+                 friction_prior, payload_theta, None if ee_prior is None else cfg.prior_name,
+                 gains)

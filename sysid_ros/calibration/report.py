@@ -103,7 +103,7 @@ def _friction_figure(path: Path, result) -> None:
     lo, hi, nom = result.friction_lower, result.friction_upper, result.friction_nominal
     fig, axes = _grid(plt, nj, 2.0)
     # window-averaged friction seen in the data: (∫τ̂ − W·θ − Ia·Δq̇)/T against Δq/T
-    T = rows.t_noise * (1.0 - result.config.torque_noise_rel)
+    T = rows.t_end - rows.t_start
     rigid = rows.A[:, :n_theta] @ x[:n_theta]
     for j, ax in enumerate(axes[:nj]):
         sel = rows.joint == j
@@ -142,7 +142,7 @@ def _friction_figure(path: Path, result) -> None:
 def _window_residual(result) -> np.ndarray:
     """(n,) each row's momentum residual at the nominal, window-averaged (N·m)."""
     rows = result.rows
-    T = rows.t_noise * (1.0 - result.config.torque_noise_rel)
+    T = rows.t_end - rows.t_start
     return rows.signed_residual(result.x_nominal) / T
 
 

@@ -25,6 +25,18 @@ Because Fc ≥ 0, Fc·S ranges over [Fc·(s − s_r), Fc·(s + s_r)], so the row
 
 with x = [θ (10·n_bodies) | φ (4·nj, per joint [Fc, Fv, Ia, β])] and c = ∫τ̂. Both are linear, so
 every set the calibration computes is a polytope. No accelerations are needed anywhere.
+
+A recording that carried a known payload θ_p (``Recording.payload_theta``) has the payload's
+share W_e·θ_p (its end-effector columns) moved to the right-hand side: c = ∫τ̂ − W_e·θ_p
+(``known``), so θ stays the robot without payload, the same unknowns as in the other
+recordings; the payload's quadrature allowance joins r_fixed.
+
+A stated gain bound of the torque reading (``identification.torque_gain_rel`` g_j > 0: the true
+torque is (1 + g_j·v_j)·τ̂, |v_j| ≤ 1, after the rescaling by ``torque_gain``) appends one unknown
+v_j per such joint to x, with the column −g_j·c: one constant for every row of the joint, so it
+cannot absorb noise that varies from window to window. The torque bounds are on the reading, so
+r_fixed and T' are multiplied by the largest gain torque_gain_j·(1 + g_j) (δ_j stays a bound on
+the reading, what the identifier reads it as).
 """
 from __future__ import annotations
 
@@ -64,6 +76,8 @@ class CalibrationRows:
         r_quad: (n,) the share of ``r_fixed`` that is the torque's quadrature allowance
             (``quadrature_safety`` × |Simpson − trapezoid| of ∫τ̂): what absorbs a torque
             transient, reported with it (:mod:`sysid_ros.identification.transients`).
+        known: (n,) the known payload's share W_e·θ_p subtracted from ∫τ̂ in ``c`` (N·m·s;
+            0 for a recording without one).
     """
 
     A: sp.csr_matrix
@@ -80,6 +94,7 @@ class CalibrationRows:
     n_theta: int
     r_timing: np.ndarray
     r_quad: np.ndarray
+    known: np.ndarray
 
     def __len__(self) -> int:
         return int(self.c.shape[0])
@@ -143,7 +158,9 @@ class CalibrationRows:
 
 def build_rows(m: MomentumRows, nj: int, theta_abs_max: np.ndarray, quadrature_safety: float,
                torque_noise_rel: float = 0.0, source: int = 0,
-               lag_radius: np.ndarray | None = None) -> CalibrationRows:
+               lag_radius: np.ndarray | None = None, gain_rel: np.ndarray | None = None,
+               gain: np.ndarray | None = None, payload_theta: np.ndarray | None = None,
+               ee_columns: slice | None = None) -> CalibrationRows:
     """Calibration rows of momentum rows ``m`` (all body columns).
 
     Args:
@@ -156,6 +173,10 @@ def build_rows(m: MomentumRows, nj: int, theta_abs_max: np.ndarray, quadrature_s
             what the calibration measures).
         source: recording index stored with every row (diagnostics, cross-validation).
         lag_radius: (nj,) s, the uncertainty of the compensated torque lag (``r_timing``).
+        gain_rel, gain: (nj,) the stated gain bound g_j and the gain the reading was rescaled by
+            (module docstring; None: exact gain 1).
+        payload_theta, ee_columns: a known payload this recording carried and the end-effector
+            body's columns of θ (module docstring).
     """
     n = len(m)
     n_theta = m.W.shape[1]
@@ -165,13 +186,27 @@ def build_rows(m: MomentumRows, nj: int, theta_abs_max: np.ndarray, quadrature_s
     W = sp.csr_matrix(np.where(np.abs(m.W) > 0.0, m.W, 0.0))
     F = sp.csr_matrix((m.fric.reshape(-1), (np.repeat(np.arange(n), 4), cols.reshape(-1))),
                       shape=(n, 4 * nj))
-    A = sp.hstack([W, F]).tocsr()
+    g_rel = np.zeros(nj) if gain_rel is None else np.asarray(gain_rel, float)
+    big = ((np.ones(nj) if gain is None else np.asarray(gain, float)) * (1.0 + g_rel))[m.joint]
+    gains = np.flatnonzero(g_rel > 0)
+    index = np.full(nj, -1)
+    index[gains] = np.arange(gains.size)
+    has = np.flatnonzero(index[m.joint] >= 0)
+    G = sp.csr_matrix((-g_rel[m.joint[has]] * m.tau[has], (has, index[m.joint[has]])),
+                      shape=(n, gains.size))
+    A = sp.hstack([W, F, G]).tocsr()
+    known = np.zeros(n)
     r_fixed = quadrature_safety * (m.quad_tau + m.quad_W @ theta_abs_max) + m.gap_rad
-    r_fixed = r_fixed + torque_noise_rel * m.tau_abs / (1.0 - torque_noise_rel)
+    if payload_theta is not None:
+        if ee_columns is None:
+            raise ValueError("build_rows: a known payload needs the end-effector columns")
+        known = m.W[:, ee_columns] @ payload_theta
+        r_fixed = r_fixed + quadrature_safety * (m.quad_W[:, ee_columns] @ np.abs(payload_theta))
+    r_fixed = big * (r_fixed + torque_noise_rel * m.tau_abs / (1.0 - torque_noise_rel))
     r_timing = (np.zeros(n) if lag_radius is None
-                else np.asarray(lag_radius, float)[m.joint] * np.abs(m.tau_end - m.tau_start))
-    return CalibrationRows(A, m.sign_rad.copy(), m.tau.copy(), r_fixed,
-                           m.duration / (1.0 - torque_noise_rel), m.joint.copy(),
+                else big * np.asarray(lag_radius, float)[m.joint] * np.abs(m.tau_end - m.tau_start))
+    return CalibrationRows(A, m.sign_rad.copy(), m.tau - known, r_fixed,
+                           big * m.duration / (1.0 - torque_noise_rel), m.joint.copy(),
                            m.t_start.copy(), m.t_end.copy(), m.start.copy(), m.end.copy(),
                            np.full(n, source), n_theta, r_timing,
-                           quadrature_safety * m.quad_tau)
+                           big * quadrature_safety * m.quad_tau, known)

@@ -81,7 +81,7 @@ def _shifted_integrals(rows: CalibrationRows, recordings: Sequence[Recording],
                        axis=1)
         prefix = prefix_trapezoid(t, tau)
         j = rows.joint[sel]
-        c[sel] = prefix[rows.end[sel], j] - prefix[rows.start[sel], j]
+        c[sel] = prefix[rows.end[sel], j] - prefix[rows.start[sel], j] - rows.known[sel]
     return c
 
 

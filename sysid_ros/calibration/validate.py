@@ -120,14 +120,13 @@ def validate(result: CalibrationResult, recordings: list[Recording],
     robot = result.robot
     nj = robot.nj
     rows = calibration_rows(robot, result.config, result.prior, recordings).with_timing()
-    lower = np.concatenate([result.link_lower, result.friction_lower.reshape(-1)])
-    upper = np.concatenate([result.link_upper, result.friction_upper.reshape(-1)])
+    lower, upper = result.box()
     scaled = scale_rows(rows, lower, upper)
     scale = common_scale(scaled, result.noise)
     res = min_noise(scaled, nj)
     needed = np.full(nj, np.inf) if res is None else res[0]
     x = result.x_nominal
-    duration = rows.t_noise * (1.0 - result.config.torque_noise_rel)       # T of each window
+    duration = rows.t_end - rows.t_start                                # T of each window
     resid = rows.signed_residual(x) / duration
     window_rms = np.array([np.sqrt(np.mean(resid[rows.joint == j] ** 2)) for j in range(nj)])
 

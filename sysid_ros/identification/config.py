@@ -8,6 +8,17 @@ Keys (all optional except the prior):
   true |τ|): the measured torque τ̂ satisfies |τ̂ − τ| ≤ a_j + r·|τ| at every sample. Because only
   τ̂ is known, the bound is turned into one on measured quantities: |τ| ≤ |τ̂| + |τ̂ − τ| gives
   |τ̂ − τ| ≤ (a_j + r·|τ̂|)/(1 − r), which is what the per-row radius uses (requires r < 1).
+- ``torque_gain`` (default 1) and ``torque_gain_rel`` (default 0), one value or one per joint:
+  a constant gain error of the torque reading, as a current-based estimate has when its motor
+  torque constant is off (commonly by 10–30 %). The true torque is k_j·τ̂ with
+  k_j ∈ torque_gain_j·[1 − g_j, 1 + g_j], g_j = ``torque_gain_rel``. The measured torques are
+  multiplied by ``torque_gain`` before anything else (:mod:`.windows`); the rest, k_j/torque_gain_j
+  − 1 ∈ ±g_j, is one constant per joint: with ``friction_unknowns`` a shared LP unknown of the
+  rows (column −g_j·∫τ̂), otherwise g_j·|∫τ̂| in each row's radius. Unloaded data cannot see it
+  (every parameter scaled by k fits them as well); a calibration with a known payload measures
+  it (``sysid-calibrate --payload-theta``, docs/calibration.md). Every torque bound of this
+  section (``torque_noise_abs/rel``, ``torque_rate_abs``) is on the measured torque: the rows
+  multiply them by the largest gain, torque_gain_j·(1 + g_j).
 - ``robot_uncertainty_rel``: θ_r box, radius = rel·|nominal| per parameter of every non-end-effector
   body (scalar, or one value per such body in model order). Default: the robot's link box
   (``model_uncertainty.links_rel``, or the calibrated link box).
@@ -192,6 +203,9 @@ class IdentificationConfig:
     torque_lag_radius_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
     # (nj,) s: calibrated lag of the velocity stream (a driver's filter), compensated
     velocity_lag_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    # (nj,) the torque reading's gain: true torque = k·τ̂, k in torque_gain·[1 ± torque_gain_rel]
+    torque_gain: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    torque_gain_rel: np.ndarray = field(default_factory=lambda: np.zeros(0))
     # (nj,) rad/s: rows of joint j whose window reaches |q̇_j| >= this are excluded (inf: off)
     exclude_speed_rad_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
     exclude_after_start_s: float = 0.0         # s: windows starting this soon after a run start
@@ -210,7 +224,8 @@ class IdentificationConfig:
             object.__setattr__(self, "velocity_noise_abs", np.zeros_like(self.torque_noise_abs))
         for key, fill in (("torque_lag_s", 0.0), ("torque_lag_radius_s", 0.0),
                           ("velocity_lag_s", 0.0), ("exclude_speed_rad_s", np.inf),
-                          ("torque_rate_abs", 0.0)):
+                          ("torque_rate_abs", 0.0), ("torque_gain", 1.0),
+                          ("torque_gain_rel", 0.0)):
             if getattr(self, key).size == 0:
                 object.__setattr__(self, key, np.full(self.torque_noise_abs.shape, fill))
         _check(self)
@@ -250,6 +265,12 @@ class IdentificationConfig:
                             float(self.torque_delay_samples * dt), float(bridged))
 
     @property
+    def gain_max(self) -> np.ndarray:
+        """(nj,) the largest gain the reading may have: every torque bound stated on the
+        measured torque is at most this factor on the true torque's scale."""
+        return self.torque_gain * (1.0 + self.torque_gain_rel)
+
+    @property
     def bridges_gaps(self) -> bool:
         """Whether a torque-rate bound is stated for every joint (windows may span short gaps)."""
         return bool(self.torque_rate_abs.size and np.all(self.torque_rate_abs > 0))
@@ -262,7 +283,7 @@ class IdentificationConfig:
         """
         for key in ("torque_noise_abs", "velocity_noise_abs", "torque_lag_s",
                     "torque_lag_radius_s", "velocity_lag_s", "exclude_speed_rad_s",
-                    "torque_rate_abs"):
+                    "torque_rate_abs", "torque_gain", "torque_gain_rel"):
             if key in kw:
                 kw[key] = np.broadcast_to(np.asarray(kw[key], float),
                                           self.torque_noise_abs.shape).copy()
@@ -289,6 +310,11 @@ class IdentificationConfig:
             "torque_noise_abs_Nm": self.torque_noise_abs.tolist(),
             "torque_noise_rel": self.torque_noise_rel,
             "torque_noise_model": "|tau_meas - tau| <= abs_j + rel*|tau| per sample and joint",
+            "torque_gain": self.torque_gain.tolist(),
+            "torque_gain_rel": self.torque_gain_rel.tolist(),
+            "torque_gain_model": "true torque = k_j*tau_meas, one constant k_j per joint in "
+                                 "torque_gain_j*[1 - torque_gain_rel_j, 1 + torque_gain_rel_j]; "
+                                 "torque bounds are on tau_meas",
             "theta_r_box": ("explicit (calibrated) box" if self.theta_r_lower is not None
                             else f"relative {self.robot_uncertainty_rel.tolist()}"),
             "theta_r_lower": lo.tolist(),
@@ -439,6 +465,13 @@ def _check(c: IdentificationConfig) -> None:
             np.all(np.isfinite(c.torque_rate_abs)) and np.all(c.torque_rate_abs >= 0)):
         raise _fail("torque_rate_abs", "must be finite N*m/s >= 0, one value or one per joint "
                                        "(0 = not stated)")
+    if c.torque_gain.shape != c.torque_noise_abs.shape or not (
+            np.all(np.isfinite(c.torque_gain)) and np.all(c.torque_gain > 0)):
+        raise _fail("torque_gain", "must be finite gains > 0, one value or one per joint")
+    if c.torque_gain_rel.shape != c.torque_noise_abs.shape or not (
+            np.all(np.isfinite(c.torque_gain_rel)) and np.all(c.torque_gain_rel >= 0)
+            and np.all(c.torque_gain_rel < 1)):
+        raise _fail("torque_gain_rel", "must be fractions in [0, 1), one value or one per joint")
     if not (np.isfinite(c.bridge_factor) and c.bridge_factor >= 1.0):
         raise _fail("bridge_factor", "must be a finite multiple >= 1 of the median step")
     if c.cut_rounds < 0 or c.max_cuts < 0:
@@ -600,6 +633,9 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
                                       "velocity_lag_s"),
             torque_rate_abs=_per_joint(sec.get("torque_rate_abs", 0.0), robot.nj,
                                        "torque_rate_abs"),
+            torque_gain=_per_joint(sec.get("torque_gain", 1.0), robot.nj, "torque_gain"),
+            torque_gain_rel=_per_joint(sec.get("torque_gain_rel", 0.0), robot.nj,
+                                       "torque_gain_rel"),
             exclude_speed_rad_s=_per_joint(_none_is_inf(sec.get("exclude_speed_rad_s")),
                                            robot.nj, "exclude_speed_rad_s"),
             calibrated="calibration" in robot.config,

@@ -40,6 +40,14 @@ shared unknown per joint with rows (column −δ_max·(τ̂_end − τ̂_start))
 τ̂_start| enters r_fixed. The noise of the two end samples, δ_max·(|n_start| + |n_end|), enters
 r_noise.
 
+Torque gain (``config.torque_gain_rel`` g_j > 0, :mod:`.config`): the true ∫τ is
+(1 + g_j·v_j)·∫τ̂ (τ̂ already multiplied by ``torque_gain``), |v_j| ≤ 1 one constant per joint.
+With ``friction_unknowns`` v_j is a shared unknown (column −g_j·∫τ̂; the timing term's product
+with it, g_j·δ_max·|τ̂_end − τ̂_start|, enters r_fixed), otherwise g_j·|∫τ̂| enters r_fixed. The
+torque bounds are stated on the measured torque, so the noise radius, the torque's quadrature
+allowance and the bridged gaps' allowance are multiplied by the largest gain
+torque_gain_j·(1 + g_j) (those of τ̂ after the rescaling by (1 + g_j)).
+
 Calibration rows (``config.calibration_rows``, :mod:`.calibration_rows`): the calibration's own
 momentum rows as further constraints on the shared δθ_r and φ, with 10 more unknowns for the
 end-effector body as it was during the calibration (no payload), bounded by the calibration's
@@ -174,6 +182,15 @@ class PayloadProblem:
         self._delay_index[self.delay_joints] = np.arange(self.delay_joints.size)
         self.n_x += self.delay_joints.size
         self.names += [f"torque_delay[{robot.joint_names[j]}]" for j in self.delay_joints]
+        # torque-gain unknowns v_j ∈ [−1, 1], one per joint with rows and a stated gain bound
+        rows_j = row_joints_and_bodies(robot)[0]
+        self.gain_joints = (rows_j[config.torque_gain_rel[rows_j] > 0]
+                            if config.friction_unknowns else np.zeros(0, int))
+        self.gain_col = self.n_x
+        self._gain_index = np.full(nj, -1)
+        self._gain_index[self.gain_joints] = np.arange(self.gain_joints.size)
+        self.n_x += self.gain_joints.size
+        self.names += [f"torque_gain[{robot.joint_names[j]}]" for j in self.gain_joints]
         self._cal_rows: PayloadRows | None = None
 
     def prior(self, theta_box: ParameterBox | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -187,9 +204,20 @@ class PayloadProblem:
         z = z if self.n_bias else np.zeros(0)
         cal = self.config.calibration_rows
         ee_lo, ee_hi = (np.zeros(0), np.zeros(0)) if cal is None else (cal.ee_lower, cal.ee_upper)
-        unit = np.ones(self.delay_joints.size)
+        unit = np.ones(self.delay_joints.size + self.gain_joints.size)
         return (np.concatenate([lo, self.f_lo[self.free], -rad, -b, -z, ee_lo, -unit]),
                 np.concatenate([hi, self.f_hi[self.free], rad, b, z, ee_hi, unit]))
+
+    def _gain_terms(self, A: np.ndarray, tau: np.ndarray, joint: np.ndarray, scale: np.ndarray
+                    ) -> np.ndarray:
+        """Put the gain unknowns' columns −g_j·scale·∫τ̂ into ``A`` (in place) and return what
+        each row's radius must add instead where the joint has no unknown: g_j·scale·|∫τ̂|."""
+        g = self.config.torque_gain_rel[joint]
+        idx = self._gain_index[joint]
+        has = idx >= 0
+        rows = np.flatnonzero(has)
+        A[rows, self.gain_col + idx[has]] = -(g * scale * tau)[has]
+        return np.where(has, 0.0, g * scale * np.abs(tau))
 
     @property
     def theta_r_slice(self) -> slice:
@@ -231,13 +259,18 @@ class PayloadProblem:
         k[f_cols[~self.free]] = 0.5 * (self.f_lo + self.f_hi)[~self.free]
         M = M.tocsr()
         A = np.asarray((cal.A @ M).todense())
-        c = cal.c - cal.A @ k
+        # the calibration's ∫τ̂ are the reading's as recorded: the same gain (one robot) makes
+        # them torque_gain·(1 + g·v)·∫τ̂, with the payload rows' gain unknowns v
+        gain = self.config.torque_gain[cal.joint]
+        big = self.config.gain_max[cal.joint]
+        c = gain * cal.c - cal.A @ k
+        r_gain = self._gain_terms(A, cal.c, cal.joint, gain)
         # Fc·∫σ with ∫σ ∈ [s ± s_r] and 0 ≤ Fc ≤ Fc_max: the centre s in A, Fc_max·s_r in r
         fc_max = self.f_hi[cal.joint, 0]
         n = len(cal)
         nan = np.full(n, np.nan)       # not payload time: diagnostics draw no span for them
-        self._cal_rows = PayloadRows(A, c, cal.r_fixed + fc_max * cal.sign_rad,
-                                     cal.noise[cal.joint] * cal.t_noise, cal.joint.copy(),
+        self._cal_rows = PayloadRows(A, c, big * cal.r_fixed + fc_max * cal.sign_rad + r_gain,
+                                     big * cal.noise[cal.joint] * cal.t_noise, cal.joint.copy(),
                                      nan, nan.copy())
         return self._cal_rows
 
@@ -287,8 +320,11 @@ class PayloadProblem:
         if cfg.velocity_noise_scope == "all":
             r_fixed += eps * (2.0 * ia_max + fv_max * m.duration)
         r_fixed += m.vel_rad
-        r_fixed += m.gap_rad           # bridged steps' torque allowance (stated rate bound)
-        r_fixed += cfg.quadrature_safety * (m.quad_tau + fv_max * m.quad_dq
+        # torque bounds are on the reading: the largest gain turns them into the true torque's
+        big, one_g = cfg.gain_max[j], 1.0 + cfg.torque_gain_rel[j]
+        r_fixed += big * m.gap_rad     # bridged steps' torque allowance (stated rate bound)
+        r_fixed += self._gain_terms(A, m.tau, j, np.ones(n))
+        r_fixed += cfg.quadrature_safety * (one_g * m.quad_tau + fv_max * m.quad_dq
                                             + m.quad_W[:, self._other]
                                             @ self.theta_r_abs_max
                                             + m.quad_W[:, self._ee] @ theta_e_abs_max)
@@ -314,8 +350,15 @@ class PayloadProblem:
         step = m.tau_end - m.tau_start
         if self.delay_joints.size:
             A[rows, self.delay_col + self._delay_index[j]] = -m.delay * step
+            # the timing term of the true torque is (1 + g·v)·δ·step: the product with the gain
+            # unknown is not linear, its part g·δ·|step| goes to the radius
+            r_fixed += (one_g - 1.0) * m.delay * np.abs(step)
         else:
-            r_fixed += m.delay * np.abs(step)
+            r_fixed += one_g * m.delay * np.abs(step)
         r_noise += m.delay * (2.0 * cfg.torque_noise_abs[j]
                               + rel * (np.abs(m.tau_start) + np.abs(m.tau_end))) / (1.0 - rel)
+        # the noise bounds are on the reading: the rescaled reading's noise is torque_gain times
+        # it, the true torque's up to (1 + g) times that (τ̂ in tau_abs is rescaled already:
+        # the relative part is counted conservatively)
+        r_noise *= big
         return PayloadRows(A, c, r_fixed, r_noise, j.copy(), m.t_start.copy(), m.t_end.copy())

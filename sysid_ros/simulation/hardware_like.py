@@ -8,10 +8,11 @@ What differs from the package's idealised simulation (``identification.synthetic
   nominal model.
 - **Dry friction is MuJoCo's** ``frictionloss`` constraint (stiff: Fc while sliding, sticking
   below it), resolved by the constraint solver, not the identifier's exact Fc·sign(q̇).
-- **The sensor reports the motor side**: τ̂ = τ_motor + β + noise, where τ_motor is what the
-  controller applied (friction and armature included, as Z1/B1 current estimates and a Gen3
-  driver's effort are) and β a constant offset per joint. Noise is uniform in
-  ±(torque_noise + torque_noise_rel·|τ_motor + β|).
+- **The sensor reports the motor side**: τ̂ = (τ_motor + β)/k + noise, where τ_motor is what
+  the controller applied (friction and armature included, as Z1/B1 current estimates and a Gen3
+  driver's effort are), β a constant offset per joint and k the reading's constant gain per
+  joint (``HardwareTruth.torque_gain``, 1 unless drawn: a motor torque constant that is off).
+  Noise is uniform in ±(torque_noise + torque_noise_rel·|(τ_motor + β)/k|).
 - **The robot runs its own loop**: a 1 kHz PD + nominal-gravity controller (zero-order hold)
   tracks an exciting reference (:func:`~sysid_ros.simulation.reference.exciting_reference`),
   physics at ``physics_dt``, whatever the publication rate.
@@ -361,6 +362,7 @@ class HardwareSensor:
         self.profile = profile
         self._rng = rng
         self._beta = truth.friction[:, 3].copy()
+        self._gain = np.asarray(truth.torque_gain, float).copy()
         self._noise = per_joint(profile.torque_noise, nj, "HardwareProfile.torque_noise")
         self._vnoise = per_joint(profile.velocity_noise, nj, "HardwareProfile.velocity_noise")
         self._resolution = encoder_resolution(robot) if profile.quantize else np.zeros(nj)
@@ -404,7 +406,9 @@ class HardwareSensor:
         q_pub = quantize(q[idx], self._resolution)
         # what the sensor reads: the speed-clamp error is in it, so it lags with the rest;
         # every sample instant enters the delay line, published or not (drops are the driver's)
-        sensed = tau + self._beta
+        # a gain k_j on the reading (a current-based estimate's torque constant): k_j·τ̂ is the
+        # torque of the identifier's convention
+        sensed = (tau + self._beta) / self._gain
         if self._speed_error is not None:
             sensed = sensed + self._speed_error(t, dq)
         tau_true = sensed[idx] if self._delay is None else self._delay(t, sensed)[idx]

@@ -328,7 +328,8 @@ class Simulator:
         refresh_constants(self.model)
         self.payload, self._theta_e = payload, theta_e
         if self.truth is not None:
-            self.truth = HardwareTruth(self.truth.friction, self.truth.theta_r, theta_e)
+            self.truth = HardwareTruth(self.truth.friction, self.truth.theta_r, theta_e,
+                                       self.truth.torque_gain)
 
     def state(self) -> SimState:
         """Exact state in Pinocchio's convention."""

@@ -36,7 +36,7 @@ __all__ = ["HardwareTruth", "random_hardware_truth", "hardware_truth_settings", 
 
 #: Keys of ``simulation.hardware_like.truth`` in a robot facts file (keyword arguments of
 #: :func:`random_hardware_truth`).
-TRUTH_KEYS = ("friction_rel", "fc_max", "offset_max", "link_rel")
+TRUTH_KEYS = ("friction_rel", "fc_max", "offset_max", "link_rel", "torque_gain_rel")
 # Draws per body before giving up on a physically consistent scaled θ (then: nominal kept).
 _CONSISTENCY_TRIES = 200
 
@@ -63,6 +63,10 @@ class HardwareTruth:
             the θ_e columns (``robot.ee_columns``) removed.
         theta_e: (10,) the end-effector body as simulated: EE link (gripper lumped in) plus
             payload, the identifier's target. :meth:`with_payload` sets it for a payload.
+        torque_gain: (nj,) k_j > 0, the constant gain of the torque *reading*: the sensor
+            reports (τ_motor + β)/k_j (plus noise), so k_j·τ̂ is the torque of the convention
+            above — a current-based estimate whose motor torque constant is off by k_j. Default
+            all 1 (an exact gain).
 
     Arrays are read-only copies.
     """
@@ -70,9 +74,12 @@ class HardwareTruth:
     friction: np.ndarray
     theta_r: np.ndarray
     theta_e: np.ndarray
+    torque_gain: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         friction = np.asarray(self.friction, dtype=float)
+        gain = np.ones(friction.shape[0] if friction.ndim == 2 else 0) \
+            if self.torque_gain is None else np.asarray(self.torque_gain, dtype=float)
         theta_r = np.asarray(self.theta_r, dtype=float).reshape(-1)
         theta_e = np.asarray(self.theta_e, dtype=float).reshape(-1)
         if friction.ndim != 2 or friction.shape[1] != 4 or not np.all(np.isfinite(friction)):
@@ -85,6 +92,11 @@ class HardwareTruth:
             raise SimConfigError("HardwareTruth.theta_r must be 10 finite numbers per body")
         if theta_e.shape != (10,) or not np.all(np.isfinite(theta_e)):
             raise SimConfigError("HardwareTruth.theta_e must be 10 finite numbers")
+        if gain.shape != friction.shape[:1] or not np.all(np.isfinite(gain)) \
+                or np.any(gain <= 0):
+            raise SimConfigError("HardwareTruth.torque_gain must be one finite gain > 0 per "
+                                 "joint")
+        object.__setattr__(self, "torque_gain", _readonly(gain))
         object.__setattr__(self, "friction", _readonly(friction))
         object.__setattr__(self, "theta_r", _readonly(theta_r))
         object.__setattr__(self, "theta_e", _readonly(theta_e))
@@ -100,7 +112,8 @@ class HardwareTruth:
 
     def with_payload(self, robot: Robot, payload: Payload | None) -> HardwareTruth:
         """The same robot carrying ``payload``: θ_e = nominal EE link + payload."""
-        return HardwareTruth(self.friction, self.theta_r, _theta_e(robot, payload))
+        return HardwareTruth(self.friction, self.theta_r, _theta_e(robot, payload),
+                             self.torque_gain)
 
     # -- views ---------------------------------------------------------------------------------
     def check(self, robot: Robot) -> None:
@@ -164,7 +177,8 @@ def sim_truth(robot: Robot, hardware_seed: int, payload: Payload | None = None) 
 def random_hardware_truth(robot: Robot, rng: np.random.Generator, friction_rel: float = 0.5,
                           fc_max: float | Sequence[float] | None = None,
                           offset_max: float | Sequence[float] | None = None,
-                          link_rel: float = 0.0, payload: Payload | None = None) -> HardwareTruth:
+                          link_rel: float = 0.0, payload: Payload | None = None,
+                          torque_gain_rel: float = 0.0) -> HardwareTruth:
     """Draw a robot that differs from its facts file the way a real one does.
 
     Per joint: Fv and Ia uniform in nominal·[1 − friction_rel, 1 + friction_rel] (clipped at
@@ -172,7 +186,9 @@ def random_hardware_truth(robot: Robot, rng: np.random.Generator, friction_rel: 
     the end effector: its 10 parameters scaled by independent factors in [1 − link_rel,
     1 + link_rel], redrawn until the body is physically consistent (pseudo-inertia positive
     definite; after 200 failed draws the body keeps its nominal values). θ_e = nominal EE link
-    + ``payload``.
+    + ``payload``. The torque reading's gain per joint (``HardwareTruth.torque_gain``): uniform
+    in [1 − torque_gain_rel, 1 + torque_gain_rel], drawn last and only when torque_gain_rel > 0
+    (an exact gain leaves the rest of the draw as it was).
 
     ``fc_max`` / ``offset_max`` (N·m, scalar or per joint) default to the robot file's
     ``simulation.hardware_like.truth`` values, else to the config's nominal Fc and 0.
@@ -182,6 +198,8 @@ def random_hardware_truth(robot: Robot, rng: np.random.Generator, friction_rel: 
         raise SimConfigError(f"friction_rel must be in [0, 1], got {friction_rel!r}")
     if not (np.isfinite(link_rel) and 0.0 <= link_rel < 1.0):
         raise SimConfigError(f"link_rel must be in [0, 1), got {link_rel!r}")
+    if not (np.isfinite(torque_gain_rel) and 0.0 <= torque_gain_rel < 1.0):
+        raise SimConfigError(f"torque_gain_rel must be in [0, 1), got {torque_gain_rel!r}")
     settings = hardware_truth_settings(robot)
     nominal = robot.friction.nominal
     if fc_max is None:
@@ -209,4 +227,6 @@ def random_hardware_truth(robot: Robot, rng: np.random.Generator, friction_rel: 
             if ok.size:
                 bodies[b] = tries[ok[0]]
     theta_r = np.delete(bodies, ee, axis=0).reshape(-1)
-    return HardwareTruth(friction, theta_r, _theta_e(robot, payload))
+    gain = (1.0 + torque_gain_rel * rng.uniform(-1.0, 1.0, nj)) if torque_gain_rel > 0 \
+        else np.ones(nj)
+    return HardwareTruth(friction, theta_r, _theta_e(robot, payload), gain)
