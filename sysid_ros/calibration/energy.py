@@ -46,7 +46,7 @@ def energy_rows(robot: Robot, rows: CalibrationRows, recordings: list[Recording]
                 delta: np.ndarray) -> LinearRows:
     """One energy row per calibration window (module docstring)."""
     reg = Regressors(robot)
-    nj, n_theta = robot.nj, rows.n_theta
+    n_theta = rows.n_theta
     keys = np.unique(np.stack([rows.source, rows.start, rows.end], axis=1), axis=0)
     A_parts, c_parts, s_parts = [], [], []
     for src in np.unique(keys[:, 0]):

@@ -384,7 +384,7 @@ class MomentumWindows:
         it (``n_gaps`` counts them, ``longest_gap`` keeps the longest, s).
         """
         t, q, dq, tau = self._validate(t, q, dq, tau)
-        tau = tau * self.config.torque_gain       # the reading's stated gain (config module)
+        tau = np.asarray(tau * self.config.torque_gain)   # the reading's stated gain (config)
         b = self._validate_base(base, t.size)
         if self.plan is None:
             self._pending.append((t, q, dq, tau, b))
