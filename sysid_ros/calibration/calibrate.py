@@ -331,7 +331,8 @@ def calibration_rows(robot: Robot, config: IdentificationConfig, prior: Prior,
                                     lag_radius=config.torque_lag_radius_s,
                                     gain_rel=config.torque_gain_rel,
                                     gain=config.torque_gain, payload_theta=rec.payload_theta,
-                                    ee_columns=robot.ee_columns))
+                                    ee_columns=robot.ee_columns,
+                                    payload_radius=rec.payload_radius))
     if not parts:
         plan = config.sampling_plan(1.0 / recordings[0].rate_hz)
         raise CalibrationInputError(

@@ -17,6 +17,7 @@ The first stderr line summarises the data, the last one is the verdict. Exit cod
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import time
 from collections.abc import Sequence
@@ -89,7 +90,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--energy", action="store_true", help="energy rows in the point estimate")
     p.add_argument("--robust", choices=ROBUST_LOSSES, default="huber", help="IRLS loss")
     p.add_argument("--payload-theta", metavar="V1,...,V10",
-                   help="a known payload's 10 parameters (Pinocchio order, end-effector frame)")
+                   help="a known payload's 10 parameters (Pinocchio order, end-effector frame): "
+                        "in the --payload-bag bags, or in every bag without one")
+    p.add_argument("--payload-bag", action="append", default=[], metavar="BAG",
+                   help="a bag recorded with the known payload (--payload-theta or "
+                        "--payload-prior); with the --bag bags (no payload) they measure the "
+                        "torque reading's gain (--torque-gain-rel)")
+    p.add_argument("--payload-prior", metavar="NAME|FILE",
+                   help="the --payload-bag payload as a prior of the robot file (its box holds "
+                        "the end-effector body with the payload), e.g. dumbbell_1kg")
+    p.add_argument("--torque-gain-rel", metavar="G|G1,...",
+                   help="bound on the torque reading's gain error |k - 1| (one value or one "
+                        "per joint; default: the robot file's identification.torque_gain_rel)")
     p.add_argument("--prior", metavar="NAME|FILE",
                    help="the end-effector body's box is this prior (a name of the robot file's "
                         "priors or a YAML file, as sysid-identify --prior): for a tool the URDF "
@@ -169,12 +181,53 @@ def _options(args) -> CalibrationOptions:
         link_rel=args.link_rel, friction_prior=args.friction_prior, margin=args.margin,
         noise_floor=args.noise_floor, link_boxes=not args.no_link_boxes,
         friction_law=args.friction_law, energy=args.energy, robust=args.robust,
-        payload_theta=_payload(args.payload_theta), ee_prior=args.prior,
+        payload_theta=None if args.payload_bag else _payload(args.payload_theta),
+        ee_prior=args.prior,
+        torque_gain_rel=_gain_rel(args.torque_gain_rel),
         torque_lag=args.torque_lag,
         velocity_lag=_per_joint_or(args.velocity_lag, ("estimate", "none"), "--velocity-lag", "s"),
         exclude_speed=_per_joint_or(args.exclude_speed, ("auto", "none"), "--exclude-speed",
                                     "rad/s; inf: no rule"),
         exclude_after_start_s=args.exclude_after_start)
+
+
+def _gain_rel(text: str | None) -> np.ndarray | None:
+    if text is None:
+        return None
+    try:
+        return np.array([float(v) for v in text.replace(",", " ").split()])
+    except ValueError:
+        raise CalibrationInputError(f"--torque-gain-rel {text!r}: expected one fraction or one "
+                                    "per joint") from None
+
+
+def _payload_recordings(args, robot, skips) -> list[Recording]:
+    """The --payload-bag bags, each carrying the payload --payload-theta or --payload-prior."""
+    from sysid_ros.calibration.prior import named_payload
+    from sysid_ros.identification.errors import IdentificationError
+
+    if args.payload_prior is not None and not args.payload_bag:
+        raise CalibrationInputError("--payload-prior names the payload of --payload-bag bags; "
+                                    "give them")
+    if not args.payload_bag:
+        return []
+    if (args.payload_theta is None) == (args.payload_prior is None):
+        raise CalibrationInputError("--payload-bag: give the payload with exactly one of "
+                                    "--payload-theta and --payload-prior")
+    theta: np.ndarray | None
+    radius: np.ndarray | None = None
+    if args.payload_prior is not None:
+        try:
+            theta, radius = named_payload(robot, args.payload_prior)
+        except IdentificationError as err:
+            raise CalibrationInputError(f"--payload-prior: {err}") from err
+    else:
+        theta = _payload(args.payload_theta)
+    out = []
+    for b in args.payload_bag:
+        rec = read_recording(b, robot, args.topic, skips[b])
+        out.append(dataclasses.replace(rec, payload_theta=theta, payload_radius=radius))
+    return out
 
 
 def _per_joint_or(text: str, words: tuple[str, ...], flag: str, unit: str
@@ -216,8 +269,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         robot = load_robot(args.robot, args.config)
         options = _options(args)
         options.check()
-        skips = {b: None if args.strict else SkipLog() for b in [*args.bag, *args.validate]}
+        skips = {b: None if args.strict else SkipLog()
+                 for b in [*args.bag, *args.payload_bag, *args.validate]}
         recs = [read_recording(b, robot, args.topic, skips[b]) for b in args.bag]
+        recs += _payload_recordings(args, robot, skips)
         vals = [read_recording(b, robot, args.topic, skips[b]) for b in args.validate]
         _say("data: " + _describe(recs))
         for bag, log in skips.items():

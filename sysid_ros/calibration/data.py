@@ -27,6 +27,8 @@ class Recording:
         payload_theta: (10,) a known payload the end effector carried in this log (Pinocchio
             order, end-effector joint frame), or None. Logs with and without it side by side
             measure the torque reading's gain (:mod:`.rows`).
+        payload_radius: (10,) how far the payload's parameters may be from ``payload_theta``
+            (≥ 0; None: known exactly).
     """
 
     t: np.ndarray
@@ -36,6 +38,7 @@ class Recording:
     name: str = "<memory>"
     velocity_source: str = "measured"
     payload_theta: np.ndarray | None = None
+    payload_radius: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         t = np.asarray(self.t, float).reshape(-1)
@@ -45,6 +48,13 @@ class Recording:
                 raise CalibrationInputError(f"{self.name}: payload: expected 10 finite "
                                             "parameters")
             object.__setattr__(self, "payload_theta", p)
+        if self.payload_radius is not None:
+            r = np.asarray(self.payload_radius, float).reshape(-1)
+            if self.payload_theta is None or r.shape != (10,) or not np.all(np.isfinite(r)) \
+                    or np.any(r < 0):
+                raise CalibrationInputError(f"{self.name}: payload radius: expected 10 finite "
+                                            "values >= 0 with a payload")
+            object.__setattr__(self, "payload_radius", r)
         if t.size < 2:
             raise CalibrationInputError(f"{self.name}: {t.size} sample(s); need at least 2")
         if not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):

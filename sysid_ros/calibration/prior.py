@@ -24,7 +24,7 @@ import numpy as np
 from sysid_ros.identification.config import load_identification_config
 from sysid_ros.model.robots import Robot
 
-__all__ = ["Prior", "calibration_prior"]
+__all__ = ["Prior", "calibration_prior", "named_payload"]
 
 FRICTION_PRIORS = ("wide", "config")
 
@@ -62,6 +62,14 @@ class Prior:
             f", torque-reading gain error within its stated bound on {self.n_gain} joint(s)"
         return (f"links URDF ± {100 * self.link_rel:g} % per parameter, friction "
                 f"'{self.friction_prior}' box{payload}{ee}{gain}")
+
+
+def named_payload(robot: Robot, spec: str) -> tuple[np.ndarray, np.ndarray]:
+    """A catalogued payload as (θ_p, radius): a prior of the robot file (or a YAML file), whose
+    box holds the end-effector body *with* that payload, minus the URDF's end-effector body.
+    Assumes, as such a prior does, that the end-effector body is the URDF's."""
+    box = load_identification_config(robot, prior=spec).prior
+    return 0.5 * (box.lower + box.upper) - robot.theta_e(), 0.5 * (box.upper - box.lower)
 
 
 def calibration_prior(robot: Robot, link_rel: float | None = None, friction_prior: str = "wide",

@@ -29,7 +29,8 @@ every set the calibration computes is a polytope. No accelerations are needed an
 A recording that carried a known payload θ_p (``Recording.payload_theta``) has the payload's
 share W_e·θ_p (its end-effector columns) moved to the right-hand side: c = ∫τ̂ − W_e·θ_p
 (``known``), so θ stays the robot without payload, the same unknowns as in the other
-recordings; the payload's quadrature allowance joins r_fixed.
+recordings; the payload's quadrature allowance joins r_fixed, and so does |W_e|·rad for a
+payload known to within a box (θ_p ± rad).
 
 A stated gain bound of the torque reading (``identification.torque_gain_rel`` g_j > 0: the true
 torque is (1 + g_j·v_j)·τ̂, |v_j| ≤ 1, after the rescaling by ``torque_gain``) appends one unknown
@@ -160,7 +161,8 @@ def build_rows(m: MomentumRows, nj: int, theta_abs_max: np.ndarray, quadrature_s
                torque_noise_rel: float = 0.0, source: int = 0,
                lag_radius: np.ndarray | None = None, gain_rel: np.ndarray | None = None,
                gain: np.ndarray | None = None, payload_theta: np.ndarray | None = None,
-               ee_columns: slice | None = None) -> CalibrationRows:
+               ee_columns: slice | None = None, payload_radius: np.ndarray | None = None
+               ) -> CalibrationRows:
     """Calibration rows of momentum rows ``m`` (all body columns).
 
     Args:
@@ -176,7 +178,7 @@ def build_rows(m: MomentumRows, nj: int, theta_abs_max: np.ndarray, quadrature_s
         gain_rel, gain: (nj,) the stated gain bound g_j and the gain the reading was rescaled by
             (module docstring; None: exact gain 1).
         payload_theta, ee_columns: a known payload this recording carried and the end-effector
-            body's columns of θ (module docstring).
+            body's columns of θ (module docstring); ``payload_radius`` its box's radius.
     """
     n = len(m)
     n_theta = m.W.shape[1]
@@ -201,7 +203,11 @@ def build_rows(m: MomentumRows, nj: int, theta_abs_max: np.ndarray, quadrature_s
         if ee_columns is None:
             raise ValueError("build_rows: a known payload needs the end-effector columns")
         known = m.W[:, ee_columns] @ payload_theta
-        r_fixed = r_fixed + quadrature_safety * (m.quad_W[:, ee_columns] @ np.abs(payload_theta))
+        p_abs = np.abs(payload_theta)
+        if payload_radius is not None:
+            p_abs = p_abs + payload_radius
+            r_fixed = r_fixed + np.abs(m.W[:, ee_columns]) @ payload_radius
+        r_fixed = r_fixed + quadrature_safety * (m.quad_W[:, ee_columns] @ p_abs)
     r_fixed = big * (r_fixed + torque_noise_rel * m.tau_abs / (1.0 - torque_noise_rel))
     r_timing = (np.zeros(n) if lag_radius is None
                 else big * np.asarray(lag_radius, float)[m.joint] * np.abs(m.tau_end - m.tau_start))
