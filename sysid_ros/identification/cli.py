@@ -79,6 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "(gen3: 2f85, none) or a YAML file with lower/upper")
     p.add_argument("--torque-noise-abs", help="N*m: one number or one per joint (comma list)")
     p.add_argument("--torque-noise-rel", type=float, help="fraction of |tau|")
+    p.add_argument("--torque-gain-rel",
+                   help="bound g on the torque reading's constant gain error: true torque = "
+                        "k*tau_meas, k in 1 +- g (one number or one per joint)")
     p.add_argument("--robot-uncertainty-rel", type=float, help="theta_r box (fraction)")
     p.add_argument("--velocity-noise-abs",
                    help="rad/s: bound of the recorded velocities' error, one number or one per "
@@ -150,6 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         robot = load_robot(args.robot, args.config, args.calibration)
         overrides = dict(torque_noise_abs=args.torque_noise_abs,
                          torque_noise_rel=args.torque_noise_rel,
+                         torque_gain_rel=args.torque_gain_rel,
                          robot_uncertainty_rel=args.robot_uncertainty_rel, window=args.window,
                          stride=args.stride, friction=args.friction, window_s=args.window_s,
                          stride_s=args.stride_s, max_sample_gap=args.max_sample_gap,

@@ -667,7 +667,7 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
         if isinstance(exc, IdentificationConfigError):
             raise
         raise IdentificationConfigError(f"{robot.config_path}: identification: {exc}") from exc
-    for key in ("torque_noise_abs", "velocity_noise_abs"):
+    for key in ("torque_noise_abs", "velocity_noise_abs", "torque_gain", "torque_gain_rel"):
         if key in overrides:
             overrides[key] = _per_joint(overrides[key], robot.nj, key)
     return cfg.with_overrides(**overrides) if overrides else cfg
