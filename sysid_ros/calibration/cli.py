@@ -4,6 +4,8 @@
                     [--validate BAG ...] [--json PATH] [--report DIR] [--config FILE]
                     [--friction-law linear|stribeck] [--margin 1.25] [--state-estimate [rts]]
     sysid-calibrate --robot gen3 --bag LOG --state-estimate --write-bag LOG_WITH_VELOCITIES
+    sysid-calibrate --robot z1 --bag CAL --payload-bag LOADED --payload-prior dumbbell_1kg \
+                    --torque-gain-rel 0.1 --out calib.yaml   # measures the torque reading's gain
 
 The first stderr line summarises the data, the last one is the verdict. Exit codes:
 

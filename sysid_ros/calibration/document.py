@@ -134,6 +134,9 @@ def summary_json(result, validation=None) -> dict[str, Any]:
     }
     if result.stribeck is not None:
         out["stribeck"] = result.stribeck.as_dict(result.robot.joint_names)
+    if result.gain_box is not None:
+        lo, hi = result.torque_gain_box
+        out["torque_gain"] = {"lower": _lst(lo), "upper": _lst(hi)}
     out.update(_timing_and_exclusions(result))
     if validation is not None:
         out["validation"] = validation.as_dict()
