@@ -18,7 +18,10 @@ sim's):
   a finite difference of quantised positions over jittered stamps has no bound without one on
   the acceleration, and the identifier needs q̇; the user states ``velocity_noise_abs``;
 - friction: ``wide`` (the drawn truth is up to ``friction_rel`` off the catalogue values that
-  the ``config`` box holds).
+  the ``config`` box holds);
+- torque gain: the truth section's ``torque_gain_rel`` (the drawn reading's gain, 1 ± it per
+  joint) as the identifier's ``torque_gain_rel``. With a calibration it is the calibration's to
+  state or measure (docs/calibration.md 2.14): one that ignored it has absorbed the gain.
 
 With a calibration (``calibrated``) its friction box and its torque-error bound stand: they
 were measured on data of this kind (window-averaged over its own windows), the error of its
@@ -39,6 +42,7 @@ import numpy as np
 from sysid_ros.model.robots import Robot
 from sysid_ros.simulation.errors import SimConfigError
 from sysid_ros.simulation.hardware_like import HardwareProfile
+from sysid_ros.simulation.truth import hardware_truth_settings
 
 __all__ = ["identifier_assumptions", "sampling_margin"]
 
@@ -57,7 +61,8 @@ def identifier_assumptions(robot: Robot, profile: HardwareProfile | None = None,
     """Keyword overrides of ``load_identification_config`` for data published with ``profile``
     (default: the robot file's ``simulation.hardware_like.profile``): ``torque_noise_abs``
     (per joint), ``torque_noise_rel``, ``velocity_noise_abs`` (per joint, fixed base),
-    ``friction="wide"`` and the driver's torque lag (``torque_lag_s`` ± one period); only the
+    ``friction="wide"``, the driver's torque lag (``torque_lag_s`` ± one period) and the drawn
+    reading's gain bound (``torque_gain_rel``, when the truth section draws one); only the
     velocity bound when ``calibrated`` (the calibration measured the lag; module doc). Raises
     SimConfigError for velocities the identifier cannot be given a bound for (module doc),
     naming what to do instead, unless the user states the velocity bound (``velocity_stated``:
@@ -68,6 +73,9 @@ def identifier_assumptions(robot: Robot, profile: HardwareProfile | None = None,
         "torque_noise_abs": scale * np.broadcast_to(np.asarray(profile.torque_noise, float),
                                                     (robot.nj,)).copy(),
         "torque_noise_rel": scale * float(profile.torque_noise_rel), "friction": "wide"}
+    gain_rel = float(hardware_truth_settings(robot).get("torque_gain_rel", 0.0))
+    if not calibrated and gain_rel > 0:
+        out["torque_gain_rel"] = gain_rel
     lag = np.broadcast_to(np.asarray(profile.torque_lag, float), (robot.nj,))
     if not calibrated and np.any(lag != 0):
         # the driver's torque lag is known here (a calibration measures it on a real one);

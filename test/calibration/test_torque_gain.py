@@ -85,6 +85,21 @@ def test_the_drawn_gain_scales_the_reading(z1):
                                rtol=1e-12, atol=1e-12)
 
 
+def test_hardware_like_assumptions_state_the_drawn_gain_bound(z1):
+    import copy
+
+    from sysid_ros.simulation.assumptions import identifier_assumptions
+
+    assert "torque_gain_rel" not in identifier_assumptions(z1, velocity_stated=True)
+    config = copy.deepcopy(z1.config)
+    config["simulation"]["hardware_like"]["truth"]["torque_gain_rel"] = 0.2
+    drawn = dataclasses.replace(z1, config=config)
+    assert identifier_assumptions(drawn, velocity_stated=True)["torque_gain_rel"] == 0.2
+    # with a calibration, the calibration states or measures it
+    assert "torque_gain_rel" not in identifier_assumptions(drawn, calibrated=True,
+                                                           velocity_stated=True)
+
+
 def test_gain_keys_are_validated(z1):
     with pytest.raises(IdentificationConfigError, match="torque_gain_rel"):
         load_identification_config(z1, torque_gain_rel=1.0)
