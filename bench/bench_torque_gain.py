@@ -19,7 +19,6 @@ statement, whether the written gain box holds the true gains and its mean half-w
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import time
 
@@ -27,24 +26,17 @@ import numpy as np
 
 from sysid_ros.calibration import CalibrationOptions, Recording, calibrate
 from sysid_ros.calibration.document import calibration_document
+from sysid_ros.calibration.synthetic import draw_gain_case
 from sysid_ros.identification import identify, load_identification_config
 from sysid_ros.model.calibration import apply_calibration
 from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation import HardwareProfile, dumbbell_for, hardware_truth_settings, \
-    random_hardware_truth, record_hardware_like
 
 OPTIONS = dict(margin=1.5, link_boxes=False, terms=False, torque_lag="none", velocity_lag="none")
 
 
 def one_robot(z1, seed: int, gain_rel: float) -> dict:
-    rng = np.random.default_rng(seed)
-    profile = dataclasses.replace(HardwareProfile.from_robot(z1), velocity="exact")
-    truth = random_hardware_truth(z1, rng, **hardware_truth_settings(z1),
-                                  torque_gain_rel=gain_rel)
-    known = dumbbell_for(z1, 1.0)
-    cal = record_hardware_like(z1, rng, None, 30.0, profile, truth)
-    loaded = record_hardware_like(z1, rng, known, 30.0, profile, truth)
-    pay = record_hardware_like(z1, rng, dumbbell_for(z1, 1.5), 20.0, profile, truth)
+    case = draw_gain_case(z1, seed, gain_rel, velocity="exact")
+    truth, known, cal, loaded, pay = case.truth, case.known, case.cal, case.loaded, case.payload
     rec = lambda r, p=None: Recording(r.t, r.q, r.dq, r.tau_meas, payload_theta=p)  # noqa: E731
     variants = {
         "ignored": ([rec(cal)], {}),

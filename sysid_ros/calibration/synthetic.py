@@ -15,7 +15,8 @@ import numpy as np
 from sysid_ros.calibration.data import Recording
 from sysid_ros.model.robots import Robot
 
-__all__ = ["CalibrationCase", "draw_case", "as_recording", "GEN3_TRUTH"]
+__all__ = ["CalibrationCase", "GainCase", "draw_case", "draw_gain_case", "as_recording",
+           "GEN3_TRUTH"]
 
 #: Truth draw for the Gen3 (the robot file's hardware_like.truth values, spelled out so that a
 #: test or benchmark does not change when someone edits the robot file).
@@ -73,3 +74,39 @@ def draw_case(robot: Robot, seed: int, cal_seconds=(12.0,), payload_seconds: flo
         pay = record_hardware_like(robot, rng, dumbbell_for(robot, payload_kg),
                                    payload_seconds, prof, hw)
     return CalibrationCase(seed, cal, pay)
+
+
+@dataclass
+class GainCase:
+    """One robot whose torque reading has a drawn constant gain per joint: ``cal`` without
+    payload, ``loaded`` with the ``known`` payload (a Payload), ``payload`` with another one
+    to identify; ``truth.torque_gain`` is the gain."""
+
+    truth: object
+    known: object
+    cal: object
+    loaded: object
+    payload: object
+
+
+def draw_gain_case(robot: Robot, seed: int, gain_rel: float = 0.1, known_kg: float = 1.0,
+                   payload_kg: float = 1.5, seconds: tuple[float, float, float] = (30.0, 30.0, 20.0),
+                   **profile) -> GainCase:
+    """The robot file's truth draw with a reading gain in 1 ± ``gain_rel`` per joint, recorded
+    with the robot file's profile (``profile`` overrides, e.g. ``velocity="exact"``): without
+    payload, with the known ``known_kg`` dumbbell and with a ``payload_kg`` one (``seconds``)."""
+    import dataclasses
+
+    from sysid_ros.simulation import HardwareProfile, dumbbell_for, hardware_truth_settings, \
+        random_hardware_truth, record_hardware_like
+
+    rng = np.random.default_rng(seed)
+    prof = dataclasses.replace(HardwareProfile.from_robot(robot), **profile)
+    settings = {**hardware_truth_settings(robot), "torque_gain_rel": gain_rel}
+    truth = random_hardware_truth(robot, rng, **settings)
+    known = dumbbell_for(robot, known_kg)
+    cal = record_hardware_like(robot, rng, None, seconds[0], prof, truth)
+    loaded = record_hardware_like(robot, rng, known, seconds[1], prof, truth)
+    pay = record_hardware_like(robot, rng, dumbbell_for(robot, payload_kg), seconds[2], prof,
+                               truth)
+    return GainCase(truth, known, cal, loaded, pay)

@@ -26,12 +26,12 @@ import pytest
 
 from sysid_ros.calibration import CalibrationOptions, Recording, calibrate
 from sysid_ros.calibration.document import calibration_document
+from sysid_ros.calibration.synthetic import draw_gain_case
 from sysid_ros.identification import IdentificationConfigError, identify, \
     load_identification_config
 from sysid_ros.model.calibration import apply_calibration
 from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation import HardwareProfile, dumbbell_for, hardware_truth_settings, \
-    random_hardware_truth, record_hardware_like
+from sysid_ros.simulation import HardwareProfile, random_hardware_truth, record_hardware_like
 
 GAIN_REL = 0.1
 # lag, terms and link boxes off: the Z1 profile has no lag, and they cost time without
@@ -47,15 +47,8 @@ def z1():
 
 @pytest.fixture(scope="module")
 def data(z1):
-    rng = np.random.default_rng(1)
-    profile = dataclasses.replace(HardwareProfile.from_robot(z1), velocity="exact")
-    truth = random_hardware_truth(z1, rng, **hardware_truth_settings(z1),
-                                  torque_gain_rel=GAIN_REL)
-    known = dumbbell_for(z1, 1.0)
-    cal = record_hardware_like(z1, rng, None, 30.0, profile, truth)
-    loaded = record_hardware_like(z1, rng, known, 30.0, profile, truth)
-    pay = record_hardware_like(z1, rng, dumbbell_for(z1, 1.5), 20.0, profile, truth)
-    return truth, known, cal, loaded, pay
+    c = draw_gain_case(z1, 1, GAIN_REL, velocity="exact")
+    return c.truth, c.known, c.cal, c.loaded, c.payload
 
 
 def _recording(rec, payload=None):
