@@ -44,9 +44,9 @@ Torque gain (``config.torque_gain_rel`` g_j > 0, :mod:`.config`): the true ∫τ
 (1 + g_j·v_j)·∫τ̂ (τ̂ already multiplied by ``torque_gain``), |v_j| ≤ 1 one constant per joint.
 With ``friction_unknowns`` v_j is a shared unknown (column −g_j·∫τ̂; the timing term's product
 with it, g_j·δ_max·|τ̂_end − τ̂_start|, enters r_fixed), otherwise g_j·|∫τ̂| enters r_fixed. The
-torque bounds are stated on the measured torque, so the noise radius, the torque's quadrature
-allowance and the bridged gaps' allowance are multiplied by the largest gain
-torque_gain_j·(1 + g_j) (those of τ̂ after the rescaling by (1 + g_j)).
+torque bounds are stated on the measured torque, so the noise radius and the bridged gaps'
+allowance are multiplied by the largest gain torque_gain_j·(1 + g_j), and the torque's
+quadrature allowance (computed on the rescaled τ̂) by 1 + g_j.
 
 Calibration rows (``config.calibration_rows``, :mod:`.calibration_rows`): the calibration's own
 momentum rows as further constraints on the shared δθ_r and φ, with 10 more unknowns for the
