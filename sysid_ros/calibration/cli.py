@@ -193,11 +193,12 @@ def _options(args) -> CalibrationOptions:
         exclude_after_start_s=args.exclude_after_start)
 
 
-def _gain_rel(text: str | None) -> np.ndarray | None:
+def _gain_rel(text: str | None) -> float | np.ndarray | None:
     if text is None:
         return None
     try:
-        return np.array([float(v) for v in text.replace(",", " ").split()])
+        vals = np.array([float(v) for v in text.replace(",", " ").split()])
+        return float(vals[0]) if vals.size == 1 else vals
     except ValueError:
         raise CalibrationInputError(f"--torque-gain-rel {text!r}: expected one fraction or one "
                                     "per joint") from None
