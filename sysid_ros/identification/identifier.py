@@ -51,8 +51,8 @@ from sysid_ros.identification.errors import IdentificationConfigError, SampleErr
 from sysid_ros.identification.incremental import IncrementalBox
 from sysid_ros.identification.problem import N_THETA_E, PayloadProblem, PayloadRows
 from sysid_ros.identification.stamps import ACCEPT, RESTART, StampFilter
-from sysid_ros.identification.transients import Transient, find_transients, transient_note, \
-    with_radius_share
+from sysid_ros.identification.transients import Transient, TransientStream, find_transients, \
+    transient_note, with_radius_share
 from sysid_ros.identification.windows import MomentumWindows
 from sysid_ros.model.box import ParameterBox, theta_e_box
 from sysid_ros.model.regressors import Regressors
@@ -382,6 +382,9 @@ class OnlineIdentifier:
             self.warnings: list[str] = []
             self.diagnosis: Consistency | None = None
             self.reason = ""
+            #: torque transients of this payload's samples (:mod:`.transients`), once the
+            #: stream's rate is known
+            self.transients: TransientStream | None = None
 
     def restart_windows(self, keep_stamps: bool = False) -> None:
         """Time jumped back (bag loop, simulator reset): drop the samples in progress so no
@@ -393,6 +396,8 @@ class OnlineIdentifier:
             self.windows.break_run()
             self._held = []
             self.n_restarts += 1
+            if self.transients is not None:
+                self.transients.reset()
             if not keep_stamps:
                 self.stamps.reset()
             if self.imu is not None:
@@ -462,6 +467,7 @@ class OnlineIdentifier:
         Floating base: samples wait until the IMU covers their stamps (:meth:`add_imu`)."""
         if self.imu is None:
             rows = self.problem.rows(self.windows.extend(t, q, dq, tau))
+            self._judge_transients(t, tau)
             with self._lock:
                 return self._append(rows)
         t, *arrays = self.windows._validate(t, q, dq, tau)
@@ -482,8 +488,21 @@ class OnlineIdentifier:
         if n == 0:
             return 0
         rows = self.problem.rows(self.windows.extend(t[:n], q[:n], dq[:n], tau[:n], base))
+        self._judge_transients(t[:n], tau[:n])
         with self._lock:
             return self._append(rows)
+
+    def _judge_transients(self, t: ArrayLike, tau: ArrayLike) -> None:
+        """Feed accepted samples to the transient test (after the windows took them)."""
+        plan = self.windows.plan
+        if self.transients is None:
+            if plan is None:
+                return              # the rate probe still holds the first samples
+            cfg = self.config
+            self.transients = TransientStream(
+                self.robot.joint_names, cfg.torque_noise_abs, cfg.torque_noise_rel,
+                cfg.torque_rate_abs, plan.max_sample_gap, plan.dt)
+        self.transients.push(np.asarray(t, float).reshape(-1), np.asarray(tau, float))
 
     def _append(self, rows: PayloadRows) -> int:
         if len(rows):
@@ -598,6 +617,7 @@ class OnlineIdentifier:
         return {"status": self.status, "samples": self.samples, "windows": self.windows_used,
                 "rows": len(self._rows), "gaps": self.windows.n_gaps,
                 "bridged_steps": self.windows.n_bridged,
+                "transients": 0 if self.transients is None else self.transients.count,
                 "bridges_refused": self.windows.n_bridge_refused,
                 "excluded_rows": dict(self.windows.excluded),
                 "unaligned_samples": self.windows.n_unaligned}
