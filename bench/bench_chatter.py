@@ -1,4 +1,4 @@
-"""Does the robust input switch at the sample rate? (issue 12 item 4, docs/design.md §5.1)
+"""Does the robust input switch at the sample rate? (docs/design.md §5.1)
 
 Closed loops at 1 kHz against MuJoCo with a 1 kg dumbbell and a box holding the truth:
 

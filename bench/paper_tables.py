@@ -1,4 +1,4 @@
-"""The seed paper's experiments in simulation (issue 6): S3 Table III and Table V, one command.
+"""The seed paper's experiments in simulation: S3 Table III and Table V, one command.
 
 Gen3 + the five dumbbells of S3 (1.81 … 3.63 kg), in-process lock-step closed loop
 (``sysid_ros.demo.pipeline``: the node runtimes of ``launch/sim.launch.yaml`` with its settings —
@@ -20,7 +20,7 @@ Table III: success, or fail with the phase (identification / task) and the reaso
 Table V: cond(Y_e) of the identification data (end-effector columns of the inverse-dynamics
 regressor along the executed exciting motion at 100 Hz, the planner's objective), ours vs random.
 Final box widths: ours' final θ_e box against the random draws' (mass, principal inertias, and
-which box is the smaller by log-volume over all ten entries), side by side (issue 15).
+which box is the smaller by log-volume over all ten entries), side by side.
 
 Ratios printed against baselines measured in the same run: cond ours / random per dumbbell and
 experiment, and each episode's real-time factor (sim seconds per wall second).
@@ -119,7 +119,7 @@ def _record(r: EpisodeResult, ep: Episode) -> dict[str, Any]:
             "plan_status": [str(p["status"]) for p in ep.plans]}
 
 
-#: θ_e entries of the final-widths table (issue 15 item 2 names the mass and the principal
+#: θ_e entries of the final-widths table (the mass and the principal
 #: inertias); the log-volume column uses every entry
 WIDTH_TABLE = ("m", "Ixx", "Iyy", "Izz")
 
@@ -378,7 +378,7 @@ def main(argv: list[str] | None = None) -> int:
         ours = [c for c in tv["ours"].values() if c]
         tv["ours_over_random"] = (float(np.mean(ours)) / tv["random"]
                                   if ours and tv["random"] else None)
-        # issue 15 item 1 asks for the ratio in each experiment, not their mean
+        # the ratio in each experiment, not their mean: one experiment may hide another
         tv["ratio_by_experiment"] = {e: (c / tv["random"] if c and tv["random"] else None)
                                      for e, c in tv["ours"].items()}
     data_widths = _width_comparison(table, masses, exps) if {"ours", "random"} <= set(methods) \

@@ -97,7 +97,7 @@ def floating_base_findings(full: Robot, view: Robot, bag: Path,
             "arm's command switches at the sample rate. Read over single IMU intervals "
             "(central differences cancel a motion that alternates at the sample rate), the "
             "trunk's ‖α‖ reaches 1–1.5 rad/s² through the graph against the assumed 0.2, in "
-            "the blocks where the robust input switches (line above; two runs of session 14: "
+            "the blocks where the robust input switches (line above; in two runs "
             "67 of 67 and 75 of 75 50-ms blocks above the bound, command first-difference RMS "
             "0.57–0.61 N·m there against 0.005–0.007 elsewhere) — with the physics at 1 ms "
             "and converged at 0.25 ms alike (‖α‖ 2.36 / 1.49 rad/s²), so the physics step is "

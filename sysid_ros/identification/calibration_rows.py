@@ -1,4 +1,4 @@
-"""Calibration rows as constraints of the payload LP (issues #12.1, #15.2; docs/calibration.md §8).
+"""Calibration rows as constraints of the payload LP (docs/calibration.md §8).
 
 A calibration (:mod:`sysid_ros.calibration`) measures the robot from recordings without payload:
 its momentum rows say, per window w and joint j,

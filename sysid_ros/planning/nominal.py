@@ -265,7 +265,7 @@ class NominalModel:
         """(log Σ_i [(A₀ + Y_eᵀY_e)⁻¹]_ii / w_i² over ``parameters`` (default mass and first
         moments), gradient (nj,), cond Y_e) at k — the predicted least-squares variances of the
         parameters that the sound box is slowest to shrink, each relative to its current box
-        width w (issue 15).
+        width w.
 
         A₀ = ``info`` (the rows already executed, ``information``) + diag(1/w²) (one N·m of
         per-sample noise per box width: a weak prior that keeps A invertible before any data).

@@ -77,7 +77,7 @@ class PlannerConfig:
     restarts: after a certified plan, up to this many more NLP solves from other starting
     points (the warm start mirrored, then random points in the k box) while the budget lasts;
     one replaces the plan only with a lower objective and a passed sound check; they end
-    within ``restart_budget`` s of the cycle's start (issue 15 item 5: p95 cycle <= 0.5 s).
+    within ``restart_budget`` s of the cycle's start (target: p95 cycle <= 0.5 s).
     ``cond`` stages only: ``width`` and ``radius`` freeze their row weights at the warm start,
     so a far start is judged with the wrong radii (in-process, ``width``, seed 0: 0.286 →
     0.326 kg with restarts).
@@ -375,7 +375,7 @@ class ExcitingPlanner:
         direction in the end-effector frame does pin m·c (gravity rows are large at any
         speed), after which the plans certified against the narrower box can be large.
         Measured: on the Gen3 it does not beat ``cond`` in the closed loop, which pins m·c as
-        well once plans grow (docs/paper_results.md, issue 15), hence not the default.
+        well once plans grow (docs/paper_results.md), hence not the default.
         """
         if self.config.objective != "staged":
             return self.config.objective
@@ -550,7 +550,7 @@ class ExcitingPlanner:
                 break
             candidate = k
         if result.verified and self.config.restarts > 0 and result.objective == "cond":
-            # restarts end within restart_budget of the cycle's start (issue 15 item 5: a
+            # restarts end within restart_budget of the cycle's start (target: a
             # cycle's p95 <= 0.5 s), whatever max_solve_time leaves
             last_ver = self._restart(result, traj, x0, lo, hi, theta_e,
                                      min(deadline, start + self.config.restart_budget),
