@@ -30,7 +30,7 @@ Usage:
                                [--experiments a,b] [--random-seeds N] [--quick]
                                [--objective cond|box|staged] [--planner KEY=VALUE ...]
                                [--cpu-budget]
-                               [--markdown docs/paper_results.md]
+                               [--markdown docs/results.md]
 The markdown's generated block (between the BEGIN/END markers) is replaced; the hand-written
 discussion around it is kept.
 """
@@ -294,7 +294,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                          "machine); cycles are then 'late' by CPU seconds")
     ap.add_argument("--quick", action="store_true",
                     help="lightest and heaviest dumbbell only (~3 min)")
-    ap.add_argument("--markdown", type=Path, default=Path("docs/paper_results.md"),
+    ap.add_argument("--markdown", type=Path, default=Path("docs/results.md"),
                     help="markdown file whose generated block is replaced ('-': none)")
     args = ap.parse_args(argv)
     args.argv = list(argv if argv is not None else sys.argv[1:])

@@ -6,7 +6,7 @@ in-process pipeline use the same objects.
 
 A rest-to-rest segment q_a → q_b over T is q_a + (q_b − q_a)·H₅(t/T), the planner's trajectory
 family with q̇₀ = q̈₀ = 0 and k = q_b − q_a, so its check is the planner's, with the same
-assumptions (docs/design.md §6.4): the tracking error starts inside the controller's bound, θ_e
+assumptions (docs/theory/planner.md#sound-reachability): the tracking error starts inside the controller's bound, θ_e
 lies in the box and the obstacles are the configured ones.
 """
 from __future__ import annotations

@@ -1,7 +1,9 @@
-"""``identifier`` node: joint_states → sound payload bounds (docs/design.md §4, §7).
+"""``identifier`` node: joint_states → sound payload bounds (docs/theory/identification.md, "
+"docs/theory/ros-interfaces.md#ros-2-interfaces).
 
 Subscribes ``joint_states`` (and for a floating base such as ``b1_z1`` the trunk IMU on ``imu``,
-docs/design.md §4.9); every ``update_period`` a worker thread updates the box from the buffered
+docs/theory/identification.md#floating-base-the-standing-b1--z1); every ``update_period`` a
+worker thread updates the box from the buffered
 samples (:class:`~sysid_ros.identification.runtime.IdentifierRuntime`), so callbacks never wait
 for an LP. Publishes ``/sysid/payload_bounds`` and ``/sysid/payload_inertia`` (latched, only
 while ok: an inconsistent update keeps the last sound box and raises an ERROR diagnostic) and
@@ -17,8 +19,8 @@ diagnostic (``IdentifierRuntime.report``) says why there is no box (insufficient
 inconsistent: the noise scale needed, per joint, the worst spans) and WARNs for a box pinned to
 the prior's face. ``lp-cuts`` with ``tighten_period`` > 0: a second thread runs the cut rounds
 on a snapshot and publishes the intersected box. Both workers run ``worker_nice`` lower.
-Parameters: ``PARAMETERS`` (docs/parameters.md); optional ones left out take the robot file's
-``identification`` section (docs/design.md §4)."""
+Parameters: ``PARAMETERS`` (docs/reference/parameters.md); optional ones left out take the robot file's
+``identification`` section (docs/theory/identification.md)."""
 from __future__ import annotations
 
 import threading

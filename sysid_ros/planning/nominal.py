@@ -306,7 +306,7 @@ class NominalModel:
         |Y_r|·rad(θ_r) (θ_r ± ``links_rel``, or the calibrated box) and the friction box's
         half-widths (Fv·|q̇| + Fc + β). Rows the identifier trusts less count less: on the Gen3
         the random excitation's rows carried 1.2–1.9× more mass per unit radius than cond's
-        plans (docs/paper_results.md). Pinocchio's regressor (``model.regressors``, built on
+        plans (docs/results.md). Pinocchio's regressor (``model.regressors``, built on
         first use); real k (the weights are held fixed during a solve)."""
         robot = self.robot
         if self._regressors is None:

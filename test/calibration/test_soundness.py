@@ -6,7 +6,7 @@ inside; the shipped (uncalibrated) facts never give an ``ok`` box without the tr
 Assumptions of the claim as set up here: the calibration recording and the payload recording
 come from the same simulated robot with the same sensors and controller; everything else
 (friction, armature, offsets, links, noise) is drawn at random, and the calibration knows only
-the robot file. The claim is empirical (docs/calibration.md): the noise bound is measured, not
+the robot file. The claim is empirical (docs/guide/calibrate.md): the noise bound is measured, not
 proved.
 """
 from __future__ import annotations
