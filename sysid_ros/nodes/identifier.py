@@ -10,8 +10,9 @@ while ok: an inconsistent update keeps the last sound box and raises an ERROR di
 ``/diagnostics``. ``~/reset`` (std_srvs/Trigger) starts over for a new payload. A message that
 cannot be used is counted and reported, never fatal.
 
-Stamps (``identification.stamps``, design §4.10; IMU too): zero, duplicate and isolated backward
-ones are dropped and counted; only ``stamp_restart_samples`` consecutive stamps behind the last
+Stamps (``identification.stamps``,
+docs/theory/identification.md#stamp-policy-of-the-online-identifier; IMU too): zero, duplicate
+and isolated backward ones are dropped and counted; only ``stamp_restart_samples`` consecutive stamps behind the last
 accepted one (a replay loop, a simulator restart) restart the windows — the box is kept.
 
 Windows follow the stream's rate (``window_s``, split at gaps > ``max_sample_gap``). The

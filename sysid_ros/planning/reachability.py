@@ -24,7 +24,8 @@ For a fixed plan parameter k, over each of n time sub-intervals [t_m, t_{m+1}] o
      vectors s of (bound∘s)ᵀP⁻¹(bound∘s): P is enclosed over the sub-interval's q box
      (``planning.mass_matrix``), P ⪰ V⁻ᵀL(ε)V⁻¹ gives P⁻¹ ⪯ V L(ε)⁻¹ Vᵀ, so γ² ≤ the max over
      the vertices of the ε-box and the s of (b̄∘s)ᵀ V L⁻¹ Vᵀ (b̄∘s) (convex in both), and
-     P_ii ≤ its enclosure's upper end (the controller's boundary layer, §5.1, only scales σβd
+     P_ii ≤ its enclosure's upper end (the controller's boundary layer,
+     docs/theory/controller.md#boundary-layer, only scales σβd
      by s ∈ [0, 1] inside the level, whatever its exponent: these bounds hold for it as they
      are);
      α(V_sup − V_max)/‖r‖ ≤ ½·α·ρ·D_M when V ≤ V_max,
