@@ -105,6 +105,23 @@ def test_cited_doc_pages_and_anchors_exist() -> None:
     assert not bad, "stale citations of the docs:\n" + "\n".join(bad)
 
 
+def test_no_frozen_section_numbers() -> None:
+    """Docs are cited by page and heading anchor; a numbered section (a section sign and a number) is a number that
+    freezes the page's structure. (The seed papers' own sections, ``S3 §V-A``, are not numbers.)"""
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
+                           check=True).stdout.split()
+    bad = []
+    for rel in files:
+        path = ROOT / rel
+        if path.suffix not in {".py", ".yaml", ".yml", ".md", ".sh", ".xml", ".xacro"} \
+                or not path.is_file():
+            continue
+        for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            if re.search(r"§\s*\d", line):
+                bad.append(f"{rel}:{n}: {line.strip()[:100]}")
+    assert not bad, "numbered section citations (cite docs/<page>.md#<anchor>):\n" + "\n".join(bad)
+
+
 def test_readme_python_example_runs(tmp_path: Path) -> None:
     """The README's Python block, run as a user would paste it into a script."""
     blocks = re.findall(r"^```python\n(.*?)^```", (ROOT / "README.md").read_text(), re.S | re.M)
