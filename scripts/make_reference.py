@@ -90,7 +90,27 @@ def _comments(path: Path) -> dict[str, str]:
         text = trailing or " ".join(block)
         if text and not (header and not trailing):
             out[dotted] = text
+        if not header:
+            # a section's comment block may describe its keys as "key: meaning" lines
+            for sub, meaning in _described_keys(block).items():
+                out.setdefault(f"{dotted}.{sub}", meaning)
         header, block = False, []
+    return out
+
+
+def _described_keys(block: list[str]) -> dict[str, str]:
+    """``key: meaning`` paragraphs of a comment block (continuation lines joined)."""
+    out: dict[str, str] = {}
+    current: str | None = None
+    for line in block:
+        m = re.match(r"([A-Za-z_][\w]*)\s*:\s+(.*)$", line)
+        if m and not m.group(1)[0].isupper():
+            current = m.group(1)
+            out[current] = m.group(2)
+        elif current is not None and line:
+            out[current] += " " + line
+        else:
+            current = None
     return out
 
 
