@@ -73,7 +73,7 @@ class JointStateSeries:
         stamps_ns: (N,) the same stamps as exact integer nanoseconds.
         names: joint names, the column order of the arrays.
         position, velocity, effort: (N, nj) float64 arrays; ``effort`` is the measured joint
-            torque (docs/design.md §7.1). A field that is empty in every message and not
+            torque (docs/theory/ros-interfaces.md#topics-types-and-qos). A field that is empty in every message and not
             required is None.
     """
 

@@ -73,7 +73,7 @@ class CalibrationOptions:
             error a window must allow is dominated by velocity noise through the large
             armature (Ia·Δq̇ error, independent of the window's length), so longer windows
             make it a smaller fraction of the signal — measured on hardware-like Gen3 data
-            (docs/calibration.md): narrower payload boxes, a smaller margin needed, 3-4x
+            (docs/guide/calibrate.md): narrower payload boxes, a smaller margin needed, 3-4x
             less LP work. None = the robot file's value.
         coulomb_band, quadrature_safety: the identifier's allowances (None: robot file).
         torque_noise_rel: the relative part of the noise model kept from the robot file; the

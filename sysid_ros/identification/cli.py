@@ -2,7 +2,7 @@
 
 A floating-base robot (``--robot b1_z1``) also needs the trunk IMU (``--imu-topic``, default
 ``/imu``): the arm joints' rows are formed with the trunk's angular velocity and specific force
-(docs/design.md §4.6); a bag without that topic exits 2 naming it.
+(docs/theory/identification.md#what-the-ok-box-rests-on); a bag without that topic exits 2 naming it.
 
 The first line on stderr summarises the data (samples, joints, span, rate, gaps); the last line
 is the verdict. Exit codes:

@@ -30,7 +30,7 @@ Keys (all optional except the prior):
   each row's radius (every window its own worst θ_r: sound, looser). Off by default for now:
   it narrows the mass ~10 % at twice the online cost, and it is stricter about the other
   assumptions — a calibration whose noise bound is only just right then reads as
-  `inconsistent` (docs/design.md §4.2).
+  `inconsistent` (docs/theory/identification.md#unknowns-and-exact-radii).
 - ``calibration_rows`` (path of a ``sysid-calibrate --export-rows`` file, relative to the
   calibration overlay or the robot file): the calibration's own momentum rows as further
   constraints on the shared θ_r and friction unknowns (:mod:`.calibration_rows`); they turn

@@ -9,8 +9,8 @@ over a window [a, b] gives, per joint (one row),
 with Δx = x(b) − x(a), T = t_b − t_a; ∫Ia·q̈ = Ia·Δq̇ is exact. ∫q̇ dt is Δq in exact
 arithmetic, but positions are read to an encoder count: on the Gen3 (Fv ≈ 10 N·m·s/rad, counts
 of 0.02°/0.011°) one count in Δq moves the viscous term by up to 0.0037 N·m·s, a third of a
-±0.1 N·m bound's radius over 0.1 s, which the rows carried nowhere (session 15: the simulator's
-quantized positions missed the radius at the truth by that much). The trapezoid of the sampled
+±0.1 N·m bound's radius over 0.1 s, which rows built from Δq would carry nowhere (the simulator's
+quantized positions miss the radius at the truth by that much). The trapezoid of the sampled
 velocity has no such error; its quadrature allowance is ``quad_dq``.
 
 This module computes, for every window and joint, the pieces of that equation from measured
