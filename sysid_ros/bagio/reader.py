@@ -24,6 +24,8 @@ import numpy as np
 from rosbags.rosbag2 import Reader
 
 from sysid_ros.cdr import joint_state_layout
+from sysid_ros.sample_screen import (JOINT_SET_CHANGED, PERSISTENT, RESTART, SKIP, SampleScreen,
+                                     SkipLog)
 
 from .errors import (
     ArrayLengthError,
@@ -35,10 +37,10 @@ from .errors import (
     MissingJointError,
     NonFiniteValueError,
     NonMonotonicStampError,
+    StampOrderError,
     TopicNotFoundError,
     TopicTypeError,
 )
-from .skips import PERSISTENT_BACKWARD, SkipLog
 from .writer import default_typestore
 
 if TYPE_CHECKING:
@@ -262,10 +264,12 @@ class _JointStateDecoder:
         where = {n: i for i, n in enumerate(names)}
         missing = [j for j in self.joint_names if j not in where]
         if missing:
-            raise MissingJointError(
+            err = MissingJointError(
                 f"bag {self.bag} topic {self.topic} message {index}: joints {missing} missing "
                 f"(message has {names})"
             )
+            err.names = tuple(names)
+            raise err
         self._cols = np.array([where[j] for j in self.joint_names], dtype=np.intp)
         self._identity = len(names) == len(self.joint_names) and bool(
             np.all(self._cols == np.arange(len(names)))
@@ -380,52 +384,54 @@ def _check_finite(
         )
 
 
+_REFUSAL: dict[str, type[BagError]] = {
+    "non_finite": NonFiniteValueError, "zero_stamp": NonMonotonicStampError,
+    "duplicate_stamp": DuplicateStampError, "backward_stamp": NonMonotonicStampError,
+    "far_future_stamp": StampOrderError, "missing_joint": MissingJointError}
+
+
 class _Screen:
-    """The skip policy of :mod:`~sysid_ros.bagio.skips` applied message by message."""
+    """The shared :class:`~sysid_ros.sample_screen.SampleScreen` applied to a bag: a skipped
+    message is logged (or, with a refusing log, refused naming it); a persistent jump back and
+    a changed joint set refuse the file."""
 
     def __init__(self, log: SkipLog, bag: Path, topic: str) -> None:
-        self.log, self.bag, self.topic = log, bag, topic
-        self.last: int | None = None          # last accepted stamp (ns)
-        self.behind = 0                       # consecutive messages behind it
+        self.log, self.where = log, f"bag {bag} topic {topic}"
+        self.screen = SampleScreen(log)
 
-    def missing_joint(self, index: int, data: bytes, err: Exception) -> None:
+    def _refuse(self, index: int) -> None:
+        if self.log.refuse:
+            kind, detail = self.screen.kind, self.screen.detail
+            raise _REFUSAL[kind](f"{self.where} message {index}: {kind.replace('_', ' ')}"
+                                 + (f", {detail}" if detail else "") + " (--strict)")
+
+    def missing_joint(self, index: int, data: bytes, err: MissingJointError) -> None:
         try:
             sec, nsec = _STAMP.unpack_from(data, 4)
             stamp = sec * 1_000_000_000 + nsec
         except struct.error:
             stamp = 0
-        self.log.add("missing_joint", index, stamp, str(err).split(": ", 1)[-1])
+        detail = str(err).split(": ", 1)[-1]
+        if self.screen.missing_joint(stamp, detail, err.names, index) == JOINT_SET_CHANGED:
+            raise MissingJointError(
+                f"{self.where} message {index}: the joint set changed for good ({PERSISTENT} "
+                f"messages in a row: {detail}): another robot's stream or a cut recording; "
+                "split it or name the topic of this robot")
+        self._refuse(index)
 
     def accept(self, index: int, stamp: int, values: list[np.ndarray], present: list[bool],
                names: Sequence[str]) -> bool:
-        kind, detail = self._kind(stamp, values, present, names)
-        if kind == "backward_stamp":
-            self.behind += 1
-            if self.behind >= PERSISTENT_BACKWARD:
-                raise NonMonotonicStampError(
-                    f"bag {self.bag} topic {self.topic} message {index}: time jumped back "
-                    f"persistently ({self.behind} messages behind the stamp {self.last} ns): two "
-                    "recordings in one file? split it")
-        if kind:
-            self.log.add(kind, index, stamp, detail)
+        fields = [(f, v) for f, v, ok in zip(_FIELDS, values, present) if ok]
+        verdict = self.screen.check(stamp, fields, names, index)
+        if verdict == RESTART:
+            raise NonMonotonicStampError(
+                f"{self.where} message {index}: time jumped back persistently ({PERSISTENT} "
+                "messages in a row behind the last accepted stamp): two recordings in one "
+                "file? split it")
+        if verdict == SKIP:
+            self._refuse(index)
             return False
-        self.last, self.behind = stamp, 0
         return True
-
-    def _kind(self, stamp: int, values: list[np.ndarray], present: list[bool],
-              names: Sequence[str]) -> tuple[str, str]:
-        if stamp <= 0:
-            return "zero_stamp", ""
-        if self.last is not None and stamp == self.last:
-            return "duplicate_stamp", ""
-        if self.last is not None and stamp < self.last:
-            return "backward_stamp", f"{(self.last - stamp) * 1e-9:.6f} s behind"
-        for field, arr, ok in zip(_FIELDS, values, present):
-            if ok and arr.shape[0] and not np.all(np.isfinite(arr)):
-                j = int(np.flatnonzero(~np.isfinite(arr))[0])
-                name = names[j] if j < len(names) else str(j)
-                return "non_finite", f"{field} of joint {name} is {arr[j]}"
-        return "", ""
 
 
 def iter_joint_states(
@@ -548,7 +554,7 @@ def read_joint_states(
         require: fields that must be present (non-empty) in every message.
         progress: called as ``progress(done, total)`` every ``chunk_size`` messages and at end.
         chunk_size: validation/progress granularity in messages.
-        skip: when given, bad messages of the kinds in :mod:`~sysid_ros.bagio.skips` are left
+        skip: when given, bad messages of the kinds in :mod:`~sysid_ros.sample_screen` are left
             out and counted there instead of raising (a persistent jump back still raises).
 
     Raises:

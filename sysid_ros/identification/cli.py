@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from sysid_ros.bagio.skips import SkipLog
+from sysid_ros.sample_screen import SkipLog
 from sysid_ros.cli_messages import fail
 from sysid_ros.identification.config import FRICTION_MODES, VELOCITY_NOISE_SCOPES, \
     IdentificationConfig, load_identification_config
@@ -100,8 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="exit 5 when the box is ok but carries warnings")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--strict", action="store_true",
-                   help="refuse the bag at its first bad message (NaN, zero/duplicate/backward "
-                        "stamp, missing joint) instead of skipping and counting such messages "
+                   help="refuse the bag at its first bad message (NaN, zero/duplicate/backward/"
+                        "far-future stamp, missing joint) instead of skipping and counting such messages "
                         "(JSON data.skipped)")
     p.add_argument("--floor", action="store_true",
                    help="also compute the identifiability floor of the stated link/friction "
@@ -166,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.bag is None:
             return _floor_only(robot, config, args)
         bar = _Progress("reading", not args.no_progress)
-        skip = None if args.strict else SkipLog()
+        skip = SkipLog(refuse=args.strict)
         series = read_joint_states(args.bag, args.topic, robot.joint_names, progress=bar,
                                    require=("position", "effort"), skip=skip)
         bar.close()

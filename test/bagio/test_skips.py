@@ -11,7 +11,7 @@ import pytest
 from sysid_ros.bagio import BagWriter, SkipLog, default_typestore, read_joint_states
 from sysid_ros.bagio.errors import (DuplicateStampError, MissingJointError, NonFiniteValueError,
                                     NonMonotonicStampError)
-from sysid_ros.bagio.skips import PERSISTENT_BACKWARD
+from sysid_ros.sample_screen import PERSISTENT as PERSISTENT_BACKWARD
 from sysid_ros.identification.cli import main as identify_main
 from sysid_ros.model.robots import load_robot
 
