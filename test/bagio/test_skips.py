@@ -49,6 +49,7 @@ def _bad_messages():
     msgs[13], kinds[13] = (0,) + msgs[13][1:], "zero_stamp"
     msgs[16] = (msgs[16][0], NAMES[:6], msgs[16][2][:6], msgs[16][3][:6], msgs[16][4][:6])
     kinds[16] = "missing_joint"
+    msgs[18], kinds[18] = (msgs[18][0] + 5 * 10**9,) + msgs[18][1:], "far_future_stamp"
     good = [k for k in range(20) if k not in kinds]
     return msgs, good, kinds
 
@@ -108,3 +109,41 @@ def test_sysid_identify_skips_one_nan_and_reports_it(tmp_path, capsys):
     assert "skipped 1 message(s): non_finite 1" in capsys.readouterr().err
     assert identify_main(["--robot", "gen3", "--bag", str(bag), "--out", str(out),
                           "--no-progress", "--strict"]) == 2
+
+
+def test_a_jump_forward_moves_the_time_base_after_a_counted_run(tmp_path):
+    """A logger paused 10 s: the first PERSISTENT - 1 messages after the pause are skipped as
+    far_future_stamp (counted), from the PERSISTENT-th on the recording goes on."""
+    msgs = [_good(k) for k in range(20)] + [
+        (m[0] + 10 * 10**9,) + m[1:] for m in (_good(k) for k in range(20, 40))]
+    log = SkipLog()
+    s = read_joint_states(_write(tmp_path / "bag", msgs), "/joint_states", NAMES, skip=log)
+    kept = list(range(20)) + list(range(20 + PERSISTENT_BACKWARD - 1, 40))
+    np.testing.assert_array_equal(s.stamps_ns, [msgs[k][0] for k in kept])
+    assert dict(log.counts) == {"far_future_stamp": PERSISTENT_BACKWARD - 1}
+
+
+def test_a_changed_joint_set_is_refused_through_the_cli(tmp_path, capsys):
+    """Joints missing in PERSISTENT messages in a row with the same names: the stream changed
+    (another robot's, a cut recording), refused naming the message; isolated ones are skipped."""
+    gen3 = load_robot("gen3")
+    msgs = [_good(k) for k in range(40)]
+    for k in range(20, 40):
+        msgs[k] = (msgs[k][0], NAMES[:6], *(x[:6] for x in msgs[k][2:]))
+    bag = _write(tmp_path / "bag", msgs)
+    with pytest.raises(MissingJointError, match=f"message {20 + PERSISTENT_BACKWARD - 1}: the "
+                       "joint set changed"):
+        read_joint_states(bag, "/joint_states", NAMES, skip=SkipLog())
+    assert identify_main(["--robot", "gen3", "--bag", str(bag), "--no-progress", "--out",
+                          str(tmp_path / "r.json")]) == 2
+    assert "joint set changed" in capsys.readouterr().err
+    assert list(gen3.joint_names) == NAMES
+
+
+def test_strict_refuses_a_far_future_stamp_naming_it(tmp_path, capsys):
+    msgs = [_good(k) for k in range(20)]
+    msgs[7] = (msgs[7][0] + 3 * 10**9,) + msgs[7][1:]
+    bag = _write(tmp_path / "bag", msgs)
+    assert identify_main(["--robot", "gen3", "--bag", str(bag), "--no-progress",
+                          "--out", str(tmp_path / "r.json"), "--strict"]) == 2
+    assert "message 7: far future stamp, 3.0" in capsys.readouterr().err
