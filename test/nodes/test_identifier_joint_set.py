@@ -5,9 +5,7 @@ ERROR that names the change while it lasts, and the robot's joints coming back c
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
-import numpy as np
 import pytest
 
 from .processes import start_node, stop
@@ -16,7 +14,6 @@ from sysid_ros.model.robots import load_robot
 from sysid_ros.sample_screen import PERSISTENT
 
 pytestmark = pytest.mark.ros
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_identifier_node_reports_a_changed_joint_set(ros_node):
