@@ -85,7 +85,8 @@ def calibration_document(result, validation=None, bags: list[str] | None = None
     if validation is not None:
         provenance["validation"] = validation.as_dict()
     doc: dict[str, Any] = {"sysid_calibration": FORMAT_VERSION, "robot": robot.name,
-                           "provenance": provenance, "friction": friction}
+                           "joints": list(robot.joint_names), "provenance": provenance,
+                           "friction": friction}
     if links:
         doc["links"] = links
     doc["identification"] = ident
