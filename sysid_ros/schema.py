@@ -143,10 +143,10 @@ def _short(value: object, limit: int = 80) -> str:
 
 
 def read_yaml(path: str | Path, what: str, error: Callable[[str], Exception],
-              allowed: Collection[str] | None = None) -> Section:
+              allowed: Collection[str] | None = None, empty_ok: bool = False) -> Section:
     """The top-level mapping of the YAML file ``path`` (``what`` it should be, for the
     messages): a missing file, a YAML syntax error (with its line) or anything but a mapping is
-    an error naming the file."""
+    an error naming the file; an empty file is an empty mapping when ``empty_ok``."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -161,6 +161,8 @@ def read_yaml(path: str | Path, what: str, error: Callable[[str], Exception],
         line = f":{mark.line + 1}" if mark is not None else ""
         raise error(f"{path}{line}: not valid YAML ({getattr(err, 'problem', None) or err})") \
             from None
+    if doc is None and empty_ok:
+        doc = {}
     if not isinstance(doc, dict):
         raise error(f"{path}: expected a {what} (a mapping at the top level), got "
                     f"{_short(doc)}")
