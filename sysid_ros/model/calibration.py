@@ -16,6 +16,7 @@ The file is an overlay of ``config/<robot>.yaml``; ``friction`` and ``identifica
     identification:                      # merged into the robot file's identification section
       torque_noise_abs: [...]            # N·m per joint: a bound, not a standard deviation
       calibration_rows: calib.rows.npz   # optional (--export-rows): relative to this file
+    complete: true                       # the last line: a file cut short lacks it
 
 Applying it replaces the friction model (nominal and box), sets the listed bodies' inertial
 parameters to their calibrated nominal in the Pinocchio model (so every regressor, controller and
@@ -41,9 +42,11 @@ from sysid_ros.schema import Section, read_yaml
 if TYPE_CHECKING:  # robots.py imports this module
     from sysid_ros.model.robots import Robot
 
-__all__ = ["FORMAT_VERSION", "apply_calibration", "read_calibration"]
+__all__ = ["COMPLETE", "FORMAT_VERSION", "apply_calibration", "read_calibration"]
 
 FORMAT_VERSION = 1
+#: Key of a calibration file's last line, ``complete: true``: a file cut short lacks it.
+COMPLETE = "complete"
 _FRICTION_NAMES = ("Fc", "Fv", "Ia", "beta")
 
 
@@ -53,7 +56,7 @@ def _fail(path: Path, key: str, why: str) -> RobotConfigError:
 
 #: Top-level keys of a calibration file (anything else: a foreign or damaged file).
 TOP_KEYS = ("sysid_calibration", "robot", "joints", "provenance", "friction", "links",
-            "identification")
+            "identification", COMPLETE)
 #: Keys of its identification section: what sysid-calibrate writes, and the identification
 #: keys a user may add (docs/calibration.md).
 IDENTIFICATION_KEYS = (
@@ -76,6 +79,10 @@ def read_calibration(path: str | Path) -> dict[str, Any]:
     doc.equal("sysid_calibration", FORMAT_VERSION,
               f"format version {FORMAT_VERSION} (is this a sysid-calibrate file?)")
     Section(str(path), doc.data, "", RobotConfigError, TOP_KEYS)
+    if doc.data.get(COMPLETE) is not True:
+        raise _fail(path, COMPLETE, "missing or not 'true': sysid-calibrate writes "
+                    f"'{COMPLETE}: true' as the last line, so this file was cut short (or "
+                    "written by hand without it); re-run sysid-calibrate")
     return doc.data
 
 

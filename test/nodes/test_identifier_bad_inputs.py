@@ -1,15 +1,17 @@
-"""The real `identifier` node when the joint set of its stream changes for good (a test
-publisher over DDS, loopback): the messages are dropped and counted by kind (the first ones as
-``missing_joint``, from the persistent one on as ``joint_set_changed``), the diagnostic is an
-ERROR that names the change while it lasts, and the robot's joints coming back clear it."""
+"""The real `identifier` node given bad inputs. The joint set of its stream changes for good (a
+test publisher over DDS, loopback): the messages are dropped and counted by kind (the first ones
+as ``missing_joint``, from the persistent one on as ``joint_set_changed``), the diagnostic is an
+ERROR that names the change while it lasts, and the robot's joints coming back clear it. A
+calibration file cut short: the node refuses to start, naming the file and the key."""
 from __future__ import annotations
 
 import time
 
 import pytest
 
-from .processes import start_node, stop
+from .processes import finish, start_node, stop
 
+from sysid_ros.calibration.document import write_calibration
 from sysid_ros.model.robots import load_robot
 from sysid_ros.sample_screen import PERSISTENT
 
@@ -72,3 +74,19 @@ def test_identifier_node_reports_a_changed_joint_set(ros_node):
     finally:
         out = stop(ident)
     assert "Traceback" not in out, out
+
+
+def test_the_identifier_node_refuses_a_calibration_cut_short(tmp_path):
+    robot = load_robot("gen3")
+    nom = robot.friction.nominal
+    table = {k: nom[:, i].tolist() for i, k in enumerate(("Fc", "Fv", "Ia", "beta"))}
+    path = write_calibration(tmp_path / "calib.yaml", {
+        "sysid_calibration": 1, "robot": "gen3",
+        "friction": {"nominal": table, "lower": table, "upper": table},
+        "identification": {"torque_noise_abs": [0.1] * robot.nj, "window_s": 0.4,
+                           "stride_s": 0.1}})
+    path.write_text(path.read_text().replace("complete: true\n", ""))
+    node = start_node("identifier", f"calibration:={path}")
+    out = finish(node, timeout=60)
+    assert node.returncode != 0, out
+    assert str(path) in out and "complete: missing" in out, out
