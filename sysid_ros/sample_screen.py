@@ -32,6 +32,7 @@ isolated bad stamp never moves the time base, and nothing is dropped without bei
 """
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -101,7 +102,8 @@ def _non_finite(fields: Sequence[tuple[str, np.ndarray | None]], names: Sequence
                 entry: str) -> str:
     """Detail of the first NaN/inf in ``fields`` ((label, values per joint)), else ''."""
     for label, arr in fields:
-        if arr is None or not arr.size:
+        # a NaN/inf makes the sum non-finite: one reduction per field in the common case
+        if arr is None or not arr.size or math.isfinite(arr.sum()):
             continue
         bad = ~np.isfinite(arr)
         if bad.any():
