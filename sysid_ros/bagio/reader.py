@@ -395,9 +395,9 @@ class _Screen:
     message is logged (or, with a refusing log, refused naming it); a persistent jump back and
     a changed joint set refuse the file."""
 
-    def __init__(self, log: SkipLog, bag: Path, topic: str) -> None:
+    def __init__(self, log: SkipLog, bag: Path, topic: str, entry: str = "joint") -> None:
         self.log, self.where = log, f"bag {bag} topic {topic}"
-        self.screen = SampleScreen(log)
+        self.screen = SampleScreen(log, entry=entry)
 
     def _refuse(self, index: int) -> None:
         if self.log.refuse:
@@ -419,9 +419,8 @@ class _Screen:
                 "split it or name the topic of this robot")
         self._refuse(index)
 
-    def accept(self, index: int, stamp: int, values: list[np.ndarray], present: list[bool],
+    def accept(self, index: int, stamp: int, fields: Sequence[tuple[str, np.ndarray]],
                names: Sequence[str]) -> bool:
-        fields = [(f, v) for f, v, ok in zip(_FIELDS, values, present) if ok]
         verdict = self.screen.check(stamp, fields, names, index)
         if verdict == RESTART:
             raise NonMonotonicStampError(
@@ -505,8 +504,9 @@ def iter_joint_states(
                         raise ArrayLengthError(
                             f"bag {bag} topic {topic} message {index}: {field} is empty"
                         )
-            if screen is not None and not screen.accept(index, stamp, values, present,
-                                                        decoder.joint_names or []):
+            if screen is not None and not screen.accept(
+                    index, stamp, [(f, v) for f, v, ok in zip(_FIELDS, values, present) if ok],
+                    decoder.joint_names or []):
                 continue
             for k, v in enumerate(values):
                 if present[k] != (v.shape[0] > 0):
@@ -586,12 +586,16 @@ def read_imu(
     topic: str = "/imu",
     *,
     progress: ProgressCallback | None = None,
+    skip: SkipLog | None = None,
 ) -> ImuSeries:
-    """Read a ``sensor_msgs/Imu`` topic; same checks as :func:`read_joint_states`."""
+    """Read a ``sensor_msgs/Imu`` topic; same checks as :func:`read_joint_states`, and with
+    ``skip`` the same bad-message policy (the IMU's values are its orientation, angular
+    velocity and linear acceleration)."""
     bag = Path(bag_path)
     topic = _norm_topic(topic)
     reader = open_bag(bag)
     typestore = default_typestore()
+    screen = None if skip is None else _Screen(skip, bag, topic, entry="axis")
     try:
         conns, total = _connections(reader, bag, topic, IMU)
         stamps: list[int] = []
@@ -604,13 +608,23 @@ def read_imu(
                 raise BagCorruptError(
                     f"bag {bag} topic {topic} message {index} cannot be decoded: {err}"
                 ) from None
-            stamps.append(m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec)
+            stamp = m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec
             o, w, a = m.orientation, m.angular_velocity, m.linear_acceleration
-            rows.append([o.x, o.y, o.z, o.w, w.x, w.y, w.z, a.x, a.y, a.z])
+            row = [o.x, o.y, o.z, o.w, w.x, w.y, w.z, a.x, a.y, a.z]
+            if screen is not None:
+                v = np.asarray(row, dtype=np.float64)
+                fields = [("orientation", v[0:4]), ("angular_velocity", v[4:7]),
+                          ("linear_acceleration", v[7:10])]
+                if not screen.accept(index, stamp, fields, "xyzw"):
+                    continue
+            stamps.append(stamp)
+            rows.append(row)
             if progress is not None and (index + 1) % 10_000 == 0:
                 progress(index + 1, total)
         if not stamps:
-            raise EmptyTopicError(f"topic {topic} in bag {bag} has no messages")
+            detail = f": every message was skipped ({skip.describe()})" if skip and skip.total \
+                else " has no messages"
+            raise EmptyTopicError(f"topic {topic} in bag {bag}{detail}")
         if progress is not None:
             progress(len(stamps), total)
     finally:
@@ -623,7 +637,8 @@ def read_imu(
               "linear_acceleration.x", "linear_acceleration.y", "linear_acceleration.z"]
     bad = ~np.isfinite(arr)
     if bad.any():
-        row, col = (int(x) for x in np.argwhere(bad)[0])
-        raise NonFiniteValueError(f"bag {bag} topic {topic} message {row}: {labels[col]} is {arr[row, col]}")
+        at, col = (int(x) for x in np.argwhere(bad)[0])
+        raise NonFiniteValueError(f"bag {bag} topic {topic} message {at}: {labels[col]} is "
+                                  f"{arr[at, col]}")
     return ImuSeries(st * 1e-9, st, arr[:, 0:4].copy(), arr[:, 4:7].copy(), arr[:, 7:10].copy())
 

@@ -176,10 +176,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _fail(f"{args.bag}: {args.topic} has no joint velocities; the identifier "
                          "never assumes them zero — estimate them first (sysid-calibrate "
                          "--state-estimate writes a bag with estimated velocities)")
-        imu = None
+        imu, imu_skip = None, None
         if robot.floating_base:
             # the arm rows of a floating base need the trunk's motion (identification.base_motion)
-            imu = read_imu(args.bag, args.imu_topic)
+            imu_skip = SkipLog(refuse=args.strict)
+            imu = read_imu(args.bag, args.imu_topic, skip=imu_skip)
+            if imu_skip.total:
+                print(f"sysid-identify: {args.imu_topic}: {imu_skip.describe()}",
+                      file=sys.stderr)
         t_read = time.perf_counter() - clock
         if series.t.size >= 2 and np.all(np.diff(series.t) > 0):
             plan = config.sampling_plan(float(np.median(np.diff(series.t))))
@@ -219,7 +223,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "warnings": result.warnings,
         "prior": config.prior_name,
         "data": None if result.summary is None else
-        result.summary.as_dict() | {"skipped": None if skip is None else skip.as_dict()},
+        result.summary.as_dict() | {"skipped": None if skip is None else skip.as_dict()}
+        | ({"skipped_imu": imu_skip.as_dict()} if imu_skip is not None else {}),
         "consistency": None if result.consistency is None else
         result.consistency.as_dict(robot.joint_names, t0),
         "samples_used": result.samples_used,

@@ -147,3 +147,29 @@ def test_strict_refuses_a_far_future_stamp_naming_it(tmp_path, capsys):
     assert identify_main(["--robot", "gen3", "--bag", str(bag), "--no-progress",
                           "--out", str(tmp_path / "r.json"), "--strict"]) == 2
     assert "message 7: far future stamp, 3.0" in capsys.readouterr().err
+
+
+def test_imu_messages_go_through_the_same_policy(tmp_path):
+    """The trunk IMU of a floating base offline: a NaN reading, a duplicate and a far-future
+    stamp skipped and counted (as the identifier node does online), the rest kept in order;
+    strict refuses the first."""
+    from sysid_ros.bagio import read_imu
+
+    from .helpers import imu
+
+    good = [(10**9 + k * 10**7, [0, 0, 0, 1, 0.1 * k, 0, 0, 0, 0, 9.81]) for k in range(20)]
+    msgs = list(good)
+    msgs.insert(5, (good[4][0], good[4][1]))                           # duplicate
+    msgs.insert(9, (good[8][0] + 5 * 10**9, good[8][1]))              # far future
+    msgs.insert(13, (good[12][0] + 10**6, [0, 0, 0, 1, np.nan, 0, 0, 0, 0, 9.81]))
+    with BagWriter(tmp_path / "bag", storage="mcap", chunk_seconds=None) as w:
+        for k, (ns, vals) in enumerate(msgs):
+            w.write("/imu", imu(ns, vals), 10**9 + k)
+    log = SkipLog()
+    series = read_imu(tmp_path / "bag", "/imu", skip=log)
+    np.testing.assert_array_equal(series.stamps_ns, [ns for ns, _ in good])
+    np.testing.assert_allclose(series.angular_velocity[:, 0], [v[4] for _, v in good])
+    assert dict(log.counts) == {"duplicate_stamp": 1, "far_future_stamp": 1, "non_finite": 1}
+    assert log.examples["non_finite"][0][2] == "angular_velocity of axis x is nan"
+    with pytest.raises(DuplicateStampError, match="message 5"):
+        read_imu(tmp_path / "bag", "/imu", skip=SkipLog(refuse=True))
