@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sysid_ros.bagio.import_cli import main as import_main
 from sysid_ros.calibration.document import write_calibration
@@ -125,3 +127,34 @@ def test_a_launch_argument_outside_its_choices_is_refused(capsys, arg, named):
     err = capsys.readouterr().err
     assert "sim.launch.yaml" in err and named in err and "is not one of" in err, err
     assert launch_main(["sim.launch.yaml", "controller_mode:=pid", "--print"]) == 0
+
+
+VALUES = st.one_of(st.none(), st.booleans(), st.text(max_size=3), st.floats(allow_nan=True),
+                   st.lists(st.floats(-2.0, 2.0), min_size=9, max_size=11),
+                   st.lists(st.one_of(st.floats(allow_nan=True, allow_infinity=True),
+                                      st.text(max_size=2)), min_size=10, max_size=10))
+
+
+@settings(max_examples=30, deadline=None)
+@given(doc=st.dictionaries(st.sampled_from(["lower", "upper", "description", "prior", "mass"]),
+                           VALUES, max_size=4),
+       base=st.booleans())
+def test_a_prior_file_is_used_whole_or_refused_naming_it(doc, base):
+    """Any prior file: either the box is exactly the file's bounds, or an error names the
+    file — never a box from part of it."""
+    import tempfile
+
+    from sysid_ros.identification import IdentificationConfigError, load_prior
+
+    if base:
+        doc = {**PRIOR, **doc}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "prior.yaml"
+        path.write_text(yaml.safe_dump(doc))
+        try:
+            _, box = load_prior(str(path))
+        except IdentificationConfigError as err:
+            assert str(path) in str(err)
+            return
+    assert set(doc) <= {"lower", "upper", "description"}
+    assert box.lower.tolist() == doc["lower"] and box.upper.tolist() == doc["upper"]
