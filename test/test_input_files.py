@@ -135,7 +135,7 @@ VALUES = st.one_of(st.none(), st.booleans(), st.text(max_size=3), st.floats(allo
                                       st.text(max_size=2)), min_size=10, max_size=10))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(doc=st.dictionaries(st.sampled_from(["lower", "upper", "description", "prior", "mass"]),
                            VALUES, max_size=4),
        base=st.booleans())
