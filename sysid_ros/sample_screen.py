@@ -28,7 +28,11 @@ simulator restart, two recordings in one file); as many consecutive messages mor
 are a jump forward (a paused logger, a clock step): the last of them is accepted and the
 stream goes on from there (the time gap splits the windows). Until a run completes, its
 messages are skipped and counted under their kind; any accepted message ends the run. So an
-isolated bad stamp never moves the time base, and nothing is dropped without being counted.
+isolated bad stamp never moves the time base, and nothing is dropped without being counted. A
+run behind the last accepted stamp that follows on from the stamp accepted before it shows the
+last accepted message to have been stamped ahead by less than :data:`FAR_FUTURE_S` (one corrupt
+stamp): :data:`RETRACT`, the caller takes it back (counted as ``far_future_stamp``) instead of
+seeing a jump back.
 """
 from __future__ import annotations
 
@@ -41,7 +45,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["SkipLog", "SampleScreen", "SKIP_KINDS", "PERSISTENT", "FAR_FUTURE_S", "EXAMPLES",
-           "ACCEPT", "SKIP", "RESTART", "JOINT_SET_CHANGED"]
+           "ACCEPT", "SKIP", "RESTART", "RETRACT", "JOINT_SET_CHANGED"]
 
 SKIP_KINDS = ("non_finite", "zero_stamp", "duplicate_stamp", "backward_stamp",
               "far_future_stamp", "missing_joint", "joint_set_changed")
@@ -53,7 +57,7 @@ FAR_FUTURE_S = 1.0
 EXAMPLES = 5
 
 #: :meth:`SampleScreen.check` verdicts (a skip is logged under its kind).
-ACCEPT, SKIP, RESTART = "accept", "skip", "restart"
+ACCEPT, SKIP, RESTART, RETRACT = "accept", "skip", "restart", "retract"
 #: :meth:`SampleScreen.missing_joint` verdict once the joint set changed for good.
 JOINT_SET_CHANGED = "joint_set_changed"
 
@@ -133,11 +137,14 @@ class SampleScreen:
         self.seen = 0           # messages screened (the online index)
         self.restarts = 0       # persistent jumps back
         self.jumps = 0          # persistent jumps forward
+        self.retracted = 0      # accepted messages found out of line afterwards
         self.reset()
 
     def reset(self) -> None:
         """Forget the last stamp and the runs (the next stamp is accepted whatever it is)."""
         self.last: int | None = None
+        self._prev: int | None = None       # the accepted stamp before ``last``
+        self._last_index = 0
         self._behind: list[int] = []
         self._ahead: list[int] = []
         self._missing: tuple[tuple[str, ...], int] = ((), 0)
@@ -156,9 +163,12 @@ class SampleScreen:
 
     def check(self, stamp_ns: int, fields: Sequence[tuple[str, np.ndarray | None]],
               names: Sequence[str] = (), index: int | None = None) -> str:
-        """ACCEPT, SKIP (logged under its kind) or RESTART (a persistent jump back, accepted as
-        the new time base) for a message with all the robot's joints. ``fields``: (label,
-        values) pairs checked for NaN/inf, ``names`` label their entries."""
+        """ACCEPT, SKIP (logged under its kind), RESTART (a persistent jump back, accepted as
+        the new time base) or RETRACT (accepted, and the message accepted before it was out of
+        line: the run behind it follows on from the stamp before that one; the caller takes
+        that message back, logged as ``far_future_stamp``) for a message with all the robot's
+        joints. ``fields``: (label, values) pairs checked for NaN/inf, ``names`` label their
+        entries."""
         index = self._index(index)
         self._missing = ((), 0)
         last, kind, detail, restart = self.last, "", "", False
@@ -184,9 +194,21 @@ class SampleScreen:
         if kind:
             self.log.add(kind, index, stamp_ns, detail)
             return SKIP
-        self.last = stamp_ns
+        outlier = restart and self._prev is not None and \
+            self._prev < self._behind[0] <= self._prev + self.far_ns
+        if outlier:     # the run follows on from the stamp before the last: that one was ahead
+            assert last is not None
+            self.log.add("far_future_stamp", self._last_index, last,
+                         f"{(last - self._behind[0]) * 1e-9:.6f} s ahead of the "
+                         f"{self.persistent} messages after it (taken back)")
+            self.retracted += 1
+        else:
+            self._prev = None if restart else self.last
+        self.last, self._last_index = stamp_ns, index
         self._behind.clear()
         self._ahead.clear()
+        if outlier:
+            return RETRACT
         if restart:
             self.restarts += 1
             return RESTART

@@ -24,8 +24,8 @@ import numpy as np
 from rosbags.rosbag2 import Reader
 
 from sysid_ros.cdr import joint_state_layout
-from sysid_ros.sample_screen import (JOINT_SET_CHANGED, PERSISTENT, RESTART, SKIP, SampleScreen,
-                                     SkipLog)
+from sysid_ros.sample_screen import (JOINT_SET_CHANGED, PERSISTENT, RESTART, RETRACT, SKIP,
+                                     SampleScreen, SkipLog)
 
 from .errors import (
     ArrayLengthError,
@@ -420,9 +420,14 @@ class _Screen:
         self._refuse(index)
 
     def accept(self, index: int, stamp: int, fields: Sequence[tuple[str, np.ndarray]],
-               names: Sequence[str]) -> bool:
+               names: Sequence[str], kept: list[int]) -> bool:
+        """Whether to keep the message; ``kept`` (the stamps kept and not yet handed on) loses
+        its last one when the screen finds it out of line."""
         verdict = self.screen.check(stamp, fields, names, index)
-        if verdict == RESTART:
+        if verdict == RETRACT and kept:
+            kept.pop()
+            return True
+        if verdict in (RESTART, RETRACT):
             raise NonMonotonicStampError(
                 f"{self.where} message {index}: time jumped back persistently ({PERSISTENT} "
                 "messages in a row behind the last accepted stamp): two recordings in one "
@@ -504,10 +509,17 @@ def iter_joint_states(
                         raise ArrayLengthError(
                             f"bag {bag} topic {topic} message {index}: {field} is empty"
                         )
-            if screen is not None and not screen.accept(
-                    index, stamp, [(f, v) for f, v, ok in zip(_FIELDS, values, present) if ok],
-                    decoder.joint_names or []):
-                continue
+            if screen is not None:
+                n_kept = len(stamps)
+                if not screen.accept(
+                        index, stamp, [(f, v) for f, v, ok in zip(_FIELDS, values, present) if ok],
+                        decoder.joint_names or [], stamps):
+                    continue
+                if len(stamps) < n_kept:        # the last kept message was out of line
+                    for k in range(len(_FIELDS)):
+                        if present[k]:
+                            rows[k].pop()
+                    done -= 1
             for k, v in enumerate(values):
                 if present[k] != (v.shape[0] > 0):
                     raise ArrayLengthError(
@@ -615,8 +627,11 @@ def read_imu(
                 v = np.asarray(row, dtype=np.float64)
                 fields = [("orientation", v[0:4]), ("angular_velocity", v[4:7]),
                           ("linear_acceleration", v[7:10])]
-                if not screen.accept(index, stamp, fields, "xyzw"):
+                n_kept = len(stamps)
+                if not screen.accept(index, stamp, fields, "xyzw", stamps):
                     continue
+                if len(stamps) < n_kept:        # the last kept message was out of line
+                    rows.pop()
             stamps.append(stamp)
             rows.append(row)
             if progress is not None and (index + 1) % 10_000 == 0:

@@ -92,7 +92,7 @@ from sysid_ros.identification.errors import IdentificationConfigError, SampleErr
     UnsupportedRobotError
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
-from sysid_ros.sample_screen import RESTART, SKIP, SampleScreen
+from sysid_ros.sample_screen import RESTART, RETRACT, SKIP, SampleScreen
 
 __all__ = ["ImuBounds", "ImuSamples", "BaseMotion", "ImuMount", "base_motion", "ImuStream",
            "ArmModel", "arm_model", "arm_regressors", "imu_mount", "trunk_bias"]
@@ -312,7 +312,7 @@ class ImuStream:
             stamp = int(round(ti * 1e9)) if np.isfinite(ti) else 0
             verdict = self.screen.check(stamp, (("angular_velocity", gyro[i]),
                                                 ("linear_acceleration", acc[i])), "xyz")
-            if verdict == RESTART:        # drop everything before the jump, keep this one
+            if verdict in (RESTART, RETRACT):     # drop everything before, keep this one
                 self._clear()
                 keep[:i] = False
             keep[i] = verdict != SKIP

@@ -51,7 +51,7 @@ from sysid_ros.identification.errors import IdentificationConfigError, SampleErr
 from sysid_ros.identification.incremental import IncrementalBox
 from sysid_ros.identification.problem import N_THETA_E, PayloadProblem, PayloadRows
 from sysid_ros.identification.windows import MomentumWindows
-from sysid_ros.sample_screen import ACCEPT, RESTART, SampleScreen
+from sysid_ros.sample_screen import RESTART, RETRACT, SKIP, SampleScreen
 from sysid_ros.model.box import ParameterBox, theta_e_box
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
@@ -423,12 +423,14 @@ class OnlineIdentifier:
             stamp = int(round(ti * 1e9)) if np.isfinite(ti) else 0
             verdict = self.screen.check(stamp, (("position", q[i]), ("velocity", dq[i]),
                                                 ("effort", tau[i])), names)
-            if verdict == RESTART:
+            if verdict == RETRACT and keep:     # the last kept sample was out of line
+                keep.pop()
+            elif verdict in (RESTART, RETRACT):   # (one already in the windows: restart them)
                 if keep:
                     formed += self.add_samples(t[keep], q[keep], dq[keep], tau[keep])
                 keep = []
                 self.restart_windows(keep_stamps=True)
-            if verdict in (ACCEPT, RESTART):
+            if verdict != SKIP:
                 keep.append(i)
         if keep:
             formed += self.add_samples(t[keep], q[keep], dq[keep], tau[keep])

@@ -173,3 +173,21 @@ def test_imu_messages_go_through_the_same_policy(tmp_path):
     assert log.examples["non_finite"][0][2] == "angular_velocity of axis x is nan"
     with pytest.raises(DuplicateStampError, match="message 5"):
         read_imu(tmp_path / "bag", "/imu", skip=SkipLog(refuse=True))
+
+
+@pytest.mark.parametrize("ahead_s", [0.15, 0.5, 0.99])
+def test_one_stamp_ahead_by_less_than_the_far_future_threshold_is_taken_back(tmp_path,
+                                                                          ahead_s):
+    """One message stamped ahead of the stream by less than FAR_FUTURE_S: accepted at first,
+    the messages after it are behind it; when PERSISTENT of them follow on from the stamp
+    before it, it is taken back (counted as far_future_stamp), the 9 skipped meanwhile are
+    counted as backward_stamp, and the recording goes on — not refused as a jump back."""
+    msgs = [_good(k) for k in range(40)]
+    msgs[15] = (msgs[15][0] + int(ahead_s * 1e9),) + msgs[15][1:]
+    log = SkipLog()
+    s = read_joint_states(_write(tmp_path / "bag", msgs), "/joint_states", NAMES, skip=log)
+    kept = [k for k in range(40) if not 15 <= k < 15 + PERSISTENT_BACKWARD]
+    np.testing.assert_array_equal(s.stamps_ns, [msgs[k][0] for k in kept])
+    assert dict(log.counts) == {"far_future_stamp": 1,
+                                "backward_stamp": PERSISTENT_BACKWARD - 1}
+    assert log.examples["far_future_stamp"][0][0] == 15

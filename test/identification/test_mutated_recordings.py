@@ -215,3 +215,27 @@ def test_a_changed_joint_set_is_refused_offline_and_an_error_online(sim, at, joi
     report = rt.report()
     assert report.level == "error" and "joint set changed" in report.message
     assert robot.joint_names[joint] in report.message
+
+
+@SETTINGS
+@given(at=st.integers(20, 900), ahead=st.floats(0.05, 0.95))
+def test_one_stamp_ahead_by_less_than_a_second_is_taken_back(sim, at, ahead):
+    """One message stamped ``ahead`` s late (0.05-0.95 s, under the far-future
+    threshold): the messages after it are behind it until PERSISTENT of them show it out of
+    line; it is taken back, those skipped meanwhile counted, and the box is that of the rest —
+    offline and online the same counts."""
+    robot, theta, cfg, msgs = sim
+    mutated = list(msgs)
+    mutated[at] = (msgs[at][0] + int(ahead * 1e9),) + tuple(msgs[at][1:])
+    with tempfile.TemporaryDirectory() as tmp:
+        rc, doc, err = _cli(Path(tmp), mutated)
+    counts = {"far_future_stamp": 1, "backward_stamp": PERSISTENT - 1}
+    assert rc == 0 and doc is not None, err
+    assert doc["data"]["skipped"]["by_kind"] == counts
+    ref = _reference(sim, [k for k in range(len(msgs)) if not at <= k < at + PERSISTENT])
+    np.testing.assert_allclose(doc["lower"], ref.lower, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(doc["upper"], ref.upper, rtol=1e-9, atol=1e-12)
+    assert np.all(np.array(doc["lower"]) <= theta) and np.all(theta <= np.array(doc["upper"]))
+    rt = _online(sim, mutated)
+    assert dict(rt.ident.screen.log.counts) == counts and rt.ident.status == "ok"
+    assert np.all(rt.ident.lower <= theta) and np.all(theta <= rt.ident.upper)
