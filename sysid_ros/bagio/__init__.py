@@ -30,7 +30,8 @@ from .reader import (
     read_imu,
     read_joint_states,
 )
-from .skips import SKIP_KINDS, SkipLog
+from sysid_ros.sample_screen import SKIP_KINDS, SkipLog
+
 from .writer import STORAGES, BagWriter, default_typestore, write_joint_state_arrays
 
 __all__ = [

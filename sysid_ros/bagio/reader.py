@@ -22,6 +22,9 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import numpy as np
 from rosbags.rosbag2 import Reader
 
+from sysid_ros.sample_screen import (JOINT_SET_CHANGED, PERSISTENT, RESTART, RETRACT, SKIP,
+                                     SampleScreen, SkipLog)
+
 from .errors import (
     ArrayLengthError,
     BagCorruptError,
@@ -32,10 +35,10 @@ from .errors import (
     MissingJointError,
     NonFiniteValueError,
     NonMonotonicStampError,
+    StampOrderError,
     TopicNotFoundError,
     TopicTypeError,
 )
-from .skips import PERSISTENT_BACKWARD, SkipLog
 from .writer import default_typestore
 
 if TYPE_CHECKING:
@@ -265,10 +268,12 @@ class _JointStateDecoder:
         where = {n: i for i, n in enumerate(names)}
         missing = [j for j in self.joint_names if j not in where]
         if missing:
-            raise MissingJointError(
+            err = MissingJointError(
                 f"bag {self.bag} topic {self.topic} message {index}: joints {missing} missing "
                 f"(message has {names})"
             )
+            err.names = tuple(names)
+            raise err
         self._cols = np.array([where[j] for j in self.joint_names], dtype=np.intp)
         self._identity = len(names) == len(self.joint_names) and bool(
             np.all(self._cols == np.arange(len(names)))
@@ -354,53 +359,58 @@ def _check_finite(
 #: a CDR message's header stamp (sec, nanosec) right after its 4-byte encapsulation header
 _STAMP = struct.Struct("<iI")
 
+_REFUSAL: dict[str, type[BagError]] = {
+    "non_finite": NonFiniteValueError, "zero_stamp": NonMonotonicStampError,
+    "duplicate_stamp": DuplicateStampError, "backward_stamp": NonMonotonicStampError,
+    "far_future_stamp": StampOrderError, "missing_joint": MissingJointError}
+
 
 class _Screen:
-    """The skip policy of :mod:`~sysid_ros.bagio.skips` applied message by message."""
+    """The shared :class:`~sysid_ros.sample_screen.SampleScreen` applied to a bag: a skipped
+    message is logged (or, with a refusing log, refused naming it); a persistent jump back and
+    a changed joint set refuse the file."""
 
-    def __init__(self, log: SkipLog, bag: Path, topic: str) -> None:
-        self.log, self.bag, self.topic = log, bag, topic
-        self.last: int | None = None          # last accepted stamp (ns)
-        self.behind = 0                       # consecutive messages behind it
+    def __init__(self, log: SkipLog, bag: Path, topic: str, entry: str = "joint") -> None:
+        self.log, self.where = log, f"bag {bag} topic {topic}"
+        self.screen = SampleScreen(log, entry=entry)
 
-    def missing_joint(self, index: int, data: bytes, err: Exception) -> None:
+    def _refuse(self, index: int) -> None:
+        if self.log.refuse:
+            kind, detail = self.screen.kind, self.screen.detail
+            raise _REFUSAL[kind](f"{self.where} message {index}: {kind.replace('_', ' ')}"
+                                 + (f", {detail}" if detail else "") + " (--strict)")
+
+    def missing_joint(self, index: int, data: bytes, err: MissingJointError) -> None:
         try:
             sec, nsec = _STAMP.unpack_from(data, 4)
             stamp = sec * 1_000_000_000 + nsec
         except struct.error:
             stamp = 0
-        self.log.add("missing_joint", index, stamp, str(err).split(": ", 1)[-1])
+        detail = str(err).split(": ", 1)[-1]
+        if self.screen.missing_joint(stamp, detail, err.names, index) == JOINT_SET_CHANGED:
+            raise MissingJointError(
+                f"{self.where} message {index}: the joint set changed for good ({PERSISTENT} "
+                f"messages in a row: {detail}): another robot's stream or a cut recording; "
+                "split it or name the topic of this robot")
+        self._refuse(index)
 
-    def accept(self, index: int, stamp: int, values: list[np.ndarray], present: list[bool],
-               names: Sequence[str]) -> bool:
-        kind, detail = self._kind(stamp, values, present, names)
-        if kind == "backward_stamp":
-            self.behind += 1
-            if self.behind >= PERSISTENT_BACKWARD:
-                raise NonMonotonicStampError(
-                    f"bag {self.bag} topic {self.topic} message {index}: time jumped back "
-                    f"persistently ({self.behind} messages behind the stamp {self.last} ns): two "
-                    "recordings in one file? split it")
-        if kind:
-            self.log.add(kind, index, stamp, detail)
+    def accept(self, index: int, stamp: int, fields: Sequence[tuple[str, np.ndarray]],
+               names: Sequence[str], kept: list[int]) -> bool:
+        """Whether to keep the message; ``kept`` (the stamps kept and not yet handed on) loses
+        its last one when the screen finds it out of line."""
+        verdict = self.screen.check(stamp, fields, names, index)
+        if verdict == RETRACT and kept:
+            kept.pop()
+            return True
+        if verdict in (RESTART, RETRACT):
+            raise NonMonotonicStampError(
+                f"{self.where} message {index}: time jumped back persistently ({PERSISTENT} "
+                "messages in a row behind the last accepted stamp): two recordings in one "
+                "file? split it")
+        if verdict == SKIP:
+            self._refuse(index)
             return False
-        self.last, self.behind = stamp, 0
         return True
-
-    def _kind(self, stamp: int, values: list[np.ndarray], present: list[bool],
-              names: Sequence[str]) -> tuple[str, str]:
-        if stamp <= 0:
-            return "zero_stamp", ""
-        if self.last is not None and stamp == self.last:
-            return "duplicate_stamp", ""
-        if self.last is not None and stamp < self.last:
-            return "backward_stamp", f"{(self.last - stamp) * 1e-9:.6f} s behind"
-        for field, arr, ok in zip(_FIELDS, values, present):
-            if ok and arr.shape[0] and not np.all(np.isfinite(arr)):
-                j = int(np.flatnonzero(~np.isfinite(arr))[0])
-                name = names[j] if j < len(names) else str(j)
-                return "non_finite", f"{field} of joint {name} is {arr[j]}"
-        return "", ""
 
 
 def iter_joint_states(
@@ -474,9 +484,17 @@ def iter_joint_states(
                         raise ArrayLengthError(
                             f"bag {bag} topic {topic} message {index}: {field} is empty"
                         )
-            if screen is not None and not screen.accept(index, stamp, values, present,
-                                                        decoder.joint_names or []):
-                continue
+            if screen is not None:
+                n_kept = len(stamps)
+                if not screen.accept(
+                        index, stamp, [(f, v) for f, v, ok in zip(_FIELDS, values, present) if ok],
+                        decoder.joint_names or [], stamps):
+                    continue
+                if len(stamps) < n_kept:        # the last kept message was out of line
+                    for k in range(len(_FIELDS)):
+                        if present[k]:
+                            rows[k].pop()
+                    done -= 1
             for k, v in enumerate(values):
                 if present[k] != (v.shape[0] > 0):
                     raise ArrayLengthError(
@@ -523,7 +541,7 @@ def read_joint_states(
         require: fields that must be present (non-empty) in every message.
         progress: called as ``progress(done, total)`` every ``chunk_size`` messages and at end.
         chunk_size: validation/progress granularity in messages.
-        skip: when given, bad messages of the kinds in :mod:`~sysid_ros.bagio.skips` are left
+        skip: when given, bad messages of the kinds in :mod:`~sysid_ros.sample_screen` are left
             out and counted there instead of raising (a persistent jump back still raises).
 
     Raises:
@@ -555,12 +573,16 @@ def read_imu(
     topic: str = "/imu",
     *,
     progress: ProgressCallback | None = None,
+    skip: SkipLog | None = None,
 ) -> ImuSeries:
-    """Read a ``sensor_msgs/Imu`` topic; same checks as :func:`read_joint_states`."""
+    """Read a ``sensor_msgs/Imu`` topic; same checks as :func:`read_joint_states`, and with
+    ``skip`` the same bad-message policy (the IMU's values are its orientation, angular
+    velocity and linear acceleration)."""
     bag = Path(bag_path)
     topic = _norm_topic(topic)
     reader = open_bag(bag)
     typestore = default_typestore()
+    screen = None if skip is None else _Screen(skip, bag, topic, entry="axis")
     try:
         conns, total = _connections(reader, bag, topic, IMU)
         stamps: list[int] = []
@@ -573,13 +595,26 @@ def read_imu(
                 raise BagCorruptError(
                     f"bag {bag} topic {topic} message {index} cannot be decoded: {err}"
                 ) from None
-            stamps.append(m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec)
+            stamp = m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec
             o, w, a = m.orientation, m.angular_velocity, m.linear_acceleration
-            rows.append([o.x, o.y, o.z, o.w, w.x, w.y, w.z, a.x, a.y, a.z])
+            row = [o.x, o.y, o.z, o.w, w.x, w.y, w.z, a.x, a.y, a.z]
+            if screen is not None:
+                v = np.asarray(row, dtype=np.float64)
+                fields = [("orientation", v[0:4]), ("angular_velocity", v[4:7]),
+                          ("linear_acceleration", v[7:10])]
+                n_kept = len(stamps)
+                if not screen.accept(index, stamp, fields, "xyzw", stamps):
+                    continue
+                if len(stamps) < n_kept:        # the last kept message was out of line
+                    rows.pop()
+            stamps.append(stamp)
+            rows.append(row)
             if progress is not None and (index + 1) % 10_000 == 0:
                 progress(index + 1, total)
         if not stamps:
-            raise EmptyTopicError(f"topic {topic} in bag {bag} has no messages")
+            detail = f": every message was skipped ({skip.describe()})" if skip and skip.total \
+                else " has no messages"
+            raise EmptyTopicError(f"topic {topic} in bag {bag}{detail}")
         if progress is not None:
             progress(len(stamps), total)
     finally:
@@ -592,7 +627,8 @@ def read_imu(
               "linear_acceleration.x", "linear_acceleration.y", "linear_acceleration.z"]
     bad = ~np.isfinite(arr)
     if bad.any():
-        row, col = (int(x) for x in np.argwhere(bad)[0])
-        raise NonFiniteValueError(f"bag {bag} topic {topic} message {row}: {labels[col]} is {arr[row, col]}")
+        at, col = (int(x) for x in np.argwhere(bad)[0])
+        raise NonFiniteValueError(f"bag {bag} topic {topic} message {at}: {labels[col]} is "
+                                  f"{arr[at, col]}")
     return ImuSeries(st * 1e-9, st, arr[:, 0:4].copy(), arr[:, 4:7].copy(), arr[:, 7:10].copy())
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from sysid_ros.bagio import write_joint_state_arrays
 from sysid_ros.cli_messages import fail, say
-from sysid_ros.bagio.skips import SkipLog
+from sysid_ros.sample_screen import SkipLog
 from sysid_ros.calibration.calibrate import FRICTION_LAWS, TORQUE_LAG_MODES, CalibrationOptions, \
     calibrate
 from sysid_ros.calibration.data import Recording, read_recording
@@ -106,8 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="drop the rows of windows starting within S seconds of a run's start "
                         "(recording start, gap); default 0.2")
     p.add_argument("--strict", action="store_true",
-                   help="refuse a bag at its first bad message (NaN, zero/duplicate/backward "
-                        "stamp, missing joint) instead of skipping and counting such messages")
+                   help="refuse a bag at its first bad message (NaN, zero/duplicate/backward/"
+                        "far-future stamp, missing joint) instead of skipping and counting such messages")
     p.add_argument("--state-estimate", nargs="?", const="rts", choices=ESTIMATORS,
                    help="estimate velocities from positions (and measured velocities, if any) "
                         "before everything else; the identifier must then get the same "
@@ -206,7 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         robot = load_robot(args.robot, args.config)
         options = _options(args)
         options.check()
-        skips = {b: None if args.strict else SkipLog() for b in [*args.bag, *args.validate]}
+        skips = {b: SkipLog(refuse=args.strict) for b in [*args.bag, *args.validate]}
         recs = [read_recording(b, robot, args.topic, skips[b]) for b in args.bag]
         vals = [read_recording(b, robot, args.topic, skips[b]) for b in args.validate]
         _say("data: " + _describe(recs))

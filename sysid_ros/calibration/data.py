@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sysid_ros.bagio.skips import SkipLog
+from sysid_ros.sample_screen import SkipLog
 from sysid_ros.calibration.errors import CalibrationInputError
 from sysid_ros.model.robots import Robot
 
@@ -79,7 +79,7 @@ def read_recording(path: str | Path, robot: Robot, topic: str = "/joint_states",
                    skip: SkipLog | None = None) -> Recording:
     """Read a rosbag2 JointState topic (position + effort required; velocity optional) in
     ``robot.joint_names`` order. Bag problems raise :class:`CalibrationInputError` naming the bag;
-    with ``skip``, bad messages are left out and counted there instead (:mod:`sysid_ros.bagio.skips`)."""
+    with ``skip``, bad messages are left out and counted there instead (:mod:`sysid_ros.sample_screen`)."""
     from sysid_ros.bagio import BagError, read_joint_states
 
     try:

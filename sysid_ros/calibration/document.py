@@ -10,7 +10,7 @@ import numpy as np
 import yaml
 
 from sysid_ros.identification.transients import transient_summary
-from sysid_ros.model.calibration import FORMAT_VERSION
+from sysid_ros.model.calibration import COMPLETE, FORMAT_VERSION
 from sysid_ros.model.robots import FRICTION_NAMES
 
 __all__ = ["calibration_document", "write_calibration", "summary_json"]
@@ -86,7 +86,8 @@ def calibration_document(result, validation=None, bags: list[str] | None = None
     if validation is not None:
         provenance["validation"] = validation.as_dict()
     doc: dict[str, Any] = {"sysid_calibration": FORMAT_VERSION, "robot": robot.name,
-                           "provenance": provenance, "friction": friction}
+                           "joints": list(robot.joint_names), "provenance": provenance,
+                           "friction": friction}
     if links:
         doc["links"] = links
     doc["identification"] = ident
@@ -101,6 +102,8 @@ def write_calibration(path: str | Path, doc: dict[str, Any]) -> Path:
               "'calibration' parameter.\n"
               "# torque_noise_abs bounds the window-averaged torque error for the window_s "
               "written below; see provenance.assumptions.\n")
+    # the last line: a file cut short (a full disk, a copy interrupted) lacks it and is refused
+    doc = {**{k: v for k, v in doc.items() if k != COMPLETE}, COMPLETE: True}
     path.write_text(header + yaml.safe_dump(doc, sort_keys=False, width=100, allow_unicode=True))
     return path
 

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from sysid_ros.bagio.skips import SkipLog
+from sysid_ros.sample_screen import SkipLog
 from sysid_ros.cli_messages import fail
 from sysid_ros.identification.config import FRICTION_MODES, VELOCITY_NOISE_SCOPES, \
     IdentificationConfig, load_identification_config
@@ -101,8 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="exit 5 when the box is ok but carries warnings")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--strict", action="store_true",
-                   help="refuse the bag at its first bad message (NaN, zero/duplicate/backward "
-                        "stamp, missing joint) instead of skipping and counting such messages "
+                   help="refuse the bag at its first bad message (NaN, zero/duplicate/backward/"
+                        "far-future stamp, missing joint) instead of skipping and counting such messages "
                         "(JSON data.skipped)")
     p.add_argument("--floor", action="store_true",
                    help="also compute the identifiability floor of the stated link/friction "
@@ -167,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.bag is None:
             return _floor_only(robot, config, args)
         bar = _Progress("reading", not args.no_progress)
-        skip = None if args.strict else SkipLog()
+        skip = SkipLog(refuse=args.strict)
         series = read_joint_states(args.bag, args.topic, robot.joint_names, progress=bar,
                                    require=("position", "effort"), skip=skip)
         bar.close()
@@ -177,10 +177,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _fail(f"{args.bag}: {args.topic} has no joint velocities; the identifier "
                          "never assumes them zero — estimate them first (sysid-calibrate "
                          "--state-estimate writes a bag with estimated velocities)")
-        imu = None
+        imu, imu_skip = None, None
         if robot.floating_base:
             # the arm rows of a floating base need the trunk's motion (identification.base_motion)
-            imu = read_imu(args.bag, args.imu_topic)
+            imu_skip = SkipLog(refuse=args.strict)
+            imu = read_imu(args.bag, args.imu_topic, skip=imu_skip)
+            if imu_skip.total:
+                print(f"sysid-identify: {args.imu_topic}: {imu_skip.describe()}",
+                      file=sys.stderr)
         t_read = time.perf_counter() - clock
         if series.t.size >= 2 and np.all(np.diff(series.t) > 0):
             plan = config.sampling_plan(float(np.median(np.diff(series.t))))
@@ -220,7 +224,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "warnings": result.warnings,
         "prior": config.prior_name,
         "data": None if result.summary is None else
-        result.summary.as_dict() | {"skipped": None if skip is None else skip.as_dict()},
+        result.summary.as_dict() | {"skipped": None if skip is None else skip.as_dict()}
+        | ({"skipped_imu": imu_skip.as_dict()} if imu_skip is not None else {}),
         "consistency": None if result.consistency is None else
         result.consistency.as_dict(robot.joint_names, t0),
         "samples_used": result.samples_used,

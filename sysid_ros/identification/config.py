@@ -114,7 +114,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from sysid_ros.identification.base_motion import ImuBounds
 from sysid_ros.identification.calibration_rows import CalibrationConstraints
@@ -123,6 +122,7 @@ from sysid_ros.model.box import ParameterBox, theta_e_box
 from sysid_ros.model.errors import BoxError
 from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.robots import FRICTION_NAMES, Robot
+from sysid_ros.schema import Section, read_yaml
 
 __all__ = ["IdentificationConfig", "SamplingPlan", "load_identification_config",
            "payload_prior_box", "FRICTION_MODES", "VELOCITY_NOISE_SCOPES", "load_prior"]
@@ -512,33 +512,46 @@ def _friction_box(robot: Robot, sec: dict[str, Any], mode: str) -> tuple[np.ndar
     return np.minimum(lower, fr.lower), np.maximum(upper, fr.upper)
 
 
+#: Keys of a prior (an entry of ``identification.priors`` or a prior file).
+PRIOR_KEYS = ("lower", "upper", "description")
+
+
 def load_prior(spec: str, priors: dict[str, Any] | None = None, *,
                frame: str = "") -> tuple[str, ParameterBox]:
     """(name, box) of a prior: the name of an entry of ``priors`` or a YAML file with
-    ``lower``/``upper`` (10 values each, Pinocchio order, end-effector joint frame). The box is a
-    θ_e :class:`~sysid_ros.model.box.ParameterBox` (nominal its centre) in ``frame`` (the
-    robot's ``ee_joint``, when known)."""
+    ``lower``/``upper`` (10 values each, Pinocchio order, end-effector joint frame; optionally
+    under a ``prior:`` key, with a ``description``). The box is a θ_e
+    :class:`~sysid_ros.model.box.ParameterBox` (nominal its centre) in ``frame`` (the robot's
+    ``ee_joint``, when known). The entry is checked by :mod:`sysid_ros.schema`: an unknown key,
+    a missing bound or a bound that is not 10 finite numbers is an error naming the file (or
+    the entry) and the key."""
     priors = priors or {}
     if spec in priors:
-        entry, name = priors[spec], spec
+        name = spec
+        entry = Section("robot file", priors[spec], f"priors.{spec}", _prior_error, PRIOR_KEYS)
     else:
         path = Path(spec)
         if not path.is_file():
             raise _fail("prior", f"{spec!r} is neither a prior of this robot "
                         f"({sorted(priors) or 'none defined'}) nor a file")
-        try:
-            entry = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as exc:
-            raise _fail("prior", f"{path}: not YAML ({exc})") from exc
-        entry = entry.get("prior", entry) if isinstance(entry, dict) else entry
+        top = read_yaml(path, "prior", _prior_error, ("prior", *PRIOR_KEYS))
+        nested = top.section("prior", PRIOR_KEYS, default=None)
+        entry = top if nested is None else nested
+        if nested is not None and set(top.data) != {"prior"}:
+            raise _prior_error(f"{path}: give the bounds either under 'prior:' or at the top "
+                               "level, not both")
         name = str(path)
-    if not isinstance(entry, dict) or "lower" not in entry or "upper" not in entry:
-        raise _fail("prior", f"{name}: expected a mapping with 'lower' and 'upper' "
-                    "(10 values each)")
+    lower = entry.numbers("lower", len(PARAM_NAMES), "θ_e lower bounds, Pinocchio order")
+    upper = entry.numbers("upper", len(PARAM_NAMES), "θ_e upper bounds, Pinocchio order")
+    entry.string("description", default=None)
     try:
-        return name, theta_e_box(entry["lower"], entry["upper"], frame=frame)
+        return name, theta_e_box(lower, upper, frame=frame)
     except (BoxError, TypeError, ValueError) as exc:
         raise _fail("prior", f"{name}: {exc}") from exc
+
+
+def _prior_error(message: str) -> IdentificationConfigError:
+    return IdentificationConfigError(f"identification.prior: {message}")
 
 
 _INT_KEYS = ("window", "stride", "online_max_rows", "online_lp_rows", "cut_rounds", "max_cuts",

@@ -24,8 +24,8 @@ import numpy as np
 import pinocchio as pin
 import yaml
 
+from sysid_ros.schema import Section, read_yaml
 from sysid_ros.model.errors import RobotConfigError, UnknownRobotError
-from sysid_ros.model.files import read_yaml_mapping
 from sysid_ros.paths import example_robot_data_dir, package_share
 
 __all__ = [
@@ -207,6 +207,19 @@ def load_robot(name_or_path: str | Path, config_path: str | Path | None = None,
     return robot
 
 
+#: Top-level keys of a robot facts file (anything else: a foreign or misspelt file).
+ROBOT_KEYS = ("name", "model", "joints", "arm_joints", "end_effector_joint", "tool_frame",
+              "leg_standing_posture", "limits", "friction", "model_uncertainty",
+              "collision_spheres", "controller", "identification", "simulation", "arm_view",
+              "planner", "demo")
+
+
+def read_yaml_mapping(path: Path, what: str) -> dict[str, Any]:
+    """A YAML file whose top level is a mapping (:func:`sysid_ros.schema.read_yaml`);
+    RobotConfigError naming the file otherwise."""
+    return read_yaml(path, what, RobotConfigError).data
+
+
 def _resolve_config(name_or_path: str | Path) -> Path:
     candidate = Path(name_or_path)
     if candidate.suffix in (".yaml", ".yml"):
@@ -300,6 +313,10 @@ def _build_model(f: _Fields) -> pin.Model:
 
 
 def _build(cfg: dict[str, Any], path: Path) -> Robot:
+    if "sysid_calibration" in cfg:
+        raise RobotConfigError(f"{path}: a calibration overlay (sysid_calibration), not robot "
+                               "facts: give it as the calibration (--calibration, calibration:=)")
+    Section(str(path), cfg, "", RobotConfigError, ROBOT_KEYS)
     f = _Fields(cfg, path)
     model = _build_model(f)
     names = f.get("joints")

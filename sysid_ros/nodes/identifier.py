@@ -10,10 +10,12 @@ while ok: an inconsistent update keeps the last sound box and raises an ERROR di
 ``/diagnostics``. ``~/reset`` (std_srvs/Trigger) starts over for a new payload. A message that
 cannot be used is counted and reported, never fatal.
 
-Stamps (``identification.stamps``,
-docs/theory/identification.md#stamp-policy-of-the-online-identifier; IMU too): zero, duplicate
-and isolated backward ones are dropped and counted; only ``stamp_restart_samples`` consecutive stamps behind the last
-accepted one (a replay loop, a simulator restart) restart the windows — the box is kept.
+Bad samples X
+too): NaN/inf values, zero, duplicate, isolated backward and far-future stamps and messages
+without one of the robot's joints are dropped and counted by kind on ``/diagnostics``; only
+``stamp_restart_samples`` consecutive stamps behind the last accepted one (a replay loop, a
+simulator restart) restart the windows — the box is kept; a joint set that changed for good is
+an ERROR diagnostic until the robot's joints come back.
 
 Windows follow the stream's rate (``window_s``, split at gaps > ``max_sample_gap``). The
 diagnostic (``IdentifierRuntime.report``) says why there is no box (insufficient data;
@@ -40,7 +42,8 @@ from sysid_ros.model.robots import load_robot
 from sysid_ros.nodes._common import run_node
 from sysid_ros.nodes.threads import lower_thread_priority
 from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_STREAM_QOS
-from sysid_ros.cdr import JointStateDecoder, MessageError, imu_reading
+from sysid_ros.cdr import (JointStateDecoder, MessageError, MissingJointsError, imu_reading,
+                           joint_state_layout)
 from sysid_ros.nodes.messages import bounds_to_msg, diagnostics_msg, inertia_from_theta
 from sysid_ros.nodes.identifier_params import PARAMETERS, identification_overrides
 from sysid_ros.nodes.params import declare
@@ -72,7 +75,8 @@ class IdentifierNode(Node):
         self.bounds_pub = pub(Float64MultiArray, "/sysid/payload_bounds", LATCHED_QOS)
         self.inertia_pub = pub(InertiaStamped, "/sysid/payload_inertia", LATCHED_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", DIAGNOSTICS_QOS)
-        self._decoder = JointStateDecoder(self.robot.joint_names)   # raw CDR in: no rclpy msgs
+        # raw CDR in (no rclpy msgs); NaN/inf reach the runtime's screen, which counts them
+        self._decoder = JointStateDecoder(self.robot.joint_names, finite=False)
         self.create_subscription(JointState, "joint_states", self._on_joint_state,
                                  SENSOR_STREAM_QOS, raw=True)
         if self.robot.floating_base:
@@ -89,6 +93,15 @@ class IdentifierNode(Node):
     def _on_joint_state(self, data: bytes) -> None:
         try:
             js = self._decoder.decode(data)
+        except MissingJointsError as err:
+            try:
+                layout = joint_state_layout(data)
+            except MessageError:
+                self.rt.joint_state_rejected(str(err))
+                return
+            names = tuple(n.decode(errors="replace") for n in layout.names)
+            self.rt.joint_state_missing(layout.stamp_ns * 1e-9, str(err), names)
+            return
         except MessageError as err:
             self.rt.joint_state_rejected(str(err))
             return

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from sysid_ros.calibration import CalibrationOptions, calibrate
-from sysid_ros.calibration.document import calibration_document, summary_json
+from sysid_ros.calibration.document import calibration_document, summary_json, \
+    write_calibration
 from sysid_ros.calibration.report import write_report
 from sysid_ros.calibration.synthetic import as_recording, draw_case
 from sysid_ros.identification import OnlineIdentifier, identify, load_identification_config
@@ -68,7 +69,7 @@ def test_a_spike_is_reported_and_the_box_still_holds_the_truth(setup):
 def test_the_cli_json_and_stderr_report_it(setup, tmp_path, capsys):
     gen3, case, res, robot = setup
     calib = tmp_path / "calib.yaml"
-    calib.write_text(json.dumps(calibration_document(res)))     # JSON is YAML
+    write_calibration(calib, calibration_document(res))
     pay = case.payload
     tau, at = _spiked(pay.tau_meas, pay.t)
     spiked = dataclasses.replace(pay, tau_meas=tau)
