@@ -39,13 +39,14 @@ from sysid_ros.calibration.lp import BoxLP, scale_rows, min_noise
 from sysid_ros.calibration.map_estimate import ROBUST_LOSSES, LinearRows, map_estimate
 from sysid_ros.calibration.prior import FRICTION_PRIORS, Prior, calibration_prior
 from sysid_ros.calibration.rows import CalibrationRows, build_rows, friction_column
-from sysid_ros.calibration.terms import select_terms
+from sysid_ros.calibration.terms import adoptable, select_terms, term_prior
 from sysid_ros.calibration.timing import LagEstimate, estimate_torque_lag, \
     estimate_velocity_lag
 from sysid_ros.identification.calibration_rows import CalibrationConstraints, column_names
 from sysid_ros.identification.config import IdentificationConfig, load_identification_config
 from sysid_ros.identification.errors import IdentificationError
 from sysid_ros.identification.windows import MomentumWindows
+from sysid_ros.model.friction_terms import FrictionTerms
 from sysid_ros.model.parameters import is_physically_consistent
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
@@ -102,8 +103,9 @@ class CalibrationOptions:
         exclude_speed_frac: with ``auto``, rows are dropped from this fraction of the clamp.
         exclude_after_start_s: rows of windows starting this soon after a run's start are
             dropped (s).
-        terms: judge the extra friction/actuation terms by cross-validation (:mod:`.terms`)
-            and report which earned their place.
+        terms: judge the extra friction/actuation terms by cross-validation (:mod:`.terms`),
+            report which earned their place and adopt those that are functions of the joint's
+            state: their coefficients are calibrated with boxes like the four of the law.
     """
 
     window_s: float | None = 0.4
@@ -193,6 +195,7 @@ class CalibrationResult:
     excluded: dict[str, Any] = field(default_factory=dict)  # rows the exclusion rule dropped
     margin: np.ndarray | None = None       # (nj,) factor on δ*: options.margin or hold-out
     terms: Any = None                      # terms.TermSelection or None
+    friction_terms: FrictionTerms | None = None  # adopted extra terms with calibrated boxes
 
     @property
     def joint_names(self) -> list[str]:
@@ -239,7 +242,8 @@ def exported_rows(result: CalibrationResult) -> CalibrationConstraints:
             "noise_min_Nm": result.noise_min.tolist(), "prior": prior.describe(),
             "assumptions": result.assumptions()}
     return CalibrationConstraints(
-        robot.name, tuple(column_names(robot)), rows.A.tocsr(), rows.sign_rad.copy(),
+        robot.name, tuple(column_names(robot, result.friction_terms)), rows.A.tocsr(),
+        rows.sign_rad.copy(),
         rows.c.copy(), rows.r_fixed.copy(), rows.t_noise.copy(), rows.joint.copy(),
         result.noise.copy(), prior.lower[ee].copy(), prior.upper[ee].copy(), info)
 
@@ -278,9 +282,12 @@ def calibration_rows(robot: Robot, config: IdentificationConfig, prior: Prior,
         if windows is not None:
             windows.append((rec.name, win))
         if len(m):
+            terms = config.friction_terms
             parts.append(build_rows(m, robot.nj, prior.theta_abs_max, config.quadrature_safety,
                                     config.torque_noise_rel, source=k,
-                                    lag_radius=config.torque_lag_radius_s))
+                                    lag_radius=config.torque_lag_radius_s,
+                                    term_abs_max=None if terms is None else
+                                    np.maximum(np.abs(terms.lower), np.abs(terms.upper))))
     if not parts:
         plan = config.sampling_plan(1.0 / recordings[0].rate_hz)
         raise CalibrationInputError(
@@ -424,6 +431,35 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
         windows = []
         rows = calibration_rows(robot, config, prior, recordings, windows)
         seconds["torque_lag"] = time.perf_counter() - clock
+    selection, notes_terms = None, []
+    if options.terms:
+        clock = time.perf_counter()
+        selection = select_terms(rows, recordings, prior, nj)
+        notes_terms.append(selection.describe())
+        names = adoptable(selection)
+        if names:
+            # the adopted terms join the rows everything below rests on (module docstring)
+            half = term_prior(recordings, names, nj)
+            prior = prior.with_terms(names, half)
+            config = config.with_overrides(friction_terms=FrictionTerms(
+                names, np.zeros_like(half), -half, half))
+            if lag is not None:
+                # a term the lag estimate did not know biases it (a ripple's residual looks
+                # like a timing error): estimated again with the term, from unlagged rows
+                unlagged = config.with_overrides(torque_lag_s=0.0, torque_lag_radius_s=0.0)
+                lag = estimate_torque_lag(calibration_rows(robot, unlagged, prior, recordings),
+                                          recordings, prior, nj)
+                config = config.with_overrides(torque_lag_s=lag.lag,
+                                               torque_lag_radius_s=lag.radius)
+            windows = []
+            rows = calibration_rows(robot, config, prior, recordings, windows)
+            notes_terms.append(f"adopted friction terms: {', '.join(names)} (their coefficients "
+                               "are calibrated and written with boxes like Fc, Fv, Ia, beta)")
+        rest = [n for n in selection.selected if n not in names]
+        if rest:
+            notes_terms.append(f"selected but not adopted: {', '.join(rest)} (not a function of "
+                               "the joint's state: its effect stays in the measured noise bound)")
+        seconds["terms"] = time.perf_counter() - clock
     excluded = _excluded_summary(robot, config, windows)
 
     clock = time.perf_counter()
@@ -452,9 +488,11 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
         raise CalibrationInconsistentError("the rows are infeasible at the written noise bound "
                                            "(solver failure)")
     f_cols = friction_column(n_theta, np.arange(nj)[:, None], np.arange(4)[None]).reshape(-1)
-    f_lo, f_hi = lp.box(f_cols)
+    t_cols = np.arange(n_theta + 4 * nj, prior.lower.size)          # ψ, joint-major
+    f_lo, f_hi = lp.box(np.concatenate([f_cols, t_cols]))
     lower, upper = prior.lower.copy(), prior.upper.copy()
-    lower[f_cols], upper[f_cols] = f_lo, f_hi
+    lower[f_cols], upper[f_cols] = f_lo[:f_cols.size], f_hi[:f_cols.size]
+    lower[t_cols], upper[t_cols] = f_lo[f_cols.size:], f_hi[f_cols.size:]
     seconds["friction_box"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
@@ -486,15 +524,12 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
         stribeck = fit_stribeck(rows, list(recordings), x_nom, delta, nj, band=config.coulomb_band)
         seconds["stribeck"] = time.perf_counter() - clock
         notes += _law_warnings(robot, stribeck, config.coulomb_band)
-    terms = None
-    if options.terms:
-        clock = time.perf_counter()
-        terms = select_terms(rows, recordings, prior, nj)
-        seconds["terms"] = time.perf_counter() - clock
-        notes.append(terms.describe())
-        if terms.selected:
-            notes.append("the identifier's law is the linear one: the effect of "
-                         f"{', '.join(terms.selected)} stays in the measured noise bound")
+    notes += notes_terms
+    adopted = None
+    if config.friction_terms is not None:
+        tr = lambda v: v[t_cols].reshape(nj, -1)  # noqa: E731
+        adopted = FrictionTerms(config.friction_terms.names, tr(np.clip(x_nom, lower, upper)),
+                                tr(lower), tr(upper))
     fr = lambda v: v[f_cols].reshape(nj, 4)  # noqa: E731
     notes.append(f"rows per joint: {_joint_rows(rows, nj)} from {len(recordings)} recording(s)")
     return CalibrationResult(
@@ -505,7 +540,8 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
         link_lower=lower[:n_theta], link_upper=upper[:n_theta], link_nominal=x_nom[:n_theta],
         links_written=written, x_nominal=x_nom, seconds=seconds, notes=notes,
         stribeck=stribeck, robust_weights=None if est is None else est.weights,
-        torque_lag=lag, excluded=excluded, margin=margin, terms=terms)
+        torque_lag=lag, excluded=excluded, margin=margin, terms=selection,
+        friction_terms=adopted)
 
 
 def _consistent_links(robot: Robot, prior: Prior, written: list[str], x_nom: np.ndarray,

@@ -10,15 +10,17 @@ The file is an overlay of ``config/<robot>.yaml``; ``friction`` and ``identifica
       nominal: {Fc: [...], Fv: [...], Ia: [...], beta: [...]}
       lower:   {Fc: [...], Fv: [...], Ia: [...], beta: [...]}
       upper:   {Fc: [...], Fv: [...], Ia: [...], beta: [...]}
+      terms:                             # optional: adopted extra terms (model/friction_terms)
+        harmonic 2: {nominal: {sin(2q): [...], cos(2q): [...]}, lower: {...}, upper: {...}}
     links:                               # other bodies, by the name of their joint
       joint_1: {nominal: [10 values], lower: [10], upper: [10]}    # Pinocchio order
     identification:                      # merged into the robot file's identification section
       torque_noise_abs: [...]            # N·m per joint: a bound, not a standard deviation
       calibration_rows: calib.rows.npz   # optional (--export-rows): relative to this file
 
-Applying it replaces the friction model (nominal and box), sets the listed bodies' inertial
-parameters to their calibrated nominal in the Pinocchio model (so every regressor, controller and
-planner uses them) with their box as the θ_r box (unlisted bodies keep ``links_rel`` around
+Applying it replaces the friction model (nominal and box, with its extra terms if any), sets
+the listed bodies' inertial parameters to their calibrated nominal in the Pinocchio model (so
+every regressor, controller and planner uses them) with their box as the θ_r box (unlisted bodies keep ``links_rel`` around
 their nominal), and merges ``identification`` keys. Everything is validated here, naming the
 key, so a malformed file fails at load time rather than as a shape error later.
 """
@@ -33,6 +35,7 @@ import numpy as np
 import pinocchio as pin
 
 from sysid_ros.model.errors import RobotConfigError
+from sysid_ros.model.friction_terms import FrictionTerms
 from sysid_ros.model.parameters import is_physically_consistent
 
 if TYPE_CHECKING:  # robots.py imports this module
@@ -121,7 +124,13 @@ def apply_calibration(robot: Robot, calibration: str | Path | dict[str, Any]) ->
         nom, lo, hi = (_friction_table(path, sec, k, nj) for k in ("nominal", "lower", "upper"))
         if np.any(lo > nom) or np.any(nom > hi):
             raise _fail(path, "friction", "nominal must lie inside [lower, upper]")
-        friction = FrictionModel(nom, lo, hi)
+        terms = None
+        if sec.get("terms"):
+            try:
+                terms = FrictionTerms.from_mapping(sec["terms"], nj)
+            except ValueError as err:
+                raise _fail(path, "friction.terms", str(err)) from None
+        friction = FrictionModel(nom, lo, hi, terms)
 
     model = robot.model.copy()
     theta_r_box = robot.theta_r_box

@@ -25,6 +25,7 @@ import pinocchio as pin
 import yaml
 
 from sysid_ros.model.errors import RobotConfigError, UnknownRobotError
+from sysid_ros.model.friction_terms import FrictionTerms
 from sysid_ros.paths import example_robot_data_dir, package_share
 
 __all__ = [
@@ -65,6 +66,8 @@ class FrictionModel:
     nominal: np.ndarray
     lower: np.ndarray
     upper: np.ndarray
+    #: calibrated extra terms of the law (:mod:`.friction_terms`); None = the four above only
+    terms: FrictionTerms | None = None
 
     @property
     def radius(self) -> np.ndarray:
