@@ -62,9 +62,9 @@ class Prior:
             f", known payload of {self.payload_theta[0]:.3f} kg in the end-effector body"
         ee = "" if self.ee_prior is None else \
             f", end-effector body (unknown tool) in the prior '{self.ee_prior}'"
-        terms = "" if not self.terms else \
-            f", extra friction terms {', '.join(self.terms)}, each coefficient within a torque " \
-            "scale per unit of its feature's RMS over the calibration data"
+        terms = "" if not self.terms else (
+            f", extra friction terms {', '.join(self.terms)}, each coefficient within a torque "
+            "scale per unit of its feature's RMS over the calibration data")
         return (f"links URDF ± {100 * self.link_rel:g} % per parameter, friction "
                 f"'{self.friction_prior}' box{payload}{ee}{terms}")
 

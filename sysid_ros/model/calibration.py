@@ -20,9 +20,10 @@ The file is an overlay of ``config/<robot>.yaml``; ``friction`` and ``identifica
 
 Applying it replaces the friction model (nominal and box, with its extra terms if any), sets
 the listed bodies' inertial parameters to their calibrated nominal in the Pinocchio model (so
-every regressor, controller and planner uses them) with their box as the θ_r box (unlisted bodies keep ``links_rel`` around
-their nominal), and merges ``identification`` keys. Everything is validated here, naming the
-key, so a malformed file fails at load time rather than as a shape error later.
+every regressor, controller and planner uses them) with their box as the θ_r box (unlisted
+bodies keep ``links_rel`` around their nominal), and merges ``identification`` keys.
+Everything is validated here, naming the key, so a malformed file fails at load time rather
+than as a shape error later.
 """
 from __future__ import annotations
 

@@ -95,7 +95,7 @@ def _kind(name: str) -> TermKind:
     return kind
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class FrictionTerms:
     """Adopted terms with their coefficients' nominal and box.
 
