@@ -206,8 +206,12 @@ class CalibrationResult:
         o, c = self.options, self.config
         return [
             f"prior: {self.prior.describe()}; the truth lies inside it",
-            "friction law tau_f = Fc*sigma(dq) + Fv*dq + Ia*ddq + beta with Fc >= 0; sigma = "
-            f"sign(dq) outside |dq| <= {c.coulomb_band} rad/s, anything in [-1, 1] inside",
+            "friction law tau_f = Fc*sigma(dq) + Fv*dq + Ia*ddq + beta with Fc >= 0"
+            + ("" if c.friction_terms is None else
+               " + the adopted terms " + " + ".join(f"psi*{col}" for col in c.friction_terms.columns)
+               + " (one coefficient psi per joint and column)")
+            + f"; sigma = sign(dq) outside |dq| <= {c.coulomb_band} rad/s, anything in [-1, 1] "
+            "inside",
             f"torque_noise_abs bounds the window-averaged torque error |int (tau_meas - tau) dt|"
             f"/T over windows of {c.window_s} s beyond the quadrature allowance "
             f"({c.quadrature_safety} x |Simpson - trapezoid|) and the relative part "

@@ -196,3 +196,16 @@ def test_velocity_dependent_terms_need_a_velocity_error_bound(setup):
                            -np.ones((robot.nj, 1)), np.ones((robot.nj, 1)))
     assert smooth.velocity_errors(0.002) == pytest.approx([0.04])
     config.with_overrides(friction_terms=smooth, velocity_noise_abs=0.002)
+
+
+def test_the_same_robot_without_ripple_adopts_nothing(setup):
+    """The same draw (seed, motions, sensors) without the ripple: no term earns its place, the
+    calibration file has no ``friction.terms`` and the identifier's law is the linear one."""
+    robot, _, _, _ = setup
+    case = draw_case(robot, 0, cal_seconds=(8.0, 8.0), payload_seconds=0.0)
+    res = calibrate(robot, case.recordings(), OPTIONS)
+    assert res.terms.selected == (), res.terms.describe()
+    assert res.friction_terms is None
+    doc = calibration_document(res)
+    assert "terms" not in doc["friction"]
+    assert load_identification_config(apply_calibration(robot, doc)).friction_terms is None
