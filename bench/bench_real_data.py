@@ -16,9 +16,8 @@ held out in turn:
    accelerations) of plain least squares (all link parameters + Fc·sign(q̇) + Fv·q̇ + Ia·q̈ + β,
    fitted on the other runs), of the lab's published model, and of ``sysid-calibrate`` on the
    other runs (its nominal, its friction law with any adopted extra terms, and its torque lag:
-   it predicts the torque read
-   ``torque_lag_s`` after the state, the other two the torque read at the state's stamp), all on
-   the same samples (those whose lagged torque exists);
+   it predicts the torque read ``torque_lag_s`` after the state, the other two the torque read
+   at the state's stamp), all on the same samples (those whose lagged torque exists);
 2. **consistency** — whether the held-out run's rows fit the written bounds (``validate``),
    and the extra friction terms: the best candidate's cross-validated gain, the selected and the
    adopted ones (docs/calibration.md 2.10);
