@@ -11,6 +11,7 @@ identification 6 s with the 3.63 kg dumbbell, all of the same robot.
 from __future__ import annotations
 
 import copy
+import json
 
 import numpy as np
 import pytest
@@ -20,8 +21,8 @@ from sysid_ros.calibration import CalibrationOptions, calibrate
 from sysid_ros.calibration.calibrate import exported_rows
 from sysid_ros.calibration.document import calibration_document, summary_json
 from sysid_ros.calibration.synthetic import draw_case
-from sysid_ros.identification import OnlineIdentifier, identify, load_identification_config
-from sysid_ros.identification.calibration_rows import CalibrationConstraints
+from sysid_ros.identification import IdentificationConfigError, OnlineIdentifier, identify, \
+    load_identification_config
 from sysid_ros.identification.windows import MomentumWindows
 from sysid_ros.model.calibration import apply_calibration
 from sysid_ros.model.errors import RobotConfigError
@@ -124,15 +125,25 @@ def test_identifier_with_the_adopted_term_holds_the_payload_and_ignoring_it_fail
     assert out.status == "inconsistent"
 
 
-def test_exported_rows_carry_the_term_columns(setup):
+def test_exported_rows_carry_the_term_columns_and_hold_the_payload(setup):
+    """``--export-rows``: the calibration's rows with their ψ columns constrain the identifier's
+    ψ unknowns too; the box stays ``ok`` around the truth and is no wider than without rows."""
     robot, _, case, res = setup
     rows = exported_rows(res)
     assert rows.columns[-1] == "cos(2q)[joint_7]"
     assert rows.A.shape[1] == 10 * robot.n_bodies + 6 * robot.nj
-    with pytest.raises(Exception, match="column layout"):
+    with pytest.raises(IdentificationConfigError, match="column layout"):
         rows.check(robot)                    # a robot without the term refuses them
-    rows.check(robot, terms=res.friction_terms)
-    assert isinstance(rows, CalibrationConstraints)
+    calibrated = apply_calibration(robot, calibration_document(res))
+    config = load_identification_config(calibrated, calibration_rows=rows)
+    pay = case.payload
+    out = identify(calibrated, config, pay.t, pay.q, pay.dq, pay.tau_meas, "lp",
+                   point_estimate=False)
+    assert out.status == "ok", out.reason
+    assert out.contains(pay.truth.theta_e)
+    plain = identify(calibrated, load_identification_config(calibrated), pay.t, pay.q, pay.dq,
+                     pay.tau_meas, "lp", point_estimate=False)
+    assert out.upper[0] - out.lower[0] <= plain.upper[0] - plain.lower[0] + 1e-9
 
 
 def test_window_integrals_of_the_term_match_the_samples(setup):
@@ -198,14 +209,30 @@ def test_velocity_dependent_terms_need_a_velocity_error_bound(setup):
     config.with_overrides(friction_terms=smooth, velocity_noise_abs=0.002)
 
 
-def test_the_same_robot_without_ripple_adopts_nothing(setup):
-    """The same draw (seed, motions, sensors) without the ripple: no term earns its place, the
-    calibration file has no ``friction.terms`` and the identifier's law is the linear one."""
-    robot, _, _, _ = setup
-    case = draw_case(robot, 0, cal_seconds=(8.0, 8.0), payload_seconds=0.0)
-    res = calibrate(robot, case.recordings(), OPTIONS)
-    assert res.terms.selected == (), res.terms.describe()
-    assert res.friction_terms is None
-    doc = calibration_document(res)
-    assert "terms" not in doc["friction"]
-    assert load_identification_config(apply_calibration(robot, doc)).friction_terms is None
+@pytest.mark.slow   # two bags, both CLIs: the default suite keeps its time budget
+def test_clis_write_and_use_the_adopted_term(setup, tmp_path, capsys):
+    """sysid-calibrate writes ``friction.terms`` into calib.yaml and the JSON summary;
+    sysid-identify with that file states the term in its assumptions and holds the payload."""
+    from sysid_ros.calibration.cli import main as calibrate_main, write_recording_bag
+    from sysid_ros.calibration.synthetic import as_recording
+    from sysid_ros.identification.cli import main as identify_main
+
+    robot, _, case, _ = setup
+    bags = [write_recording_bag(tmp_path / f"cal{k}", rec, robot)
+            for k, rec in enumerate(case.recordings())]
+    payload = write_recording_bag(tmp_path / "payload", as_recording(case.payload), robot)
+    calib, js = tmp_path / "calib.yaml", tmp_path / "calib.json"
+    argv = ["--robot", "gen3", "--no-link-boxes", "--out", str(calib), "--json", str(js)]
+    for bag in bags:
+        argv += ["--bag", str(bag)]
+    assert calibrate_main(argv) == 0, capsys.readouterr().err
+    assert set(yaml.safe_load(calib.read_text())["friction"]["terms"]) == {"harmonic 2"}
+    assert json.loads(js.read_text())["terms"]["selected"][0] == "harmonic 2"
+    out = tmp_path / "id.json"
+    assert identify_main(["--robot", "gen3", "--calibration", str(calib), "--bag", str(payload),
+                          "--out", str(out), "--no-progress"]) == 0, capsys.readouterr().err
+    doc = json.loads(out.read_text())
+    assert doc["status"] == "ok"
+    assert "harmonic 2" in doc["assumptions"]["friction_terms"]["boxes"]
+    lo, hi = np.array(doc["lower"]), np.array(doc["upper"])
+    assert np.all(lo <= case.payload.truth.theta_e) and np.all(case.payload.truth.theta_e <= hi)
