@@ -109,6 +109,11 @@ def test_identifier_with_the_adopted_term_holds_the_payload_and_ignoring_it_fail
     assert out.status == "ok", out.reason
     assert out.contains(pay.truth.theta_e)
     assert out.upper[0] - out.lower[0] < 0.7 * config.prior.width[0]
+    # the coefficients in every row's radius instead of shared unknowns: sound, wider
+    per_row = identify(calibrated, config.with_overrides(friction_unknowns=False), pay.t, pay.q,
+                       pay.dq, pay.tau_meas, "lp", point_estimate=False)
+    assert per_row.status == "ok" and per_row.contains(pay.truth.theta_e)
+    assert per_row.upper[0] - per_row.lower[0] >= out.upper[0] - out.lower[0] - 1e-9
     online = OnlineIdentifier(calibrated, config)
     assert "sin(2q)[joint_1]" in online.problem.names
     for a in range(0, len(pay.t), 1000):
