@@ -151,10 +151,6 @@ class FrictionTerms:
     def centre(self) -> np.ndarray:
         return 0.5 * (self.lower + self.upper)
 
-    @property
-    def radius(self) -> np.ndarray:
-        return 0.5 * (self.upper - self.lower)
-
     @staticmethod
     def features_of(names: Sequence[str], q: np.ndarray, dq: np.ndarray) -> np.ndarray:
         """(N, nj, width) the features of terms ``names`` at samples q, q̇ (N, nj)."""
