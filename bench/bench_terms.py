@@ -10,7 +10,7 @@ payload twice — with the extra terms judged and adopted (the default) and with
 (``terms=False``) — and the 3.63 kg dumbbell recording is identified (offline ``lp``) with each
 calibration. Printed per draw: the selected terms and their gains, whether the adopted
 harmonic-2 boxes hold the simulated coefficients, the mean noise bound, the payload status, the
-mass width and whether the box holds the truth (docs/calibration.md 2.10).
+mass width and whether the box holds the truth (docs/guide/calibrate.md#extra-friction-terms-judged-then-adopted).
 """
 from __future__ import annotations
 

@@ -103,7 +103,8 @@ def test_identifier_with_the_adopted_term_holds_the_payload_and_ignoring_it_fail
     unknowns. Calibrated without terms (the linear law everywhere), the bound the calibration
     measures swallows the ripple where the calibration motion went, and the payload motion goes
     elsewhere: on this robot the identifier then returns a narrower ``ok`` box that misses the
-    truth (on others it refuses a box: docs/calibration.md 2.10) — not a wider one."""
+    truth — not a wider one (on others it refuses a box:
+    docs/guide/calibrate.md#extra-friction-terms-judged-then-adopted)."""
     robot, _, case, res = setup
     pay = case.payload
     calibrated, config, out = _identify(robot, calibration_document(res), pay)
