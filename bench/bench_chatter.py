@@ -9,7 +9,7 @@ Closed loops at 1 kHz against MuJoCo with a 1 kg dumbbell and a box holding the 
 2. the standing B1 + Z1 (the simulator's legs and contacts, the arm-view controller on the arm
    joints, a 2-s quintic move after 0.5 s of holding) for several (V_max, η): max V_sup / V_max,
    the same chatter figure, and the trunk's angular acceleration from the IMU gyro (the mean
-   over each 1 ms interval, ``model.arm_view.interval_alpha``, from the start of the motion)
+   over each 1 ms interval, ``control.arm_view.interval_alpha``, from the start of the motion)
    against ``arm_view.trunk_motion.alpha_max``. ``--b1-delay`` applies each command that many
    periods late (the ROS graph: 1), ``--b1-physics-dt`` sets the physics step (the robot
    file's 1 ms is not converged for the trunk's α: 0.25 ms is, docs/theory/controller.md#law).
@@ -43,7 +43,7 @@ import numpy as np
 
 from sysid_ros.control.controller import RobustController, gains_from_config
 from sysid_ros.demo.tracking import command_chatter, z1_tracking_run
-from sysid_ros.model.arm_view import TrunkMotionBound, arm_view, interval_alpha
+from sysid_ros.control.arm_view import TrunkMotionBound, arm_view, interval_alpha
 from sysid_ros.model.box import theta_e_box
 from sysid_ros.model.robots import Robot, load_robot
 from sysid_ros.planning.trajectory import QuinticTrajectory

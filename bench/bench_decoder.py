@@ -24,7 +24,7 @@ from rosbags.rosbag2 import Reader
 from sysid_ros.bagio import read_joint_states
 from sysid_ros.cdr import JointStateDecoder
 from sysid_ros.identification.cli import main as identify_main
-from sysid_ros.identification.synthetic import random_payload_theta, simulate, write_bag
+from sysid_ros.simulation.synthetic import random_payload_theta, simulate, write_bag
 from sysid_ros.model.robots import load_robot
 
 

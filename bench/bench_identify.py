@@ -45,7 +45,7 @@ import numpy as np
 
 from sysid_ros.identification import OnlineIdentifier, identify, load_identification_config, \
     polytope_box
-from sysid_ros.identification.synthetic import random_payload_theta, simulate
+from sysid_ros.simulation.synthetic import random_payload_theta, simulate
 from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import load_robot
@@ -238,7 +238,7 @@ def _b1_z1(trials: int, duration: float) -> dict:
     """The B1 + Z1 row (see the module docstring); prints its summary."""
     from types import SimpleNamespace
 
-    from sysid_ros.identification.synthetic import simulate_standing, z1_payload
+    from sysid_ros.simulation.synthetic import simulate_standing, z1_payload
 
     b1, gen3 = load_robot("b1_z1"), load_robot("gen3")
     rel = 0.025

@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 from sysid_ros.bagio import default_typestore, open_bag, read_imu, read_joint_states
-from sysid_ros.model.arm_view import TrunkMotionBound, trunk_motion_report
+from sysid_ros.control.arm_view import TrunkMotionBound, trunk_motion_report
 from sysid_ros.model.robots import load_robot
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]

@@ -19,20 +19,15 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
-import numpy as np
 
+from sysid_ros.bagio.writer import write_joint_state_arrays
 from sysid_ros.cli_messages import fail, say
 from sysid_ros.bagio.tabular import (
     DELIMITERS, POSITION_UNITS, TIME_UNITS, VELOCITY_UNITS, ImportedLog, MappingError,
     import_log, load_mapping, parse_mapping,
 )
-
-if TYPE_CHECKING:
-    from sysid_ros.model.robots import Robot
-    from sysid_ros.simulation.hardware_like import HardwareRecording
 
 __all__ = ["main", "build_parser", "EXIT_CODES", "options_mapping", "write_log_bag"]
 
@@ -154,18 +149,8 @@ def write_log_bag(path: str | Path, log: ImportedLog, topic: str = "/joint_state
                   storage: str = "mcap") -> Path:
     """Write ``log`` as JointState messages (stamps as header stamps and bag timestamps; empty
     velocity/effort arrays when absent) into the new rosbag2 directory ``path``."""
-    from sysid_ros.simulation import write_joint_states_bag
-
-    n = log.t.size
-    c = np.ascontiguousarray      # the CDR serialiser needs contiguous rows
-    view = SimpleNamespace(
-        t=log.t, q=c(log.position), dq=None if log.velocity is None else c(log.velocity),
-        tau_meas=c(log.effort) if log.effort is not None else np.empty((n, 0)),
-        joint_names=log.joint_names)
-    names = SimpleNamespace(name="import", joint_names=log.joint_names)
-    # duck-typed: the writer reads t, q, dq, tau_meas, joint_names and the robot's names only
-    return write_joint_states_bag(path, cast("HardwareRecording", view), cast("Robot", names),
-                                  topic=topic, storage=storage)
+    return write_joint_state_arrays(path, log.t, log.position, log.velocity, log.effort,
+                                    log.joint_names, topic, storage)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -17,7 +17,7 @@ import struct
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 from rosbags.rosbag2 import Reader
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "JointStateSeries",
+    "ImuSamples",
     "ImuSeries",
     "ProgressCallback",
     "read_joint_states",
@@ -83,6 +84,21 @@ class JointStateSeries:
 
     def __len__(self) -> int:
         return int(self.t.shape[0])
+
+
+class ImuSamples(Protocol):
+    """What the identifier reads from an IMU stream (e.g. :class:`ImuSeries`, a simulated run's
+    IMU): stamps t (M,) s, angular_velocity (M, 3) rad/s and linear_acceleration (M, 3) m/s²,
+    IMU frame."""
+
+    @property
+    def t(self) -> np.ndarray: ...
+
+    @property
+    def angular_velocity(self) -> np.ndarray: ...
+
+    @property
+    def linear_acceleration(self) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,10 @@ import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from types import SimpleNamespace
-from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
+from sysid_ros.bagio import write_joint_state_arrays
 from sysid_ros.cli_messages import fail, say
 from sysid_ros.bagio.skips import SkipLog
 from sysid_ros.calibration.calibrate import FRICTION_LAWS, TORQUE_LAG_MODES, CalibrationOptions, \
@@ -35,9 +34,6 @@ from sysid_ros.calibration.errors import CalibrationInconsistentError, Calibrati
 from sysid_ros.calibration.map_estimate import ROBUST_LOSSES
 from sysid_ros.calibration.prior import FRICTION_PRIORS
 from sysid_ros.calibration.state import ESTIMATORS, encoder_sigma, estimate_state
-
-if TYPE_CHECKING:
-    from sysid_ros.simulation.hardware_like import HardwareRecording
 
 __all__ = ["main", "build_parser", "EXIT_CODES", "write_recording_bag", "with_estimated_state"]
 
@@ -140,15 +136,9 @@ def with_estimated_state(rec: Recording, method: str, sigma_q) -> Recording:
 
 def write_recording_bag(path: str | Path, rec: Recording, robot) -> Path:
     """Write ``rec`` as a JointState bag (its velocities, e.g. estimated ones)."""
-    from sysid_ros.simulation import write_joint_states_bag
-
     if Path(path).exists():
         raise CalibrationInputError(f"--write-bag {path}: already exists")
-    c = np.ascontiguousarray      # the CDR serialiser needs contiguous rows
-    view = SimpleNamespace(t=rec.t, q=c(rec.q), dq=None if rec.dq is None else c(rec.dq),
-                           tau_meas=c(rec.tau), joint_names=tuple(robot.joint_names))
-    # duck-typed: the writer reads t, q, dq, tau_meas and joint_names only
-    return write_joint_states_bag(path, cast("HardwareRecording", view), robot)
+    return write_joint_state_arrays(path, rec.t, rec.q, rec.dq, rec.tau, robot.joint_names)
 
 
 def _payload(text: str | None) -> np.ndarray | None:

@@ -37,7 +37,7 @@ of body b about its centre of mass and ω_b = Σ_{j ≤ b} z_j r_j (world joint 
 and A depends on q only through the relative orientation of the joint axes — on the sums of
 consecutive parallel joints' angles, without the first joint and the last (Z1: q2+q3+q4 and
 q5; a 2-D problem). Its λ_min over the workspace is enclosed by a branch-and-bound on boxes of
-those angles with the affine enclosures and eigenvalue bounds of ``planning.mass_matrix``
+those angles with the affine enclosures and eigenvalue bounds of ``enclosures.mass_matrix``
 (linear part exact at the vertices, second-order remainder shifted off). This is the sound
 workspace bound used for ρ; it is loose where translational energy dominates the light
 directions (the Z1: about a fifth of the sampled minimum, see the benchmark), tight where the
@@ -76,10 +76,10 @@ from sysid_ros.control.errors import BoundsError, ControllerConfigError
 from sysid_ros.model.box import ParameterBox
 from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.robots import Robot
-from sysid_ros.planning.affine import Affine, affine_cos_sin
-from sysid_ros.planning.chain import SerialChain, world_axes
-from sysid_ros.planning.interval import Interval
-from sysid_ros.planning.mass_matrix import MassMatrixEnclosure, spatial_inertia
+from sysid_ros.enclosures.affine import Affine, affine_cos_sin
+from sysid_ros.enclosures.chain import SerialChain, world_axes
+from sysid_ros.enclosures.interval import Interval
+from sysid_ros.enclosures.mass_matrix import MassMatrixEnclosure, spatial_inertia
 
 __all__ = ["LowerMassModel", "MassMatrixBounds", "TrackingErrorBound", "lower_mass_model",
            "mass_matrix_eigen_bounds", "tracking_error_bound", "mass_matrix_extremes",

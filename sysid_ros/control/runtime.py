@@ -45,7 +45,7 @@ from sysid_ros.control.errors import (BoundsError, ControllerConfigError, Trajec
 from sysid_ros.control.prior import prior_box
 from sysid_ros.control.trajectory import JointTrajectoryArrays, TrajectoryQueue
 from sysid_ros.control.watchdog import ClockWatch, Freshness
-from sysid_ros.model.arm_view import arm_view
+from sysid_ros.control.arm_view import arm_view
 from sysid_ros.model.box import ParameterBox
 from sysid_ros.model.robots import Robot, load_robot
 

@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     from sysid_ros.demo.errors import DemoConfigError
     from sysid_ros.demo.priors import demo_prior, robot_with_prior, start_refusal
 
-    from sysid_ros.model.arm_view import arm_view
+    from sysid_ros.control.arm_view import arm_view
     # the nodes load the calibration too; this process certifies with the same model
     calib = str(Path(args.calibration).resolve()) if args.calibration else None
     from sysid_ros.errors import SysidError

@@ -1,5 +1,5 @@
 """What the demo adds for a floating-base robot (B1 + Z1): the planner and the controller run on
-the arm view (:func:`sysid_ros.model.arm_view.arm_view`), whose guarantee rests on the trunk
+the arm view (:func:`sysid_ros.control.arm_view.arm_view`), whose guarantee rests on the trunk
 staying inside ``arm_view.trunk_motion`` — an assumption the standing controller has to meet,
 so the recorded IMU is checked against it after the run — and certifies obstacles in the trunk
 frame, not the world frame. Both go into the report; a violated motion bound fails the run. The
@@ -16,7 +16,7 @@ import numpy as np
 from sysid_ros.bagio.reader import read_imu, read_joint_states
 from sysid_ros.demo.errors import DemoConfigError
 from sysid_ros.demo.report import COMMAND_TOPIC, bag_messages, header_seconds
-from sysid_ros.model.arm_view import (TrunkMotionBound, disturbance_ratio, interval_alpha,
+from sysid_ros.control.arm_view import (TrunkMotionBound, disturbance_ratio, interval_alpha,
                                       trunk_motion_report)
 from sysid_ros.model.robots import Robot
 
@@ -112,7 +112,7 @@ def floating_base_findings(full: Robot, view: Robot, bag: Path,
 
 
 def _disturbance_ratio(full: Robot, view: Robot, bag: Path, imu, keep: np.ndarray) -> np.ndarray:
-    """max |d_j|/d̄_j over the IMU samples in ``keep`` (``model.arm_view.disturbance_ratio``),
+    """max |d_j|/d̄_j over the IMU samples in ``keep`` (``control.arm_view.disturbance_ratio``),
     the arm's joint state taken at each IMU stamp (the B1's IMU arrives with the joints; the
     nearest joint sample otherwise — a stale one only shifts which sample d is evaluated at)."""
     js = read_joint_states(bag, "/joint_states", list(view.joint_names))

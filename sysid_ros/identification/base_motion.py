@@ -84,7 +84,7 @@ the arm/payload.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -93,7 +93,7 @@ from sysid_ros.identification.errors import IdentificationConfigError, SampleErr
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
 
-__all__ = ["ImuBounds", "ImuSamples", "BaseMotion", "ImuMount", "base_motion", "ImuStream",
+__all__ = ["ImuBounds", "BaseMotion", "ImuMount", "base_motion", "ImuStream",
            "ArmModel", "arm_model", "arm_regressors", "imu_mount", "trunk_bias"]
 
 #: keys of ``identification.imu`` (all required)
@@ -147,20 +147,6 @@ class ImuBounds:
                          self.accel_bias_abs * factor,
                          self.accel_noise_abs * factor, self.angular_accel_abs, self.jerk_abs,
                          self.max_gap)
-
-
-class ImuSamples(Protocol):
-    """What the identifier reads from an IMU stream (e.g. ``bagio.ImuSeries``): stamps t (M,) s,
-    angular_velocity (M, 3) rad/s and linear_acceleration (M, 3) m/s², IMU frame."""
-
-    @property
-    def t(self) -> np.ndarray: ...
-
-    @property
-    def angular_velocity(self) -> np.ndarray: ...
-
-    @property
-    def linear_acceleration(self) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)

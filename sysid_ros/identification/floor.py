@@ -144,7 +144,7 @@ def identifiability_floor(robot: Robot, config: IdentificationConfig,
 
     if robot.floating_base:
         raise UnsupportedRobotError(f"{robot.name}: the floor needs a fixed-base robot (pass the "
-                                    "arm view, sysid_ros.model.arm_view)")
+                                    "arm view, sysid_ros.control.arm_view)")
     nb = robot.n_bodies
     ee = robot.ee_columns
     theta_e = robot.theta_e() if theta_e is None else np.asarray(theta_e, float)

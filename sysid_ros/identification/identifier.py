@@ -40,7 +40,8 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from sysid_ros.identification.base_motion import BaseMotion, ImuSamples, ImuStream, \
+from sysid_ros.bagio.reader import ImuSamples
+from sysid_ros.identification.base_motion import BaseMotion, ImuStream, \
     base_motion, imu_mount
 from sysid_ros.identification.bounds import INCONSISTENT, INSUFFICIENT, OK, BoxResult, \
     chebyshev_centre, polytope_box

@@ -36,10 +36,11 @@ import numpy as np
 import pinocchio as pin
 
 from sysid_ros.model.errors import RobotConfigError
+from sysid_ros.model.files import read_yaml_mapping
 from sysid_ros.model.friction_terms import FrictionTerms
 from sysid_ros.model.parameters import is_physically_consistent
 
-if TYPE_CHECKING:  # robots.py imports this module
+if TYPE_CHECKING:  # robots.py imports this module at run time, never the other way
     from sysid_ros.model.robots import Robot
 
 __all__ = ["FORMAT_VERSION", "apply_calibration", "read_calibration"]
@@ -54,8 +55,6 @@ def _fail(path: Path, key: str, why: str) -> RobotConfigError:
 
 def read_calibration(path: str | Path) -> dict[str, Any]:
     """The parsed calibration file (a mapping with ``sysid_calibration`` = format version)."""
-    from sysid_ros.model.robots import read_yaml_mapping
-
     path = Path(path)
     doc = read_yaml_mapping(path, "calibration")
     if doc.get("sysid_calibration") != FORMAT_VERSION:
@@ -106,8 +105,6 @@ def _require_sections(path: Path, doc: dict[str, Any]) -> None:
 def apply_calibration(robot: Robot, calibration: str | Path | dict[str, Any]) -> Robot:
     """A copy of ``robot`` (a :class:`~sysid_ros.model.robots.Robot`) with the calibration
     applied. ``calibration``: a file path or an already parsed mapping."""
-    from sysid_ros.model.robots import FrictionModel
-
     if isinstance(calibration, dict):
         doc, path = calibration, Path("<calibration>")
     else:
@@ -131,7 +128,7 @@ def apply_calibration(robot: Robot, calibration: str | Path | dict[str, Any]) ->
                 terms = FrictionTerms.from_mapping(sec["terms"], nj)
             except ValueError as err:
                 raise _fail(path, "friction.terms", str(err)) from None
-        friction = FrictionModel(nom, lo, hi, terms)
+        friction = dataclasses.replace(friction, nominal=nom, lower=lo, upper=hi, terms=terms)
 
     model = robot.model.copy()
     theta_r_box = robot.theta_r_box

@@ -25,6 +25,7 @@ import pinocchio as pin
 import yaml
 
 from sysid_ros.model.errors import RobotConfigError, UnknownRobotError
+from sysid_ros.model.files import read_yaml_mapping
 from sysid_ros.model.friction_terms import FrictionTerms
 from sysid_ros.paths import example_robot_data_dir, package_share
 
@@ -207,19 +208,6 @@ def load_robot(name_or_path: str | Path, config_path: str | Path | None = None,
         from sysid_ros.model.calibration import apply_calibration
         robot = apply_calibration(robot, calibration)
     return robot
-
-
-def read_yaml_mapping(path: Path, what: str) -> dict[str, Any]:
-    """A YAML file whose top level is a mapping; RobotConfigError naming the file otherwise."""
-    if not path.is_file():
-        raise RobotConfigError(f"{what} file not found: {path}")
-    try:
-        doc = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise RobotConfigError(f"{path}: not valid YAML ({exc})") from exc
-    if not isinstance(doc, dict):
-        raise RobotConfigError(f"{path}: expected a mapping at the top level")
-    return doc
 
 
 def _resolve_config(name_or_path: str | Path) -> Path:

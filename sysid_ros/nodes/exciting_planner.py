@@ -31,7 +31,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from sysid_ros.model.arm_view import arm_view
+from sysid_ros.control.arm_view import arm_view
 from sysid_ros.model.robots import load_robot
 from sysid_ros.nodes._common import run_node
 from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_QOS, TRAJECTORY_QOS

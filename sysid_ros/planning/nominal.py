@@ -31,7 +31,7 @@ import numpy as np
 
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
-from sysid_ros.planning.chain import (SerialChain, body_regressor, forward_pass,
+from sysid_ros.enclosures.chain import (SerialChain, body_regressor, forward_pass,
                                       passivity_torque, sphere_centres, world_poses)
 from sysid_ros.planning.obstacles import BoxObstacle, signed_distance
 from sysid_ros.planning.trajectory import QuinticTrajectory

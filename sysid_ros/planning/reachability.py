@@ -22,7 +22,7 @@ For a fixed plan parameter k, over each of n time sub-intervals [t_m, t_{m+1}] o
      of its smallest or largest |q̇|) and B_i = ‖bound‖ for the
      identity metric (ARMOUR), ½(γ√P_ii + bound_i) for the mass metric, γ² = max over the sign
      vectors s of (bound∘s)ᵀP⁻¹(bound∘s): P is enclosed over the sub-interval's q box
-     (``planning.mass_matrix``), P ⪰ V⁻ᵀL(ε)V⁻¹ gives P⁻¹ ⪯ V L(ε)⁻¹ Vᵀ, so γ² ≤ the max over
+     (``enclosures.mass_matrix``), P ⪰ V⁻ᵀL(ε)V⁻¹ gives P⁻¹ ⪯ V L(ε)⁻¹ Vᵀ, so γ² ≤ the max over
      the vertices of the ε-box and the s of (b̄∘s)ᵀ V L⁻¹ Vᵀ (b̄∘s) (convex in both), and
      P_ii ≤ its enclosure's upper end (the controller's boundary layer,
      docs/theory/controller.md#boundary-layer, only scales σβd
@@ -74,10 +74,10 @@ import numpy as np
 
 from sysid_ros.control.controller import coulomb_error_bound, coulomb_multiplier
 from sysid_ros.model.robots import Robot
-from sysid_ros.planning.affine import Affine, affine_cos_sin
-from sysid_ros.planning.chain import SerialChain, passivity_torque, sphere_centres
-from sysid_ros.planning.interval import Interval
-from sysid_ros.planning.mass_matrix import enclose_mass_matrix, mass_matrix_columns
+from sysid_ros.enclosures.affine import Affine, affine_cos_sin
+from sysid_ros.enclosures.chain import SerialChain, passivity_torque, sphere_centres
+from sysid_ros.enclosures.interval import Interval
+from sysid_ros.enclosures.mass_matrix import enclose_mass_matrix, mass_matrix_columns
 from sysid_ros.planning.obstacles import BoxObstacle, interval_clearance
 from sysid_ros.planning.trajectory import QuinticTrajectory, TrajectoryEnclosure
 

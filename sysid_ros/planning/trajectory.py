@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sysid_ros.planning.errors import PlanRequestError
-from sysid_ros.planning.interval import Interval
+from sysid_ros.enclosures.interval import Interval
 
 __all__ = ["QuinticTrajectory", "TrajectoryEnclosure", "H5"]
 

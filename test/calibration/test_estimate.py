@@ -11,7 +11,7 @@ from sysid_ros.calibration import CalibrationOptions, Recording, calibrate
 from sysid_ros.calibration.calibrate import calibration_rows, window_config
 from sysid_ros.calibration.energy import energy_rows
 from sysid_ros.calibration.prior import calibration_prior
-from sysid_ros.identification.synthetic import simulate
+from sysid_ros.simulation.synthetic import simulate
 from sysid_ros.model.parameters import is_physically_consistent
 
 

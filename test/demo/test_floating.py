@@ -1,7 +1,7 @@
 """The demo's floating-base check: the trunk motion read back from a recorded /imu equals the
 simulator's truth, a calm stance holds the assumed bound, and an arm whose torque chatters (as
 the robust input does in the closed loop) violates it and fails the run with the value. The
-exact base disturbance (model.arm_view.DisturbanceRows) equals Pinocchio's full-body RNEA, and a
+exact base disturbance (control.arm_view.DisturbanceRows) equals Pinocchio's full-body RNEA, and a
 trunk pushed beyond its bound takes |d| beyond d̄, which fails the run loudly too."""
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from sysid_ros.demo.floating import (COMMAND_TOPIC, floating_base_findings,
                                       robot_file_with_prior_box)
 import pinocchio as pin
 
-from sysid_ros.model.arm_view import DisturbanceRows, arm_view
+from sysid_ros.control.arm_view import DisturbanceRows, arm_view
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import SimConfig, Simulator
 

@@ -9,7 +9,7 @@ import pytest
 
 from sysid_ros.bagio import BagWriter, default_typestore
 from sysid_ros.identification.cli import main
-from sysid_ros.identification.synthetic import random_payload_theta, simulate
+from sysid_ros.simulation.synthetic import random_payload_theta, simulate
 from sysid_ros.model.robots import load_robot
 
 TS = default_typestore()

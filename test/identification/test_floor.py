@@ -19,7 +19,7 @@ import pytest
 from sysid_ros.identification import identify, load_identification_config
 from sysid_ros.identification.errors import IdentificationConfigError, UnsupportedRobotError
 from sysid_ros.identification.floor import identifiability_floor
-from sysid_ros.identification.synthetic import random_payload_theta, simulate
+from sysid_ros.simulation.synthetic import random_payload_theta, simulate
 from sysid_ros.model.box import theta_e_box
 from sysid_ros.model.friction_terms import FrictionTerms
 from sysid_ros.model.parameters import is_physically_consistent

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from sysid_ros.identification import identify, load_identification_config
-from sysid_ros.identification.synthetic import random_payload, simulate_mujoco
+from sysid_ros.simulation.synthetic import random_payload, simulate_mujoco
 from .conftest import payload_rows
 from sysid_ros.simulation import DUMBBELLS_KG, dumbbell_for
 

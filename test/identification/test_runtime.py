@@ -8,7 +8,7 @@ import numpy as np
 
 from sysid_ros.identification import OnlineIdentifier, load_identification_config
 from sysid_ros.identification.runtime import IdentifierRuntime
-from sysid_ros.identification.synthetic import random_payload_theta, simulate
+from sysid_ros.simulation.synthetic import random_payload_theta, simulate
 from sysid_ros.model.parameters import PARAM_NAMES
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pinocchio as pin
 
 from sysid_ros.identification import identify, load_identification_config
-from sysid_ros.identification.synthetic import random_payload_theta, simulate
+from sysid_ros.simulation.synthetic import random_payload_theta, simulate
 from sysid_ros.model.robots import load_robot
 
 

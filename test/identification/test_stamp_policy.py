@@ -10,7 +10,7 @@ from sysid_ros.identification import IdentificationConfigError, OnlineIdentifier
     load_identification_config
 from sysid_ros.identification.stamps import ACCEPT, BACKWARD, DUPLICATE, REJECT, RESTART, \
     RESTARTS, ZERO, StampFilter
-from sysid_ros.identification.synthetic import random_payload_theta, simulate
+from sysid_ros.simulation.synthetic import random_payload_theta, simulate
 
 
 def test_filter_verdicts():

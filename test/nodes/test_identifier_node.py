@@ -12,7 +12,7 @@ import pytest
 from .processes import start, stop
 
 from sysid_ros.bagio import BagWriter, default_typestore
-from sysid_ros.identification.synthetic import random_payload_theta, simulate
+from sysid_ros.simulation.synthetic import random_payload_theta, simulate
 from sysid_ros.model.robots import load_robot
 
 pytestmark = pytest.mark.ros
@@ -161,7 +161,7 @@ def test_identifier_node_b1_with_trunk_imu(tmp_path, ros_node):
     from std_msgs.msg import Float64MultiArray
     from diagnostic_msgs.msg import DiagnosticArray
 
-    from sysid_ros.identification.synthetic import simulate_standing, write_bag
+    from sysid_ros.simulation.synthetic import simulate_standing, write_bag
     from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS
     from sysid_ros.nodes.messages import bounds_from_msg
     from sysid_ros.simulation import dumbbell_for

@@ -12,7 +12,7 @@ import pytest
 
 from sysid_ros.control.controller import RobustController, gains_from_config
 from sysid_ros.demo.floating import robot_file_with_prior_box
-from sysid_ros.model.arm_view import arm_view
+from sysid_ros.control.arm_view import arm_view
 from sysid_ros.model.box import theta_e_box
 from sysid_ros.model.robots import load_robot
 from sysid_ros.planning import QuinticTrajectory, controller_model

@@ -7,7 +7,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from sysid_ros.model.arm_view import (
+from sysid_ros.control.arm_view import (
     TrunkMotionBound, arm_view, base_disturbance_bound, interval_alpha, trunk_motion_report,
 )
 from sysid_ros.model.box import ParameterBox
@@ -296,7 +296,7 @@ def test_the_workspace_limits_the_view_and_tightens_the_bound(b1_z1, view):
     (the enclosure, test/planning/test_disturbance.py); without a workspace d̄ is the closed
     form. A workspace outside the limits, or malformed, is refused naming the field."""
     from dataclasses import replace
-    from sysid_ros.model.arm_view import workspace
+    from sysid_ros.control.arm_view import workspace
     ws = b1_z1.config["arm_view"]["workspace"]
     np.testing.assert_array_equal(view.limits.q_lower, ws["lower"])
     np.testing.assert_array_equal(view.limits.q_upper, ws["upper"])

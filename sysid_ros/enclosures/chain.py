@@ -31,7 +31,7 @@ import numpy as np
 import pinocchio as pin
 
 from sysid_ros.model.robots import Robot
-from sysid_ros.planning.errors import UnplannableRobotError
+from sysid_ros.enclosures.errors import UnplannableRobotError
 
 __all__ = ["SerialChain", "body_regressor", "sphere_centres", "passivity_torque", "world_poses",
            "world_axes", "reference_torque", "forward_pass"]
@@ -269,7 +269,7 @@ def forward_pass(chain: SerialChain, cs: Sequence[tuple], dq: Sequence, dq_a: Se
     """Body velocities v (from q̇), w (from q̇_a) and accelerations a, each (lin, ang) per body:
     RNEA's forward pass, which ``passivity_torque`` and ``body_regressor`` can share.
     ``base``: the base frame's spatial acceleration (lin, ang) in its own frame, in place of
-    −gravity (``with_gravity``) or zero — e.g. a moving trunk's (``planning.disturbance``)."""
+    −gravity (``with_gravity``) or zero — e.g. a moving trunk's (``enclosures.disturbance``)."""
     nb = chain.nb
     zero3 = (0.0, 0.0, 0.0)
     same = dq_a is dq                # ordinary RNEA: w = v, no polarisation needed

@@ -35,7 +35,7 @@ is the bound of the fictitious wrench F = m (a_O + α×p + ω×(ω×p) + 2 ω×�
 N = I α_extra + ω_b×Iω_b + cross terms on each body, whose moment about joint j's axis is at
 most ‖p − o_j‖‖F‖ + ‖N‖. Loose (triangle inequalities, norms) but sound; it never uses the
 arm's configuration. With ``arm_view.workspace`` (:func:`workspace`, the view's position limits)
-the a and α parts are also enclosed over that box by interval RNEA (``planning.disturbance``)
+the a and α parts are also enclosed over that box by interval RNEA (``enclosures.disturbance``)
 and each joint keeps the smaller bound.
 
 Assumptions, stated where they are used: the trunk motion bound holds (the standing controller's
@@ -54,6 +54,8 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
+from sysid_ros.control.prior import prior_box
+from sysid_ros.enclosures.disturbance import trunk_acceleration_bound
 from sysid_ros.model.box import ParameterBox
 from sysid_ros.model.errors import RobotConfigError
 from sysid_ros.model.robots import CollisionSphere, FrictionModel, JointLimits, Robot
@@ -237,7 +239,7 @@ def base_disturbance_bound(robot: Robot, motion: TrunkMotionBound,
 
     The closed form (module doc, no configuration); with an ``arm_view.workspace``, the smaller
     per joint of that and the a and α parts enclosed over the workspace by interval RNEA
-    (``planning.disturbance``, ``max_boxes`` sub-boxes) plus the closed form's ω part. (Over
+    (``enclosures.disturbance``, ``max_boxes`` sub-boxes) plus the closed form's ω part. (Over
     a whole joint box the enclosure's sub-boxes are too wide: 9–18× the closed form on the Z1.)"""
     return _disturbance_bound(robot, _reduced_model(robot, _arm_indices(robot)), motion,
                               theta_e_box, max_boxes)
@@ -247,7 +249,6 @@ def _disturbance_bound(robot: Robot, model: pin.Model, motion: TrunkMotionBound,
                        theta_e_box: ParameterBox | None, max_boxes: int) -> np.ndarray:
     """:func:`base_disturbance_bound` for the arm's reduced ``model`` (built by the caller)."""
     if theta_e_box is None:
-        from sysid_ros.control.prior import prior_box   # (control imports model, not back)
         theta_e_box = prior_box(robot)
     lower, upper = _body_boxes(robot, model, theta_e_box)
     closed = _closed_form_bound(robot, model, motion, lower, upper)
@@ -257,8 +258,6 @@ def _disturbance_bound(robot: Robot, model: pin.Model, motion: TrunkMotionBound,
         return closed          # over the whole joint box the enclosure is the looser one
     spin = _closed_form_bound(robot, model, TrunkMotionBound(0.0, motion.omega, 0.0, 0.0),
                               lower, upper)
-    # (planning imports model, not back: the interval RNEA lives with the planner's reachability)
-    from sysid_ros.planning.disturbance import trunk_acceleration_bound
     q_lo, q_hi = workspace(robot)
     enclosed = trunk_acceleration_bound(model, robot.name, lower, upper, q_lo, q_hi, accel,
                                         motion.alpha, max_boxes)
@@ -459,8 +458,6 @@ def disturbance_ratio(full: Robot, view: Robot, t: np.ndarray, q: np.ndarray, dq
     interval before it and over the one after it (:func:`interval_alpha`; central differences
     would cancel an alternation at the sample rate). Inputs per sample: stamps t (N,), q, dq
     (N, n_arm), gyro ω and specific force f (N, 3), IMU at the trunk origin aligned with it."""
-    from sysid_ros.control.prior import prior_box   # (control imports model, not back)
-
     rows = DisturbanceRows(full, view)
     d_bar = np.asarray(view.config["arm_view"]["base_disturbance_Nm"], float)
     lower, upper = _body_boxes(view, view.model, prior_box(view))

@@ -1,6 +1,6 @@
 """Sound enclosure of the torque a moving trunk induces on an arm, over a box of joint angles.
 
-``model.arm_view`` carries the trunk's motion into the fixed-base arm view as a disturbance
+``control.arm_view`` carries the trunk's motion into the fixed-base arm view as a disturbance
 d with |d_j| ≤ d̄_j. Its closed-form bound never looks at the configuration; this module
 bounds the two parts of d that dominate it over a *workspace* box Q of the arm's joints (the
 view's position limits, which the planner certifies every motion stays in):
@@ -18,7 +18,7 @@ of J_α, at e_k (angular) — RNEA with the base's spatial acceleration in place
 
 with mag the interval magnitude of the enclosure over a sub-box of Q and the parameter box
 Θ (every body's 10 parameters in an interval). The bound is the largest over a grid of
-sub-boxes covering Q. Sound by the interval arithmetic's guarantee (``planning.interval``);
+sub-boxes covering Q. Sound by the interval arithmetic's guarantee (``enclosures.interval``);
 loose only by the dependency effect inside a sub-box, which shrinks with the sub-box.
 """
 from __future__ import annotations
@@ -26,9 +26,9 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from sysid_ros.planning.affine import Affine, affine_cos_sin
-from sysid_ros.planning.chain import SerialChain, forward_pass, passivity_torque
-from sysid_ros.planning.interval import Interval
+from sysid_ros.enclosures.affine import Affine, affine_cos_sin
+from sysid_ros.enclosures.chain import SerialChain, forward_pass, passivity_torque
+from sysid_ros.enclosures.interval import Interval
 
 __all__ = ["trunk_acceleration_bound", "workspace_grid"]
 

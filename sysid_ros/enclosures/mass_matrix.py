@@ -42,9 +42,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sysid_ros.planning.affine import Affine, affine_cos_sin
-from sysid_ros.planning.chain import SerialChain, passivity_torque
-from sysid_ros.planning.interval import Interval
+from sysid_ros.enclosures.affine import Affine, affine_cos_sin
+from sysid_ros.enclosures.chain import SerialChain, passivity_torque
+from sysid_ros.enclosures.interval import Interval
 
 __all__ = ["MassMatrixEnclosure", "mass_matrix_columns", "enclose_mass_matrix", "fold_factor",
            "spatial_inertia"]

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 import pinocchio as pin
 
-from sysid_ros.identification.base_motion import ImuSamples
+from sysid_ros.bagio.reader import ImuSamples
 from sysid_ros.model.parameters import is_physically_consistent
 from sysid_ros.model.robots import Robot
 

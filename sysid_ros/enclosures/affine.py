@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from sysid_ros.planning.interval import Interval
+from sysid_ros.enclosures.interval import Interval
 
 __all__ = ["Affine", "affine_cos_sin"]
 
