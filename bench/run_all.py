@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 
 BENCHMARKS = ("bench_regressors", "bench_identify", "bench_calibration", "bench_controller",
-              "bench_eigen_bound", "bench_planner", "bench_sim", "bench_bag", "bench_decoder")
+              "bench_eigen_bound", "bench_planner", "bench_sim", "bench_bag", "bench_decoder",
+              "bench_terms")
 
 
 def main(argv: list[str] | None = None) -> int:

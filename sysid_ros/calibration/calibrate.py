@@ -39,7 +39,7 @@ from sysid_ros.calibration.lp import BoxLP, scale_rows, min_noise
 from sysid_ros.calibration.map_estimate import ROBUST_LOSSES, LinearRows, map_estimate
 from sysid_ros.calibration.prior import FRICTION_PRIORS, Prior, calibration_prior
 from sysid_ros.calibration.rows import CalibrationRows, build_rows, friction_column
-from sysid_ros.calibration.terms import select_terms
+from sysid_ros.calibration.terms import adoptable, select_terms, term_prior
 from sysid_ros.calibration.timing import LagEstimate, estimate_torque_lag, \
     estimate_velocity_lag
 from sysid_ros.identification.calibration_rows import CalibrationConstraints, column_names
@@ -48,6 +48,7 @@ from sysid_ros.identification.errors import IdentificationError
 from sysid_ros.identification.transients import Transient, find_transients, transient_note, \
     with_radius_share
 from sysid_ros.identification.windows import MomentumWindows
+from sysid_ros.model.friction_terms import FrictionTerms
 from sysid_ros.model.parameters import is_physically_consistent
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
@@ -104,8 +105,9 @@ class CalibrationOptions:
         exclude_speed_frac: with ``auto``, rows are dropped from this fraction of the clamp.
         exclude_after_start_s: rows of windows starting this soon after a run's start are
             dropped (s).
-        terms: judge the extra friction/actuation terms by cross-validation (:mod:`.terms`)
-            and report which earned their place.
+        terms: judge the extra friction/actuation terms by cross-validation (:mod:`.terms`),
+            report which earned their place and adopt those that are functions of the joint's
+            state: their coefficients are calibrated with boxes like the four of the law.
     """
 
     window_s: float | None = 0.4
@@ -195,6 +197,7 @@ class CalibrationResult:
     excluded: dict[str, Any] = field(default_factory=dict)  # rows the exclusion rule dropped
     margin: np.ndarray | None = None       # (nj,) factor on δ*: options.margin or hold-out
     terms: Any = None                      # terms.TermSelection or None
+    friction_terms: FrictionTerms | None = None  # adopted extra terms with calibrated boxes
     #: torque samples beyond the stated bounds, absorbed by the quadrature allowance
     transients: list[Transient] = field(default_factory=list)
 
@@ -207,8 +210,12 @@ class CalibrationResult:
         o, c = self.options, self.config
         return [
             f"prior: {self.prior.describe()}; the truth lies inside it",
-            "friction law tau_f = Fc*sigma(dq) + Fv*dq + Ia*ddq + beta with Fc >= 0; sigma = "
-            f"sign(dq) outside |dq| <= {c.coulomb_band} rad/s, anything in [-1, 1] inside",
+            "friction law tau_f = Fc*sigma(dq) + Fv*dq + Ia*ddq + beta with Fc >= 0"
+            + ("" if c.friction_terms is None else
+               " + the adopted terms " + " + ".join(f"psi*{col}" for col in c.friction_terms.columns)
+               + " (one coefficient psi per joint and column)")
+            + f"; sigma = sign(dq) outside |dq| <= {c.coulomb_band} rad/s, anything in [-1, 1] "
+            "inside",
             f"torque_noise_abs bounds the window-averaged torque error |int (tau_meas - tau) dt|"
             f"/T over windows of {c.window_s} s beyond the quadrature allowance "
             f"({c.quadrature_safety} x |Simpson - trapezoid|) and the relative part "
@@ -243,7 +250,8 @@ def exported_rows(result: CalibrationResult) -> CalibrationConstraints:
             "noise_min_Nm": result.noise_min.tolist(), "prior": prior.describe(),
             "assumptions": result.assumptions()}
     return CalibrationConstraints(
-        robot.name, tuple(column_names(robot)), rows.A.tocsr(), rows.sign_rad.copy(),
+        robot.name, tuple(column_names(robot, result.friction_terms)), rows.A.tocsr(),
+        rows.sign_rad.copy(),
         rows.c.copy(), rows.r_fixed.copy(), rows.t_noise.copy(), rows.joint.copy(),
         result.noise.copy(), prior.lower[ee].copy(), prior.upper[ee].copy(), info)
 
@@ -282,9 +290,12 @@ def calibration_rows(robot: Robot, config: IdentificationConfig, prior: Prior,
         if windows is not None:
             windows.append((rec.name, win))
         if len(m):
+            terms = config.friction_terms
             parts.append(build_rows(m, robot.nj, prior.theta_abs_max, config.quadrature_safety,
                                     config.torque_noise_rel, source=k,
-                                    lag_radius=config.torque_lag_radius_s))
+                                    lag_radius=config.torque_lag_radius_s,
+                                    term_abs_max=None if terms is None else
+                                    np.maximum(np.abs(terms.lower), np.abs(terms.upper))))
     if not parts:
         plan = config.sampling_plan(1.0 / recordings[0].rate_hz)
         raise CalibrationInputError(
@@ -432,6 +443,41 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
         windows = []
         rows = calibration_rows(robot, config, prior, recordings, windows)
         seconds["torque_lag"] = time.perf_counter() - clock
+    selection, notes_terms = None, []
+    if options.terms:
+        clock = time.perf_counter()
+        try:
+            selection = select_terms(rows, recordings, prior, nj)
+        except ValueError as err:
+            # too little data to hold any out (e.g. one short run): nothing judged, the law
+            # stays linear, and the rest of the calibration says whether the data suffice
+            notes_terms.append(f"extra friction terms not judged: {err}")
+    if selection is not None:
+        notes_terms.append(selection.describe())
+        names = adoptable(selection)
+        if names:
+            # the adopted terms join the rows everything below rests on (module docstring)
+            half = term_prior(recordings, names, nj)
+            prior = prior.with_terms(names, half)
+            config = config.with_overrides(friction_terms=FrictionTerms(
+                names, np.zeros_like(half), -half, half))
+            if lag is not None:
+                # a term the lag estimate did not know biases it (a ripple's residual looks
+                # like a timing error): estimated again with the term, from unlagged rows
+                unlagged = config.with_overrides(torque_lag_s=0.0, torque_lag_radius_s=0.0)
+                lag = estimate_torque_lag(calibration_rows(robot, unlagged, prior, recordings),
+                                          recordings, prior, nj)
+                config = config.with_overrides(torque_lag_s=lag.lag,
+                                               torque_lag_radius_s=lag.radius)
+            windows = []
+            rows = calibration_rows(robot, config, prior, recordings, windows)
+            notes_terms.append(f"adopted friction terms: {', '.join(names)} (their coefficients "
+                               "are calibrated and written with boxes like Fc, Fv, Ia, beta)")
+        rest = [n for n in selection.selected if n not in names]
+        if rest:
+            notes_terms.append(f"selected but not adopted: {', '.join(rest)} (not a function of "
+                               "the joint's state: its effect stays in the measured noise bound)")
+        seconds["terms"] = time.perf_counter() - clock
     excluded = _excluded_summary(robot, config, windows)
 
     clock = time.perf_counter()
@@ -460,9 +506,11 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
         raise CalibrationInconsistentError("the rows are infeasible at the written noise bound "
                                            "(solver failure)")
     f_cols = friction_column(n_theta, np.arange(nj)[:, None], np.arange(4)[None]).reshape(-1)
-    f_lo, f_hi = lp.box(f_cols)
+    t_cols = np.arange(n_theta + 4 * nj, prior.lower.size)          # ψ, joint-major
+    f_lo, f_hi = lp.box(np.concatenate([f_cols, t_cols]))
     lower, upper = prior.lower.copy(), prior.upper.copy()
-    lower[f_cols], upper[f_cols] = f_lo, f_hi
+    lower[f_cols], upper[f_cols] = f_lo[:f_cols.size], f_hi[:f_cols.size]
+    lower[t_cols], upper[t_cols] = f_lo[f_cols.size:], f_hi[f_cols.size:]
     seconds["friction_box"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
@@ -494,15 +542,12 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
         stribeck = fit_stribeck(rows, list(recordings), x_nom, delta, nj, band=config.coulomb_band)
         seconds["stribeck"] = time.perf_counter() - clock
         notes += _law_warnings(robot, stribeck, config.coulomb_band)
-    terms = None
-    if options.terms:
-        clock = time.perf_counter()
-        terms = select_terms(rows, recordings, prior, nj)
-        seconds["terms"] = time.perf_counter() - clock
-        notes.append(terms.describe())
-        if terms.selected:
-            notes.append("the identifier's law is the linear one: the effect of "
-                         f"{', '.join(terms.selected)} stays in the measured noise bound")
+    notes += notes_terms
+    adopted = None
+    if config.friction_terms is not None:
+        tr = lambda v: v[t_cols].reshape(nj, -1)  # noqa: E731
+        adopted = FrictionTerms(config.friction_terms.names, tr(np.clip(x_nom, lower, upper)),
+                                tr(lower), tr(upper))
     fr = lambda v: v[f_cols].reshape(nj, 4)  # noqa: E731
     notes.append(f"rows per joint: {_joint_rows(rows, nj)} from {len(recordings)} recording(s)")
     transients = _transients(robot, config, recordings, rows, delta)
@@ -516,7 +561,8 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
         link_lower=lower[:n_theta], link_upper=upper[:n_theta], link_nominal=x_nom[:n_theta],
         links_written=written, x_nominal=x_nom, seconds=seconds, notes=notes,
         stribeck=stribeck, robust_weights=None if est is None else est.weights,
-        torque_lag=lag, excluded=excluded, margin=margin, terms=terms, transients=transients)
+        torque_lag=lag, excluded=excluded, margin=margin, terms=selection,
+        friction_terms=adopted, transients=transients)
 
 
 def _transients(robot: Robot, config: IdentificationConfig, recordings: Sequence[Recording],

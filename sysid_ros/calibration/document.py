@@ -32,6 +32,8 @@ def calibration_document(result, validation=None, bags: list[str] | None = None
     friction = {"nominal": _friction_table(result.friction_nominal),
                 "lower": _friction_table(result.friction_lower),
                 "upper": _friction_table(result.friction_upper)}
+    if result.friction_terms is not None:
+        friction["terms"] = result.friction_terms.as_dict()
     links = {}
     for name in result.links_written:
         jid = robot.model.getJointId(name)
@@ -141,6 +143,8 @@ def _timing_and_exclusions(result) -> dict[str, Any]:
                            "transients": transient_summary(result.transients)}
     if result.terms is not None:
         out["terms"] = result.terms.as_dict()
+        out["terms"]["adopted"] = ({} if result.friction_terms is None
+                                   else result.friction_terms.as_dict())
     if result.margin is not None:
         out["noise_margin_per_joint"] = _lst(result.margin)
     lag = result.torque_lag

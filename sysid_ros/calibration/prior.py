@@ -1,6 +1,7 @@
 """The prior box of every calibrated quantity: what the calibration assumes before any data.
 
-x = [θ (10 per body, Pinocchio order, all bodies) | φ (per joint [Fc, Fv, Ia, β])]:
+x = [θ (10 per body, Pinocchio order, all bodies) | φ (per joint [Fc, Fv, Ia, β]) | ψ (the
+coefficients of adopted extra friction terms, :meth:`Prior.with_terms`; none by default)]:
 
 - bodies: the URDF value ± ``link_rel``·|value| per parameter (the identifier's own convention
   for θ_r; default the robot file's ``model_uncertainty.links_rel``). A parameter that is 0 in
@@ -14,7 +15,8 @@ x = [θ (10 per body, Pinocchio order, all bodies) | φ (per joint [Fc, Fv, Ia, 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -38,6 +40,16 @@ class Prior:
     friction_prior: str
     payload_theta: np.ndarray | None = None
     ee_prior: str | None = None        # name of the end-effector body's box (an unknown tool)
+    terms: tuple[str, ...] = ()        # extra friction terms whose coefficients ψ follow φ
+
+    def with_terms(self, names: Sequence[str], half_width: np.ndarray) -> Prior:
+        """The prior with the coefficients of terms ``names`` appended (joint-major, the
+        layout of :mod:`.rows`), each in ±``half_width`` (nj, width) around 0."""
+        h = np.asarray(half_width, float).reshape(-1)
+        return replace(self, lower=np.concatenate([self.lower, -h]),
+                       upper=np.concatenate([self.upper, h]),
+                       nominal=np.concatenate([self.nominal, np.zeros_like(h)]),
+                       terms=(*self.terms, *names))
 
     @property
     def theta_abs_max(self) -> np.ndarray:
@@ -50,8 +62,11 @@ class Prior:
             f", known payload of {self.payload_theta[0]:.3f} kg in the end-effector body"
         ee = "" if self.ee_prior is None else \
             f", end-effector body (unknown tool) in the prior '{self.ee_prior}'"
+        terms = "" if not self.terms else (
+            f", extra friction terms {', '.join(self.terms)}, each coefficient within a torque "
+            "scale per unit of its feature's RMS over the calibration data")
         return (f"links URDF ± {100 * self.link_rel:g} % per parameter, friction "
-                f"'{self.friction_prior}' box{payload}{ee}")
+                f"'{self.friction_prior}' box{payload}{ee}{terms}")
 
 
 def calibration_prior(robot: Robot, link_rel: float | None = None, friction_prior: str = "wide",

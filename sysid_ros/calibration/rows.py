@@ -23,8 +23,11 @@ Because Fc ≥ 0, Fc·S ranges over [Fc·(s − s_r), Fc·(s + s_r)], so the row
     A_up·x ≤ c + r_fixed + δ_j·T'     (Fc column s − s_r)
     A_lo·x ≥ c − r_fixed − δ_j·T'     (Fc column s + s_r)
 
-with x = [θ (10·n_bodies) | φ (4·nj, per joint [Fc, Fv, Ia, β])] and c = ∫τ̂. Both are linear, so
-every set the calibration computes is a polytope. No accelerations are needed anywhere.
+with x = [θ (10·n_bodies) | φ (4·nj, per joint [Fc, Fv, Ia, β]) | ψ] and c = ∫τ̂. ψ holds the
+coefficients of the extra friction terms the calibration adopted (none by default; per joint the
+terms' columns, :mod:`sysid_ros.model.friction_terms`): their columns are ∫feature dt over the
+window, and their quadrature allowance at |ψ|max joins r_fixed. Both sides are linear, so every
+set the calibration computes is a polytope. No accelerations are needed anywhere.
 """
 from __future__ import annotations
 
@@ -143,7 +146,8 @@ class CalibrationRows:
 
 def build_rows(m: MomentumRows, nj: int, theta_abs_max: np.ndarray, quadrature_safety: float,
                torque_noise_rel: float = 0.0, source: int = 0,
-               lag_radius: np.ndarray | None = None) -> CalibrationRows:
+               lag_radius: np.ndarray | None = None,
+               term_abs_max: np.ndarray | None = None) -> CalibrationRows:
     """Calibration rows of momentum rows ``m`` (all body columns).
 
     Args:
@@ -156,6 +160,8 @@ def build_rows(m: MomentumRows, nj: int, theta_abs_max: np.ndarray, quadrature_s
             what the calibration measures).
         source: recording index stored with every row (diagnostics, cross-validation).
         lag_radius: (nj,) s, the uncertainty of the compensated torque lag (``r_timing``).
+        term_abs_max: (nj, width) the largest |ψ| of the extra terms' prior box, when the
+            windows carry their integrals (``m.terms``; the ψ columns follow φ).
     """
     n = len(m)
     n_theta = m.W.shape[1]
@@ -165,8 +171,20 @@ def build_rows(m: MomentumRows, nj: int, theta_abs_max: np.ndarray, quadrature_s
     W = sp.csr_matrix(np.where(np.abs(m.W) > 0.0, m.W, 0.0))
     F = sp.csr_matrix((m.fric.reshape(-1), (np.repeat(np.arange(n), 4), cols.reshape(-1))),
                       shape=(n, 4 * nj))
-    A = sp.hstack([W, F]).tocsr()
+    width = m.terms.shape[1]
+    blocks = [W, F]
     r_fixed = quadrature_safety * (m.quad_tau + m.quad_W @ theta_abs_max) + m.gap_rad
+    if width:
+        if term_abs_max is None or np.shape(term_abs_max) != (nj, width):
+            raise ValueError(f"build_rows: the rows carry {width} term columns per joint; "
+                             f"term_abs_max must be ({nj}, {width})")
+        t_cols = m.joint[:, None] * width + np.arange(width)[None]
+        blocks.append(sp.csr_matrix((m.terms.reshape(-1), (np.repeat(np.arange(n), width),
+                                                           t_cols.reshape(-1))),
+                                    shape=(n, width * nj)))
+        r_fixed = r_fixed + quadrature_safety * np.sum(
+            m.quad_terms * np.asarray(term_abs_max, float)[m.joint], axis=1)
+    A = sp.hstack(blocks).tocsr()
     r_fixed = r_fixed + torque_noise_rel * m.tau_abs / (1.0 - torque_noise_rel)
     r_timing = (np.zeros(n) if lag_radius is None
                 else np.asarray(lag_radius, float)[m.joint] * np.abs(m.tau_end - m.tau_start))

@@ -11,6 +11,8 @@ The file is an overlay of ``config/<robot>.yaml``; ``friction`` and ``identifica
       nominal: {Fc: [...], Fv: [...], Ia: [...], beta: [...]}
       lower:   {Fc: [...], Fv: [...], Ia: [...], beta: [...]}
       upper:   {Fc: [...], Fv: [...], Ia: [...], beta: [...]}
+      terms:                             # optional: adopted extra terms (model/friction_terms)
+        harmonic 2: {nominal: {sin(2q): [...], cos(2q): [...]}, lower: {...}, upper: {...}}
     links:                               # other bodies, by the name of their joint
       joint_1: {nominal: [10 values], lower: [10], upper: [10]}    # Pinocchio order
     identification:                      # merged into the robot file's identification section
@@ -18,12 +20,13 @@ The file is an overlay of ``config/<robot>.yaml``; ``friction`` and ``identifica
       calibration_rows: calib.rows.npz   # optional (--export-rows): relative to this file
     complete: true                       # the last line: a file cut short lacks it
 
-Applying it replaces the friction model (nominal and box), sets the listed bodies' inertial
-parameters to their calibrated nominal in the Pinocchio model (so every regressor, controller and
-planner uses them) with their box as the θ_r box (unlisted bodies keep ``links_rel`` around
-their nominal), and merges ``identification`` keys. Everything is validated here through
-:mod:`sysid_ros.schema` (unknown keys refused, types and lengths checked), naming the file and
-the key, so a malformed or foreign file fails at load time rather than as a shape error later.
+Applying it replaces the friction model (nominal and box, with its extra terms if any), sets
+the listed bodies' inertial parameters to their calibrated nominal in the Pinocchio model (so
+every regressor, controller and planner uses them) with their box as the θ_r box (unlisted
+bodies keep ``links_rel`` around their nominal), and merges ``identification`` keys.
+Everything is validated here through :mod:`sysid_ros.schema` (unknown keys refused, types and
+lengths checked), naming the file and the key, so a malformed or foreign file fails at load
+time rather than as a shape error later.
 """
 from __future__ import annotations
 
@@ -36,6 +39,7 @@ import numpy as np
 import pinocchio as pin
 
 from sysid_ros.model.errors import RobotConfigError
+from sysid_ros.model.friction_terms import FrictionTerms
 from sysid_ros.model.parameters import is_physically_consistent
 from sysid_ros.schema import Section, read_yaml
 
@@ -108,7 +112,7 @@ def _check(path: Path, doc: dict[str, Any], robot: Robot) -> Section:
             raise _fail(path, f"{section}.{missing[0]}", f"missing (the section needs "
                         f"{list(keys)}; a file cut short? re-run sysid-calibrate)")
     nj, per_joint = robot.nj, "one per joint"
-    friction = top.section("friction", ("nominal", "lower", "upper"))
+    friction = top.section("friction", ("nominal", "lower", "upper", "terms"))
     assert friction is not None
     for key in ("nominal", "lower", "upper"):
         table = friction.section(key, _FRICTION_NAMES)
@@ -149,7 +153,14 @@ def apply_calibration(robot: Robot, calibration: str | Path | dict[str, Any]) ->
         nom, lo, hi = (_friction_table(doc["friction"][k]) for k in ("nominal", "lower", "upper"))
         if np.any(lo > nom) or np.any(nom > hi):
             raise _fail(path, "friction", "nominal must lie inside [lower, upper]")
-        friction = dataclasses.replace(friction, nominal=nom, lower=lo, upper=hi)
+        sec, nj = doc["friction"], robot.nj
+        terms = None
+        if sec.get("terms"):
+            try:
+                terms = FrictionTerms.from_mapping(sec["terms"], nj)
+            except ValueError as err:
+                raise _fail(path, "friction.terms", str(err)) from None
+        friction = dataclasses.replace(friction, nominal=nom, lower=lo, upper=hi, terms=terms)
 
     model = robot.model.copy()
     theta_r_box = robot.theta_r_box

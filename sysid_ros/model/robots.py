@@ -26,6 +26,7 @@ import yaml
 
 from sysid_ros.schema import Section, read_yaml
 from sysid_ros.model.errors import RobotConfigError, UnknownRobotError
+from sysid_ros.model.friction_terms import FrictionTerms
 from sysid_ros.paths import example_robot_data_dir, package_share
 
 __all__ = [
@@ -66,6 +67,8 @@ class FrictionModel:
     nominal: np.ndarray
     lower: np.ndarray
     upper: np.ndarray
+    #: calibrated extra terms of the law (:mod:`.friction_terms`); None = the four above only
+    terms: FrictionTerms | None = None
 
     @property
     def radius(self) -> np.ndarray:

@@ -64,6 +64,11 @@ class HardwareTruth:
             the θ_e columns (``robot.ee_columns``) removed.
         theta_e: (10,) the end-effector body as simulated: EE link (gripper lumped in) plus
             payload, the identifier's target. :meth:`with_payload` sets it for a payload.
+        ripple: optional (nj, 2) position-dependent load torque per joint (N·m),
+            a·sin(h·q) + b·cos(h·q) with [a, b] per row and h = ``ripple_order``: gear ripple
+            or cable drag the motor has to overcome (it enters the motion and the motor torque
+            the sensor reads, like friction). None: no ripple.
+        ripple_order: the harmonic order h of ``ripple`` (a positive integer).
 
     Arrays are read-only copies.
     """
@@ -71,6 +76,8 @@ class HardwareTruth:
     friction: np.ndarray
     theta_r: np.ndarray
     theta_e: np.ndarray
+    ripple: np.ndarray | None = None
+    ripple_order: int = 2
 
     def __post_init__(self) -> None:
         friction = np.asarray(self.friction, dtype=float)
@@ -86,6 +93,16 @@ class HardwareTruth:
             raise SimConfigError("HardwareTruth.theta_r must be 10 finite numbers per body")
         if theta_e.shape != (10,) or not np.all(np.isfinite(theta_e)):
             raise SimConfigError("HardwareTruth.theta_e must be 10 finite numbers")
+        if self.ripple is not None:
+            ripple = np.asarray(self.ripple, dtype=float)
+            if ripple.shape != (friction.shape[0], 2) or not np.all(np.isfinite(ripple)):
+                raise SimConfigError("HardwareTruth.ripple must be a finite (nj, 2) array "
+                                     "[sin, cos amplitude] per joint")
+            object.__setattr__(self, "ripple", _readonly(ripple))
+        if isinstance(self.ripple_order, bool) or not isinstance(self.ripple_order, int) \
+                or self.ripple_order < 1:
+            raise SimConfigError(f"HardwareTruth.ripple_order must be a positive integer, got "
+                                 f"{self.ripple_order!r}")
         object.__setattr__(self, "friction", _readonly(friction))
         object.__setattr__(self, "theta_r", _readonly(theta_r))
         object.__setattr__(self, "theta_e", _readonly(theta_e))
@@ -101,9 +118,18 @@ class HardwareTruth:
 
     def with_payload(self, robot: Robot, payload: Payload | None) -> HardwareTruth:
         """The same robot carrying ``payload``: θ_e = nominal EE link + payload."""
-        return HardwareTruth(self.friction, self.theta_r, _theta_e(robot, payload))
+        return HardwareTruth(self.friction, self.theta_r, _theta_e(robot, payload), self.ripple,
+                             self.ripple_order)
 
     # -- views ---------------------------------------------------------------------------------
+    def ripple_torque(self, q: np.ndarray) -> np.ndarray:
+        """The ripple's load torque at positions q (…, nj) (N·m; zeros without a ripple)."""
+        q = np.asarray(q, dtype=float)
+        if self.ripple is None:
+            return np.zeros_like(q)
+        h = self.ripple_order
+        return self.ripple[:, 0] * np.sin(h * q) + self.ripple[:, 1] * np.cos(h * q)
+
     def check(self, robot: Robot) -> None:
         """Raise SimConfigError unless the shapes fit ``robot``."""
         if self.friction.shape != (robot.nj, 4):

@@ -51,6 +51,9 @@ def test_friction_boxes_contain_the_truth(cases, calibrated):
         # the nominal lies in its box
         assert np.all(res.friction_nominal >= res.friction_lower)
         assert np.all(res.friction_nominal <= res.friction_upper)
+        # the simulated law has no extra term: none earns its place, the law stays linear
+        # (test_term_adoption.py: a simulated ripple is adopted)
+        assert res.terms.selected == () and res.friction_terms is None, res.terms.describe()
 
 
 def test_payload_box_with_calibrated_facts_is_ok_and_contains_truth(gen3, cases, calibrated):
