@@ -134,7 +134,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                     "drawn inside the class off its centre (--seed); else the robot file's "
                     "demo.payload)")
     ap.add_argument("--seed", type=int, default=0,
-                    help="which payload is drawn inside a payload-class prior (docs/demo.md)")
+                    help="which payload is drawn inside a payload-class prior "
+                    "(docs/guide/simulation.md)")
     ap.add_argument("--trajectories", type=int, default=4, help="exciting trajectories")
     ap.add_argument("--controller", default="robust",
                     choices=["robust", "wrong", "conservative", "pid"],
