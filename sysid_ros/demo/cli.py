@@ -130,12 +130,10 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                     help="θ_e prior: an entry of the robot file's identification.priors (default: "
                     "demo.prior for the robust controller, identification.prior for baselines)")
     ap.add_argument("--payload", type=float, default=None,
-                    help="dumbbell mass, kg (default: from a payload-class prior, a payload "
-                    "drawn inside the class off its centre (--seed); else the robot file's "
+                    help="dumbbell mass, kg (default: one drawn in a class prior, else "
                     "demo.payload)")
     ap.add_argument("--seed", type=int, default=0,
-                    help="which payload is drawn inside a payload-class prior "
-                    "(docs/guide/simulation.md)")
+                    help="the payload drawn in a class prior (docs/guide/simulation.md)")
     ap.add_argument("--trajectories", type=int, default=4, help="exciting trajectories")
     ap.add_argument("--controller", default="robust",
                     choices=["robust", "wrong", "conservative", "pid"],
