@@ -48,6 +48,7 @@ from sysid_ros.model.box import theta_e_box
 from sysid_ros.model.robots import Robot, load_robot
 from sysid_ros.planning.trajectory import QuinticTrajectory
 from sysid_ros.simulation import SimConfig, Simulator
+from sysid_ros.simulation.offcentre import draw_in_class
 from sysid_ros.simulation.payload import Payload, dumbbell_for, true_theta_e
 from sysid_ros.simulation.simulator import robot_physics_dt
 
@@ -67,8 +68,9 @@ def z1_fixed(eta: float, duration: float) -> dict:
 
 def _b1_controller(gain_overrides: dict
                    ) -> tuple[Robot, Payload, np.ndarray, RobustController]:
-    """The standing B1 + Z1 with a 1 kg dumbbell, and the arm-view controller holding a box of
-    ±3 % about the truth: (robot, payload, arm joint indices, controller). The arm view's d̄
+    """The standing B1 + Z1 carrying a payload drawn off the centre of the 1 kg dumbbell's ±3 %
+    class, and the arm-view controller holding that class: (robot, payload, arm joint indices,
+    controller). The arm view's d̄
     enclosure (~1 s) is built here, once per controller."""
     import tempfile
 
@@ -76,10 +78,11 @@ def _b1_controller(gain_overrides: dict
     # the demo's robot file: d̄ from its payload class (demo.prior_box), as in sysid-demo
     full = load_robot(robot_file_with_prior_box(load_robot("b1_z1"), Path(tempfile.mkdtemp())))
     view = arm_view(full)
-    payload = dumbbell_for(view, 1.0)
-    truth = true_theta_e(view, payload)
-    rad = 0.03 * np.abs(truth) + 1e-4
-    box = theta_e_box(truth - rad, truth + rad, truth)
+    catalogued = true_theta_e(view, dumbbell_for(view, 1.0))
+    rad = 0.03 * np.abs(catalogued) + 1e-4
+    box = theta_e_box(catalogued - rad, catalogued + rad, catalogued)
+    # a payload of the class, not its centre (the controller's nominal)
+    payload = draw_in_class(view, box.lower, box.upper, 0).payload
     arm = np.array([full.joint_names.index(n) for n in full.config["arm_joints"]])
     ctl = RobustController(view, gains_from_config(view, gain_overrides), prior=box)
     ctl.set_bounds(box)

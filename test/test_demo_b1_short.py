@@ -27,6 +27,7 @@ import pytest
 
 from sysid_ros.bagio import default_typestore, open_bag, read_imu, read_joint_states
 from sysid_ros.control.arm_view import TrunkMotionBound, trunk_motion_report
+from sysid_ros.control.prior import prior_box
 from sysid_ros.model.robots import load_robot
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -63,6 +64,11 @@ def test_b1_z1_demo_reports_the_trunk_motion_the_imu_recorded(tmp_path):
     truth_msg = _messages(bag, "/sim/payload_truth")[-1].inertia
     bounds = [np.asarray(b.data).reshape(3, 10) for b in _messages(bag, "/sysid/payload_bounds")]
     assert bounds and all(b[0, 0] <= truth_msg.m <= b[2, 0] for b in bounds)
+    # the simulated payload is one of the class, off its centre, and the report says where
+    klass = prior_box(robot)
+    assert 0.3 <= abs(truth_msg.m - klass.centre[0]) / klass.radius[0] <= 0.8
+    assert "drawn inside the class 'demo.prior_box'" in text
+    assert "## The payload class, the truth and the identified box" in text
 
     cmds = np.array([c.data for c in _messages(bag, "/effort_controller/commands")])
     arm = [robot.joint_names.index(n) for n in robot.config["arm_joints"]]

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sysid_ros.control.prior import prior_box
 from sysid_ros.demo.report import load_run
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import sim_truth
@@ -68,6 +69,12 @@ def test_calibrated_closed_loop_on_hardware_like_data(tmp_path):
     assert run.truth is not None and run.bounds.shape[0] > 0
     assert np.all(run.bounds[:, 0] <= run.truth + 1e-9)
     assert np.all(run.truth <= run.bounds[:, 2] + 1e-9)
+    # the simulated payload is one of the class, off its centre, and the report says where
+    klass = prior_box(load_robot(out / "gen3.yaml"))    # the run's facts: dumbbell_8lb
+    place = (run.truth - klass.centre) / klass.radius
+    assert 0.3 <= abs(place[0]) <= 0.8 and np.all(np.abs(place) <= 1.0), place
+    assert "drawn inside the class 'dumbbell_8lb'" in text
+    assert "## The payload class, the truth and the identified box" in text
     prior = gen3.config["identification"]["priors"]["dumbbell_8lb"]
     prior_width = prior["upper"][0] - prior["lower"][0]
     # the data inform the mass (measured: 0.82 of the prior's width; the stated velocity

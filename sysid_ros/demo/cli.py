@@ -130,7 +130,10 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                     help="θ_e prior: an entry of the robot file's identification.priors (default: "
                     "demo.prior for the robust controller, identification.prior for baselines)")
     ap.add_argument("--payload", type=float, default=None,
-                    help="dumbbell mass, kg (default: the robot file's demo.payload)")
+                    help="dumbbell mass, kg (default: one drawn in a class prior, else "
+                    "demo.payload)")
+    ap.add_argument("--seed", type=int, default=0,
+                    help="the payload drawn in a class prior (docs/guide/simulation.md)")
     ap.add_argument("--trajectories", type=int, default=4, help="exciting trajectories")
     ap.add_argument("--controller", default="robust",
                     choices=["robust", "wrong", "conservative", "pid"],
@@ -257,6 +260,22 @@ def main(argv: list[str] | None = None) -> int:
                  f"(--prior, identification.priors in {robot.config_path}; docs/theory/planner.md#sound-reachability)")
             return EXIT_REFUSED
     waypoints = [np.asarray(w, float) for w in demo_cfg["waypoints"]]
+    from sysid_ros.demo.class_payload import class_prior, payload_text, write_payload_params
+    from sysid_ros.simulation.offcentre import draw_in_class
+    klass = class_prior(full_robot)
+    payload_desc, payload_params = "", ""
+    if klass is not None and args.payload is None:
+        # a payload of the class, not its catalogued centre: the final box's centre would
+        # equal the truth whether or not anything was learnt
+        try:
+            draw = draw_in_class(full_robot, klass.lower, klass.upper, args.seed)
+        except SysidError as exc:
+            _log(f"bad input: {exc}")
+            return EXIT_BAD_INPUT
+        args.payload = draw.payload.mass
+        payload_params = str(write_payload_params(draw.payload, out))
+        payload_desc = payload_text(prior or "demo.prior_box", draw)
+        _log(f"payload: {payload_desc}")
     if args.payload is None:
         args.payload = float(demo_cfg.get("payload", 3.63))
     task_start = np.asarray(demo_cfg.get("start", robot.config["simulation"]["home"]), float)
@@ -271,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
 
     launch_args = {
         "robot": robot_arg, "payload": str(args.payload), "record": "true",
+        **({"payload_params": payload_params} if payload_params else {}),
         "output_dir": str(bag_root), "max_trajectories": str(args.trajectories),
         "controller_mode": args.controller,
         "enable_planner": "true" if args.trajectories > 0 else "false",
@@ -462,7 +482,7 @@ def main(argv: list[str] | None = None) -> int:
     if return_refused:
         ev.fail("the return to the task's start is not certifiable for every θ_e in the "
                 "controller's box (not executed): " + "; ".join(return_refused[:3]))
-    header = {"robot": args.robot, "payload": f"dumbbell {args.payload} kg",
+    header = {"robot": args.robot, "payload": payload_desc or f"dumbbell {args.payload} kg",
               "θ_e prior": prior or "the robot file's inline box",
               "controller": args.controller,
               "certified exciting trajectories": f"{n_plans} of {args.trajectories} requested",
@@ -489,7 +509,10 @@ def main(argv: list[str] | None = None) -> int:
         header.update(extra)
         for reason in violations:
             ev.fail(reason)
-    report = write_report(out, run, ev, robot, header)
+    report = write_report(out, run, ev, robot, header, klass)
+    if klass is not None:
+        from sysid_ros.demo.class_payload import mass_placement
+        _log(f"mass: {mass_placement(klass, ev.truth, ev.final_bounds)}")
     _log(f"result: {'success' if ev.success else 'failure'}"
          + (f" ({'; '.join(ev.reasons)})" if ev.reasons else ""))
     print(report)
