@@ -5,6 +5,7 @@ A bar is drawn only when stderr is a terminal and the caller has not switched pr
 Every command shares these helpers, so the rule is the same everywhere.
 
 - :func:`bar` — a bar over a known number of steps (items, stages, episodes);
+- :func:`track` — an iterable with a bar counting its items (a benchmark's trials);
 - :func:`callback` — a ``progress(done, total)`` callable for library functions that report
   their own counts (bag reading, identification), drawn only for inputs large enough to be
   worth a bar;
@@ -14,14 +15,17 @@ Every command shares these helpers, so the rule is the same everywhere.
 """
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from tqdm import tqdm
 
-__all__ = ["bar", "callback", "enabled", "stages", "write"]
+__all__ = ["bar", "track", "callback", "enabled", "stages", "write"]
+
+T = TypeVar("T")
 
 
 def enabled(requested: bool = True) -> bool:
@@ -32,11 +36,30 @@ def enabled(requested: bool = True) -> bool:
         return False
 
 
+def _width() -> dict[str, Any]:
+    """Follow the terminal's width; one that reports none (0 columns) gets 80."""
+    try:
+        columns = os.get_terminal_size(sys.stderr.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        columns = 0
+    return {"dynamic_ncols": True} if columns > 0 else {"ncols": 80}
+
+
 def bar(total: int | None, desc: str, show: bool = True, unit: str = "it",
         **kwargs: Any) -> tqdm:
     """A tqdm bar on stderr over ``total`` steps, disabled unless :func:`enabled` (``show``)."""
+    on = enabled(show)
     return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=False,
-                disable=not enabled(show), dynamic_ncols=True, **kwargs)
+                disable=not on, **(_width() if on else {}), **kwargs)
+
+
+def track(items: Iterable[T], desc: str, show: bool = True, total: int | None = None,
+          unit: str = "it") -> Iterable[T]:
+    """``items`` with a bar counting them (:func:`bar`'s rule)."""
+    if not enabled(show):
+        return items
+    return tqdm(items, desc=desc, total=total, unit=unit, file=sys.stderr, leave=False,
+                **_width())
 
 
 def callback(desc: str, show: bool = True, min_total: int = 20_000, unit: str = "it"

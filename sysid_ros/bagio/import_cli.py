@@ -17,13 +17,14 @@ written, 2 bad input (one line ``sysid-import: error: ...`` naming file, line an
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from sysid_ros import progress
 from sysid_ros.cli_messages import fail, say
 from sysid_ros.bagio.tabular import (
     DELIMITERS, POSITION_UNITS, TIME_UNITS, VELOCITY_UNITS, ImportedLog, MappingError,
@@ -79,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--header", choices=["auto", "yes", "no"], help="first line is a header")
     p.add_argument("--topic", default="/joint_states")
     p.add_argument("--storage", choices=["mcap", "sqlite3"], default="mcap")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
     return p
 
 
@@ -151,9 +153,11 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_log_bag(path: str | Path, log: ImportedLog, topic: str = "/joint_states",
-                  storage: str = "mcap") -> Path:
+                  storage: str = "mcap",
+                  progress: Callable[[int, int], None] | None = None) -> Path:
     """Write ``log`` as JointState messages (stamps as header stamps and bag timestamps; empty
-    velocity/effort arrays when absent) into the new rosbag2 directory ``path``."""
+    velocity/effort arrays when absent) into the new rosbag2 directory ``path``;
+    ``progress(done, total)`` counts the messages written."""
     from sysid_ros.simulation import write_joint_states_bag
 
     n = log.t.size
@@ -165,7 +169,7 @@ def write_log_bag(path: str | Path, log: ImportedLog, topic: str = "/joint_state
     names = SimpleNamespace(name="import", joint_names=log.joint_names)
     # duck-typed: the writer reads t, q, dq, tau_meas, joint_names and the robot's names only
     return write_joint_states_bag(path, cast("HardwareRecording", view), cast("Robot", names),
-                                  topic=topic, storage=storage)
+                                  topic=topic, storage=storage, progress=progress)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -179,10 +183,17 @@ def _run(args: argparse.Namespace) -> int:
         data, where = load_mapping(args.mapping), str(args.mapping)
     mapping = parse_mapping(_merge(data, options_mapping(args)), where)
     robot = load_robot(args.robot) if args.robot is not None else None
-    log = import_log(mapping, robot)
+    with progress.stages(2, "importing", not args.no_progress) as enter:
+        enter("reading the tables")
+        log = import_log(mapping, robot)
+        enter("writing the bag")
+        bar, done = progress.callback("writing", not args.no_progress, unit="msg")
+        try:
+            out = write_log_bag(args.out, log, args.topic, args.storage, progress=bar)
+        finally:
+            done()
     for warning in log.warnings:
         _say(f"warning: {warning}")
-    out = write_log_bag(args.out, log, args.topic, args.storage)
     _say(f"wrote {out}: {log.summary()}")
     return EXIT_CODES["ok"]
 

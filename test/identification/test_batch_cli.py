@@ -4,8 +4,15 @@ ran it, a bad recording is its own row, the summary tables, and the batch exit c
 from __future__ import annotations
 
 import csv
+import fcntl
 import json
+import os
+import pty
 import shutil
+import struct
+import subprocess
+import sys
+import termios
 from pathlib import Path
 
 import numpy as np
@@ -125,3 +132,43 @@ def test_a_bad_batch_exits_2_and_runs_nothing(recordings, tmp_path, capsys, argv
     assert code == 2
     assert err[-1].startswith("sysid-identify: error: ") and words in err[-1], err
     assert not (tmp_path / "o" / "summary.json").exists()
+
+
+def _stderr(argv: list[str], terminal: bool) -> str:
+    """The command's stderr as a terminal (a pseudo-terminal) or a pipe would receive it."""
+    if not terminal:
+        return subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              text=True, check=False).stderr
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))   # 100 columns
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:          # the terminal closed with the command
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait()
+    os.close(master)
+    return b"".join(chunks).decode(errors="replace")
+
+
+def test_progress_bar_on_a_terminal_only(recordings, tmp_path):
+    folder, _ = recordings
+    argv = [sys.executable, "-m", "sysid_ros.identification.cli", "--bag", str(folder / "rec0*"),
+            "--out-dir", "", "--torque-noise-abs", str(SAMPLE_TORQUE_NOISE)]
+
+    def run(name: str, terminal: bool, *extra: str) -> str:
+        argv[6] = str(tmp_path / name)
+        return _stderr(argv + list(extra), terminal)
+
+    shown = run("tty", True)
+    assert "\rrecordings:" in shown and "3/3" in shown     # the bar, drawn up to its end
+    assert "batch: 3 of 3 ok" in shown
+    for quiet in (run("pipe", False), run("off", True, "--no-progress")):
+        assert "\rrecordings" not in quiet and "3/3" not in quiet
+        assert quiet.strip().splitlines()[-1].startswith("sysid-identify: batch: 3 of 3 ok")
