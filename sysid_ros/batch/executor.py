@@ -151,13 +151,14 @@ def _ray(fn: Callable[[T], R], items: Sequence[T], jobs: int,
     if started_here:
         # a cluster started here reports nothing to the outside (Ray's usage statistics)
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        # Ray's start-up notices would fill the command's stderr; its errors still show
         try:
             if address == "local":
                 ray.init(address="local", num_cpus=jobs, include_dashboard=False,
                          _node_ip_address="127.0.0.1", log_to_driver=False,
-                         logging_level=logging.WARNING)
+                         logging_level=logging.ERROR)
             else:
-                ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+                ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
         except (ConnectionError, ValueError, RuntimeError) as err:
             raise BatchError(f"--ray-address {address}: cannot join a Ray cluster: "
                              f"{' '.join(str(err).split())}") from None
