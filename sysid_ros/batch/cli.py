@@ -9,6 +9,7 @@ summary gives its exit code and reason.
 from __future__ import annotations
 
 import argparse
+import copy
 import glob
 import io
 import time
@@ -25,7 +26,7 @@ from sysid_ros.cli_messages import fail, say
 
 __all__ = ["BATCH_EXIT_CODES", "add_batch_arguments", "expand_paths", "item_names",
            "absolute_or_none", "batch_exit_code", "run_captured", "last_message", "prepare_out_dir",
-           "drive_batch"]
+           "drive_batch", "with_absolute_paths"]
 
 BATCH_EXIT_CODES = {"ok": 0, "bad_input": 2, "some_failed": 6}
 _GLOB = set("*?[")
@@ -88,6 +89,14 @@ def absolute_or_none(path: str | None) -> str | None:
     return str(Path(path).resolve())
 
 
+def with_absolute_paths(args: argparse.Namespace, keys: Sequence[str]) -> argparse.Namespace:
+    """A copy of ``args`` whose options ``keys`` that name files are absolute paths."""
+    shared = copy.copy(args)
+    for key in keys:
+        setattr(shared, key, absolute_or_none(getattr(shared, key)))
+    return shared
+
+
 def batch_exit_code(codes: Sequence[int | None]) -> int:
     """0 when every item exited 0, else 6 (an item that crashed has code None)."""
     ok = all(c == 0 for c in codes)
@@ -121,14 +130,17 @@ def prepare_out_dir(prog: str, out_dir: str) -> Path | int:
 
 
 def drive_batch(prog: str, what: str, args: argparse.Namespace, fn: Callable[[Any], Any],
-                items: Sequence[Any], names: Sequence[str], out_dir: Path,
+                items: Sequence[Any], names: Sequence[str],
                 files: Sequence[tuple[str, str]],
                 row: Callable[[int, Outcome[Any]], dict[str, Any]],
                 columns: Sequence[tuple[str, str]], meta: dict[str, Any]) -> int:
     """Run ``fn`` over ``items`` on the executor ``args`` asks for; write each finished item's
-    texts ``value[key]`` as ``out_dir/<name><suffix>`` for ``(suffix, key)`` in ``files``, one
+    texts ``value[key]`` as ``<args.out_dir>/<name><suffix>`` for ``(suffix, key)`` in ``files``, one
     line on stderr per item, and the summary of the rows ``row(index, outcome)``; returns the
-    batch's exit code."""
+    batch's exit code (2 when ``args.out_dir`` cannot be made, before anything runs)."""
+    out_dir = prepare_out_dir(prog, args.out_dir)
+    if isinstance(out_dir, int):
+        return out_dir
     clock = time.perf_counter()
     rows: list[dict[str, Any] | None] = [None] * len(items)
 

@@ -31,8 +31,8 @@ from typing import Any
 import yaml
 
 from sysid_ros.batch import BatchError, Outcome
-from sysid_ros.batch.cli import absolute_or_none, drive_batch, expand_paths, last_message, \
-    prepare_out_dir, run_captured
+from sysid_ros.batch.cli import drive_batch, expand_paths, last_message, run_captured, \
+    with_absolute_paths
 from sysid_ros.cli_messages import fail
 
 __all__ = ["ManifestEntry", "load_manifest", "run_batch", "calibrate_item", "COLUMNS",
@@ -164,14 +164,9 @@ def run_batch(args: argparse.Namespace) -> int:
         entries = load_manifest(args.manifest)
     except BatchError as err:
         return fail(PROG, err)
-    out_dir = prepare_out_dir(PROG, args.out_dir)
-    if isinstance(out_dir, int):
-        return out_dir
-    shared = copy.copy(args)
-    shared.config = absolute_or_none(shared.config)
-    shared.prior = absolute_or_none(shared.prior)
+    shared = with_absolute_paths(args, ("config", "prior"))
     items = [(shared, e) for e in entries]
     return drive_batch(PROG, "robot", args, calibrate_item, items, [e.name for e in entries],
-                       out_dir, [(".yaml", "yaml"), (".json", "json")],
+                       [(".yaml", "yaml"), (".json", "json")],
                        lambda i, out: _row(entries[i], entries[i].robot or args.robot, out),
                        COLUMNS, {"manifest": str(args.manifest)})

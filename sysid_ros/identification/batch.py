@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from sysid_ros.batch import BatchError, Outcome
-from sysid_ros.batch.cli import absolute_or_none, drive_batch, expand_paths, item_names, \
-    last_message, prepare_out_dir, run_captured
+from sysid_ros.batch.cli import drive_batch, expand_paths, item_names, last_message, \
+    run_captured, with_absolute_paths
 from sysid_ros.cli_messages import fail
 
 __all__ = ["run_batch", "identify_item", "COLUMNS"]
@@ -77,13 +77,8 @@ def run_batch(args: argparse.Namespace) -> int:
         names = item_names(bags)
     except BatchError as err:
         return fail(PROG, err)
-    out_dir = prepare_out_dir(PROG, args.out_dir)
-    if isinstance(out_dir, int):
-        return out_dir
-    shared = copy.copy(args)
-    for key in ("calibration", "calibration_rows", "config", "prior"):
-        setattr(shared, key, absolute_or_none(getattr(shared, key)))
+    shared = with_absolute_paths(args, ("calibration", "calibration_rows", "config", "prior"))
     items = [(shared, str(Path(b).resolve())) for b in bags]
-    return drive_batch(PROG, "recording", args, identify_item, items, names, out_dir,
+    return drive_batch(PROG, "recording", args, identify_item, items, names,
                        [(".json", "doc")], lambda i, out: _row(names[i], bags[i], out),
                        COLUMNS, {})
