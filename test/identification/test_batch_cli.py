@@ -172,3 +172,18 @@ def test_progress_bar_on_a_terminal_only(recordings, tmp_path):
     for quiet in (run("pipe", False), run("off", True, "--no-progress")):
         assert "\rrecordings" not in quiet and "3/3" not in quiet
         assert quiet.strip().splitlines()[-1].startswith("sysid-identify: batch: 3 of 3 ok")
+
+
+def test_one_recording_and_local_batches_never_import_ray(recordings, tmp_path):
+    folder, _ = recordings
+    code = (
+        "import sys\n"
+        "from sysid_ros.identification.cli import main\n"
+        f"a = main(['--bag', {str(folder / 'rec00')!r}, '--out', {str(tmp_path / 'r.json')!r},"
+        f" '--torque-noise-abs', '0.3', '--no-progress'])\n"
+        f"b = main(['--bag', {str(folder / 'rec0*')!r}, '--out-dir', {str(tmp_path / 'o')!r},"
+        f" '--jobs', '2', '--torque-noise-abs', '0.3', '--no-progress'])\n"
+        "print(a, b, 'ray' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["0", "0", "False"]
