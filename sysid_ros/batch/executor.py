@@ -14,9 +14,9 @@ dies (killed, out of memory, a crash in native code) fails with that reason, and
 
 Every item runs with its numerical libraries' thread pools (BLAS, OpenMP) limited to one
 thread, in this process, a worker process or on Ray alike: items run side by side, one per
-core, and threads of one item competing for the cores of the others made a batch on 2 cores
-slower than running the items one after another. The same thread count everywhere also keeps
-results independent of the executor.
+core, and an item's extra threads would only compete for the cores of the others (on 2 cores,
+two items with two BLAS threads each run slower than one after another). The same thread count
+everywhere also keeps results independent of the executor.
 
 Ray is imported only when ``ray_address`` is given: the local path needs no cluster. Local
 workers are forked from this process, so they start without importing anything again.
