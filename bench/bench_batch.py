@@ -20,8 +20,9 @@ clock:
 The serial, ``--jobs`` and running-head modes alternate ``--repeats`` times and each mode's best
 time counts, so that load from other work on the machine falls on all of them alike; the load
 average at the start and the end is printed with the figures. Every mode's results must equal
-the serial ones except their timing fields (checked; the benchmark fails otherwise). Targets: serial / jobs ≥ 1.7 with N = 2 on a 2-core machine, and the
-Ray overhead over ``--jobs N`` (running head) ≤ 20 % of the ``--jobs N`` time.
+the serial ones except their timing fields (checked; the benchmark fails otherwise).
+Targets: serial / jobs ≥ 1.7 with N = 2 on a 2-core machine, and the Ray overhead over
+``--jobs N`` (running head) ≤ 20 % of the ``--jobs N`` time.
 """
 from __future__ import annotations
 
