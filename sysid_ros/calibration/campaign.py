@@ -24,9 +24,10 @@ import numpy as np
 __all__ = ["ROBOT_SETUPS", "Draw", "Case", "plan", "calibrate_draw", "run_case", "tally"]
 
 #: Per robot: truth settings (``None``: the robot file's), publication-profile overrides and the
-#: dumbbell masses drawn (kg; above the dumbbell's own handle, up to about the arm's payload). The Z1's driver differentiates positions, which the identifier
-#: refuses as velocities without an error bound; its campaign uses exact velocities, so that the
-#: friction, offsets, drops and noise are what is at stake.
+#: dumbbell masses drawn (kg; above the dumbbell's own handle, up to about the arm's payload).
+#: The Z1's driver differentiates positions, which the identifier refuses as velocities without
+#: an error bound; its campaign uses exact velocities, so that the friction, offsets, drops and
+#: noise are what is at stake.
 ROBOT_SETUPS: dict[str, dict[str, Any]] = {
     "gen3": {"truth": "gen3", "profile": {}, "mass_kg": (0.5, 3.63)},
     "z1": {"truth": None, "profile": {"velocity": "exact"}, "mass_kg": (0.45, 1.0)},
