@@ -19,8 +19,11 @@ clock:
 
 The serial, ``--jobs`` and running-head modes alternate ``--repeats`` times and each mode's best
 time counts, so that load from other work on the machine falls on all of them alike; the load
-average at the start and the end is printed with the figures. Every mode's results must equal
-the serial ones except their timing fields (checked; the benchmark fails otherwise).
+average at the start and the end is printed with the figures, and each run's CPU seconds (the
+command and its worker processes; not Ray's workers, which are the head's) with the cores it
+got on average: on a machine shared with other work that, not the batch, bounds the speed-up.
+Every mode's results must equal the serial ones except their timing fields (checked; the
+benchmark fails otherwise).
 Targets: serial / jobs ≥ 1.7 with N = 2 on a 2-core machine, and the Ray overhead over
 ``--jobs N`` (running head) ≤ 20 % of the ``--jobs N`` time.
 """
@@ -30,6 +33,7 @@ import argparse
 import json
 import logging
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -45,15 +49,22 @@ CLI = [sys.executable, "-m", "sysid_ros.identification.cli"]
 NOISE = ["--torque-noise-abs", str(SAMPLE_TORQUE_NOISE), "--no-progress"]
 
 
-def _timed(argv: list[str]) -> tuple[float, int]:
-    clock = time.perf_counter()
+def _cpu() -> float:
+    """CPU seconds of the finished child processes (a command and the workers it reaped)."""
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
+
+
+def _timed(argv: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds of one command (CPU: without Ray's workers, not its children)."""
+    clock, cpu = time.perf_counter(), _cpu()
     proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                           check=False)
     seconds = time.perf_counter() - clock
     if proc.returncode not in (0, 6):
         raise SystemExit(f"bench_batch: {' '.join(argv[3:6])}... exited {proc.returncode}: "
                          f"{proc.stderr.strip().splitlines()[-1:]}")
-    return seconds, proc.returncode
+    return seconds, _cpu() - cpu
 
 
 def _results(folder: Path) -> dict[str, Any]:
@@ -80,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     import ray
 
     times: dict[str, list[float]] = {}
+    cpus: dict[str, list[float]] = {}
     load = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as tmp:
         root = Path(tmp)
@@ -94,10 +106,13 @@ def main(argv: list[str] | None = None) -> int:
         def batch(name: str, *extra: str) -> None:
             outs[name] = root / name.replace(" ", "_").replace("(", "").replace(")", "")
             shutil.rmtree(outs[name], ignore_errors=True)
-            seconds, _ = _timed([*CLI, "--bag", pattern, "--out-dir", str(outs[name]), *extra,
-                                 *NOISE])
+            seconds, cpu = _timed([*CLI, "--bag", pattern, "--out-dir", str(outs[name]),
+                                   *extra, *NOISE])
             times.setdefault(name, []).append(seconds)
-            print(f"  {name:<22} {seconds:7.2f} s", flush=True)
+            cpus.setdefault(name, []).append(cpu)
+            print(f"  {name:<22} {seconds:7.2f} s wall, {cpu:6.2f} s CPU"
+                  + ("" if name.startswith("ray") else f" ({cpu / seconds:.2f} cores)"),
+                  flush=True)
 
         if not a.no_single:
             single = root / "single"
@@ -145,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"boxes holding the true payload: {contained} of {len(bags)}")
     report = {"recordings": a.recordings, "seconds": a.seconds, "rate_hz": a.rate,
               "jobs": a.jobs, "repeats": a.repeats, "wall_s": times, "best_s": best,
+              "cpu_s": cpus,
               "load_average": load, "speedup_serial_over_jobs": speedup,
               "ray_overhead_over_jobs": overhead, "identical": same,
               "contained": contained}
