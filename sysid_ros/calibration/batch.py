@@ -112,12 +112,12 @@ def load_manifest(path: str | Path) -> list[ManifestEntry]:
     return entries
 
 
-def calibrate_item(task: tuple[argparse.Namespace, ManifestEntry]) -> dict[str, Any]:
+def calibrate_item(task: tuple[argparse.Namespace, ManifestEntry, str]) -> dict[str, Any]:
     """One robot in a worker: ``{"code", "lines", "yaml", "json"}`` (the written files' texts,
-    None when not written)."""
+    None when not written); the messages name ``final``, where the driver writes calib.yaml."""
     from sysid_ros.calibration.cli import run_single
 
-    args, entry = task
+    args, entry, final = task
     ns = copy.copy(args)
     ns.bag, ns.validate = list(entry.bags), list(entry.validate)
     ns.robot = entry.robot or args.robot
@@ -128,6 +128,7 @@ def calibrate_item(task: tuple[argparse.Namespace, ManifestEntry]) -> dict[str, 
         ns.out, ns.json = str(out), str(summary)
         code, lines = run_captured(run_single, ns)
         texts = [p.read_text() if p.exists() else None for p in (out, summary)]
+    lines = [line.replace(str(out), final) for line in lines]
     return {"code": code, "lines": lines, "yaml": texts[0], "json": texts[1]}
 
 
@@ -165,7 +166,8 @@ def run_batch(args: argparse.Namespace) -> int:
     except BatchError as err:
         return fail(PROG, err)
     shared = with_absolute_paths(args, ("config", "prior"))
-    items = [(shared, e) for e in entries]
+    items = [(shared, e, str(Path(args.out_dir).resolve() / f"{e.name}.yaml"))
+             for e in entries]
     return drive_batch(PROG, "robot", args, calibrate_item, items, [e.name for e in entries],
                        [(".yaml", "yaml"), (".json", "json")],
                        lambda i, out: _row(entries[i], entries[i].robot or args.robot, out),

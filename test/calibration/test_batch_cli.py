@@ -72,6 +72,7 @@ def test_batch_of_robots_equals_single_calibrations(fleet, tmp_path, capsys):
         row = rows[name]
         assert row["status"] == "ok" and row["exit_code"] == 0 and row["recordings"] == 1
         assert row["noise_max"] == max(summary["noise"]["torque_abs"])
+        assert row["message"].startswith(f"ok: wrote {(out / name).resolve()}.yaml;")
     bad = rows["arm-c"]
     assert bad["exit_code"] == 3 and bad["status"] == "inconsistent"
     assert "no plausible noise bound" in bad["message"]
