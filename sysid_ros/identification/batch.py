@@ -72,6 +72,8 @@ def run_batch(args: argparse.Namespace) -> int:
     """The batch (module docstring); returns its exit code."""
     if args.out is not None:
         return fail(PROG, "--out names one result file; a batch writes into --out-dir")
+    if not args.bag:
+        return fail(PROG, "--out-dir runs a batch of recordings: give them with --bag PATH|GLOB")
     try:
         bags = expand_paths(args.bag)
         names = item_names(bags)

@@ -120,6 +120,7 @@ def test_ray_cluster_started_on_loopback_gives_the_same_results(recordings, tmp_
     (["--bag", "{folder}/rec0*", "--out-dir", "{tmp}/o", "--jobs", "0"], "--jobs"),
     (["--bag", "{folder}/rec00", "--out", "{tmp}/r.json", "--jobs", "2"], "--out-dir"),
     (["--bag", "{folder}/rec0*", "--out-dir", "{file}"], "--out-dir"),
+    (["--floor", "--out-dir", "{tmp}/o"], "--bag"),
 ])
 def test_a_bad_batch_exits_2_and_runs_nothing(recordings, tmp_path, capsys, argv, words):
     folder, _ = recordings
