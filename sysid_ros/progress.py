@@ -100,6 +100,8 @@ def stages(total: int, desc: str, show: bool = True) -> Iterator[Callable[[str],
             b.set_postfix_str(name, refresh=True)
 
         yield enter
+        if started[0]:
+            b.update(1)         # the last stage ended with the block
 
 
 def write(line: str) -> None:
