@@ -15,7 +15,8 @@ friction, the robot file's sensor noise, stamp jitter, dropped samples), so the 
    smallest noise margin that would still have contained the truth (bisection, resolution
    1/16), which says how much of the default 1.25 is used. The same payload data with the
    calibration's rows as LP constraints (``sysid-calibrate --export-rows``: θ_r shared, the
-   rows on θ_r and friction; docs/calibration.md §8): status, containment, mass width. Also the positions-only path
+   rows on θ_r and friction; docs/guide/calibrate.md#limits-and-open-questions): status,
+   containment, mass width. Also the positions-only path
    (RTS state estimate for calibration and identification) on the first 5 robots.
 2. **xval** — ``--xval-robots`` robots at 1 kHz (30 s calibration, 15 s validation not used for
    fitting): torque RMS per joint (per sample, q̇/q̈ from the RTS smoother) for the linear and

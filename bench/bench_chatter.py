@@ -1,4 +1,4 @@
-"""Does the robust input switch at the sample rate? (issue 12 item 4, docs/design.md §5.1)
+"""Does the robust input switch at the sample rate? (docs/theory/controller.md#law)
 
 Closed loops at 1 kHz against MuJoCo with a 1 kg dumbbell and a box holding the truth:
 
@@ -12,12 +12,12 @@ Closed loops at 1 kHz against MuJoCo with a 1 kg dumbbell and a box holding the 
    over each 1 ms interval, ``model.arm_view.interval_alpha``, from the start of the motion)
    against ``arm_view.trunk_motion.alpha_max``. ``--b1-delay`` applies each command that many
    periods late (the ROS graph: 1), ``--b1-physics-dt`` sets the physics step (the robot
-   file's 1 ms is not converged for the trunk's α: 0.25 ms is, docs/design.md §5.1).
+   file's 1 ms is not converged for the trunk's α: 0.25 ms is, docs/theory/controller.md#law).
    ``--b1-move`` sets the move k (rad per joint): the default moves every joint; a move that
    leaves the wrist at rest (e.g. 0.25,0.1,0,-0.1,0,0, as the demo's task) keeps the wrist in its
    set-valued Coulomb band, where the bound is largest. ``--b1-exponents`` runs each level
    with these values of ``controller.boundary_layer_exponent`` p (``file``: the robot file's;
-   0.5: the layer linear in r), docs/design.md §5.1. ``--b1-offset`` shifts the reference by a
+   0.5: the layer linear in r), docs/theory/controller.md#law. ``--b1-offset`` shifts the reference by a
    constant (rad per joint): joints whose error the law does not overcome stay stuck in their
    dry friction, as the demo's wrist after identification (5.6 mrad on joint 6, −1.7 on joint
    5), the state in which the p = ½ layer switched joint 1 at the sample rate.

@@ -2,7 +2,7 @@
 
     python -m bench.bench_real_data --data DIR [--prior none] [--link-rel R] [--json PATH]
 
-DIR holds runs in the per-quantity text layout of docs/import.md: for each run N the files
+DIR holds runs in the per-quantity text layout of docs/guide/identify-recording.md: for each run N the files
 ``t_downsampled_N.csv`` (s), ``q_downsampled_N.csv`` (rad), ``q_d_downsampled_N.csv`` (rad/s),
 ``q_dd_downsampled_N.csv`` (rad/s², used only to predict torques per sample) and
 ``tau_downsampled_N.csv`` (N·m), 7 columns in the Gen3's joint order; optionally the lab's

@@ -4,7 +4,7 @@ trajectories, to stay short). Checked independently of the report: the recorded 
 the truth, the controller commanded the six arm joints within their limits, the legs stood
 (posture, trunk height), and the report's trunk-motion verdict is the one the recorded /imu
 gives over the closed loop (from the first desired trajectory on) against arm_view.trunk_motion.
-What the guarantee gives on the standing B1 (docs/design.md §5.1): V ≤ V_max, no clipping and no
+What the guarantee gives on the standing B1 (docs/theory/controller.md#law): V ≤ V_max, no clipping and no
 collision hold, and every joint's |d| stays within d̄; the trunk-motion assumption does not: with
 the layer's exponent p = 1 the robust input no longer switches at the sample rate, but the plant's
 stiction (a wrist caught by its dry friction, joints 3–4 stick-slip at the Coulomb band) moves the
@@ -82,7 +82,7 @@ def test_b1_z1_demo_reports_the_trunk_motion_the_imu_recorded(tmp_path):
     result = next(ln for ln in text.splitlines() if ln.startswith("Result: "))
     if rep.violations:
         assert result == "Result: failure" and "floating base: trunk" in text
-        assert "known limit (docs/design.md §5.1)" in text
+        assert "known limit (docs/theory/controller.md#law)" in text
     assert "trunk frame" in text and "base disturbance bound" in text
     # what does hold: V ≤ V_max (true θ), no clipping, positive clearance
     v_line = next(ln for ln in text.splitlines() if ln.startswith("- max V (true θ)"))

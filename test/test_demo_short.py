@@ -1,4 +1,4 @@
-"""Shortened closed-loop demo through the real graph (issue 6): sim, identifier, planner,
+"""Shortened closed-loop demo through the real graph: sim, identifier, planner,
 robust controller and recorder as separate processes over DDS, started by the runner from
 launch/sim.launch.yaml, then the move-and-place task. Checked independently of the report:
 the recorded bounds contain the simulator's truth, no command reached a torque limit, no

@@ -8,7 +8,7 @@
                  [--continuous NAMES|auto|none] [--delimiter D] [--header auto|yes|no]
                  [--topic /joint_states] [--storage mcap|sqlite3]
 
-The mapping file holds what the options say (each option sets one key, see docs/import.md) and
+The mapping file holds what the options say (each option sets one key, see docs/guide/identify-recording.md) and
 the options override it. One ``sensor_msgs/JointState`` per row, header stamp = bag timestamp.
 Reading, unit conversion and unwrapping: :mod:`sysid_ros.bagio.tabular`. Warnings go to stderr
 as ``sysid-import: warning: ...``; the last stderr line summarises the bag. Exit codes: 0 bag
@@ -48,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Convert joint logs (CSV, TSV, whitespace text, NPZ; one table or one file "
                     "per quantity) into a rosbag2 of sensor_msgs/JointState for sysid-calibrate "
-                    "and sysid-identify. Options set the keys of the mapping file (docs/import.md).",
+                    "and sysid-identify. Options set the keys of the mapping file (docs/guide/identify-recording.md).",
         epilog="exit codes: 0 bag written, 2 bad input")
     p.add_argument("table", nargs="?", help="one table holding every column (mapping key: file)")
     p.add_argument("--out", required=True, help="rosbag2 directory to create")

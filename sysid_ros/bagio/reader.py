@@ -6,10 +6,9 @@ follow the requested joint order, matched by ``JointState.name`` in every messag
 whose names come in another order are reordered. Everything the identifier relies on is checked
 and each violation raises its own :class:`~sysid_ros.bagio.errors.BagError` subclass.
 
-JointState messages are decoded by the project's CDR layout walk (``sysid_ros.cdr``, the one the
-nodes use) with the layout reused while it repeats, which is several times faster than generic
-deserialisation; anything it cannot parse falls back to the
-``rosbags`` typestore, so the fast path never changes results (``bench/bench_bag.py`` measures it).
+JointState messages are deserialised by the ``rosbags`` typestore. A hand-written CDR walk reads
+them faster, but reading is a small share of ``sysid-identify``'s time, so end to end it does
+not pay for itself (``python -m bench.bench_decoder`` measures both in one run).
 """
 from __future__ import annotations
 
@@ -22,8 +21,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from rosbags.rosbag2 import Reader
-
-from sysid_ros.cdr import joint_state_layout
 
 from .errors import (
     ArrayLengthError,
@@ -73,7 +70,7 @@ class JointStateSeries:
         stamps_ns: (N,) the same stamps as exact integer nanoseconds.
         names: joint names, the column order of the arrays.
         position, velocity, effort: (N, nj) float64 arrays; ``effort`` is the measured joint
-            torque (docs/design.md §7.1). A field that is empty in every message and not
+            torque (docs/theory/ros-interfaces.md#topics-types-and-qos). A field that is empty in every message and not
             required is None.
     """
 
@@ -225,31 +222,21 @@ def iter_messages(bag_path: str | os.PathLike[str], topic: str,
         reader.close()
 
 
-# -- JointState CDR decoding -----------------------------------------------------------------
-_U32 = struct.Struct("<I")
-_STAMP = struct.Struct("<iI")
-
-
+# -- JointState decoding ----------------------------------------------------------------------
 class _JointStateDecoder:
-    """Decodes messages into rows of preallocated arrays, caching the name→column mapping."""
+    """Decodes messages into name-ordered arrays, caching the name→column mapping."""
 
     def __init__(self, bag: Path, topic: str, joint_names: Sequence[str] | None) -> None:
         self.bag, self.topic = bag, topic
         self.joint_names: list[str] | None = list(joint_names) if joint_names is not None else None
-        self._last_block: tuple[bytes, ...] | None = None
         self._last_names: list[str] | None = None
         self._cols: np.ndarray | None = None
         self._identity = False
         self._typestore = default_typestore()
-        # (message length, end of names, bytes from frame_id to end of names, array offsets,
-        #  [(offset, value) of the velocity and effort counts])
-        self._layout: tuple[int, int, bytes, list[tuple[int, int]], list[tuple[int, int]]] | None = None
 
     def forget_layout(self) -> None:
-        """Drop the cached layout and name block: after a message that could not be mapped
-        (a joint missing), the next one must be mapped afresh, never read with stale columns."""
-        self._layout = None
-        self._last_block = None
+        """Drop the cached name mapping: after a message that could not be mapped (a joint
+        missing), the next one must be mapped afresh, never read with stale columns."""
         self._last_names = None
 
     def _mapping(self, names: list[str], index: int) -> None:
@@ -274,41 +261,9 @@ class _JointStateDecoder:
 
     def decode(self, index: int, data: bytes) -> tuple[int, list[np.ndarray]]:
         """Return (stamp_ns, [position, velocity, effort]) reordered to ``joint_names``."""
-        try:
-            # Same length and same frame_id/names bytes as the previous message ⇒ same layout:
-            # reuse its array offsets instead of walking the names again (the common case).
-            layout = self._layout
-            if (
-                layout is not None
-                and len(data) == layout[0]
-                and data[0:2] == b"\x00\x01"
-                and data[12 : layout[1]] == layout[2]
-                # the velocity/effort counts too: equal total length does not imply equal split
-                and all(_U32.unpack_from(data, at)[0] == n for at, n in layout[4])
-            ):
-                sec, nsec = _STAMP.unpack_from(data, 4)
-                values = [np.frombuffer(data, "<f8", n, off) for off, n in layout[3]]
-                return sec * 1_000_000_000 + nsec, self._reorder(index, values)
-            if data[0:2] != b"\x00\x01":  # little-endian CDR only here (the slow path reads any)
-                raise ValueError("not CDR_LE")
-            stamp, block, arrays, counts_at = joint_state_layout(data)
-            names_end = arrays[0][0]
-            self._layout = (
-                len(data), names_end, bytes(data[12:names_end]), list(arrays),
-                [(counts_at[k], arrays[k][1]) for k in (1, 2)],
-            )
-            if block != self._last_block:
-                self._mapping([name.decode() for name in block], index)
-                self._last_block = block
-            values = [np.frombuffer(data, "<f8", n, off) for off, n in arrays]
-        except (ValueError, struct.error, UnicodeDecodeError, IndexError) as err:
-            if isinstance(err, BagError):
-                raise
-            stamp, names, values = self._decode_slow(index, data)
-            self._last_block = None
-            self._layout = None
-            if names != self._last_names:
-                self._mapping(names, index)
+        stamp, names, values = self._deserialize(index, data)
+        if names != self._last_names:
+            self._mapping(names, index)
         return stamp, self._reorder(index, values)
 
     def _reorder(self, index: int, values: list[np.ndarray]) -> list[np.ndarray]:
@@ -326,7 +281,7 @@ class _JointStateDecoder:
             out.append(arr if self._identity else arr[self._cols])
         return out
 
-    def _decode_slow(self, index: int, data: bytes) -> tuple[int, list[str], list[np.ndarray]]:
+    def _deserialize(self, index: int, data: bytes) -> tuple[int, list[str], list[np.ndarray]]:
         try:
             # deserialize_cdr is typed ``object``; the type name fixes the class.
             msg = cast("JointStateMsg", self._typestore.deserialize_cdr(data, JOINT_STATE))
@@ -378,6 +333,10 @@ def _check_finite(
             f"bag {bag} topic {topic} message {first_index + row}: {field} of joint "
             f"{names[col]} is {value}"
         )
+
+
+#: a CDR message's header stamp (sec, nanosec) right after its 4-byte encapsulation header
+_STAMP = struct.Struct("<iI")
 
 
 class _Screen:

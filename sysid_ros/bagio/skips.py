@@ -4,7 +4,7 @@ The offline tools (``sysid-identify``, ``sysid-calibrate``) read a bag with a :c
 a message of a skipped kind is left out, counted by kind with its index and stamp, and the
 reading goes on; the windows treat the hole like a dropped sample (a long one splits the run).
 ``--strict`` reads without one: the first bad message is an error naming it. The identifier node
-applies the same kinds to the messages it receives (docs/recordings.md has the table).
+applies the same kinds to the messages it receives (docs/guide/recordings.md has the table).
 
 ===================  ==========  ==================================================
 kind                 offline     why

@@ -2,7 +2,7 @@
 
 What ``sysid-import`` (:mod:`sysid_ros.bagio.import_cli`) reads before it writes a
 ``sensor_msgs/JointState`` bag; no rclpy and no Pinocchio at run time (a ``Robot`` is only
-inspected for joint names, joint limits and velocity limits). User documentation: docs/import.md.
+inspected for joint names, joint limits and velocity limits). User documentation: docs/guide/identify-recording.md.
 
 Layout
 ------
@@ -573,7 +573,7 @@ def _continuous(r: _Reader) -> tuple[str, ...] | None:
 
 def parse_mapping(data: object, where: str = "mapping") -> ImportMapping:
     """Validate a mapping (the YAML file's content, options merged in); ``where`` prefixes
-    errors. Keys: :data:`MAPPING_KEYS`; meanings in docs/import.md."""
+    errors. Keys: :data:`MAPPING_KEYS`; meanings in docs/guide/identify-recording.md."""
     r = _Reader(where, data, "")
     if r.data.get("position") is None:
         raise MappingError(f"{where}: position: missing (where the joint positions are: "

@@ -45,6 +45,8 @@ from sysid_ros.calibration.timing import LagEstimate, estimate_torque_lag, \
 from sysid_ros.identification.calibration_rows import CalibrationConstraints, column_names
 from sysid_ros.identification.config import IdentificationConfig, load_identification_config
 from sysid_ros.identification.errors import IdentificationError
+from sysid_ros.identification.transients import Transient, find_transients, transient_note, \
+    with_radius_share
 from sysid_ros.identification.windows import MomentumWindows
 from sysid_ros.model.parameters import is_physically_consistent
 from sysid_ros.model.regressors import Regressors
@@ -72,7 +74,7 @@ class CalibrationOptions:
             error a window must allow is dominated by velocity noise through the large
             armature (Ia·Δq̇ error, independent of the window's length), so longer windows
             make it a smaller fraction of the signal — measured on hardware-like Gen3 data
-            (docs/calibration.md): narrower payload boxes, a smaller margin needed, 3-4x
+            (docs/guide/calibrate.md): narrower payload boxes, a smaller margin needed, 3-4x
             less LP work. None = the robot file's value.
         coulomb_band, quadrature_safety: the identifier's allowances (None: robot file).
         torque_noise_rel: the relative part of the noise model kept from the robot file; the
@@ -194,6 +196,8 @@ class CalibrationResult:
     excluded: dict[str, Any] = field(default_factory=dict)  # rows the exclusion rule dropped
     margin: np.ndarray | None = None       # (nj,) factor on δ*: options.margin or hold-out
     terms: Any = None                      # terms.TermSelection or None
+    #: torque samples beyond the stated bounds, absorbed by the quadrature allowance
+    transients: list[Transient] = field(default_factory=list)
 
     @property
     def joint_names(self) -> list[str]:
@@ -286,7 +290,8 @@ def calibration_rows(robot: Robot, config: IdentificationConfig, prior: Prior,
         plan = config.sampling_plan(1.0 / recordings[0].rate_hz)
         raise CalibrationInputError(
             f"no momentum window formed in {len(recordings)} recording(s): each needs a run of "
-            f"{plan.window + 1} samples without a gap > {plan.max_sample_gap * 1e3:.1f} ms")
+            f"{plan.window + 1} samples without a gap > "
+            f"{max(plan.max_sample_gap, plan.max_bridged_gap) * 1e3:.1f} ms")
     return CalibrationRows.concat(parts)
 
 
@@ -335,7 +340,10 @@ def _excluded_summary(robot: Robot, config: IdentificationConfig,
                                  "t_start": round(t_a, 3), "t_end": round(t_b, 3)})
     return {"rule": config.assumptions()["excluded_windows"], "rows_by_reason": by_reason,
             "rows_by_joint": dict(zip(robot.joint_names, by_joint.tolist())),
-            "examples": examples}
+            "examples": examples,
+            # short gaps carried by the stated torque-rate bound, and those the data refused
+            "bridged_gaps": sum(w.n_bridged for _, w in windows),
+            "bridges_refused": sum(w.n_bridge_refused for _, w in windows)}
 
 
 def _holdout_margin(rows: CalibrationRows, prior: Prior, delta_min: np.ndarray, nj: int,
@@ -517,6 +525,9 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
                          f"{', '.join(terms.selected)} stays in the measured noise bound")
     fr = lambda v: v[f_cols].reshape(nj, 4)  # noqa: E731
     notes.append(f"rows per joint: {_joint_rows(rows, nj)} from {len(recordings)} recording(s)")
+    transients = _transients(robot, config, recordings, rows, delta)
+    if transients:
+        notes.append(transient_note(transients))
     return CalibrationResult(
         robot=robot, options=options, config=config, prior=prior, rows=rows,
         recordings=list(recordings), noise_min=delta_min, noise_profile=profile,
@@ -525,7 +536,25 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
         link_lower=lower[:n_theta], link_upper=upper[:n_theta], link_nominal=x_nom[:n_theta],
         links_written=written, x_nominal=x_nom, seconds=seconds, notes=notes,
         stribeck=stribeck, robust_weights=None if est is None else est.weights,
-        torque_lag=lag, excluded=excluded, margin=margin, terms=terms)
+        torque_lag=lag, excluded=excluded, margin=margin, terms=terms, transients=transients)
+
+
+def _transients(robot: Robot, config: IdentificationConfig, recordings: Sequence[Recording],
+                rows: CalibrationRows, delta: np.ndarray) -> list[Transient]:
+    """Each recording's torque transients with their share of the calibrated rows' radius."""
+    radius = rows.r_fixed + rows.r_timing + delta[rows.joint] * rows.t_noise
+    out: list[Transient] = []
+    for k, rec in enumerate(recordings):
+        plan = config.sampling_plan(1.0 / rec.rate_hz)
+        found = find_transients(rec.t, rec.tau, robot.joint_names,
+                                np.maximum(config.torque_noise_abs, delta),
+                                config.torque_noise_rel, config.torque_rate_abs,
+                                plan.max_sample_gap, rec.name)
+        mine = rows.source == k
+        out += with_radius_share(found, robot.joint_names, rows.joint[mine],
+                                 rows.t_start[mine], rows.t_end[mine], rows.r_quad[mine],
+                                 radius[mine], config.torque_lag_s)
+    return out
 
 
 def _consistent_links(robot: Robot, prior: Prior, written: list[str], x_nom: np.ndarray,

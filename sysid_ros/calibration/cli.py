@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write the calibration rows (OUT with suffix .rows.npz) and point "
                         "the overlay at them: the identifier then uses them as constraints on "
                         "the shared link and friction unknowns (narrower payload boxes; "
-                        "theta_r_unknowns on; docs/calibration.md section 8)")
+                        "theta_r_unknowns on; docs/guide/calibrate.md#limits-and-open-questions)")
     p.add_argument("--report", metavar="DIR", help="markdown report with plots")
     p.add_argument("--friction-law", choices=FRICTION_LAWS, default="linear",
                    help="linear (boxes and nominal) or stribeck (adds a smooth fit for "

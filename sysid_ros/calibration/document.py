@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from sysid_ros.identification.transients import transient_summary
 from sysid_ros.model.calibration import FORMAT_VERSION
 from sysid_ros.model.robots import FRICTION_NAMES
 
@@ -133,7 +134,8 @@ def summary_json(result, validation=None) -> dict[str, Any]:
 def _timing_and_exclusions(result) -> dict[str, Any]:
     """The torque lag estimate (per joint, with the residual RMS it removed) and the rows the
     exclusion rule dropped."""
-    out: dict[str, Any] = {"excluded": result.excluded}
+    out: dict[str, Any] = {"excluded": result.excluded,
+                           "transients": transient_summary(result.transients)}
     if result.terms is not None:
         out["terms"] = result.terms.as_dict()
     if result.margin is not None:

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from sysid_ros.calibration.rows import friction_column
+from sysid_ros.identification.transients import MAX_LISTED, transient_summary
 from sysid_ros.model.robots import FRICTION_NAMES
 
 __all__ = ["write_report", "window_features", "PLOT_SECONDS", "FEATURES"]
@@ -333,6 +334,25 @@ def _excluded_section(result) -> list[str]:
     return md
 
 
+def _transients_section(result) -> list[str]:
+    found = list(getattr(result, "transients", []) or [])
+    summary = transient_summary(found)
+    md = [f"Rule: {summary['rule']}.", ""]
+    if not found:
+        return md + ["None found."]
+    by_joint = summary["by_joint"]
+    assert isinstance(by_joint, dict)
+    md += [f"{len(found)} samples: " + ", ".join(f"{k} {v}" for k, v in by_joint.items())
+           + ". Each is absorbed by the quadrature allowance of the windows containing it; "
+           "the share is the largest fraction of such a window's radius that allowance takes.",
+           "", "| recording | joint | time (s) | excess (N·m) | share of the radius |",
+           "|---|---|---|---|---|"]
+    for tr in sorted(found, key=lambda x: (x.recording, x.time))[:MAX_LISTED]:
+        md.append(f"| `{Path(tr.recording).name}` | {tr.joint} | {tr.time:.3f} | "
+                  f"{tr.excess:.2f} | {100 * tr.share:.0f}% |")
+    return md
+
+
 def _unmodelled_section(result, resid: np.ndarray, feats: dict[str, np.ndarray]) -> list[str]:
     rows = result.rows
     md = ["Correlation coefficient r of the window-averaged residual at the nominal with the "
@@ -401,6 +421,7 @@ def write_report(directory: str | Path, result, validation=None) -> Path:
                "need / the bound written."]
     md += ["", "## Model terms per joint", ""] + _terms_table(result)
     md += ["", "## Excluded windows", ""] + _excluded_section(result)
+    md += ["", "## Torque transients", ""] + _transients_section(result)
     md += ["", "## Still unmodelled", ""] + _unmodelled_section(result, resid, feats)
     md += _terms_section(result)
     md += ["", "## Assumptions the bounds rest on", ""]

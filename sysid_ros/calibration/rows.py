@@ -12,7 +12,8 @@ term, soft dry friction outside the band, stamp jitter). The calibration measure
 bound δ_j on the window-averaged error, |E| ≤ r_fixed + δ_j·T', with
 
 - r_fixed = ``quadrature_safety``·(|Simpson − trapezoid| of ∫τ̂ and of every ∫W_c column at
-  the prior's largest |θ|) + rel·∫|τ̂|/(1 − rel): the identifier's own allowances, so that δ_j
+  the prior's largest |θ|) + rel·∫|τ̂|/(1 − rel) + the bridged gaps' allowance (``gap_rad``):
+  the identifier's own allowances, so that δ_j
   means exactly what ``identification.torque_noise_abs`` means to it (same windows, same extra
   radii);
 - T' = T/(1 − rel) (the identifier's conversion of a bound on the true torque).
@@ -60,6 +61,9 @@ class CalibrationRows:
             radius_j·|τ̂_end − τ̂_start| (N·m·s; zero without a lag). Not in ``r_fixed``: the
             noise bound is measured without it (so it covers the timing error too), and
             :meth:`with_timing` adds it for the boxes, which a lag off by its radius biases.
+        r_quad: (n,) the share of ``r_fixed`` that is the torque's quadrature allowance
+            (``quadrature_safety`` × |Simpson − trapezoid| of ∫τ̂): what absorbs a torque
+            transient, reported with it (:mod:`sysid_ros.identification.transients`).
     """
 
     A: sp.csr_matrix
@@ -75,6 +79,7 @@ class CalibrationRows:
     source: np.ndarray
     n_theta: int
     r_timing: np.ndarray
+    r_quad: np.ndarray
 
     def __len__(self) -> int:
         return int(self.c.shape[0])
@@ -161,11 +166,12 @@ def build_rows(m: MomentumRows, nj: int, theta_abs_max: np.ndarray, quadrature_s
     F = sp.csr_matrix((m.fric.reshape(-1), (np.repeat(np.arange(n), 4), cols.reshape(-1))),
                       shape=(n, 4 * nj))
     A = sp.hstack([W, F]).tocsr()
-    r_fixed = quadrature_safety * (m.quad_tau + m.quad_W @ theta_abs_max)
+    r_fixed = quadrature_safety * (m.quad_tau + m.quad_W @ theta_abs_max) + m.gap_rad
     r_fixed = r_fixed + torque_noise_rel * m.tau_abs / (1.0 - torque_noise_rel)
     r_timing = (np.zeros(n) if lag_radius is None
                 else np.asarray(lag_radius, float)[m.joint] * np.abs(m.tau_end - m.tau_start))
     return CalibrationRows(A, m.sign_rad.copy(), m.tau.copy(), r_fixed,
                            m.duration / (1.0 - torque_noise_rel), m.joint.copy(),
                            m.t_start.copy(), m.t_end.copy(), m.start.copy(), m.end.copy(),
-                           np.full(n, source), n_theta, r_timing)
+                           np.full(n, source), n_theta, r_timing,
+                           quadrature_safety * m.quad_tau)

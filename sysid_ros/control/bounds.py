@@ -1,5 +1,5 @@
 """Tracking-error bound the robust controller guarantees, and the SOUND mass-matrix bounds it rests
-on (docs/design.md §5.3, §6.4).
+on (docs/theory/controller.md#guarantee-and-the-tracking-error-bound, docs/theory/planner.md#sound-reachability).
 
 Vocabulary (ARMOUR / S3): with e = q_d − q, ė = q̇_d − q̇ and a diagonal gain K_r, the
 *composite error* is r = ė + K_r·e. The controller keeps V = ½ rᵀ M(q) r below V_max, where
@@ -46,7 +46,7 @@ enclosure does not converge over the workspace: its second-order remainder is O(
 boxes of half-width w, against λ_min/‖M‖ ≈ 1e-3 on the Z1 — boxes of ~0.02 rad in five angles,
 ~1e10 boxes. The full enclosure is therefore used LOCALLY, on the planner's reachable boxes of
 each time sub-interval (tiny), where it bounds λ_min and (M⁻¹)_ii tightly
-(``Reachability``, docs/design.md §6.4).
+(``Reachability``, docs/theory/planner.md#sound-reachability).
 
 λ_max (reported, not used by a guarantee): the same vertex argument from above,
 I(θ) ⪯ t·I(θ_ref), gives an upper model for θ_r; θ_e enters through the box given (default:

@@ -63,7 +63,7 @@ COMMAND_RELIABILITIES = ("reliable", "best_effort")
 @dataclass(frozen=True)
 class ControllerSettings:
     """The node's parameters as a validated value object (their table — types, ranges, units,
-    descriptions — is ``sysid_ros.nodes.robust_controller.PARAMETERS``, docs/parameters.md).
+    descriptions — is ``sysid_ros.nodes.robust_controller.PARAMETERS``, docs/reference/parameters.md).
     ``None`` = absent: the robot file's value (gains) or none (robot_config, calibration).
     ``validate`` names the first bad one."""
 

@@ -33,7 +33,7 @@ calibration); 3 — refused before starting: the prior cannot be certified at th
 produced no bag to evaluate (a node failed to start; see graph.log).
 
 ``--hardware-like --calibration calib.yaml``: the same run on hardware-like data of a robot
-drawn off the catalogue (docs/hardware_like_data.md), every node on the calibrated facts; dry
+drawn off the catalogue (docs/guide/hardware-like-data.md), every node on the calibrated facts; dry
 friction makes data at rest uninformative, so the prior must certify the start (a catalogued
 payload class such as the Gen3's ``dumbbell_8lb``).
 """
@@ -147,14 +147,14 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                     help="the simulator publishes hardware-like data (the robot file's "
                          "simulation.hardware_like: a robot drawn off the catalogue, offsets, "
                          "dry friction, drops, jitter, noise) and the identifier states that "
-                         "profile's bounds (docs/hardware_like_data.md)")
+                         "profile's bounds (docs/guide/hardware-like-data.md)")
     ap.add_argument("--hardware-seed", type=int, default=0,
                     help="with --hardware-like: which drawn robot (the sim node's hardware_seed; "
                          "calibrate the same one: sysid-sim-record --hardware-seed)")
     ap.add_argument("--calibration", default="",
                     help="sysid-calibrate result (calib.yaml) for the identifier, planner and "
                          "controller, as on hardware (with --hardware-like: of the same drawn "
-                         "robot, docs/hardware_like_data.md)")
+                         "robot, docs/guide/hardware-like-data.md)")
     ap.add_argument("--sim-mode", default="lockstep", choices=["lockstep", "realtime"],
                     help="lockstep: the simulator waits for each command (exact closed loop)")
     ap.add_argument("--no-progress", action="store_true",
@@ -258,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
             _log(f"refused: from the prior '{prior or 'of the robot file'}' the planner cannot "
                  f"certify even holding the start pose {home.tolist()}, so no motion can be "
                  f"certified ({'; '.join(refusal[:2])}). Choose a payload class that can "
-                 f"(--prior, identification.priors in {robot.config_path}; docs/design.md §6.4)")
+                 f"(--prior, identification.priors in {robot.config_path}; docs/theory/planner.md#sound-reachability)")
             return EXIT_REFUSED
     waypoints = [np.asarray(w, float) for w in demo_cfg["waypoints"]]
     if args.payload is None:

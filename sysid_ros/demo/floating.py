@@ -6,7 +6,7 @@ frame, not the world frame. Both go into the report; a violated motion bound fai
 report also gives what the guarantee actually uses, |d| ≤ d̄: the fictitious torque of the
 recorded trunk motion, exactly (sup over the parameter boxes), against d̄ — a disturbance above
 d̄ fails the run as well — and, when the trunk left its bound, how many of those moments were
-ones where the arm's command switched (the measured cause, docs/design.md §5.1)."""
+ones where the arm's command switched (the measured cause, docs/theory/controller.md#law)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -91,13 +91,13 @@ def floating_base_findings(full: Robot, view: Robot, bag: Path,
         if attribution is not None:
             header["trunk α above the bound, against the arm's command"] = attribution
     if rep.violations or over:
-        # the known cause, measured (docs/design.md §5.1): stated, not hidden
-        header["known limit (docs/design.md §5.1)"] = (
+        # the known cause, measured (docs/theory/controller.md#law): stated, not hidden
+        header["known limit (docs/theory/controller.md#law)"] = (
             "the trunk-motion bound d̄ rests on is smaller than what this stance does while the "
             "arm's command switches at the sample rate. Read over single IMU intervals "
             "(central differences cancel a motion that alternates at the sample rate), the "
             "trunk's ‖α‖ reaches 1–1.5 rad/s² through the graph against the assumed 0.2, in "
-            "the blocks where the robust input switches (line above; two runs of session 14: "
+            "the blocks where the robust input switches (line above; in two runs "
             "67 of 67 and 75 of 75 50-ms blocks above the bound, command first-difference RMS "
             "0.57–0.61 N·m there against 0.005–0.007 elsewhere) — with the physics at 1 ms "
             "and converged at 0.25 ms alike (‖α‖ 2.36 / 1.49 rad/s²), so the physics step is "

@@ -144,7 +144,7 @@ def floor_summary(robot: Robot, ev: Evaluation) -> str | None:
     width = float(ev.final_bounds.width[0])
     return (f"mass {floor.width[0]:.3g} kg of the final box's {width:.3g} kg — what noise-free "
             "data from any motion would leave under the identifier's link and friction boxes "
-            "(docs/design.md §4.3b); the rest is the excitation's and the noise's")
+            "(docs/theory/identification.md#the-identifiability-floor); the rest is the excitation's and the noise's")
 
 
 #: the robust controller's record of the trajectories it admitted (sysid_ros.nodes.robust_controller)

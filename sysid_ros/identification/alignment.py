@@ -3,7 +3,7 @@ positions' stamps.
 
 A driver's torque reading often lags the joint states it is published with: a current or torque
 sensor's filter, a bus that carries the two in different frames. Real Gen3 logs need the torque
-read 60-120 ms after the state's stamp (docs/calibration.md, "Timing"). Over a momentum window
+read 60-120 ms after the state's stamp (docs/guide/calibrate.md, "Timing"). Over a momentum window
 [a, b] such a lag L_j is not a small quadrature error: it moves the whole ∫τ dt by about
 L_j·(τ(b) − τ(a)), and it biases every row that way.
 
@@ -15,7 +15,11 @@ torque-timing bound (``MomentumRows.delay``), as any other offset of the torque 
 
 A sample is held until the stream has reached t_k + max_j L_j (online: the rows wait that long);
 a sample whose t_k + L_j falls into a step longer than the sampling plan's ``max_sample_gap``
-cannot be aligned: it is dropped and splits the run there, as a gap does. The last samples of a
+cannot be aligned: it is dropped and splits the run there, as a gap does. With a stated
+torque-rate bound (``torque_rate_abs``, :mod:`.config`) a torque read inside a bridged step
+(at most ``max_bridged_gap`` long) is kept: linear interpolation over a step h is then off by
+at most L_j·(2·d₁·d₂/h + Δ) (d₁, d₂ the distances to the step's two samples, Δ the median
+step), returned per sample as ``tau_err`` for the windows to integrate into the radius. The last samples of a
 recording, whose aligned torque lies beyond its end, are never emitted.
 
 A driver's velocity filter lags the same way (``velocity_lag_s``): q̇_j(t_k) is read at
@@ -30,13 +34,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["AlignedSamples", "StreamAlignment"]
+__all__ = ["AlignedSamples", "Bridging", "StreamAlignment"]
 
 
 @dataclass(frozen=True)
 class AlignedSamples:
     """Samples ready for the windows: ``valid`` False where the torque could not be aligned
-    (such a sample splits the run). ``extra`` rides along unchanged (e.g. the base motion)."""
+    (such a sample splits the run). ``extra`` rides along unchanged (e.g. the base motion);
+    ``tau_err`` (N, nj) bounds the interpolation error of torques read inside a bridged step
+    (zero elsewhere)."""
 
     t: np.ndarray
     q: np.ndarray
@@ -44,6 +50,17 @@ class AlignedSamples:
     tau: np.ndarray
     extra: np.ndarray | None
     valid: np.ndarray
+    tau_err: np.ndarray
+
+
+@dataclass(frozen=True)
+class Bridging:
+    """What a torque read inside a gap may rest on: steps up to ``max_gap`` s are bridged with
+    the torque-rate bound ``rate_abs`` (nj,) N·m/s over a stream of median step ``step`` s."""
+
+    max_gap: float
+    rate_abs: np.ndarray
+    step: float
 
 
 class StreamAlignment:
@@ -84,20 +101,24 @@ class StreamAlignment:
         return float(self._t[-1]) if self._t.size else None
 
     def push(self, t: np.ndarray, q: np.ndarray, dq: np.ndarray, tau: np.ndarray,
-             extra: np.ndarray | None, max_gap: float) -> AlignedSamples:
-        """Add samples (validated, strictly increasing) and return those now aligned."""
+             extra: np.ndarray | None, max_gap: float, bridging: Bridging | None = None
+             ) -> AlignedSamples:
+        """Add samples (validated, strictly increasing) and return those now aligned. A torque
+        read inside a step longer than ``max_gap`` is kept only within ``bridging``."""
         if not self.active:
-            return AlignedSamples(t, q, dq, tau, extra, np.ones(t.size, bool))
+            return AlignedSamples(t, q, dq, tau, extra, np.ones(t.size, bool),
+                                  np.zeros_like(tau))
         self._append(t, q, dq, tau, extra)
         assert self._q is not None and self._dq is not None and self._tau is not None
         ready = np.flatnonzero(self._t[self._next:] + self._lead <= self._t[-1]) + self._next
         if ready.size == 0:
             return self._empty()
         idx = np.arange(self._next, int(ready[-1]) + 1)
-        tau_a, valid = self._aligned(idx, self._tau, self.lag, max_gap)
-        dq_a, valid_dq = self._aligned(idx, self._dq, self.velocity_lag, max_gap)
+        tau_a, valid, tau_err = self._aligned(idx, self._tau, self.lag, max_gap, bridging)
+        dq_a, valid_dq, _ = self._aligned(idx, self._dq, self.velocity_lag, max_gap)
         out = AlignedSamples(self._t[idx], self._q[idx], dq_a, tau_a,
-                             None if self._extra is None else self._extra[idx], valid & valid_dq)
+                             None if self._extra is None else self._extra[idx], valid & valid_dq,
+                             tau_err)
         self._next = int(idx[-1]) + 1
         self._trim()
         return out
@@ -115,22 +136,32 @@ class StreamAlignment:
         if self._extra is not None and extra is not None:
             self._extra = np.concatenate([self._extra, extra])
 
-    def _aligned(self, idx: np.ndarray, x: np.ndarray, lags: np.ndarray, max_gap: float
-                 ) -> tuple[np.ndarray, np.ndarray]:
-        """x_j(t_k + lag_j) for the samples ``idx`` and whether every joint's reading was
-        bracketed by two samples at most ``max_gap`` apart (a zero lag reads the sample)."""
+    def _aligned(self, idx: np.ndarray, x: np.ndarray, lags: np.ndarray, max_gap: float,
+                 bridging: Bridging | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """x_j(t_k + lag_j) for the samples ``idx``, whether every joint's reading was
+        bracketed by two samples at most ``max_gap`` apart (or within ``bridging``; a zero lag
+        reads the sample), and the bound on the error of readings inside a bridged step."""
         t = self._t
         out = x[idx].copy()
+        err = np.zeros_like(out)
         valid = np.ones(idx.size, bool)
+        reach = max_gap if bridging is None else max(max_gap, bridging.max_gap)
         for j in np.flatnonzero(lags != 0.0):
             want = t[idx] + lags[j]
             at = np.searchsorted(t, want, side="left")
             exact = t[np.minimum(at, t.size - 1)] == want          # a sample's own reading
             hi = np.clip(at, 1, t.size - 1)
             lo = hi - 1
-            valid &= exact | ((want >= t[0]) & (want <= t[-1]) & (t[hi] - t[lo] <= max_gap))
+            h = t[hi] - t[lo]
+            valid &= exact | ((want >= t[0]) & (want <= t[-1]) & (h <= reach))
             out[:, j] = np.interp(want, t, x[:, j])
-        return out, valid
+            if bridging is not None:
+                inside = ~exact & (h > max_gap)
+                d1, d2 = want - t[lo], t[hi] - want
+                err[:, j] = np.where(inside, bridging.rate_abs[j] * (
+                    2.0 * d1 * d2 / np.maximum(h, 1e-12) + bridging.step), 0.0)
+        return out, valid, err
 
     def _trim(self) -> None:
         """Keep what later samples still interpolate from: back to t_next − max(0, −L_min)."""
@@ -152,4 +183,4 @@ class StreamAlignment:
         z = np.zeros(0)
         return AlignedSamples(z, self._q[:0], self._dq[:0], self._tau[:0],
                               None if self._extra is None else self._extra[:0],
-                              np.zeros(0, bool))
+                              np.zeros(0, bool), self._tau[:0])

@@ -1,4 +1,4 @@
-"""Calibration rows as constraints of the payload LP (issues #12.1, #15.2; docs/calibration.md §8).
+"""Calibration rows as constraints of the payload LP (docs/guide/calibrate.md#limits-and-open-questions).
 
 A calibration (:mod:`sysid_ros.calibration`) measures the robot from recordings without payload:
 its momentum rows say, per window w and joint j,
@@ -23,7 +23,8 @@ friction unknowns φ — next to the payload rows:
 
 Sound under the stated assumptions: the true θ_r, φ and calibration-time EE body satisfy every
 calibration row whenever the calibration's noise bound δ held on its recordings (calibration
-assumption 2, measured, docs/calibration.md §3), and the robot is the same — the same links, the
+assumption 2, measured, docs/guide/calibrate.md#assumptions-the-bounds-rest-on), and the robot is
+the same — the same links, the
 same friction and the same torque offsets β in both recordings (a re-zeroed torque sensor or a
 different robot violates this; the LP then usually turns empty: ``inconsistent``). Adding true
 constraints never removes the truth from Θ. Rows are kept as they are (no compaction): an outer

@@ -2,7 +2,7 @@
 
 A floating-base robot (``--robot b1_z1``) also needs the trunk IMU (``--imu-topic``, default
 ``/imu``): the arm joints' rows are formed with the trunk's angular velocity and specific force
-(docs/design.md §4.6); a bag without that topic exits 2 naming it.
+(docs/theory/identification.md#what-the-ok-box-rests-on); a bag without that topic exits 2 naming it.
 
 The first line on stderr summarises the data (samples, joints, span, rate, gaps); the last line
 is the verdict. Exit codes:
@@ -44,6 +44,7 @@ from sysid_ros.identification.config import FRICTION_MODES, VELOCITY_NOISE_SCOPE
 from sysid_ros.identification.diagnostics import summarize
 from sysid_ros.identification.errors import IdentificationError, UnsupportedRobotError
 from sysid_ros.identification.identifier import METHODS, IdentificationResult, identify
+from sysid_ros.identification.transients import transient_note, transient_summary
 from sysid_ros.model.errors import RobotConfigError, UnknownRobotError
 from sysid_ros.model.box import PARAM_UNITS
 from sysid_ros.model.parameters import PARAM_NAMES
@@ -234,6 +235,7 @@ def run_single(args: argparse.Namespace) -> int:
         "windows_used": result.windows_used,
         "assumptions": config.assumptions(),
         "notes": result.notes,
+        "transients": transient_summary(result.transients),
         "seconds": seconds,
         "bag": str(args.bag),
         "topic": args.topic,
@@ -295,6 +297,8 @@ def _floor_only(robot: Robot, config: IdentificationConfig, args: argparse.Names
 
 def _verdict(result: IdentificationResult, fail_on_warning: bool) -> int:
     """Print the last line and return the exit code."""
+    if result.transients:
+        print(f"sysid-identify: {transient_note(result.transients)}", file=sys.stderr)
     if result.status == "inconsistent":
         print(f"sysid-identify: inconsistent: {result.reason}", file=sys.stderr)
         return EXIT_CODES["inconsistent"]

@@ -30,7 +30,7 @@ Keys (all optional except the prior):
   each row's radius (every window its own worst θ_r: sound, looser). Off by default for now:
   it narrows the mass ~10 % at twice the online cost, and it is stricter about the other
   assumptions — a calibration whose noise bound is only just right then reads as
-  `inconsistent` (docs/design.md §4.2).
+  `inconsistent` (docs/theory/identification.md#unknowns-and-exact-radii).
 - ``calibration_rows`` (path of a ``sysid-calibrate --export-rows`` file, relative to the
   calibration overlay or the robot file): the calibration's own momentum rows as further
   constraints on the shared θ_r and friction unknowns (:mod:`.calibration_rows`); they turn
@@ -48,6 +48,17 @@ Keys (all optional except the prior):
   nothing the identifier states. 2.5 carries a window across one dropped sample and splits it
   at two; the floor keeps a fast stream (4 kHz, oversampled against a 1 kHz controller's torque)
   from splitting at every pair of dropped messages.
+- ``torque_rate_abs`` (N·m/s, one value or one per joint; default 0 = not stated) and
+  ``bridge_factor`` (default 5): a stated bound L_j on how fast the applied torque changes:
+  τ_j is within L_j·Δ/2 of a path whose rate never exceeds L_j, Δ the median step (a command
+  slewing at most L_j and held over at most one step). With it, steps longer than
+  ``max_sample_gap`` but at most
+  ``bridge_factor`` × Δ (a few dropped samples) no longer split the run: the trapezoid across
+  such a step of length h differs from ∫τ by at most L_j·(h²/4 + Δ·h), which enters the rows'
+  radius (``MomentumRows.gap_rad``, :mod:`.windows`). A bridged step whose two end torques
+  differ by more than the bound allows (L_j·(h + Δ) plus twice the noise bound) contradicts it
+  and splits the run instead. Longer gaps always split; an explicit ``max_sample_gap`` turns
+  bridging off.
 - ``quadrature_safety``: factor on the trapezoid-vs-Simpson difference added to every row
   radius (0 switches the allowance off; the trapezoid rule is then trusted).
 - ``velocity_noise_abs`` (rad/s, one value or one per joint; default 0 = exact): the measured
@@ -129,11 +140,16 @@ class SamplingPlan:
     stride: int
     max_sample_gap: float
     torque_delay: float = 0.0      # s: |offset| of the torque samples from the joint states
+    #: s: longer steps up to this are bridged with the torque-rate allowance (.windows); equal
+    #: to max_sample_gap when no torque-rate bound is stated
+    max_bridged_gap: float = 0.0
 
     def describe(self) -> str:
+        bridged = (f", gaps up to {self.max_bridged_gap * 1e3:.1f} ms bridged"
+                   if self.max_bridged_gap > self.max_sample_gap else "")
         return (f"window {self.window} samples ({self.window * self.dt * 1e3:.0f} ms), stride "
                 f"{self.stride} ({self.stride * self.dt * 1e3:.1f} ms), max_sample_gap "
-                f"{self.max_sample_gap * 1e3:.1f} ms")
+                f"{self.max_sample_gap * 1e3:.1f} ms{bridged}")
 
 
 @dataclass(frozen=True)
@@ -162,6 +178,10 @@ class IdentificationConfig:
     max_sample_gap: float = 0.0
     gap_factor: float = 2.5
     gap_floor: float = 0.0025
+    # (nj,) N·m/s: stated torque-rate bound L_j (0 = unstated: no gap is bridged); steps up to
+    # bridge_factor × the median step are then bridged (module docstring)
+    torque_rate_abs: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    bridge_factor: float = 5.0
     quadrature_safety: float = 5.0
     torque_delay_samples: float = 0.5
     velocity_noise_abs: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (nj,) rad/s
@@ -189,7 +209,8 @@ class IdentificationConfig:
         if self.velocity_noise_abs.size == 0:                 # not given: exact velocities
             object.__setattr__(self, "velocity_noise_abs", np.zeros_like(self.torque_noise_abs))
         for key, fill in (("torque_lag_s", 0.0), ("torque_lag_radius_s", 0.0),
-                          ("velocity_lag_s", 0.0), ("exclude_speed_rad_s", np.inf)):
+                          ("velocity_lag_s", 0.0), ("exclude_speed_rad_s", np.inf),
+                          ("torque_rate_abs", 0.0)):
             if getattr(self, key).size == 0:
                 object.__setattr__(self, key, np.full(self.torque_noise_abs.shape, fill))
         _check(self)
@@ -222,8 +243,16 @@ class IdentificationConfig:
             window = stride * max(2, int(round(self.window_s / (stride * dt))))
         gap = self.max_sample_gap if self.max_sample_gap > 0 else \
             max(self.gap_factor * dt, self.gap_floor)
+        # an explicit max_sample_gap is the user's last word on where runs split
+        bridged = max(gap, self.bridge_factor * dt) \
+            if self.bridges_gaps and self.max_sample_gap == 0 else gap
         return SamplingPlan(float(dt), int(window), int(stride), float(gap),
-                            float(self.torque_delay_samples * dt))
+                            float(self.torque_delay_samples * dt), float(bridged))
+
+    @property
+    def bridges_gaps(self) -> bool:
+        """Whether a torque-rate bound is stated for every joint (windows may span short gaps)."""
+        return bool(self.torque_rate_abs.size and np.all(self.torque_rate_abs > 0))
 
     def with_overrides(self, **kw: Any) -> IdentificationConfig:
         """A copy with some fields replaced (scalars broadcast to per-joint arrays).
@@ -232,7 +261,8 @@ class IdentificationConfig:
         ``robot_uncertainty_rel`` replaces an explicit (calibrated) θ_r box by the relative one.
         """
         for key in ("torque_noise_abs", "velocity_noise_abs", "torque_lag_s",
-                    "torque_lag_radius_s", "velocity_lag_s", "exclude_speed_rad_s"):
+                    "torque_lag_radius_s", "velocity_lag_s", "exclude_speed_rad_s",
+                    "torque_rate_abs"):
             if key in kw:
                 kw[key] = np.broadcast_to(np.asarray(kw[key], float),
                                           self.torque_noise_abs.shape).copy()
@@ -292,8 +322,18 @@ class IdentificationConfig:
             "torque_lag_radius_s": self.torque_lag_radius_s.tolist(),
             "velocity_lag_s": self.velocity_lag_s.tolist(),
             "excluded_windows": _exclusion_statement(self),
-            "sampling": "windows only over runs of samples at most max_sample_gap apart; "
-                        "trapezoid error within quadrature_safety x |Simpson - trapezoid|",
+            "sampling": "windows only over runs of samples at most max_sample_gap apart, or "
+                        "up to bridge_factor x the median step when torque_rate_abs is "
+                        "stated; trapezoid error within quadrature_safety x |Simpson - "
+                        "trapezoid|",
+            "torque_rate": (
+                "the applied torque of joint j is within torque_rate_abs_j x the median step / 2 "
+                "of a path whose rate never exceeds torque_rate_abs_j: a bridged step of length h adds "
+                "torque_rate_abs_j x (h^2/4 + h x the median step) to its rows' radius; a "
+                "bridged step whose end torques contradict the bound splits the run"
+                if self.bridges_gaps else "not stated: no gap is bridged"),
+            "torque_rate_abs_Nm_s": self.torque_rate_abs.tolist(),
+            "bridge_factor": self.bridge_factor,
             "positions_velocities": "dq within velocity_noise_abs of the truth at the sample "
                                     "instants (0: exact); q may be read to an encoder count "
                                     "(it enters the regressors only)",
@@ -395,6 +435,12 @@ def _check(c: IdentificationConfig) -> None:
         raise _fail("gap_floor", "must be >= 0 seconds")
     if not c.gap_factor > 1.0:
         raise _fail("gap_factor", "must be > 1 (a multiple of the median step)")
+    if c.torque_rate_abs.shape != c.torque_noise_abs.shape or not (
+            np.all(np.isfinite(c.torque_rate_abs)) and np.all(c.torque_rate_abs >= 0)):
+        raise _fail("torque_rate_abs", "must be finite N*m/s >= 0, one value or one per joint "
+                                       "(0 = not stated)")
+    if not (np.isfinite(c.bridge_factor) and c.bridge_factor >= 1.0):
+        raise _fail("bridge_factor", "must be a finite multiple >= 1 of the median step")
     if c.cut_rounds < 0 or c.max_cuts < 0:
         raise _fail("cut_rounds", f"cut_rounds={c.cut_rounds}, max_cuts={c.max_cuts}: must be >= 0")
     if c.calibration_rows is not None and not (c.theta_r_unknowns and c.friction_unknowns):
@@ -498,7 +544,8 @@ def load_prior(spec: str, priors: dict[str, Any] | None = None, *,
 _INT_KEYS = ("window", "stride", "online_max_rows", "online_lp_rows", "cut_rounds", "max_cuts",
              "calibration_rows_max")
 _FLOAT_KEYS = ("coulomb_band", "window_s", "stride_s", "max_sample_gap", "gap_factor",
-               "gap_floor", "quadrature_safety", "torque_delay_samples", "exclude_after_start_s")
+               "gap_floor", "quadrature_safety", "torque_delay_samples", "exclude_after_start_s",
+               "bridge_factor")
 
 
 def load_identification_config(robot: Robot, **overrides: Any) -> IdentificationConfig:
@@ -551,6 +598,8 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
                                            "torque_lag_radius_s"),
             velocity_lag_s=_per_joint(sec.get("velocity_lag_s", 0.0), robot.nj,
                                       "velocity_lag_s"),
+            torque_rate_abs=_per_joint(sec.get("torque_rate_abs", 0.0), robot.nj,
+                                       "torque_rate_abs"),
             exclude_speed_rad_s=_per_joint(_none_is_inf(sec.get("exclude_speed_rad_s")),
                                            robot.nj, "exclude_speed_rad_s"),
             calibrated="calibration" in robot.config,

@@ -45,6 +45,7 @@ class DataSummary:
     longest_gap: float             # s
     max_sample_gap: float          # s
     has_velocity: bool = True
+    bridged: int = 0               # of those, steps short enough to bridge (max_bridged_gap)
 
     @property
     def rate_hz(self) -> float:
@@ -55,13 +56,15 @@ class DataSummary:
         return (f"{self.samples} samples of {len(self.joints)} joints over {self.span:.2f} s, "
                 f"median rate {self.rate_hz:.0f} Hz ({self.median_step * 1e3:.2f} ms), "
                 f"{self.steps_over_gap} gaps > {self.max_sample_gap * 1e3:.1f} ms "
-                f"(longest {self.longest_gap * 1e3:.1f} ms){vel}")
+                f"(longest {self.longest_gap * 1e3:.1f} ms"
+                f"{f', {self.bridged} bridged' if self.bridged else ''}){vel}")
 
     def as_dict(self) -> dict[str, Any]:
         return {"samples": self.samples, "joints": list(self.joints), "span_s": self.span,
                 "median_step_s": self.median_step, "rate_hz": self.rate_hz,
                 "steps_over_gap": self.steps_over_gap, "longest_gap_s": self.longest_gap,
-                "max_sample_gap_s": self.max_sample_gap, "has_velocity": self.has_velocity}
+                "max_sample_gap_s": self.max_sample_gap, "has_velocity": self.has_velocity,
+                "bridged_steps": self.bridged}
 
 
 def summarize(t: np.ndarray, joints: Sequence[str], plan: SamplingPlan,
@@ -69,9 +72,10 @@ def summarize(t: np.ndarray, joints: Sequence[str], plan: SamplingPlan,
     t = np.asarray(t, float)
     steps = np.diff(t)
     over = steps > plan.max_sample_gap
+    bridged = over & (steps <= plan.max_bridged_gap)
     return DataSummary(int(t.size), tuple(joints), float(t[-1] - t[0]) if t.size else 0.0,
                        plan.dt, int(over.sum()), float(steps.max(initial=0.0)),
-                       plan.max_sample_gap, has_velocity)
+                       plan.max_sample_gap, has_velocity, int(bridged.sum()))
 
 
 def insufficient_reason(t: np.ndarray, plan: SamplingPlan) -> str:
@@ -80,7 +84,8 @@ def insufficient_reason(t: np.ndarray, plan: SamplingPlan) -> str:
     if t.size < 2:
         return f"only {t.size} sample(s)"
     steps = np.diff(t)
-    over = steps > plan.max_sample_gap
+    limit = max(plan.max_sample_gap, plan.max_bridged_gap)
+    over = steps > limit
     breaks = np.concatenate([[0], np.flatnonzero(over) + 1, [t.size]])
     longest_run = int(np.max(np.diff(breaks)))
     if over.all():
@@ -88,9 +93,9 @@ def insufficient_reason(t: np.ndarray, plan: SamplingPlan) -> str:
         spread = f"{lo * 1e3:.1f} ms" if np.isclose(lo, hi, rtol=0.05) else \
             f"{lo * 1e3:.1f}–{hi * 1e3:.1f} ms"
         return (f"every step is {spread} apart > max_sample_gap "
-                f"{plan.max_sample_gap * 1e3:.1f} ms, so no window can form (raise "
+                f"{limit * 1e3:.1f} ms, so no window can form (raise "
                 "--max-sample-gap or leave it 0 = max(gap_factor x median step, gap_floor))")
-    return (f"the longest run of samples without a gap > {plan.max_sample_gap * 1e3:.1f} ms has "
+    return (f"the longest run of samples without a gap > {limit * 1e3:.1f} ms has "
             f"{longest_run} samples ({over.sum()} gaps in {t.size} samples), fewer than one "
             f"window of {plan.window + 1} samples ({plan.window * plan.dt * 1e3:.0f} ms)")
 

@@ -32,7 +32,8 @@ noise-free calibration without payload (the same links and friction, the end-eff
 during calibration its own 10 unknowns in that box, as :mod:`.calibration_rows` does): the
 floor a perfect calibration leaves.
 
-Fixed base only: a floating base's rows carry the trunk's motion (§4.9); its arm view is a
+Fixed base only: a floating base's rows carry the trunk's motion
+(docs/theory/identification.md#floating-base-the-standing-b1--z1); its arm view is a
 fixed-base robot and can be passed instead.
 """
 from __future__ import annotations

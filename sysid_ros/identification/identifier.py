@@ -51,6 +51,8 @@ from sysid_ros.identification.errors import IdentificationConfigError, SampleErr
 from sysid_ros.identification.incremental import IncrementalBox
 from sysid_ros.identification.problem import N_THETA_E, PayloadProblem, PayloadRows
 from sysid_ros.identification.stamps import ACCEPT, RESTART, StampFilter
+from sysid_ros.identification.transients import Transient, TransientStream, find_transients, \
+    transient_note, with_radius_share
 from sysid_ros.identification.windows import MomentumWindows
 from sysid_ros.model.box import ParameterBox, theta_e_box
 from sysid_ros.model.regressors import Regressors
@@ -81,6 +83,9 @@ class IdentificationResult:
     summary: DataSummary | None = None
     consistency: Consistency | None = None
     estimated: bool = False
+    #: torque samples beyond the stated bounds that the quadrature allowance absorbed
+    #: (:mod:`.transients`), with their share of the radius
+    transients: list[Transient] = field(default_factory=list)
 
     @property
     def lower(self) -> np.ndarray | None:
@@ -201,15 +206,21 @@ def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.nd
     base = _base_motion(robot, config, imu, t)
     win = MomentumWindows(robot, config, Regressors(robot), rate_hz=1.0 / plan.dt)
     problem = PayloadProblem(robot, config)
-    parts = []
+    parts, quad = [], []
     n = t.size
     for s in range(0, n, chunk):
         m = win.extend(t[s:s + chunk], q[s:s + chunk], dq[s:s + chunk], tau[s:s + chunk],
                        None if base is None else base.take(slice(s, s + chunk)))
         parts.append(problem.rows(m))
+        quad.append(config.quadrature_safety * m.quad_tau)
         if progress is not None:
             progress(min(s + chunk, n), n)
     rows = PayloadRows.concat(parts, problem.n_x)
+    transients = with_radius_share(
+        find_transients(t, tau, robot.joint_names, config.torque_noise_abs,
+                        config.torque_noise_rel, config.torque_rate_abs, plan.max_sample_gap),
+        robot.joint_names, rows.joint, rows.t_start, rows.t_end, np.concatenate(quad),
+        rows.r, config.torque_lag_s)
     # the calibration's rows (if any): true constraints on the shared θ_r/friction unknowns, in
     # every LP (box, diagnosis, pinned faces), but not in the least-squares fit of θ_e
     cal_rows = problem.calibration_rows()
@@ -223,13 +234,16 @@ def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.nd
         notes.append(f"floating base: rows of {len(win.row_joints)} arm joints; "
                      f"{int((~base.valid).sum())} joint samples without IMU coverage")
     notes += exclusion_notes(win)
+    if transients:
+        notes.append(transient_note(transients))
     frame = robot.ee_joint
     if len(rows) == 0:
         return IdentificationResult(INSUFFICIENT,
                                     theta_e_box(x_lo[:N_THETA_E], x_hi[:N_THETA_E], frame=frame),
                                     win.n_samples, 0, method,
                                     {"regressors": t_reg}, notes, [],
-                                    insufficient_reason(t, plan), summary)
+                                    insufficient_reason(t, plan), summary,
+                                    transients=transients)
     lp_rows = PayloadRows.concat([rows, cal_rows], problem.n_x)
     clock = time.perf_counter()
     box = _box(method, lp_rows, x_lo, x_hi, config, robot)
@@ -261,7 +275,7 @@ def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.nd
     return IdentificationResult(box.status, theta_box, win.n_samples, win.n_windows, method,
                                 {"regressors": t_reg, "bounds": t_box, "diagnosis": t_diag,
                                  "estimate": time.perf_counter() - clock}, notes, warnings,
-                                reason, summary, diag, estimated)
+                                reason, summary, diag, estimated, transients)
 
 
 def exclusion_notes(win: MomentumWindows) -> list[str]:
@@ -277,6 +291,11 @@ def exclusion_notes(win: MomentumWindows) -> list[str]:
     if win.n_unaligned:
         out.append(f"torque alignment: {win.n_unaligned} samples whose lagged torque fell into "
                    "a gap or beyond the end were dropped (each split its run)")
+    if win.n_bridged or win.n_bridge_refused:
+        out.append(f"bridged {win.n_bridged} short gaps with the stated torque-rate bound "
+                   "(its allowance is in the rows' radius)"
+                   + (f"; {win.n_bridge_refused} gaps whose end torques contradict that bound "
+                      "split their runs" if win.n_bridge_refused else ""))
     return out
 
 
@@ -363,6 +382,9 @@ class OnlineIdentifier:
             self.warnings: list[str] = []
             self.diagnosis: Consistency | None = None
             self.reason = ""
+            #: torque transients of this payload's samples (:mod:`.transients`), once the
+            #: stream's rate is known
+            self.transients: TransientStream | None = None
 
     def restart_windows(self, keep_stamps: bool = False) -> None:
         """Time jumped back (bag loop, simulator reset): drop the samples in progress so no
@@ -374,6 +396,8 @@ class OnlineIdentifier:
             self.windows.break_run()
             self._held = []
             self.n_restarts += 1
+            if self.transients is not None:
+                self.transients.reset()
             if not keep_stamps:
                 self.stamps.reset()
             if self.imu is not None:
@@ -443,6 +467,7 @@ class OnlineIdentifier:
         Floating base: samples wait until the IMU covers their stamps (:meth:`add_imu`)."""
         if self.imu is None:
             rows = self.problem.rows(self.windows.extend(t, q, dq, tau))
+            self._judge_transients(t, tau)
             with self._lock:
                 return self._append(rows)
         t, *arrays = self.windows._validate(t, q, dq, tau)
@@ -463,8 +488,21 @@ class OnlineIdentifier:
         if n == 0:
             return 0
         rows = self.problem.rows(self.windows.extend(t[:n], q[:n], dq[:n], tau[:n], base))
+        self._judge_transients(t[:n], tau[:n])
         with self._lock:
             return self._append(rows)
+
+    def _judge_transients(self, t: ArrayLike, tau: ArrayLike) -> None:
+        """Feed accepted samples to the transient test (after the windows took them)."""
+        plan = self.windows.plan
+        if self.transients is None:
+            if plan is None:
+                return              # the rate probe still holds the first samples
+            cfg = self.config
+            self.transients = TransientStream(
+                self.robot.joint_names, cfg.torque_noise_abs, cfg.torque_noise_rel,
+                cfg.torque_rate_abs, plan.max_sample_gap, plan.dt)
+        self.transients.push(np.asarray(t, float).reshape(-1), np.asarray(tau, float))
 
     def _append(self, rows: PayloadRows) -> int:
         if len(rows):
@@ -482,7 +520,8 @@ class OnlineIdentifier:
             return ""
         if w.plan is None:
             return f"measuring the stream's rate ({w.n_samples} samples so far)"
-        return (f"{w.n_samples} samples, {w.n_gaps} gaps > {w.plan.max_sample_gap * 1e3:.1f} ms "
+        limit = max(w.plan.max_sample_gap, w.plan.max_bridged_gap)
+        return (f"{w.n_samples} samples, {w.n_gaps} gaps > {limit * 1e3:.1f} ms "
                 f"(longest {w.longest_gap * 1e3:.1f} ms); a window needs {w.plan.window + 1} "
                 "samples without such a gap")
 
@@ -577,5 +616,8 @@ class OnlineIdentifier:
     def summary(self) -> dict[str, Any]:
         return {"status": self.status, "samples": self.samples, "windows": self.windows_used,
                 "rows": len(self._rows), "gaps": self.windows.n_gaps,
+                "bridged_steps": self.windows.n_bridged,
+                "transients": 0 if self.transients is None else self.transients.count,
+                "bridges_refused": self.windows.n_bridge_refused,
                 "excluded_rows": dict(self.windows.excluded),
                 "unaligned_samples": self.windows.n_unaligned}

@@ -287,6 +287,7 @@ class PayloadProblem:
         if cfg.velocity_noise_scope == "all":
             r_fixed += eps * (2.0 * ia_max + fv_max * m.duration)
         r_fixed += m.vel_rad
+        r_fixed += m.gap_rad           # bridged steps' torque allowance (stated rate bound)
         r_fixed += cfg.quadrature_safety * (m.quad_tau + fv_max * m.quad_dq
                                             + m.quad_W[:, self._other]
                                             @ self.theta_r_abs_max

@@ -180,6 +180,10 @@ class IdentifierRuntime:
             "status": status, "samples": ident.samples, "windows": ident.windows_used,
             "received": self.received, "last_sample_stamp": f"{self.last_stamp:.6f}",
             "gaps": ident.windows.n_gaps, "resets": self.resets,
+            "bridged_steps": ident.windows.n_bridged,
+            # torque samples beyond the stated bounds (absorbed by the quadrature allowance)
+            "transients": _transient_figure(ident),
+            "bridges_refused": ident.windows.n_bridge_refused,
             # rows the calibrated exclusion rule dropped, by reason (speed clamp, run start)
             "excluded_rows": ", ".join(f"{k} {v}" for k, v in ident.windows.excluded.items()),
             "unaligned_samples": ident.windows.n_unaligned,
@@ -201,3 +205,14 @@ class IdentifierRuntime:
             values[f"warning {k + 1}"] = w
         values.update({f"rejected: {k}": v for k, v in rejected.items()})
         return StatusReport(level, message, {k: str(v) for k, v in values.items()})
+
+
+def _transient_figure(ident: OnlineIdentifier) -> str:
+    """"N" or "N: joint_4 2, ... (last joint_4 at 3.000 s)" for /diagnostics."""
+    stream = ident.transients
+    if stream is None or stream.count == 0:
+        return "0"
+    joints = ", ".join(f"{k} {v}" for k, v in stream.by_joint.items())
+    last = stream.found[-1]
+    return (f"{stream.count}: {joints} (first listed at {stream.found[0].time:.3f} s, "
+            f"{last.joint} at {last.time:.3f} s)")

@@ -9,8 +9,8 @@ over a window [a, b] gives, per joint (one row),
 with Δx = x(b) − x(a), T = t_b − t_a; ∫Ia·q̈ = Ia·Δq̇ is exact. ∫q̇ dt is Δq in exact
 arithmetic, but positions are read to an encoder count: on the Gen3 (Fv ≈ 10 N·m·s/rad, counts
 of 0.02°/0.011°) one count in Δq moves the viscous term by up to 0.0037 N·m·s, a third of a
-±0.1 N·m bound's radius over 0.1 s, which the rows carried nowhere (session 15: the simulator's
-quantized positions missed the radius at the truth by that much). The trapezoid of the sampled
+±0.1 N·m bound's radius over 0.1 s, which rows built from Δq would carry nowhere (the simulator's
+quantized positions miss the radius at the truth by that much). The trapezoid of the sampled
 velocity has no such error; its quadrature allowance is ``quad_dq``.
 
 This module computes, for every window and joint, the pieces of that equation from measured
@@ -46,6 +46,18 @@ samples further apart than ``max_sample_gap`` (by default ``gap_factor`` × the 
 gap. A window across a single drop is as sound as any other: its trapezoid step is twice as
 long and the quadrature allowance, computed from the same samples, grows with it.
 
+A few dropped samples in a row (a lossy UDP link at 500 Hz drops two or three in a row every
+few hundred samples) need more than that: nothing in the samples bounds the torque inside the
+gap. With a stated torque-rate bound L_j (``torque_rate_abs``: τ_j = g + e with |ġ| ≤ L_j and
+|e| ≤ L_j·Δ/2, Δ the median step: a command slewing at most L_j, held over at most a step) a
+step of length h ≤ ``max_bridged_gap`` (``bridge_factor`` × Δ) is bridged: ∫(g − chord) over
+the step is at most L_j·h²/4 (g rising at L_j then falling back to the far end) and
+∫(e − chord) at most L_j·Δ·h, so ∫τ differs from the trapezoid by at most L_j·(h²/4 + Δ·h).
+That allowance, and the error bound
+of lag-compensated torques read inside such a step (:mod:`.alignment`), sum into ``gap_rad``
+per row. The bound is checked where it is used: a step whose end torques differ by more than
+L_j·(h + Δ) plus the two samples' noise bounds splits the run (``n_bridge_refused``).
+
 Cost: ``Regressors.momentum_pair`` once per new sample, running trapezoid sums stored only at
 window boundaries (every ``stride`` samples), so a window is a difference of two prefix sums and
 memory/CPU per sample do not grow with the length of the recording.
@@ -70,7 +82,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 from numpy.typing import ArrayLike
 
-from sysid_ros.identification.alignment import StreamAlignment
+from sysid_ros.identification.alignment import Bridging, StreamAlignment
 from sysid_ros.identification.base_motion import BaseMotion, arm_model, arm_regressors, \
     imu_mount, trunk_bias
 from sysid_ros.identification.config import IdentificationConfig, SamplingPlan
@@ -105,7 +117,8 @@ class MomentumRows:
     (n,) τ̂ at the window's first and last sample, quad_dq (n,) the quadrature allowance of
     ∫q̇ (the viscous column) before the safety factor and delay (n,) the torque-timing bound δ (s)
     of the stream (``SamplingPlan.torque_delay``: ∫τ over a window shifted by δ differs from
-    ∫τ̂ by δ·(τ_end − τ_start), module docstring).
+    ∫τ̂ by δ·(τ_end − τ_start), module docstring); gap_rad (n,) N·m·s the bound on ∫τ's error
+    over the bridged steps in the window (zero when none is bridged, module docstring).
     """
 
     W: np.ndarray
@@ -129,6 +142,7 @@ class MomentumRows:
     quad_dq: np.ndarray
     delay: np.ndarray
     vel_rad: np.ndarray
+    gap_rad: np.ndarray
 
     @staticmethod
     def empty(n_theta: int, k: int = 0) -> MomentumRows:
@@ -136,7 +150,7 @@ class MomentumRows:
         return MomentumRows(np.zeros((0, n_theta)), z, z, np.zeros((0, 4)), z, z,
                             np.zeros((0, n_theta)), zi, zi, zi, z, z, np.zeros((0, n_theta)),
                             np.zeros((0, k, n_theta)), np.zeros((0, k, n_theta)),
-                            np.zeros((0, k, n_theta)), z, z, z, z, z)
+                            np.zeros((0, k, n_theta)), z, z, z, z, z, z)
 
     def __len__(self) -> int:
         return int(self.tau.shape[0])
@@ -171,6 +185,7 @@ class _Checkpoint:
     sign_rad: np.ndarray   # (nj,) running radius of ∫σ(q̇)
     tau: np.ndarray        # (nj,) τ̂ of the row joints at this sample
     v_m: np.ndarray        # (nr,) radius of the momentum's error under velocity noise
+    gap_rad: np.ndarray    # (nr,) running bridged-step allowance (N·m·s)
     r_m: np.ndarray | None = None   # (nr, nc) IMU radius row of W_m (floating base)
     m_k: np.ndarray | None = None   # (3, nr, nc) W_m(e_k): what a gyro bias multiplies
     used: bool = False     # already closed a window as its end point
@@ -236,13 +251,16 @@ class MomentumWindows:
         self.reset()
 
     # Integrand columns: [W_c (nr·nc) | τ̂ (nr) | |τ̂| (nr) | σ(q̇) (nr) | floating base:
-    # r_c (nr·nc) | G (3·nr·nc) | B (3·nr·nc) | fast (nr) | q̇ (nr)]; "fast" is 1 where
-    # |q̇_j| ≥ exclude_speed_rad_s: its integral over a window is > 0 iff a sample reached it.
+    # r_c (nr·nc) | G (3·nr·nc) | B (3·nr·nc) | τ̂ error (nr) | fast (nr) | q̇ (nr)]; "fast" is
+    # 1 where |q̇_j| ≥ exclude_speed_rad_s: its integral over a window is > 0 iff a sample
+    # reached it; "τ̂ error" bounds torques read inside a bridged step (.alignment).
     def _integrand(self, w_c: np.ndarray, tau: np.ndarray, sigma: np.ndarray,
-                   extra: tuple[np.ndarray, ...], dq: np.ndarray) -> np.ndarray:
+                   extra: tuple[np.ndarray, ...], dq: np.ndarray, tau_err: np.ndarray
+                   ) -> np.ndarray:
         n = tau.shape[0]
         parts = [w_c.reshape(n, -1), tau, np.abs(tau), sigma]
         parts += [x.reshape(n, -1) for x in extra]
+        parts.append(tau_err)
         parts.append((np.abs(dq) >= self._fast).astype(float))
         parts.append(dq)
         return np.concatenate(parts, axis=1)
@@ -278,6 +296,10 @@ class MomentumWindows:
         self.n_windows = 0
         self.n_gaps = 0
         self.n_unaligned = 0
+        #: steps bridged (:mod:`.config` ``torque_rate_abs``), and those whose end torques
+        #: contradicted the stated rate (they split the run instead)
+        self.n_bridged = 0
+        self.n_bridge_refused = 0
         #: rows dropped by the exclusion rule, by reason, and the first few of them
         self.excluded: dict[str, int] = {EXCLUDED_FAST: 0, EXCLUDED_START: 0}
         self.excluded_examples: list[tuple[str, str, float, float]] = []
@@ -305,6 +327,7 @@ class MomentumWindows:
         self._last_even: tuple[float, np.ndarray, np.ndarray] | None = None
         self._fine_last: np.ndarray | None = None
         self._sign_rad_last: np.ndarray | None = None
+        self._gap_rad_last: np.ndarray | None = None
         self._checkpoints: OrderedDict[int, _Checkpoint] = OrderedDict()
 
     @property
@@ -372,8 +395,9 @@ class MomentumWindows:
                                                        if p[4] is not None])
             self._pending = []
             self.plan = self.config.sampling_plan(float(np.median(np.diff(t))))
-        aligned = self.align.push(t, q, dq, tau, b, self.plan.max_sample_gap)
+        aligned = self.align.push(t, q, dq, tau, b, self.plan.max_sample_gap, self._bridging)
         t, q, dq, tau, b = aligned.t, aligned.q, aligned.dq, aligned.tau, aligned.extra
+        err = aligned.tau_err
         valid = aligned.valid
         self.n_unaligned += int(np.sum(~valid))
         if b is not None:
@@ -381,7 +405,7 @@ class MomentumWindows:
             valid = valid & (b[:, -1] > 0.5)
             b = b[:, :-1]
         if valid.all():
-            return self._extend_timed(t, q, dq, tau, b)
+            return self._extend_timed(t, q, dq, tau, err, b)
         parts = []
         edges = np.flatnonzero(np.diff(np.concatenate([[0], valid.astype(int), [0]])))
         done = 0
@@ -390,7 +414,7 @@ class MomentumWindows:
                 self._break()
                 self.n_gaps += 1
             self._skipped += int(a - done)
-            parts.append(self._extend_timed(t[a:e], q[a:e], dq[a:e], tau[a:e],
+            parts.append(self._extend_timed(t[a:e], q[a:e], dq[a:e], tau[a:e], err[a:e],
                                             None if b is None else b[a:e]))
             done = int(e)
         self._skipped += int(valid.size - done)
@@ -399,18 +423,50 @@ class MomentumWindows:
         parts = [p for p in parts if len(p)]
         return MomentumRows.concat(parts) if parts else MomentumRows.empty(self.n_theta, self.n_g)
 
+    @property
+    def _bridging(self) -> Bridging | None:
+        plan = self.plan
+        if plan is None or plan.max_bridged_gap <= plan.max_sample_gap:
+            return None
+        return Bridging(plan.max_bridged_gap, self.config.torque_rate_abs, plan.dt)
+
+    def _split_steps(self, t: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        """Which steps (from the run's last sample, then within ``t``) end the run: longer than
+        the bridged limit, or bridged but with end torques the stated rate cannot explain."""
+        assert self.plan is not None
+        plan, rj = self.plan, self.row_joints
+        if self._last is None:
+            t_ext, tau_ext = t, tau[:, rj]
+        else:
+            o = self.nr * self.nc
+            t_ext = np.concatenate([[self._last[0]], t])
+            tau_ext = np.concatenate([self._last[1][None, o:o + self.nr], tau[:, rj]])
+        steps = np.diff(t_ext)
+        split = steps > plan.max_bridged_gap
+        bridged = (steps > plan.max_sample_gap) & ~split
+        if bridged.any():
+            k = np.flatnonzero(bridged)
+            rate = self.config.torque_rate_abs[rj]
+            rel = self.config.torque_noise_rel
+            ends = np.abs(tau_ext[k]) + np.abs(tau_ext[k + 1])
+            allowed = rate * (steps[k, None] + plan.dt) + (
+                2.0 * self.config.torque_noise_abs[rj] + rel * ends) / (1.0 - rel)
+            bad = np.any(np.abs(tau_ext[k + 1] - tau_ext[k]) > allowed, axis=1)
+            split[k[bad]] = True
+            self.n_bridge_refused += int(bad.sum())
+            self.n_bridged += int((~bad).sum())
+        if split.any():
+            self.longest_gap = max(self.longest_gap, float(steps[split].max()))
+        return split
+
     def _extend_timed(self, t: np.ndarray, q: np.ndarray, dq: np.ndarray, tau: np.ndarray,
-                      b: np.ndarray | None) -> MomentumRows:
+                      err: np.ndarray, b: np.ndarray | None) -> MomentumRows:
         """:meth:`extend` after validation and rate probing: split at long gaps."""
         assert self.plan is not None
-        prev = [] if self._last is None else [self._last[0]]
-        steps = np.diff(np.concatenate([prev, t]))
-        big = steps > self.plan.max_sample_gap
-        if big.any():
-            self.longest_gap = max(self.longest_gap, float(steps[big].max()))
-        cuts = np.flatnonzero(big) + 1 - len(prev)
+        prev = 0 if self._last is None else 1
+        cuts = np.flatnonzero(self._split_steps(t, tau)) + 1 - prev
         if cuts.size == 0:
-            return self._extend_run(t, q, dq, tau, b)
+            return self._extend_run(t, q, dq, tau, err, b)
         parts = []
         bounds = [0, *[int(c) for c in cuts if c > 0], t.size]
         for a, e in zip(bounds[:-1], bounds[1:]):
@@ -418,7 +474,7 @@ class MomentumWindows:
                 self._break()
                 self.n_gaps += 1
             if e > a:
-                parts.append(self._extend_run(t[a:e], q[a:e], dq[a:e], tau[a:e],
+                parts.append(self._extend_run(t[a:e], q[a:e], dq[a:e], tau[a:e], err[a:e],
                                               None if b is None else b[a:e]))
         parts = [p for p in parts if len(p)]
         return MomentumRows.concat(parts) if parts else MomentumRows.empty(self.n_theta, self.n_g)
@@ -439,7 +495,7 @@ class MomentumWindows:
         return w_m[:, self.rows_v], w_c[:, self.rows_v]
 
     def _extend_run(self, t: np.ndarray, q: np.ndarray, dq: np.ndarray, tau: np.ndarray,
-                    b: np.ndarray | None = None) -> MomentumRows:
+                    err: np.ndarray, b: np.ndarray | None = None) -> MomentumRows:
         n = t.size
         assert self.plan is not None
         if n == 0:
@@ -449,7 +505,8 @@ class MomentumWindows:
         rj = self.row_joints
         sigma = self._sigma(dq[:, rj])
         f = self._integrand(w_c, tau[:, rj], sigma,
-                            (extra[1], extra[2], extra[4]) if extra else (), dq[:, rj])
+                            (extra[1], extra[2], extra[4]) if extra else (), dq[:, rj],
+                            err[:, rj])
         g = self.n_samples + self._skipped + np.arange(n)
 
         stride = self.plan.stride
@@ -464,22 +521,29 @@ class MomentumWindows:
         if self._last is None:
             self._run_start = float(t[0])
             t_ext, f_ext, base, off = t, f, np.zeros(f.shape[1]), 0
-            s_ext, srad_base = sigma, np.zeros(nr)
+            s_ext, srad_base, gap_base = sigma, np.zeros(nr), np.zeros(nr)
         else:
             t_ext = np.concatenate([[self._last[0]], t])
             f_ext = np.concatenate([self._last[1][None], f])
             s_ext = np.concatenate([self._last[1][None, o_sigma:o_sigma + nr], sigma])
             # set together with _last at the end of every run (below)
             assert self._fine_last is not None and self._sign_rad_last is not None
+            assert self._gap_rad_last is not None
             base, srad_base, off = self._fine_last, self._sign_rad_last, 1
+            gap_base = self._gap_rad_last
         fine_pos = np.unique(np.concatenate([ks, [n - 1]])) + off
         fine_at = dict(zip((fine_pos - off).tolist(), _trapezoid_at(t_ext, f_ext, base, fine_pos)))
         dt = np.diff(t_ext)
         half = 0.5 * (s_ext[:-1] + s_ext[1:])
         srad = np.concatenate([srad_base[None], srad_base + np.cumsum(
             dt[:, None] * (1.0 - np.abs(half)), axis=0)])
+        # bridged steps (the run was not split there): L_j·(h²/4 + Δ·h) each
+        over = np.where(dt > self.plan.max_sample_gap, dt, 0.0)
+        allowance = (over ** 2 / 4.0 + self.plan.dt * over)[:, None] * \
+            self.config.torque_rate_abs[rj][None, :]
+        grad = np.concatenate([gap_base[None], gap_base + np.cumsum(allowance, axis=0)])
         if self._last is not None:
-            srad = srad[1:]
+            srad, grad = srad[1:], grad[1:]
 
         # Coarse trapezoid over even global indices (pairs of steps), same treatment.
         coarse_at: dict[int, np.ndarray] = {}
@@ -500,11 +564,12 @@ class MomentumWindows:
             self._checkpoints[gi] = _Checkpoint(
                 t[k], dq[k, rj].copy(), w_m[k].copy(), fine_at[int(k)].copy(),
                 coarse_at[coarse_index[gi]].copy(), srad[k].copy(), tau[k, rj].copy(),
-                v_m[o_k],
+                v_m[o_k], grad[k].copy(),
                 None if r_m is None else r_m[k].copy(), None if m_k is None else m_k[k].copy())
 
         self._last = (t[-1], f[-1].copy())
         self._fine_last, self._sign_rad_last = fine_at[n - 1].copy(), srad[-1].copy()
+        self._gap_rad_last = grad[-1].copy()
         if even.size:
             self._last_even = (t[even[-1]], f[even[-1]].copy(), coarse_at[even.size - 1].copy())
         self.n_samples += n
@@ -568,6 +633,7 @@ class MomentumWindows:
         o = nr * nc
         T = cb.t - ca.t
         o_v = d_fine.size - nr                         # ∫q̇: the integrand's last block
+        o_e = o_v - 2 * nr                             # ∫ of the bridged torques' error bound
         fric = np.stack([d_fine[o + 2 * nr:o + 3 * nr], d_fine[o_v:], cb.dq - ca.dq,
                          np.full(nr, T)], axis=1)
         if ca.r_m is None or cb.r_m is None or ca.m_k is None or cb.m_k is None:
@@ -588,7 +654,7 @@ class MomentumWindows:
             t_end=np.full(nr, cb.t), base_W=base_W, G=G, quad_G=quad_G, D_omega=D_omega,
             tau_start=ca.tau.copy(), tau_end=cb.tau.copy(), quad_dq=quad[o_v:],
             delay=self.plan.torque_delay + self.config.torque_lag_radius_s[self.row_joints],
-            vel_rad=ca.v_m + cb.v_m)
+            vel_rad=ca.v_m + cb.v_m, gap_rad=cb.gap_rad - ca.gap_rad + d_fine[o_e:o_e + nr])
 
     def _excluded(self, ca: _Checkpoint, cb: _Checkpoint) -> np.ndarray:
         """Per row joint, the exclusion rule's reason for this window ("" = kept): a sample at

@@ -64,7 +64,7 @@ __all__ = ["TrunkMotionBound", "TrunkMotionReport", "arm_view", "base_disturbanc
 
 GRAVITY = 9.81
 #: sub-boxes of the workspace enclosure of d̄ (~1.1 s on the Z1; more sub-boxes are tighter
-#: and slower: docs/design.md §8.4)
+#: and slower: docs/theory/simulation.md#the-arm-view-of-a-floating-base-robot)
 ENCLOSURE_BOXES = 50000
 _PER_JOINT_KEYS = ("limits.position_lower", "limits.position_upper", "limits.velocity",
                    "limits.torque_Nm", "friction.Fc", "friction.Fv", "friction.Ia",
@@ -403,7 +403,8 @@ def trunk_motion_report(t: np.ndarray, orientation_xyzw: np.ndarray, gyro: np.nd
 class DisturbanceRows:
     """Y_d with d = Y_d θ (view θ order): the arm rows of the view minus those of the arm on a
     free-flyer trunk held at the origin with base twist (0, ω), acceleration (0, α) and gravity
-    −f_o (docs/design.md §4.9: exactly the floating robot's arm rows; q̈ cancels)."""
+    −f_o (docs/theory/identification.md#floating-base-the-standing-b1--z1: exactly the floating
+    robot's arm rows; q̈ cancels)."""
 
     def __init__(self, full: Robot, view: Robot) -> None:
         arm = _arm_indices(full)
@@ -448,7 +449,8 @@ def disturbance_ratio(full: Robot, view: Robot, t: np.ndarray, q: np.ndarray, dq
     guarantee actually uses (|d| ≤ d̄); the trunk-motion bound is only how d̄ was obtained.
 
     d = (view rows) − (floating rows) at the same (q, q̇, q̈) — q̈ cancels (same arm block of H).
-    By docs/design.md §4.9 the floating rows are those of the arm on a free-flyer trunk held at
+    By docs/theory/identification.md#floating-base-the-standing-b1--z1 the floating rows are
+    those of the arm on a free-flyer trunk held at
     the origin with base twist (0, ω), base acceleration (0, α) and gravity −f_o (f_o the specific
     force at the trunk origin, trunk frame: the B1's IMU); so only the IMU and the arm's joint
     state enter, not the trunk's position or attitude. d is linear in θ: its sup over the boxes

@@ -8,7 +8,8 @@ Pinocchio order (``Robot.theta()``), so ``R @ θ`` gives (N, nv).
 - ``W_c(q, q̇)``: W_c·θ = C(q, q̇)ᵀq̇ − g(q), so that ṗ = τ − τ_f + W_c θ (S3-7..9). For a
   fixed base this is ∂L/∂q with L = K − U.
 - ``Y_p(q, q̇, q̇_a, q̈_a)``: passivity form, Y_p·θ = H q̈_a + C(q, q̇) q̇_a + g, with Pinocchio's
-  C (body-level factorisation, docs/design.md §5.2; closed form below, no per-sample loop).
+  C (body-level factorisation, docs/theory/controller.md#the-passivity-regressor-y_p; closed form
+  below, no per-sample loop).
 - ``kinetic``/``potential``: (N, 10·n_bodies) rows with K = row·θ, U = row·θ.
 - ``friction(q̇, q̈)``: (N, nv, 4·nj) for τ_f = Fc sign q̇ + Fv q̇ + Ia q̈ + β per actuated joint.
 

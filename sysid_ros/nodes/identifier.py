@@ -1,15 +1,18 @@
-"""``identifier`` node: joint_states → sound payload bounds (docs/design.md §4, §7).
+"""``identifier`` node: joint_states → sound payload bounds (docs/theory/identification.md, "
+"docs/theory/ros-interfaces.md#ros-2-interfaces).
 
 Subscribes ``joint_states`` (and for a floating base such as ``b1_z1`` the trunk IMU on ``imu``,
-docs/design.md §4.9); every ``update_period`` a worker thread updates the box from the buffered
+docs/theory/identification.md#floating-base-the-standing-b1--z1); every ``update_period`` a
+worker thread updates the box from the buffered
 samples (:class:`~sysid_ros.identification.runtime.IdentifierRuntime`), so callbacks never wait
 for an LP. Publishes ``/sysid/payload_bounds`` and ``/sysid/payload_inertia`` (latched, only
 while ok: an inconsistent update keeps the last sound box and raises an ERROR diagnostic) and
 ``/diagnostics``. ``~/reset`` (std_srvs/Trigger) starts over for a new payload. A message that
 cannot be used is counted and reported, never fatal.
 
-Stamps (``identification.stamps``, design §4.10; IMU too): zero, duplicate and isolated backward
-ones are dropped and counted; only ``stamp_restart_samples`` consecutive stamps behind the last
+Stamps (``identification.stamps``,
+docs/theory/identification.md#stamp-policy-of-the-online-identifier; IMU too): zero, duplicate
+and isolated backward ones are dropped and counted; only ``stamp_restart_samples`` consecutive stamps behind the last
 accepted one (a replay loop, a simulator restart) restart the windows — the box is kept.
 
 Windows follow the stream's rate (``window_s``, split at gaps > ``max_sample_gap``). The
@@ -17,8 +20,8 @@ diagnostic (``IdentifierRuntime.report``) says why there is no box (insufficient
 inconsistent: the noise scale needed, per joint, the worst spans) and WARNs for a box pinned to
 the prior's face. ``lp-cuts`` with ``tighten_period`` > 0: a second thread runs the cut rounds
 on a snapshot and publishes the intersected box. Both workers run ``worker_nice`` lower.
-Parameters: ``PARAMETERS`` (docs/parameters.md); optional ones left out take the robot file's
-``identification`` section (docs/design.md §4)."""
+Parameters: ``PARAMETERS`` (docs/reference/parameters.md); optional ones left out take the robot file's
+``identification`` section (docs/theory/identification.md)."""
 from __future__ import annotations
 
 import threading

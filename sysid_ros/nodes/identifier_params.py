@@ -1,4 +1,4 @@
-"""The ``identifier`` node's parameter table (docs/parameters.md): kept beside the node so the
+"""The ``identifier`` node's parameter table (docs/reference/parameters.md): kept beside the node so the
 shell stays a shell. The optional parameters (default absent) override the robot file's
 ``identification:`` section (:func:`~sysid_ros.identification.load_identification_config`)."""
 from __future__ import annotations

@@ -8,7 +8,7 @@ are used, so the same code is analytic for complex step and sound for intervals.
 enter only through (cos q, sin q) pairs, which the caller computes with ``np.cos``/``np.sin`` or
 ``interval.cos_sin``.
 
-Dynamics (docs/design.md §5.2): with joint velocities q̇ (→ body velocities v) and the
+Dynamics (docs/theory/controller.md#the-passivity-regressor-y_p): with joint velocities q̇ (→ body velocities v) and the
 controller's reference q̇_a (→ w), the passivity form τ = H(q)q̈_a + C(q, q̇)q̇_a + g(q) is RNEA
 with the bilinear (Christoffel) terms polarised:
 

@@ -8,7 +8,8 @@ view's position limits, which the planner certifies every motion stays in):
     d = J_a(q, θ) a + J_α(q, θ) α + d_ω(q, q̇, ω)
 
 (the fictitious forces of a frame accelerating linearly at a, angularly at α, rotating at ω:
-linear in a and α, no cross terms, docs/design.md §8.4). Column k of J_a is the arm's
+linear in a and α, no cross terms,
+docs/theory/simulation.md#the-arm-view-of-a-floating-base-robot). Column k of J_a is the arm's
 inverse dynamics with q̇ = q̈ = 0, no gravity and the base frame accelerating at e_k (linear);
 of J_α, at e_k (angular) — RNEA with the base's spatial acceleration in place of −g
 (``chain.forward_pass(base=…)``). For ‖a‖ ≤ a̅ and ‖α‖ ≤ α̅,

@@ -1,5 +1,7 @@
 """Sound enclosures of the joint-space mass matrix M(q) = H(q, θ) + diag(I_a) over boxes of q
-and θ, and the eigenvalue / inverse-diagonal bounds they give (docs/design.md §5.3, §6.4).
+and θ, and the eigenvalue / inverse-diagonal bounds they give
+(docs/theory/controller.md#guarantee-and-the-tracking-error-bound,
+docs/theory/planner.md#sound-reachability).
 
 Column j of H is the passivity RNEA of ``chain.passivity_torque`` with q̈_a = e_j, no velocity and
 no gravity; run on affine forms (``affine.Affine``) of cos/sin of every joint over a batch of

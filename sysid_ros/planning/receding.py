@@ -1,4 +1,4 @@
-"""The receding-horizon planning cycle (docs/design.md §6.5), driven by plain calls with explicit
+"""The receding-horizon planning cycle (docs/theory/planner.md#receding-horizon), driven by plain calls with explicit
 time — what the ``exciting_planner`` node and the in-process pipeline both run (no rclpy here).
 
 - Bounds: the robot's payload prior B₀ until the identifier's first box (:meth:`on_bounds`).

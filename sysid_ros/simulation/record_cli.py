@@ -2,7 +2,7 @@
 
 The sim node with ``hardware_like:=true hardware_seed:=N`` simulates one robot drawn off the
 catalogue (``simulation.sim_truth``). Calibrating it, as a user calibrates a real arm before
-carrying payloads (docs/calibration.md), needs data of *that* robot without payload; this writes
+carrying payloads (docs/guide/calibrate.md), needs data of *that* robot without payload; this writes
 them as a rosbag2 of ``/joint_states`` (the robot file's ``simulation.hardware_like.profile``:
 rate, drops, jitter, noise, quantisation), the robot moved by its own tracking controller along
 exciting sum-of-sines motions (``record_hardware_like``). Then::

@@ -47,7 +47,7 @@ COMMANDER_MEMORY_S = 1.0
 
 @dataclass(frozen=True)
 class RuntimeSettings:
-    """The sim node's settings (its parameters; docs/parameters.md gives types and ranges).
+    """The sim node's settings (its parameters; docs/reference/parameters.md gives types and ranges).
 
     ``physics_dt`` None: the robot file's ``simulation.physics_dt``, shortened to period/n when it
     does not divide the period. ``payload_mass`` 0 kg is no payload (a physical value, kept

@@ -1,6 +1,6 @@
 """The built-in simulator: MuJoCo physics of a registry robot with a known payload.
 
-Simulated law per actuated joint (docs/design.md §3.3; the package's shared convention)::
+Simulated law per actuated joint (docs/theory/models.md#joint-friction-and-armature; the package's shared convention)::
 
     (H(q) + diag(Ia)) q̈ + C q̇ + g + Fv q̇ + Fc sign(q̇) + β = τ_motor
 

@@ -1,7 +1,8 @@
 """The simulated robot's truth for hardware-like data: what the physics uses, in the identifier's
 convention, so evaluation can compare estimates against it (no ROS import).
 
-Convention (docs/design.md §3.3, the identifier's): per actuated joint the *measured* torque is
+Convention (docs/theory/models.md#joint-friction-and-armature, the identifier's): per actuated
+joint the *measured* torque is
 
     τ̂ = H(q) q̈ + C(q, q̇) q̇ + g(q) + Ia q̈ + Fv q̇ + Fc·sign(q̇) + β + noise
 

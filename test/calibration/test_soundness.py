@@ -6,7 +6,7 @@ inside; the shipped (uncalibrated) facts never give an ``ok`` box without the tr
 Assumptions of the claim as set up here: the calibration recording and the payload recording
 come from the same simulated robot with the same sensors and controller; everything else
 (friction, armature, offsets, links, noise) is drawn at random, and the calibration knows only
-the robot file. The claim is empirical (docs/calibration.md): the noise bound is measured, not
+the robot file. The claim is empirical (docs/guide/calibrate.md): the noise bound is measured, not
 proved.
 """
 from __future__ import annotations
@@ -122,7 +122,7 @@ def test_calibrated_z1_payload_data_are_consistent_and_hold_the_truth():
     velocities, so that only the friction is at stake): calibrated without payload, its 1 kg
     dumbbell data give an ``ok`` box holding the truth. With MuJoCo's default constraint
     softness the wrist roll's friction crept at a speed set by its inertia, the payload changed
-    it, and these data were ``inconsistent`` (joint 6, ×12.7: session 17)."""
+    it, and these data were ``inconsistent`` (joint 6, ×12.7)."""
     z1 = load_robot("z1")
     profile = dataclasses.replace(HardwareProfile.from_robot(z1), velocity="exact")
     payload = dumbbell_for(z1, 1.0)

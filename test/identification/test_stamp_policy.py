@@ -1,4 +1,4 @@
-"""The online identifier's stamp policy (sysid_ros.identification.stamps, issue 14 item 4):
+"""The online identifier's stamp policy (sysid_ros.identification.stamps):
 isolated zero/duplicate/backward stamps are dropped and counted without touching the windows
 in progress; only a persistent jump back (a replay restarting) restarts the windows."""
 from __future__ import annotations

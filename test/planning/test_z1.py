@@ -162,7 +162,7 @@ def test_planner_bound_covers_the_controllers_coulomb_ramp(z1, tight):
 def test_prior_box_is_not_certified_even_at_rest(z1):
     """With the rated-payload prior (0-2 kg, CoM anywhere in a 0.4 × 0.2 × 0.2 m region) the
     torque the controller may need to hold still exceeds joint 3's limit: the planner says so
-    instead of publishing (docs/design.md §6.4)."""
+    instead of publishing (docs/theory/planner.md#sound-reachability)."""
     ctrl = controller_model(z1)
     reach = Reachability(z1, ctrl, (), N_INTERVALS)
     home = np.asarray(z1.config["simulation"]["home"], float)
