@@ -35,15 +35,13 @@ _BAG_SUFFIXES = (".mcap", ".db3")
 
 def add_batch_arguments(p: argparse.ArgumentParser, item: str) -> None:
     """``--out-dir``, ``--jobs``, ``--ray-address`` (``item``: what one result is of)."""
-    g = p.add_argument_group("batch mode (several independent items)")
+    g = p.add_argument_group("batch mode")
     g.add_argument("--out-dir", metavar="DIR",
-                   help=f"batch mode: one result per {item} in DIR, and DIR/summary.md, .csv, "
-                        ".json")
+                   help=f"one result per {item} in DIR, and DIR/summary.{{md,csv,json}}")
     g.add_argument("--jobs", type=int, default=1, metavar="N",
-                   help="batch mode: worker processes on this machine (default 1)")
+                   help="worker processes (default 1)")
     g.add_argument("--ray-address", metavar="ADDR",
-                   help="batch mode: run the items on a Ray cluster instead: auto (join the "
-                        "running cluster), local (start one on this machine) or HOST:PORT")
+                   help="on a Ray cluster: auto, local or HOST:PORT")
 
 
 def expand_paths(patterns: Sequence[str], where: str = "--bag") -> list[str]:

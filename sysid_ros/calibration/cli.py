@@ -54,16 +54,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Measure the friction/armature/offset boxes and the torque-error bound the "
                     "payload identifier rests on, from bags of the robot moving without payload.",
         epilog="exit codes: 0 ok, 2 bad input, 3 calibration data inconsistent with the prior, "
-               "4 a validation bag needs a larger bound than written; a batch (--manifest, "
-               "--out-dir): 0 every robot exited 0, 2 the batch itself is bad (nothing run), "
-               "6 at least one robot did not (its row in DIR/summary.md says why)")
+               "4 a validation bag needs a larger bound than written; batch: 0 all ok, 2 nothing "
+               "run, 6 some robot not ok (DIR/summary.md)")
     p.add_argument("--robot", default="gen3", help="robot registry name (default gen3)")
     p.add_argument("--config", help="robot facts file to use instead of the registry's")
     p.add_argument("--bag", action="append",
                    help="calibration bag (repeat for several)")
     p.add_argument("--manifest", metavar="FILE",
-                   help="batch mode (with --out-dir): a YAML file mapping each robot's name to "
-                        "its own recordings; one independent calibration per robot")
+                   help="batch (with --out-dir): YAML of robot names and their recordings")
     p.add_argument("--topic", default="/joint_states")
     p.add_argument("--out", help="calib.yaml to write")
     p.add_argument("--validate", action="append", default=[], metavar="BAG",
@@ -128,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --state-estimate and one --bag: write that bag with estimated "
                         "velocities (for sysid-identify)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
-    add_batch_arguments(p, "robot (DIR/<name>.yaml and .json)")
+    add_batch_arguments(p, "robot")
     return p
 
 

@@ -62,13 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Sound interval bounds on the payload's inertial parameters from a rosbag2 "
                     "JointState recording.",
         epilog="exit codes: 0 ok, 2 bad input, 3 inconsistent, 4 insufficient_data, "
-               "5 ok with warnings (--fail-on-warning only); a batch (--out-dir): 0 every "
-               "recording exited 0, 2 the batch itself is bad (nothing run), 6 at least one "
-               "recording did not (its row in DIR/summary.md says why)")
+               "5 ok with warnings (--fail-on-warning only); batch: 0 all ok, 2 nothing run, "
+               "6 some item not ok (DIR/summary.md)")
     p.add_argument("--robot", default="gen3", help="robot registry name (default gen3)")
     p.add_argument("--bag", action="extend", nargs="+", metavar="PATH|GLOB",
                    help="rosbag2 directory or .mcap/.db3 file (required unless --floor); "
-                        "several, or a glob, with --out-dir (batch mode)")
+                        "several or globs with --out-dir")
     p.add_argument("--out", help="result JSON path (one recording)")
     add_batch_arguments(p, "recording")
     p.add_argument("--topic", "--joint-states-topic", dest="topic", default="/joint_states",
