@@ -29,7 +29,7 @@ Usage:
   python -m bench.paper_tables [--json PATH] [--dumbbells 1.81,3.63] [--methods ours,random]
                                [--experiments a,b] [--random-seeds N] [--quick]
                                [--objective cond|box|staged] [--planner KEY=VALUE ...]
-                               [--cpu-budget]
+                               [--cpu-budget] [--jobs N | --ray-address ADDR] [--no-progress]
                                [--markdown docs/results.md]
 The markdown's generated block (between the BEGIN/END markers) is replaced; the hand-written
 discussion around it is kept.
