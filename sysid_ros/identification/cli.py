@@ -65,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
                "5 ok with warnings (--fail-on-warning only); batch: 0 all ok, 2 nothing run, "
                "6 some item not ok (DIR/summary.md)")
     p.add_argument("--robot", default="gen3", help="robot registry name (default gen3)")
-    p.add_argument("--bag", action="extend", nargs="+", metavar="PATH|GLOB",
+    # one --bag takes several values (a batch); a repeated --bag replaces the earlier one
+    p.add_argument("--bag", nargs="+", metavar="PATH|GLOB",
                    help="rosbag2 directory or .mcap/.db3 file (required unless --floor); "
                         "several or globs with --out-dir")
     p.add_argument("--out", help="result JSON path (one recording)")
