@@ -68,6 +68,7 @@ import numpy as np
 import pinocchio as pin
 import yaml
 
+from sysid_ros import progress
 from sysid_ros.calibration import CalibrationOptions, CalibrationResult, Recording, calibrate
 from sysid_ros.calibration.calibrate import exported_rows
 from sysid_ros.calibration.document import calibration_document
@@ -259,7 +260,7 @@ def containment(noise: float, n_traj: int, seed: int, decimate: int, n_payloads:
     robot = load_robot(robot_with_prior(base, base.config["demo"]["prior"],
                                         Path(tempfile.mkdtemp(prefix="z1_containment_"))))
     runs = []
-    for k in range(n_payloads):
+    for k in progress.track(range(n_payloads), "payloads"):
         kg = float(rng.uniform(0.5, 1.5))
         ep = simulate_episode(robot, kg, "random", (), seed=seed + k, config=EpisodeConfig(
             noise_tau=noise, n_trajectories=n_traj, max_cycles=2 * n_traj))

@@ -29,7 +29,7 @@ Usage:
   python -m bench.paper_tables [--json PATH] [--dumbbells 1.81,3.63] [--methods ours,random]
                                [--experiments a,b] [--random-seeds N] [--quick]
                                [--objective cond|box|staged] [--planner KEY=VALUE ...]
-                               [--cpu-budget]
+                               [--cpu-budget] [--jobs N | --ray-address ADDR] [--no-progress]
                                [--markdown docs/results.md]
 The markdown's generated block (between the BEGIN/END markers) is replaced; the hand-written
 discussion around it is kept.
@@ -42,19 +42,18 @@ import re
 import sys
 import time
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import yaml
 
-from sysid_ros.demo.pipeline import (METHODS, Episode, EpisodeConfig, EpisodeResult,
-                                     evaluate_episode, node_params, simulate_episode)
+from sysid_ros.batch import BatchError, run_tasks
+from sysid_ros.demo.pipeline import (METHODS, Episode, EpisodeConfig, EpisodeResult, EpisodeSpec,
+                                     evaluate_episode, node_params, simulate_episode_task)
 from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import load_robot
 from sysid_ros.planning import obstacles_from_config
-from sysid_ros.planning import planner as planner_module
 from sysid_ros.planning.nominal import OBJECTIVES
 from sysid_ros.simulation import DUMBBELLS_KG
 
@@ -305,6 +304,12 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                          "of wall seconds, so that other processes' load does not decide how many "
                          "Ipopt iterations a plan gets (A/B of planner options on a shared "
                          "machine); cycles are then 'late' by CPU seconds")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="episodes simulated at once by local worker processes (default 1: the "
+                         "planner's wall-clock budget then has a core of its own)")
+    ap.add_argument("--ray-address", metavar="ADDR",
+                    help="simulate the episodes on a Ray cluster (auto, local or HOST:PORT)")
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     ap.add_argument("--quick", action="store_true",
                     help="lightest and heaviest dumbbell only (~3 min)")
     ap.add_argument("--markdown", type=Path, default=Path("docs/results.md"),
@@ -337,53 +342,67 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         overrides[key] = yaml.safe_load(value)
     cfg = EpisodeConfig(planner_overrides=overrides)
-    if args.cpu_budget:
-        # the planner reads its clock as planner.time.monotonic (deadlines, solve_time) only
-        planner_module.time = SimpleNamespace(monotonic=time.thread_time)  # type: ignore[assignment]
     reg = Regressors(robot)
     wall0 = time.perf_counter()
     table: dict[str, dict[str, dict[str, list]]] = {e: {m: {} for m in methods} for e in exps}
     conds: dict[str, dict[str, Any]] = {str(m): {"ours": {}, "random": None, "random_all": []}
                                         for m in masses}
     rtf: list[float] = []
-    episodes = 0
 
     def log(msg: str) -> None:
         print(msg, flush=True)
 
+    # every episode as plain values, simulated through the batch executor, evaluated here
+    runs: list[tuple[str, float, str, str | None]] = []      # label, mass, method, experiment
+    specs: list[EpisodeSpec] = []
     for mi, mass in enumerate(masses):
         for meth in methods:
             # random: different draws per dumbbell and per repetition
             seeds = [args.seed + 1000 * mi + i for i in range(args.random_seeds)] \
                 if meth == "random" else [args.seed]
-            runs = exps if meth in OBSTACLE_DEPENDENT else [None]
-            for exp_run in runs:
+            for exp_run in (exps if meth in OBSTACLE_DEPENDENT else [None]):
                 for seed in seeds:
-                    label = f"{meth} {mass:.2f} kg" + (f" exp ({exp_run})" if exp_run else "") \
-                        + (f" seed {seed}" if len(seeds) > 1 else "")
-                    log(f"[{time.perf_counter() - wall0:6.0f} s] {label}")
-                    ep = simulate_episode(robot, mass, meth, obstacles[exp_run or "b"]
-                                          if exp_run else (), seed, cfg)
-                    episodes += 1
-                    sim_s = float(ep.run.t[-1]) if ep.run.t.size else 0.0
-                    rtf.append(sim_s / max(ep.wall_seconds, 1e-9))
-                    for exp in ([exp_run] if exp_run else exps):
-                        res = evaluate_episode(robot, ep, obstacles[exp], reg)
-                        table[exp][meth].setdefault(str(mass), []).append(_record(res, ep))
-                        rec = table[exp][meth][str(mass)][-1]
-                        widths = rec["final_box_width"]
-                        log(f"         ({exp}) {res.summary()}"
-                            + (f"  cond {res.cond:.0f}" if res.cond else "")
-                            + f"  [{ep.wall_seconds:.0f} s wall, {sim_s:.1f} s sim]"
-                            + ("\n         widths " + " ".join(
-                                f"{n} {w:.3g}" for n, w in widths.items()) if widths else "")
-                            + "\n         plans |k| " + " ".join(
-                                f"{x:.2f}" for x in rec["plan_k_norm"])
-                            + "  cond " + " ".join(f"{c:.0f}" for c in rec["plan_cond"]))
-                        if meth == "ours":
-                            conds[str(mass)]["ours"][exp] = res.cond
-                        elif meth == "random" and exp == (exps[0]):
-                            conds[str(mass)]["random_all"].append(res.cond)
+                    runs.append((f"{meth} {mass:.2f} kg" + (f" exp ({exp_run})" if exp_run else "")
+                                 + (f" seed {seed}" if len(seeds) > 1 else ""), mass, meth,
+                                 exp_run))
+                    specs.append((robot.name, mass, meth,
+                                  tuple(obstacles[exp_run]) if exp_run else (), seed, cfg,
+                                  args.cpu_budget))
+    try:
+        outcomes = run_tasks(simulate_episode_task, specs, jobs=args.jobs,
+                             ray_address=args.ray_address, desc="episodes",
+                             show_progress=not args.no_progress)
+    except BatchError as err:
+        print(f"paper_tables: error: {err}", file=sys.stderr)
+        return 2
+    episodes, errors = 0, []
+    for (label, mass, meth, exp_run), out in zip(runs, outcomes):
+        log(f"[{time.perf_counter() - wall0:6.0f} s] {label}")
+        ep = out.value
+        if ep is None:
+            errors.append(f"{label}: {out.error}")
+            log(f"         episode failed: {out.error}")
+            continue
+        episodes += 1
+        sim_s = float(ep.run.t[-1]) if ep.run.t.size else 0.0
+        rtf.append(sim_s / max(ep.wall_seconds, 1e-9))
+        for exp in ([exp_run] if exp_run else exps):
+            res = evaluate_episode(robot, ep, obstacles[exp], reg)
+            table[exp][meth].setdefault(str(mass), []).append(_record(res, ep))
+            rec = table[exp][meth][str(mass)][-1]
+            widths = rec["final_box_width"]
+            log(f"         ({exp}) {res.summary()}"
+                + (f"  cond {res.cond:.0f}" if res.cond else "")
+                + f"  [{ep.wall_seconds:.0f} s wall, {sim_s:.1f} s sim]"
+                + ("\n         widths " + " ".join(
+                    f"{n} {w:.3g}" for n, w in widths.items()) if widths else "")
+                + "\n         plans |k| " + " ".join(
+                    f"{x:.2f}" for x in rec["plan_k_norm"])
+                + "  cond " + " ".join(f"{c:.0f}" for c in rec["plan_cond"]))
+            if meth == "ours":
+                conds[str(mass)]["ours"][exp] = res.cond
+            elif meth == "random" and exp == (exps[0]):
+                conds[str(mass)]["random_all"].append(res.cond)
     for m in masses:
         tv = conds[str(m)]
         if tv["random_all"]:
@@ -406,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
                    "cpu_budget": args.cpu_budget,
                    "V_max": robot.config["controller"]["V_max"]},
         "table_iii": table, "table_v": conds, "final_widths": data_widths,
-        "episodes": episodes,
+        "episodes": episodes, "episode_errors": errors,
         "wall_seconds": time.perf_counter() - wall0,
         "real_time_factor_median": float(np.median(rtf)) if rtf else None,
     }
@@ -438,7 +457,9 @@ def main(argv: list[str] | None = None) -> int:
     if str(args.markdown) != "-":
         _write_markdown(args.markdown, _markdown(args, data, robot))
         print(f"wrote {args.markdown}")
-    return 0
+    for line in errors:
+        print(f"episode failed: {line}", file=sys.stderr)
+    return 1 if errors else 0
 
 
 if __name__ == "__main__":

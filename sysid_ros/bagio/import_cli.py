@@ -17,12 +17,13 @@ written, 2 bad input (one line ``sysid-import: error: ...`` naming file, line an
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 
 from sysid_ros.bagio.writer import write_joint_state_arrays
+from sysid_ros import progress
 from sysid_ros.cli_messages import fail, say
 from sysid_ros.bagio.tabular import (
     DELIMITERS, POSITION_UNITS, TIME_UNITS, VELOCITY_UNITS, ImportedLog, MappingError,
@@ -74,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--header", choices=["auto", "yes", "no"], help="first line is a header")
     p.add_argument("--topic", default="/joint_states")
     p.add_argument("--storage", choices=["mcap", "sqlite3"], default="mcap")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
     return p
 
 
@@ -146,11 +148,13 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_log_bag(path: str | Path, log: ImportedLog, topic: str = "/joint_states",
-                  storage: str = "mcap") -> Path:
+                  storage: str = "mcap",
+                  progress: Callable[[int, int], None] | None = None) -> Path:
     """Write ``log`` as JointState messages (stamps as header stamps and bag timestamps; empty
-    velocity/effort arrays when absent) into the new rosbag2 directory ``path``."""
+    velocity/effort arrays when absent) into the new rosbag2 directory ``path``;
+    ``progress(done, total)`` counts the messages written."""
     return write_joint_state_arrays(path, log.t, log.position, log.velocity, log.effort,
-                                    log.joint_names, topic, storage)
+                                    log.joint_names, topic, storage, progress)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -164,10 +168,17 @@ def _run(args: argparse.Namespace) -> int:
         data, where = load_mapping(args.mapping), str(args.mapping)
     mapping = parse_mapping(_merge(data, options_mapping(args)), where)
     robot = load_robot(args.robot) if args.robot is not None else None
-    log = import_log(mapping, robot)
+    with progress.stages(2, "importing", not args.no_progress) as enter:
+        enter("reading the tables")
+        log = import_log(mapping, robot)
+        enter("writing the bag")
+        bar, done = progress.callback("writing", not args.no_progress, unit="msg")
+        try:
+            out = write_log_bag(args.out, log, args.topic, args.storage, progress=bar)
+        finally:
+            done()
     for warning in log.warnings:
         _say(f"warning: {warning}")
-    out = write_log_bag(args.out, log, args.topic, args.storage)
     _say(f"wrote {out}: {log.summary()}")
     return EXIT_CODES["ok"]
 

@@ -355,10 +355,12 @@ class BagWriter:
 def write_joint_state_arrays(path: str | os.PathLike[str], t: np.ndarray, q: np.ndarray,
                              dq: np.ndarray | None, tau: np.ndarray | None,
                              joint_names: list[str] | tuple[str, ...],
-                             topic: str = "/joint_states", storage: str = "mcap") -> Path:
+                             topic: str = "/joint_states", storage: str = "mcap",
+                             progress: Callable[[int, int], None] | None = None) -> Path:
     """Samples (t (N,) s; q, q̇, τ (N, nj), q̇ and τ optional) as ``sensor_msgs/JointState``
     messages into a new rosbag2 directory ``path`` (header stamp = bag receive time = t; an
-    empty array for an absent field); returns it."""
+    empty array for an absent field); returns it. ``progress(done, total)`` is called every
+    10,000 messages and at the end."""
     store = default_typestore()
     joint_state = store.types["sensor_msgs/msg/JointState"]
     header, stamp = store.types["std_msgs/msg/Header"], store.types["builtin_interfaces/msg/Time"]
@@ -374,4 +376,8 @@ def write_joint_state_arrays(path: str | os.PathLike[str], t: np.ndarray, q: np.
                 header=header(stamp=stamp(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000),
                               frame_id=""),
                 name=names, position=pos, velocity=vel, effort=eff), ns)
+            if progress is not None and (i + 1) % 10_000 == 0:
+                progress(i + 1, stamps.size)
+    if progress is not None:
+        progress(stamps.size, stamps.size)
     return Path(path)

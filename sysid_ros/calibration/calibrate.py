@@ -28,7 +28,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -53,8 +53,9 @@ from sysid_ros.model.parameters import is_physically_consistent
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
 
-__all__ = ["CalibrationOptions", "CalibrationResult", "calibrate", "calibration_rows", "TORQUE_LAG_MODES",
-           "FRICTION_LAWS", "window_config", "exported_rows"]
+__all__ = ["CalibrationOptions", "CalibrationResult", "calibrate", "calibration_stages",
+           "calibration_rows", "TORQUE_LAG_MODES", "FRICTION_LAWS", "window_config",
+           "exported_rows"]
 
 FRICTION_LAWS = ("linear", "stribeck")
 _LP_SLACK = 1e-6
@@ -407,13 +408,24 @@ def _joint_rows(rows: CalibrationRows, nj: int) -> list[int]:
     return [int(np.sum(rows.joint == j)) for j in range(nj)]
 
 
+def calibration_stages(options: CalibrationOptions) -> list[str]:
+    """The stages :func:`calibrate` runs with ``options``, in order (its ``stage`` calls)."""
+    return (["rows"] + (["torque lag"] if options.torque_lag == "estimate" else [])
+            + ["noise bound", "friction box"] + (["link box"] if options.link_boxes else [])
+            + ["estimate"] + (["stribeck"] if options.friction_law == "stribeck" else [])
+            + (["terms"] if options.terms else []))
+
+
 def calibrate(robot: Robot, recordings: Sequence[Recording],
-              options: CalibrationOptions | None = None) -> CalibrationResult:
+              options: CalibrationOptions | None = None,
+              stage: Callable[[str], None] | None = None) -> CalibrationResult:
     """Calibrate ``robot`` from ``recordings`` (module docstring). Raises
     :class:`CalibrationInputError` on unusable input and :class:`CalibrationInconsistentError`
-    when the prior boxes cannot explain the data."""
+    when the prior boxes cannot explain the data. ``stage(name)`` is called as each stage of
+    :func:`calibration_stages` starts (e.g. for a progress bar)."""
     options = options or CalibrationOptions()
     options.check()
+    enter = stage or (lambda name: None)
     if robot.floating_base:
         raise CalibrationInputError(f"{robot.name}: floating-base robots are not calibrated "
                                     "(the momentum rows need base wrenches)")
@@ -432,11 +444,13 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
                                    exclude_after_start_s=options.exclude_after_start_s,
                                    velocity_lag_s=_velocity_lag(robot, recordings, options))
     windows: list[tuple[str, MomentumWindows]] = []
+    enter("rows")
     rows = calibration_rows(robot, config, prior, recordings, windows)
     nj, n_theta = robot.nj, prior.n_theta
     seconds["rows"] = time.perf_counter() - clock
     lag = None
     if options.torque_lag == "estimate":
+        enter("torque lag")
         clock = time.perf_counter()
         lag = estimate_torque_lag(rows, recordings, prior, nj)
         config = config.with_overrides(torque_lag_s=lag.lag, torque_lag_radius_s=lag.radius)
@@ -445,6 +459,7 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
         seconds["torque_lag"] = time.perf_counter() - clock
     selection, notes_terms = None, []
     if options.terms:
+        enter("terms")
         clock = time.perf_counter()
         try:
             selection = select_terms(rows, recordings, prior, nj)
@@ -480,6 +495,7 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
         seconds["terms"] = time.perf_counter() - clock
     excluded = _excluded_summary(robot, config, windows)
 
+    enter("noise bound")
     clock = time.perf_counter()
     scaled = scale_rows(rows, prior.lower, prior.upper)
     res = min_noise(scaled, nj)
@@ -495,6 +511,7 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
     delta = margin * delta_min + options.noise_floor
     seconds["noise"] = time.perf_counter() - clock
 
+    enter("friction box")
     clock = time.perf_counter()
     # the boxes rest on the rows with the lag's radius (δ was measured without it: it holds both)
     timed = rows.with_timing()
@@ -517,10 +534,12 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
     ee = np.arange(robot.ee_columns.start, robot.ee_columns.stop)
     link_cols = np.setdiff1d(np.arange(n_theta), ee)
     if options.link_boxes:
+        enter("link box")
         l_lo, l_hi = lp.box(link_cols)
         lower[link_cols], upper[link_cols] = l_lo, l_hi
     seconds["link_box"] = time.perf_counter() - clock
 
+    enter("estimate")
     clock = time.perf_counter()
     est, notes = _nominal(robot, timed, prior, delta, lower, upper, options, recordings)
     seconds["estimate"] = time.perf_counter() - clock
@@ -538,6 +557,7 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
     if options.friction_law == "stribeck":
         from sysid_ros.calibration.stribeck import fit_stribeck
 
+        enter("stribeck")
         clock = time.perf_counter()
         stribeck = fit_stribeck(rows, list(recordings), x_nom, delta, nj, band=config.coulomb_band)
         seconds["stribeck"] = time.perf_counter() - clock

@@ -1,6 +1,7 @@
 """Joint-state recordings as the calibration reads them (from bags or from memory)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -76,15 +77,17 @@ class Recording:
 
 
 def read_recording(path: str | Path, robot: Robot, topic: str = "/joint_states",
-                   skip: SkipLog | None = None) -> Recording:
+                   skip: SkipLog | None = None,
+                   progress: Callable[[int, int], None] | None = None) -> Recording:
     """Read a rosbag2 JointState topic (position + effort required; velocity optional) in
     ``robot.joint_names`` order. Bag problems raise :class:`CalibrationInputError` naming the bag;
-    with ``skip``, bad messages are left out and counted there instead (:mod:`sysid_ros.sample_screen`)."""
+    with ``skip``, bad messages are left out and counted there instead (:mod:`sysid_ros.sample_screen`).
+    ``progress(done, total)`` is called with message counts as the bag is read."""
     from sysid_ros.bagio import BagError, read_joint_states
 
     try:
         s = read_joint_states(path, topic, robot.joint_names, require=("position", "effort"),
-                              skip=skip)
+                              skip=skip, progress=progress)
     except BagError as err:
         raise CalibrationInputError(f"{path}: {err}") from err
     assert s.position is not None and s.effort is not None  # required above

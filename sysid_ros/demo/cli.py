@@ -49,6 +49,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from sysid_ros import progress
+
 if TYPE_CHECKING:
     from sysid_ros.demo.task import ReturnPath
     from sysid_ros.model.box import ParameterBox
@@ -158,11 +160,13 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                          "robot, docs/guide/hardware-like-data.md)")
     ap.add_argument("--sim-mode", default="lockstep", choices=["lockstep", "realtime"],
                     help="lockstep: the simulator waits for each command (exact closed loop)")
+    ap.add_argument("--no-progress", action="store_true",
+                    help="no progress bar of the phases on stderr (shown on a terminal only)")
     return ap.parse_args(argv)
 
 
 def _log(msg: str) -> None:
-    sys.stderr.write(f"[demo] {msg}\n")
+    progress.write(f"[demo] {msg}")      # above the phase bar, when one is drawn
     sys.stderr.flush()
 
 
@@ -358,6 +362,10 @@ def main(argv: list[str] | None = None) -> int:
     return_path: ReturnPath | None = None
     return_end: float | None = None
     last_status = 0.0
+    # phases: each exciting trajectory, the return, the task
+    bar = progress.bar(args.trajectories + 2, "demo", not args.no_progress, unit="phase",
+                       bar_format="{desc}: {n_fmt}/{total_fmt} phases [{elapsed}] {postfix}")
+    shown_plans = 0
     with launch_graph("sim", launch_args, output=lambda line: log_file.write(line + "\n")) as graph:
         try:
             while time.monotonic() - wall0 < args.timeout:
@@ -366,6 +374,13 @@ def main(argv: list[str] | None = None) -> int:
                     _log("a required node exited; see graph.log")
                     break
                 t = now()
+                new_plans = min(len(state["plans"]), args.trajectories) - shown_plans
+                if new_plans > 0:
+                    bar.update(new_plans)
+                    shown_plans += new_plans
+                bar.set_postfix_str(f"t_sim {t:.1f} s, "
+                                    + ("task" if task_window else "return" if return_end
+                                       else "identification"), refresh=False)
                 if time.monotonic() - last_status > 3.0 and state["t_js"] is not None:
                     last_status = time.monotonic()
                     b = state["bounds"]
@@ -418,6 +433,8 @@ def main(argv: list[str] | None = None) -> int:
                         task_pub.publish(_trajectory(robot, start, return_path.times,
                                                      return_path.positions))
                         return_end = start + float(return_path.times[-1]) + 0.5
+                        bar.update(args.trajectories - shown_plans + 1)
+                        shown_plans = args.trajectories
                         _log(f"identification done at t_sim = {t:.2f} s; returning to the task "
                              "start pose")
                 elif task_window is None and t > return_end:
@@ -439,6 +456,7 @@ def main(argv: list[str] | None = None) -> int:
                     start = now() + LEAD      # fresh: sim time moved on while certifying
                     times = segment * np.arange(len(waypoints) + 1)
                     task_window = (start, start + times[-1] + 1.0)
+                    bar.update(1)
                     if certification and args.controller == "robust":
                         # the method never runs an uncertified motion: the arm holds the start
                         # pose through the task window instead
@@ -457,6 +475,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 _log(f"wall-clock limit of {args.timeout:.0f} s reached")
         finally:
+            bar.close()
             executor.shutdown()
             spinner.join(timeout=5.0)      # the spin thread must be out before destruction
             node.destroy_node()

@@ -74,6 +74,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -101,6 +102,7 @@ from sysid_ros.simulation.payload import Payload
 from sysid_ros.simulation.runtime import RuntimeSettings, SimRuntime, payload_parameters
 
 __all__ = ["METHODS", "TASK_FRAME_ID", "EpisodeError", "EpisodeConfig", "Episode", "EpisodeResult",
+           "EpisodeSpec", "simulate_episode_task",
            "simulate_episode", "evaluate_episode", "run_episode", "identification_cond",
            "node_params", "graph_parameters"]
 
@@ -331,6 +333,27 @@ class _Graph:
 
 def _mass(payload: float | Payload) -> float:
     return payload.mass if isinstance(payload, Payload) else float(payload)
+
+
+#: An episode as plain values: robot registry name, payload (kg, or a drawn body), method,
+#: obstacles the planner sees, seed, settings, and whether the planner's budget counts its
+#: thread's CPU seconds.
+EpisodeSpec = tuple[str, "float | Payload", str, tuple[BoxObstacle, ...], int, EpisodeConfig,
+                    bool]
+
+
+def simulate_episode_task(spec: EpisodeSpec) -> Episode:
+    """:func:`simulate_episode` from plain values, for the batch executor
+    (:mod:`sysid_ros.batch`): each worker loads the robot itself."""
+    from sysid_ros.model.robots import load_robot
+    from sysid_ros.planning import planner as planner_module
+
+    robot_name, payload, method, obstacles, seed, config, cpu_budget = spec
+    if cpu_budget:
+        # the planner reads its clock as planner.time.monotonic (deadlines, solve_time) only
+        planner_module.time = SimpleNamespace(  # type: ignore[attr-defined,assignment]
+            monotonic=time.thread_time)
+    return simulate_episode(load_robot(robot_name), payload, method, obstacles, seed, config)
 
 
 def simulate_episode(robot: Robot, payload: float | Payload, method: str,

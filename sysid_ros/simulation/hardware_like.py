@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -640,11 +640,13 @@ def record_hardware_like(robot: Robot, rng: np.random.Generator, payload: Payloa
 
 def write_joint_states_bag(path: str | os.PathLike[str], recording: HardwareRecording,
                            robot: Robot, topic: str = "/joint_states",
-                           storage: str = "mcap") -> Path:
+                           storage: str = "mcap",
+                           progress: Callable[[int, int], None] | None = None) -> Path:
     """Write a recording as ``sensor_msgs/JointState`` messages (names = robot.joint_names,
     header stamp = sample stamp = bag receive time; an empty velocity array when velocities are
     missing) into a new rosbag2 directory ``path``; returns it. Read back with
-    ``bagio.read_joint_states(path, require=("position", "effort"))`` when velocity is missing."""
+    ``bagio.read_joint_states(path, require=("position", "effort"))`` when velocity is missing.
+    ``progress(done, total)`` is called every 10,000 messages and at the end."""
     from sysid_ros.bagio import write_joint_state_arrays
 
     names = list(robot.joint_names)
@@ -652,4 +654,4 @@ def write_joint_states_bag(path: str | os.PathLike[str], recording: HardwareReco
         raise SimConfigError(f"recording joints {recording.joint_names} do not match robot "
                              f"{robot.name}'s {tuple(names)}")
     return write_joint_state_arrays(path, recording.t, recording.q, recording.dq,
-                                    recording.tau_meas, names, topic, storage)
+                                    recording.tau_meas, names, topic, storage, progress)
