@@ -15,7 +15,8 @@ friction, the robot file's sensor noise, stamp jitter, dropped samples), so the 
    smallest noise margin that would still have contained the truth (bisection, resolution
    1/16), which says how much of the default 1.25 is used. The same payload data with the
    calibration's rows as LP constraints (``sysid-calibrate --export-rows``: θ_r shared, the
-   rows on θ_r and friction; docs/calibration.md §8): status, containment, mass width. Also the positions-only path
+   rows on θ_r and friction; docs/guide/calibrate.md#limits-and-open-questions): status,
+   containment, mass width. Also the positions-only path
    (RTS state estimate for calibration and identification) on the first 5 robots.
 2. **xval** — ``--xval-robots`` robots at 1 kHz (30 s calibration, 15 s validation not used for
    fitting): torque RMS per joint (per sample, q̇/q̈ from the RTS smoother) for the linear and
@@ -42,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sysid_ros import progress
 from sysid_ros.calibration import CalibrationOptions, Recording, calibrate
 from sysid_ros.calibration.calibrate import exported_rows
 from sysid_ros.calibration.document import calibration_document
@@ -97,7 +99,7 @@ def soundness(robot, n: int, margins: bool, windows: dict) -> dict:
     sigma_q = encoder_sigma(robot)
     rows, t0 = [], time.perf_counter()
     shipped = load_identification_config(robot, friction="config")
-    for k in range(n):
+    for k in progress.track(range(n), "robots"):
         case = draw_case(robot, 500 + k, cal_seconds=(20.0,), payload_seconds=10.0)
         cal, pay = case.recordings(), as_recording(case.payload, "payload")
         truth_f, truth_e = case.truth.friction, case.payload.truth.theta_e
@@ -194,7 +196,7 @@ def xval(robot, n: int) -> dict:
                 "stribeck+energy": {"friction_law": "stribeck", "energy": True}}
     rms = {v: [] for v in variants}
     floor_sensor, floor_model = [], []
-    for k in range(n):
+    for k in progress.track(range(n), "robots"):
         case = draw_case(robot, 600 + k, cal_seconds=(30.0, 15.0), payload_seconds=0.0,
                          rate_hz=1000.0)
         cal, val = case.recordings()

@@ -1,4 +1,4 @@
-"""Does the robust input switch at the sample rate? (issue 12 item 4, docs/design.md §5.1)
+"""Does the robust input switch at the sample rate? (docs/theory/controller.md#law)
 
 Closed loops at 1 kHz against MuJoCo with a 1 kg dumbbell and a box holding the truth:
 
@@ -9,15 +9,15 @@ Closed loops at 1 kHz against MuJoCo with a 1 kg dumbbell and a box holding the 
 2. the standing B1 + Z1 (the simulator's legs and contacts, the arm-view controller on the arm
    joints, a 2-s quintic move after 0.5 s of holding) for several (V_max, η): max V_sup / V_max,
    the same chatter figure, and the trunk's angular acceleration from the IMU gyro (the mean
-   over each 1 ms interval, ``model.arm_view.interval_alpha``, from the start of the motion)
+   over each 1 ms interval, ``control.arm_view.interval_alpha``, from the start of the motion)
    against ``arm_view.trunk_motion.alpha_max``. ``--b1-delay`` applies each command that many
    periods late (the ROS graph: 1), ``--b1-physics-dt`` sets the physics step (the robot
-   file's 1 ms is not converged for the trunk's α: 0.25 ms is, docs/design.md §5.1).
+   file's 1 ms is not converged for the trunk's α: 0.25 ms is, docs/theory/controller.md#law).
    ``--b1-move`` sets the move k (rad per joint): the default moves every joint; a move that
    leaves the wrist at rest (e.g. 0.25,0.1,0,-0.1,0,0, as the demo's task) keeps the wrist in its
    set-valued Coulomb band, where the bound is largest. ``--b1-exponents`` runs each level
    with these values of ``controller.boundary_layer_exponent`` p (``file``: the robot file's;
-   0.5: the layer linear in r), docs/design.md §5.1. ``--b1-offset`` shifts the reference by a
+   0.5: the layer linear in r), docs/theory/controller.md#law. ``--b1-offset`` shifts the reference by a
    constant (rad per joint): joints whose error the law does not overcome stay stuck in their
    dry friction, as the demo's wrist after identification (5.6 mrad on joint 6, −1.7 on joint
    5), the state in which the p = ½ layer switched joint 1 at the sample rate.
@@ -43,11 +43,12 @@ import numpy as np
 
 from sysid_ros.control.controller import RobustController, gains_from_config
 from sysid_ros.demo.tracking import command_chatter, z1_tracking_run
-from sysid_ros.model.arm_view import TrunkMotionBound, arm_view, interval_alpha
+from sysid_ros.control.arm_view import TrunkMotionBound, arm_view, interval_alpha
 from sysid_ros.model.box import theta_e_box
 from sysid_ros.model.robots import Robot, load_robot
 from sysid_ros.planning.trajectory import QuinticTrajectory
 from sysid_ros.simulation import SimConfig, Simulator
+from sysid_ros.simulation.offcentre import draw_in_class
 from sysid_ros.simulation.payload import Payload, dumbbell_for, true_theta_e
 from sysid_ros.simulation.simulator import robot_physics_dt
 
@@ -67,8 +68,9 @@ def z1_fixed(eta: float, duration: float) -> dict:
 
 def _b1_controller(gain_overrides: dict
                    ) -> tuple[Robot, Payload, np.ndarray, RobustController]:
-    """The standing B1 + Z1 with a 1 kg dumbbell, and the arm-view controller holding a box of
-    ±3 % about the truth: (robot, payload, arm joint indices, controller). The arm view's d̄
+    """The standing B1 + Z1 carrying a payload drawn off the centre of the 1 kg dumbbell's ±3 %
+    class, and the arm-view controller holding that class: (robot, payload, arm joint indices,
+    controller). The arm view's d̄
     enclosure (~1 s) is built here, once per controller."""
     import tempfile
 
@@ -76,10 +78,11 @@ def _b1_controller(gain_overrides: dict
     # the demo's robot file: d̄ from its payload class (demo.prior_box), as in sysid-demo
     full = load_robot(robot_file_with_prior_box(load_robot("b1_z1"), Path(tempfile.mkdtemp())))
     view = arm_view(full)
-    payload = dumbbell_for(view, 1.0)
-    truth = true_theta_e(view, payload)
-    rad = 0.03 * np.abs(truth) + 1e-4
-    box = theta_e_box(truth - rad, truth + rad, truth)
+    catalogued = true_theta_e(view, dumbbell_for(view, 1.0))
+    rad = 0.03 * np.abs(catalogued) + 1e-4
+    box = theta_e_box(catalogued - rad, catalogued + rad, catalogued)
+    # a payload of the class, not its centre (the controller's nominal)
+    payload = draw_in_class(view, box.lower, box.upper, 0).payload
     arm = np.array([full.joint_names.index(n) for n in full.config["arm_joints"]])
     ctl = RobustController(view, gains_from_config(view, gain_overrides), prior=box)
     ctl.set_bounds(box)

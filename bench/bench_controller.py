@@ -1,4 +1,4 @@
-"""Benchmark of the robust controller (issue 5).
+"""Benchmark of the robust controller.
 
 1. Compute time per command for gen3 (median, p99) of the robust law (interval torque, V_sup,
    robust input, clipping) and of the "wrong"-mode law, as ratios to the nominal computed-torque

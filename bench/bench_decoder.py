@@ -1,47 +1,43 @@
-"""Does the bag-side JointState decoder earn its place? ``sysid-identify`` end to end on a 60-s
-1-kHz Gen3 recording, with the project's CDR layout walk (``bagio.reader``: offsets reused
-from the previous message) and with every message deserialised by ``rosbags`` alone (the
-decoder's own fallback path), in the same run; also the read alone.
+"""Would a hand-written bag-side JointState decoder earn its place? Reading a 60-s 1-kHz Gen3
+recording with ``read_joint_states`` (the ``rosbags`` typestore) and with the project's CDR codec
+(``sysid_ros.cdr.JointStateDecoder``, the nodes' hand-written decoder) over the same messages,
+and ``sysid-identify`` end to end, in the same run. The end-to-end ratio a faster reader could
+reach is total / (total − the read time it saves); the decoder would have to reach 2× there.
 
 Run: ``python -m bench.bench_decoder [--seconds S] [--rate HZ] [--repeats N] [--json PATH]``.
-JSON keys: ``{read,identify}.{decoder_s, rosbags_s, rosbags_over_decoder}``, ``messages``.
+JSON keys: ``messages``, ``read.{rosbags_s, cdr_s, rosbags_over_cdr}``,
+``identify.{total_s, best_case_ratio}``.
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
+from rosbags.rosbag2 import Reader
+
 from sysid_ros.bagio import read_joint_states
-from sysid_ros.bagio import reader as bag_reader
+from sysid_ros.cdr import JointStateDecoder
 from sysid_ros.identification.cli import main as identify_main
-from sysid_ros.identification.synthetic import random_payload_theta, simulate, write_bag
+from sysid_ros.simulation.synthetic import random_payload_theta, simulate, write_bag
 from sysid_ros.model.robots import load_robot
 
 
-@contextlib.contextmanager
-def rosbags_only() -> Iterator[None]:
-    """Every JointState through ``rosbags``' deserialiser (the decoder's fallback path)."""
-    cls = bag_reader._JointStateDecoder
-    fast = cls.decode
-
-    def slow(self, index: int, data: bytes) -> tuple[int, list[np.ndarray]]:
-        stamp, names, values = self._decode_slow(index, data)
-        if names != self._last_names:
-            self._mapping(names, index)
-        return stamp, self._reorder(index, values)
-
-    cls.decode = slow  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        cls.decode = fast  # type: ignore[method-assign]
+def read_with_cdr(bag: Path, names: tuple[str, ...]) -> np.ndarray:
+    """Every /joint_states message through the nodes' CDR decoder: (N, 3·nj) q, q̇, τ."""
+    decoder = JointStateDecoder(names)
+    rows = []
+    with Reader(bag) as reader:
+        conns = [c for c in reader.connections if c.topic == "/joint_states"]
+        for _, _, data in reader.messages(connections=conns):
+            s = decoder.decode(data)
+            rows.append(np.concatenate((s.q, s.dq, s.tau)))
+    return np.asarray(rows)
 
 
 def best_of(fn: Callable[[], object], repeats: int) -> float:
@@ -65,30 +61,28 @@ def main(argv: list[str] | None = None) -> int:
     run = simulate(gen3, rng, theta_e=gen3.theta_e() + random_payload_theta(rng),
                    duration=a.seconds, rate_hz=a.rate, noise_abs=0.1)
     figures: dict[str, dict[str, float]] = {}
+    names = tuple(gen3.joint_names)
     with tempfile.TemporaryDirectory() as tmp:
-        bag = write_bag(Path(tmp) / "run", run, gen3.joint_names)
+        bag = write_bag(Path(tmp) / "run", run, names)
         out = Path(tmp) / "r.json"
-        argv_id = ["--bag", str(bag), "--out", str(out), "--no-progress"]
-        results = {}
-        for label, ctx in (("decoder", contextlib.nullcontext), ("rosbags", rosbags_only)):
-            with ctx():
-                ref = read_joint_states(bag, joint_names=gen3.joint_names)
-                t_read = best_of(lambda: read_joint_states(bag, joint_names=gen3.joint_names),
-                                 a.repeats)
-                t_id = best_of(lambda: identify_main(argv_id), a.repeats)
-            results[label] = (t_read, t_id, ref.effort, json.loads(out.read_text())["upper"])
-        # both paths read the same numbers and give the same box
-        assert np.array_equal(results["decoder"][2], results["rosbags"][2])
-        assert results["decoder"][3] == results["rosbags"][3]
-        for k, name in ((0, "read"), (1, "identify")):
-            dec, ros = results["decoder"][k], results["rosbags"][k]
-            figures[name] = {"decoder_s": dec, "rosbags_s": ros, "rosbags_over_decoder": ros / dec}
+        ours = read_joint_states(bag, joint_names=names)
+        # both read the same numbers
+        assert np.array_equal(read_with_cdr(bag, names)[:, 2 * gen3.nj:], ours.effort)
+        t_ros = best_of(lambda: read_joint_states(bag, joint_names=names), a.repeats)
+        t_cdr = best_of(lambda: read_with_cdr(bag, names), a.repeats)
+        t_id = best_of(lambda: identify_main(["--bag", str(bag), "--out", str(out),
+                                              "--no-progress"]), a.repeats)
+    saved = max(t_ros - t_cdr, 0.0)
+    figures["read"] = {"rosbags_s": t_ros, "cdr_s": t_cdr, "rosbags_over_cdr": t_ros / t_cdr}
+    figures["identify"] = {"total_s": t_id, "best_case_ratio": t_id / (t_id - saved)}
     n = int(run.t.size)
-    print(f"sysid-identify on a {a.seconds:.0f}-s {a.rate:.0f}-Hz Gen3 bag ({n} messages)")
-    print(f"{'stage':<10} {'decoder (s)':>12} {'rosbags (s)':>12} {'rosbags / decoder':>18}")
-    for name, f in figures.items():
-        print(f"{name:<10} {f['decoder_s']:>12.2f} {f['rosbags_s']:>12.2f} "
-              f"{f['rosbags_over_decoder']:>17.2f}x")
+    print(f"reading a {a.seconds:.0f}-s {a.rate:.0f}-Hz Gen3 bag ({n} messages)")
+    r, e = figures["read"], figures["identify"]
+    print(f"{'reader':<28} {'seconds':>8} {'ratio':>8}")
+    print(f"{'rosbags (read_joint_states)':<28} {r['rosbags_s']:>8.2f} {1.0:>7.2f}x")
+    print(f"{'CDR codec (nodes)':<28} {r['cdr_s']:>8.2f} {r['rosbags_over_cdr']:>7.2f}x")
+    print(f"sysid-identify end to end {e['total_s']:.2f} s; with the CDR codec at best "
+          f"{e['best_case_ratio']:.2f}x faster (a decoder must reach 2x to be kept)")
     if a.json:
         a.json.parent.mkdir(parents=True, exist_ok=True)
         a.json.write_text(json.dumps({"messages": n, **figures}, indent=2, sort_keys=True))

@@ -43,9 +43,10 @@ from pathlib import Path
 
 import numpy as np
 
+from sysid_ros import progress
 from sysid_ros.identification import OnlineIdentifier, identify, load_identification_config, \
     polytope_box
-from sysid_ros.identification.synthetic import random_payload_theta, simulate
+from sysid_ros.simulation.synthetic import random_payload_theta, simulate
 from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import load_robot
@@ -95,7 +96,7 @@ def main(argv=None) -> int:
     widths = {m: [] for m in methods}
     secs = {m: [] for m in methods}
     runs = []
-    for k in range(a.trials):
+    for k in progress.track(range(a.trials), "trials"):
         rng = np.random.default_rng(1000 + k)
         theta = robot.theta_e() + random_payload_theta(rng, 4.0)
         run = simulate(robot, rng, theta_e=theta, duration=a.duration, noise_rel=0.025)
@@ -238,7 +239,7 @@ def _b1_z1(trials: int, duration: float) -> dict:
     """The B1 + Z1 row (see the module docstring); prints its summary."""
     from types import SimpleNamespace
 
-    from sysid_ros.identification.synthetic import simulate_standing, z1_payload
+    from sysid_ros.simulation.synthetic import simulate_standing, z1_payload
 
     b1, gen3 = load_robot("b1_z1"), load_robot("gen3")
     rel = 0.025
@@ -249,7 +250,7 @@ def _b1_z1(trials: int, duration: float) -> dict:
     imu_b = cfg.imu
     assert imu_b is not None
     contains, width, width_g, trunk, online_cpu = [], [], [], [], []
-    for k in range(trials):
+    for k in progress.track(range(trials), "trials"):
         rng = np.random.default_rng(3000 + k)
         run = simulate_standing(b1, rng, z1_payload(rng), duration=duration,
                                 noise_tau=0.0)
@@ -310,7 +311,7 @@ def _real_rates(robot, rates: list[float], trials: int, duration: float) -> list
     out = []
     for rate in rates:
         ok, contains, mass_w, widths, secs = [], [], [], [], []
-        for k in range(trials):
+        for k in progress.track(range(trials), "trials"):
             rng = np.random.default_rng(7000 + k)
             prof = HardwareProfile.from_robot(robot, rate_hz=rate, drop_prob=0.1,
                                               velocity="exact", physics_dt=None)

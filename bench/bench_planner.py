@@ -1,4 +1,4 @@
-"""Benchmark of the safe exciting-trajectory planner (issue 7).
+"""Benchmark of the safe exciting-trajectory planner.
 
 Gen3, the two box obstacles of ``planner.obstacles`` (platform 0.50 m in front, overhead box),
 128 time sub-intervals, t_f = 3 s, t_p = 1.5 s. For each of the five dumbbells (1.81 … 3.63 kg),

@@ -2,7 +2,7 @@
 
     python -m bench.bench_real_data --data DIR [--prior none] [--link-rel R] [--json PATH]
 
-DIR holds runs in the per-quantity text layout of docs/import.md: for each run N the files
+DIR holds runs in the per-quantity text layout of docs/guide/identify-recording.md: for each run N the files
 ``t_downsampled_N.csv`` (s), ``q_downsampled_N.csv`` (rad), ``q_d_downsampled_N.csv`` (rad/s),
 ``q_dd_downsampled_N.csv`` (rad/s², used only to predict torques per sample) and
 ``tau_downsampled_N.csv`` (N·m), 7 columns in the Gen3's joint order; optionally the lab's
@@ -15,10 +15,12 @@ held out in turn:
 1. **prediction** — per joint, the held-out torque RMS (N·m, per sample, with the folder's
    accelerations) of plain least squares (all link parameters + Fc·sign(q̇) + Fv·q̇ + Ia·q̈ + β,
    fitted on the other runs), of the lab's published model, and of ``sysid-calibrate`` on the
-   other runs (its nominal, its friction law and its torque lag: it predicts the torque read
-   ``torque_lag_s`` after the state, the other two the torque read at the state's stamp), all on
-   the same samples (those whose lagged torque exists);
-2. **consistency** — whether the held-out run's rows fit the written bounds (``validate``);
+   other runs (its nominal, its friction law with any adopted extra terms, and its torque lag:
+   it predicts the torque read ``torque_lag_s`` after the state, the other two the torque read
+   at the state's stamp), all on the same samples (those whose lagged torque exists);
+2. **consistency** — whether the held-out run's rows fit the written bounds (``validate``),
+   and the extra friction terms: the best candidate's cross-validated gain, the selected and the
+   adopted ones (docs/guide/calibrate.md#extra-friction-terms-judged-then-adopted);
 3. **identification** — ``sysid-identify`` of the held-out run with that calibration and the
    prior ``--prior``: status, mass box, warnings.
 
@@ -138,7 +140,7 @@ def run(data: Path, prior: str, link_rel: float | None) -> dict[str, Any]:
             keep, tau_lagged = aligned_torque(rec, result.config)
             model = nominal_model(robot, result.link_nominal)
             ours = predict_torque(robot, model, result.friction_nominal, rec.q[keep],
-                                  rec.dq[keep], ddq[k][keep])
+                                  rec.dq[keep], ddq[k][keep], terms=result.friction_terms)
             A = np.concatenate([Y[r].reshape(-1, Y[r].shape[2]) for r in others])
             b = np.concatenate([recs[r].tau.reshape(-1) for r in others])
             x = np.linalg.lstsq(A, b, rcond=None)[0]
@@ -157,6 +159,7 @@ def run(data: Path, prior: str, link_rel: float | None) -> dict[str, Any]:
                     "consistent": bool(val.consistent), "needs_scale": float(val.scale),
                     "torque_lag_s": result.config.torque_lag_s.tolist(),
                     "excluded_rows": result.excluded.get("rows_by_reason", {}),
+                    "terms": _terms(result),
                     "identification": ident}
             out["held_out"].append(item)
             print(f"\n## run {k} held out (calibrated on {others} in {seconds:.1f} s)\n")
@@ -167,8 +170,21 @@ def run(data: Path, prior: str, link_rel: float | None) -> dict[str, Any]:
                      f"({ident['mass'][1] - ident['mass'][0]:.3f} wide), pinned to the prior: "
                      f"{ident['pinned_to_prior'] or 'none'}" if "mass" in ident else "")
                   + (f"; warnings: {ident['warnings']}" if ident["warnings"] else ""))
+            print(f"extra friction terms: {item['terms']}")
     _summary(out, list(robot.joint_names))
     return out
+
+
+def _terms(result) -> dict[str, Any]:
+    """The cross-validation's verdict on the extra friction terms: the best candidate's gain,
+    the selected terms and those the calibration adopted."""
+    sel = result.terms
+    if sel is None:
+        return {}
+    best = int(np.argmax(sel.candidate_gain))
+    return {"best": sel.names[best], "best_gain": float(sel.candidate_gain[best]),
+            "selected": list(sel.selected),
+            "adopted": [] if result.friction_terms is None else list(result.friction_terms.names)}
 
 
 def _summary(out: dict[str, Any], names: list[str]) -> None:

@@ -1,4 +1,4 @@
-"""Benchmark of the dynamics core (issue 2).
+"""Benchmark of the dynamics core.
 
 Per-sample cost of each regressor for gen3 and b1_z1, as a ratio to one ``pin.rnea`` call measured
 in the same run, and the time to build W_m and W_c for 30,000 Gen3 samples (7.5 s at 4 kHz)

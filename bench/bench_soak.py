@@ -1,4 +1,4 @@
-"""Soak benchmark of the full sim graph (issue 14 item 5): does every node keep up at 1 kHz?
+"""Soak benchmark of the full sim graph : does every node keep up at 1 kHz?
 
 Runs ``launch/sim.launch.yaml`` (sim realtime + identifier + exciting planner without a plan
 limit + robust controller + recorder) for ``--minutes`` and reports:
@@ -14,8 +14,7 @@ limit + robust controller + recorder) for ``--minutes`` and reports:
   events and the worst age of the bounds it used;
 - the identifier's update cost (``last_update_latency_s``: median, max);
 - the simulator's real-time factor: sim-time span / steady span of the /clock messages the bench
-  receives (the identifier's report stamps, the figure before session 6, lag when that node is
-  behind; both are printed).
+  receives (the identifier's report stamps lag when that node is behind; both are printed).
 
 The bench process listens to /diagnostics and the 100 Hz /clock only (never to the 1 kHz
 streams, so it does not compete for the CPU it measures).

@@ -13,8 +13,11 @@ import sys
 import time
 from pathlib import Path
 
+from sysid_ros import progress
+
 BENCHMARKS = ("bench_regressors", "bench_identify", "bench_calibration", "bench_controller",
-              "bench_eigen_bound", "bench_planner", "bench_sim", "bench_bag")
+              "bench_eigen_bound", "bench_planner", "bench_sim", "bench_bag", "bench_decoder",
+              "bench_terms", "bench_batch", "soundness_campaign")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,7 +27,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     failed = []
+    bar = progress.bar(len(args.only), "benchmarks", unit="bench")
     for name in args.only:
+        bar.set_postfix_str(name)
         print(f"\n=== {name} ===", flush=True)
         t0 = time.monotonic()
         try:
@@ -36,6 +41,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
             failed.append(name)
         print(f"({name}: {time.monotonic() - t0:.0f} s)", flush=True)
+        bar.update(1)
+    bar.close()
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0

@@ -5,7 +5,7 @@ Usage: python examples/calibrate_robot.py
 A simulated Gen3 whose friction and armature are up to ±50 % off its robot file, with Coulomb
 friction, torque-sensor offsets β and links ±5 % off, is recorded for 12 s without payload at
 500 Hz (drops, jitter, noise). `calibrate` bounds per joint the torque error and [Fc, Fv, Ia, β]
-(docs/calibration.md). Identification with the robot file's guessed facts (a 0.1 N·m torque-noise
+(docs/guide/calibrate.md). Identification with the robot file's guessed facts (a 0.1 N·m torque-noise
 bound, the built-in simulator's sensor) is refused as `inconsistent` on this hardware-like data —
 the stated assumption is violated, and the diagnosis says by how much; with the calibration
 overlay calib.yaml the payload box is `ok` and contains the truth.

@@ -5,7 +5,7 @@ Usage: python examples/certify_trajectory.py
 A degree-5 rest-to-rest move q_d(t) = q0 + k·(10s³ − 15s⁴ + 6s⁵), s = t/t_f, is checked over 128
 time sub-intervals against joint position, velocity and torque limits and the robot file's
 obstacles, for every end-effector parameter vector θ_e in a box and every tracking error the
-robust controller allows (docs/design.md §6). The same move is refused under the wide payload
+robust controller allows (docs/theory/planner.md). The same move is refused under the wide payload
 prior and certified once identification has shrunk the box. The planner and the demo run exactly
 this check; nothing uncertified is ever published.
 """

@@ -4,7 +4,7 @@ Usage: python examples/identify_bag.py [BAG]   (no BAG: records a 6 s hardware-l
 
 Prints the sound mass interval of the end-effector body θ_e (gripper + payload) and, for the
 simulated bag, the true mass. The box contains the truth whenever the robot file's torque-noise,
-friction and link-parameter bounds hold (docs/design.md §4).
+friction and link-parameter bounds hold (docs/theory/identification.md).
 """
 import sys
 import tempfile

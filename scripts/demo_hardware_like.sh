@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The closed-loop demo on hardware-like data (docs/hardware_like_data.md): a Gen3 drawn off the
+# The closed-loop demo on hardware-like data (docs/guide/hardware-like-data.md): a Gen3 drawn off the
 # catalogue (friction and armature +-50 %, dry friction, torque offsets, links +-5 %, a 1 kHz
 # driver with drops, jitter and noise) is recorded without payload and calibrated, then runs the
 # demo on the calibrated facts. Usage: bash scripts/demo_hardware_like.sh [OUT_DIR] [HARDWARE_SEED]

@@ -29,8 +29,8 @@ from sysid_ros.errors import SysidError
 
 __all__ = ["CdrError", "ClockEncoder", "Float64ArrayEncoder", "ImuEncoder", "JointStateDecoder",
            "JointStateEncoder", "JointStateError", "JointStateLayout", "JointStateSample",
-           "MessageError", "check_lengths", "float64_multi_array_data", "imu_reading",
-           "joint_state_layout", "name_order", "ordered_arrays"]
+           "MessageError", "MissingJointsError", "check_lengths", "float64_multi_array_data",
+           "imu_reading", "joint_state_layout", "name_order", "ordered_arrays"]
 
 
 class MessageError(SysidError, ValueError):
@@ -39,6 +39,11 @@ class MessageError(SysidError, ValueError):
 
 class JointStateError(MessageError):
     """A JointState that cannot be used: missing joints, wrong array lengths, NaN/inf."""
+
+
+class MissingJointsError(JointStateError):
+    """A valid JointState without one of the expected joints (a gripper's own stream, another
+    robot's): the nodes count it as a ``missing_joint`` sample (``sysid_ros.sample_screen``)."""
 
 
 class CdrError(MessageError):
@@ -63,18 +68,21 @@ def name_order(names: Sequence[str], joint_names: Sequence[str]) -> np.ndarray:
         raise JointStateError("duplicate joint names")
     missing = [j for j in joint_names if j not in index]
     if missing:
-        raise JointStateError(f"missing joints {missing}")
+        raise MissingJointsError(f"missing joints {missing}")
     return np.array([index[j] for j in joint_names], dtype=np.intp)
 
 
 def ordered_arrays(order: np.ndarray, pos: np.ndarray, vel: np.ndarray, eff: np.ndarray,
-                   joint_names: Sequence[str],
-                   need_effort: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(q, q̇, τ) in ``joint_names`` order (τ zeros unless ``need_effort``), all finite; native
-    float64 copies. Raises JointStateError naming the joints of a NaN/inf."""
+                   joint_names: Sequence[str], need_effort: bool,
+                   finite: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(q, q̇, τ) in ``joint_names`` order (τ zeros unless ``need_effort``), all finite unless
+    ``finite`` is False (a caller that screens samples itself); native float64 copies. Raises
+    JointStateError naming the joints of a NaN/inf."""
     q = pos[order].astype(np.float64, copy=False)
     dq = vel[order].astype(np.float64, copy=False)
     tau = eff[order].astype(np.float64, copy=False) if need_effort else np.zeros(len(order))
+    if not finite:
+        return q, dq, tau
     for label, arr in (("position", q), ("velocity", dq), ("effort", tau)):
         bad = ~np.isfinite(arr)
         if bad.any():
@@ -217,6 +225,8 @@ class JointStateSample(NamedTuple):
     tau: np.ndarray
 
 
+#: a name block's error, kept as (class, message)
+_NameError = tuple[type[JointStateError], str]
 #: distinct name blocks remembered per decoder (a publisher normally sends one forever)
 _NAME_CACHE = 16
 
@@ -228,13 +238,15 @@ class JointStateDecoder:
     name block is compared in place first (padding bytes excluded: publishers leave them
     uninitialised), so a steady stream builds no strings."""
 
-    def __init__(self, joint_names: Sequence[str], need_effort: bool = True) -> None:
+    def __init__(self, joint_names: Sequence[str], need_effort: bool = True,
+                 finite: bool = True) -> None:
         self.joint_names = tuple(joint_names)
-        self.need_effort = need_effort
-        # (body offset of the name block, raw names) → order, or the names' error message
-        self._cache: dict[tuple[int, tuple[bytes, ...]], np.ndarray | str] = {}
+        self.need_effort, self.finite = need_effort, finite
+        # (body offset of the name block, raw names) → order, or the names' error
+        self._cache: dict[tuple[int, tuple[bytes, ...]], np.ndarray | _NameError] = {}
         # the last block: (start, [(absolute offset, bytes)] without padding, end, count, order)
-        self._last: tuple[int, list[tuple[int, bytes]], int, int, np.ndarray | str] | None = None
+        self._last: tuple[int, list[tuple[int, bytes]], int, int,
+                          np.ndarray | _NameError] | None = None
 
     def decode(self, data: bytes) -> JointStateSample:
         order = _byte_order(data)
@@ -247,13 +259,14 @@ class JointStateDecoder:
         vel, off = _float64s(data, off, order, "velocity")
         eff, off = _float64s(data, off, order, "effort")
         check_lengths(n, len(pos), len(vel), len(eff), self.need_effort)
-        if isinstance(names, str):      # a fresh error each time: a raised one keeps its frames
-            raise JointStateError(names)
-        q, dq, tau = ordered_arrays(names, pos, vel, eff, self.joint_names, self.need_effort)
+        if isinstance(names, tuple):    # a fresh error each time: a raised one keeps its frames
+            raise names[0](names[1])
+        q, dq, tau = ordered_arrays(names, pos, vel, eff, self.joint_names, self.need_effort,
+                                    self.finite)
         return JointStateSample(sec * 1_000_000_000 + nanosec, q, dq, tau)
 
     def _names(self, data: bytes, start: int,
-               order: str) -> tuple[int, np.ndarray | str, int]:
+               order: str) -> tuple[int, np.ndarray | _NameError, int]:
         """(count, order or the names' error, body offset after the block)."""
         last = self._last
         if last is not None and last[0] == start:
@@ -284,7 +297,7 @@ class JointStateDecoder:
             try:
                 result = name_order(names, self.joint_names)
             except JointStateError as exc:
-                result = str(exc)
+                result = (type(exc), str(exc))
             if len(self._cache) >= _NAME_CACHE:
                 self._cache.clear()
             self._cache[key] = result

@@ -4,7 +4,7 @@ trajectories, to stay short). Checked independently of the report: the recorded 
 the truth, the controller commanded the six arm joints within their limits, the legs stood
 (posture, trunk height), and the report's trunk-motion verdict is the one the recorded /imu
 gives over the closed loop (from the first desired trajectory on) against arm_view.trunk_motion.
-What the guarantee gives on the standing B1 (docs/design.md §5.1): V ≤ V_max, no clipping and no
+What the guarantee gives on the standing B1 (docs/theory/controller.md#law): V ≤ V_max, no clipping and no
 collision hold, and every joint's |d| stays within d̄; the trunk-motion assumption does not: with
 the layer's exponent p = 1 the robust input no longer switches at the sample rate, but the plant's
 stiction (a wrist caught by its dry friction, joints 3–4 stick-slip at the Coulomb band) moves the
@@ -26,7 +26,8 @@ import numpy as np
 import pytest
 
 from sysid_ros.bagio import default_typestore, open_bag, read_imu, read_joint_states
-from sysid_ros.model.arm_view import TrunkMotionBound, trunk_motion_report
+from sysid_ros.control.arm_view import TrunkMotionBound, trunk_motion_report
+from sysid_ros.control.prior import prior_box
 from sysid_ros.model.robots import load_robot
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -63,6 +64,11 @@ def test_b1_z1_demo_reports_the_trunk_motion_the_imu_recorded(tmp_path):
     truth_msg = _messages(bag, "/sim/payload_truth")[-1].inertia
     bounds = [np.asarray(b.data).reshape(3, 10) for b in _messages(bag, "/sysid/payload_bounds")]
     assert bounds and all(b[0, 0] <= truth_msg.m <= b[2, 0] for b in bounds)
+    # the simulated payload is one of the class, off its centre, and the report says where
+    klass = prior_box(robot)
+    assert 0.3 <= abs(truth_msg.m - klass.centre[0]) / klass.radius[0] <= 0.8
+    assert "drawn inside the class 'demo.prior_box'" in text
+    assert "## The payload class, the truth and the identified box" in text
 
     cmds = np.array([c.data for c in _messages(bag, "/effort_controller/commands")])
     arm = [robot.joint_names.index(n) for n in robot.config["arm_joints"]]
@@ -82,7 +88,7 @@ def test_b1_z1_demo_reports_the_trunk_motion_the_imu_recorded(tmp_path):
     result = next(ln for ln in text.splitlines() if ln.startswith("Result: "))
     if rep.violations:
         assert result == "Result: failure" and "floating base: trunk" in text
-        assert "known limit (docs/design.md §5.1)" in text
+        assert "known limit (docs/theory/controller.md#law)" in text
     assert "trunk frame" in text and "base disturbance bound" in text
     # what does hold: V ≤ V_max (true θ), no clipping, positive clearance
     v_line = next(ln for ln in text.splitlines() if ln.startswith("- max V (true θ)"))

@@ -1,4 +1,4 @@
-"""The real-data path in simulation, end to end (session 16): a Gen3 drawn off the catalogue
+"""The real-data path in simulation, end to end: a Gen3 drawn off the catalogue
 (``hardware_like``: friction and armature ±50 %, dry friction, torque offsets, links ±5 %, 1 kHz
 driver with drops, jitter, torque and velocity noise) is calibrated from recordings of itself
 without payload (``sysid-sim-record`` → ``sysid-calibrate``), then the closed-loop demo runs on
@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sysid_ros.control.prior import prior_box
 from sysid_ros.demo.report import load_run
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import sim_truth
@@ -68,9 +69,15 @@ def test_calibrated_closed_loop_on_hardware_like_data(tmp_path):
     assert run.truth is not None and run.bounds.shape[0] > 0
     assert np.all(run.bounds[:, 0] <= run.truth + 1e-9)
     assert np.all(run.truth <= run.bounds[:, 2] + 1e-9)
+    # the simulated payload is one of the class, off its centre, and the report says where
+    klass = prior_box(load_robot(out / "gen3.yaml"))    # the run's facts: dumbbell_8lb
+    place = (run.truth - klass.centre) / klass.radius
+    assert 0.3 <= abs(place[0]) <= 0.8 and np.all(np.abs(place) <= 1.0), place
+    assert "drawn inside the class 'dumbbell_8lb'" in text
+    assert "## The payload class, the truth and the identified box" in text
     prior = gen3.config["identification"]["priors"]["dumbbell_8lb"]
     prior_width = prior["upper"][0] - prior["lower"][0]
-    # the data inform the mass (0.82 of the prior's width in session 16: the stated velocity
+    # the data inform the mass (measured: 0.82 of the prior's width; the stated velocity
     # bound, 2 mrad/s through the loaded wrist, costs most of what they would say)
     assert run.bounds[-1, 2, 0] - run.bounds[-1, 0, 0] < 0.95 * prior_width
     assert np.all(np.abs(run.cmd).max(axis=0) < gen3.limits.tau_max)

@@ -1,4 +1,4 @@
-"""Shortened closed-loop demo through the real graph (issue 6): sim, identifier, planner,
+"""Shortened closed-loop demo through the real graph: sim, identifier, planner,
 robust controller and recorder as separate processes over DDS, started by the runner from
 launch/sim.launch.yaml, then the move-and-place task. Checked independently of the report:
 the recorded bounds contain the simulator's truth, no command reached a torque limit, no
@@ -16,6 +16,7 @@ import pinocchio as pin
 import pytest
 
 from sysid_ros.bagio import default_typestore, open_bag, read_joint_states
+from sysid_ros.control.prior import prior_box
 from sysid_ros.model.robots import load_robot
 from sysid_ros.planning.obstacles import obstacles_from_config, signed_distance
 
@@ -121,6 +122,12 @@ def test_short_z1_demo_succeeds_from_its_payload_class(tmp_path):
     i_o = i_c + m * (c @ c * np.eye(3) - np.outer(c, c))
     truth = np.array([m, *(m * c), i_o[0, 0], i_o[0, 1], i_o[1, 1], i_o[0, 2], i_o[1, 2],
                       i_o[2, 2]])
+    # the simulated payload is one of the class, off its centre, and the report says where
+    klass = prior_box(load_robot(out / "z1.yaml"))      # the run's facts: dumbbell_1kg
+    place = (truth - klass.centre) / klass.radius
+    assert 0.3 <= abs(place[0]) <= 0.8 and np.all(np.abs(place) <= 1.0), place
+    assert "drawn inside the class 'dumbbell_1kg'" in text
+    assert "## The payload class, the truth and the identified box" in text
     bounds = [np.asarray(b.data).reshape(3, 10) for b in _last(bag, "/sysid/payload_bounds")]
     assert bounds
     for b in bounds:

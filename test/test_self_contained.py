@@ -1,7 +1,7 @@
 """The repository stands alone: no tracked file points at design notes, robot facts or papers kept
-outside it. Design notes live in docs/design.md (cite them as ``docs/design.md §n``), the Kinova
+outside it. Design notes live in docs/theory/ (cite them as ``docs/theory/<page>.md#<anchor>``), the Kinova
 Gen3 facts in urdf/kinova_gen3_facts.yaml, and papers are cited by title and authors
-(docs/design.md §10).
+(docs/theory/models.md#references).
 
 Files other engineers are still migrating are listed in ``PENDING``; once such a file is clean the
 second test warns (it does not fail, so the owners' work in progress never breaks the suite) that
@@ -31,7 +31,7 @@ FORBIDDEN = (
 )
 
 # Being migrated by their owners (section references into the external notes become
-# "docs/design.md §n", same numbers); remove each entry once its file is clean -- the set should
+# "docs/theory/<page>.md#<anchor>"); remove each entry once its file is clean -- the set should
 # end up empty. "path#section" covers only one top-level section of a YAML file (comment lines
 # directly above a key belong to that key's section).
 PENDING: set[str] = set()
@@ -110,7 +110,7 @@ def test_no_file_depends_on_material_outside_the_repository(hits):
     bad = [f"{rel}:{n}: {line}" for rel, n, section, line in hits
            if _pending_entry(rel, section) is None]
     assert not bad, ("references to design notes, facts or papers outside the repository "
-                     "(cite docs/design.md §n, urdf/kinova_gen3_facts.yaml, or the paper by title "
+                     "(cite docs/theory/<page>.md#<anchor>, urdf/kinova_gen3_facts.yaml, or the paper by title "
                      "instead):\n" + "\n".join(bad))
 
 

@@ -30,8 +30,9 @@ from .reader import (
     read_imu,
     read_joint_states,
 )
-from .skips import SKIP_KINDS, SkipLog
-from .writer import STORAGES, BagWriter, default_typestore
+from sysid_ros.sample_screen import SKIP_KINDS, SkipLog
+
+from .writer import STORAGES, BagWriter, default_typestore, write_joint_state_arrays
 
 __all__ = [
     "SKIP_KINDS",
@@ -56,6 +57,7 @@ __all__ = [
     "Player",
     "ProgressCallback",
     "STORAGES",
+    "write_joint_state_arrays",
     "StampOrderError",
     "TopicNotFoundError",
     "TopicTypeError",

@@ -58,7 +58,10 @@ class EmptyTopicError(BagError):
 
 
 class MissingJointError(BagError):
-    """A requested joint name is absent from a JointState message."""
+    """A requested joint name is absent from a JointState message; ``names`` are the message's
+    joint names (empty when not known)."""
+
+    names: tuple[str, ...] = ()
 
 
 class NonFiniteValueError(BagError, ValueError):

@@ -8,7 +8,7 @@
                  [--continuous NAMES|auto|none] [--delimiter D] [--header auto|yes|no]
                  [--topic /joint_states] [--storage mcap|sqlite3]
 
-The mapping file holds what the options say (each option sets one key, see docs/import.md) and
+The mapping file holds what the options say (each option sets one key, see docs/guide/identify-recording.md) and
 the options override it. One ``sensor_msgs/JointState`` per row, header stamp = bag timestamp.
 Reading, unit conversion and unwrapping: :mod:`sysid_ros.bagio.tabular`. Warnings go to stderr
 as ``sysid-import: warning: ...``; the last stderr line summarises the bag. Exit codes: 0 bag
@@ -17,22 +17,18 @@ written, 2 bad input (one line ``sysid-import: error: ...`` naming file, line an
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
-import numpy as np
 
+from sysid_ros.bagio.writer import write_joint_state_arrays
+from sysid_ros import progress
 from sysid_ros.cli_messages import fail, say
 from sysid_ros.bagio.tabular import (
     DELIMITERS, POSITION_UNITS, TIME_UNITS, VELOCITY_UNITS, ImportedLog, MappingError,
     import_log, load_mapping, parse_mapping,
 )
-
-if TYPE_CHECKING:
-    from sysid_ros.model.robots import Robot
-    from sysid_ros.simulation.hardware_like import HardwareRecording
 
 __all__ = ["main", "build_parser", "EXIT_CODES", "options_mapping", "write_log_bag"]
 
@@ -47,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Convert joint logs (CSV, TSV, whitespace text, NPZ; one table or one file "
                     "per quantity) into a rosbag2 of sensor_msgs/JointState for sysid-calibrate "
-                    "and sysid-identify. Options set the keys of the mapping file (docs/import.md).",
+                    "and sysid-identify. Options set the keys of the mapping file (docs/guide/identify-recording.md).",
         epilog="exit codes: 0 bag written, 2 bad input")
     p.add_argument("table", nargs="?", help="one table holding every column (mapping key: file)")
     p.add_argument("--out", required=True, help="rosbag2 directory to create")
@@ -79,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--header", choices=["auto", "yes", "no"], help="first line is a header")
     p.add_argument("--topic", default="/joint_states")
     p.add_argument("--storage", choices=["mcap", "sqlite3"], default="mcap")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
     return p
 
 
@@ -151,21 +148,13 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_log_bag(path: str | Path, log: ImportedLog, topic: str = "/joint_states",
-                  storage: str = "mcap") -> Path:
+                  storage: str = "mcap",
+                  progress: Callable[[int, int], None] | None = None) -> Path:
     """Write ``log`` as JointState messages (stamps as header stamps and bag timestamps; empty
-    velocity/effort arrays when absent) into the new rosbag2 directory ``path``."""
-    from sysid_ros.simulation import write_joint_states_bag
-
-    n = log.t.size
-    c = np.ascontiguousarray      # the CDR serialiser needs contiguous rows
-    view = SimpleNamespace(
-        t=log.t, q=c(log.position), dq=None if log.velocity is None else c(log.velocity),
-        tau_meas=c(log.effort) if log.effort is not None else np.empty((n, 0)),
-        joint_names=log.joint_names)
-    names = SimpleNamespace(name="import", joint_names=log.joint_names)
-    # duck-typed: the writer reads t, q, dq, tau_meas, joint_names and the robot's names only
-    return write_joint_states_bag(path, cast("HardwareRecording", view), cast("Robot", names),
-                                  topic=topic, storage=storage)
+    velocity/effort arrays when absent) into the new rosbag2 directory ``path``;
+    ``progress(done, total)`` counts the messages written."""
+    return write_joint_state_arrays(path, log.t, log.position, log.velocity, log.effort,
+                                    log.joint_names, topic, storage, progress)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -179,10 +168,17 @@ def _run(args: argparse.Namespace) -> int:
         data, where = load_mapping(args.mapping), str(args.mapping)
     mapping = parse_mapping(_merge(data, options_mapping(args)), where)
     robot = load_robot(args.robot) if args.robot is not None else None
-    log = import_log(mapping, robot)
+    with progress.stages(2, "importing", not args.no_progress) as enter:
+        enter("reading the tables")
+        log = import_log(mapping, robot)
+        enter("writing the bag")
+        bar, done = progress.callback("writing", not args.no_progress, unit="msg")
+        try:
+            out = write_log_bag(args.out, log, args.topic, args.storage, progress=bar)
+        finally:
+            done()
     for warning in log.warnings:
         _say(f"warning: {warning}")
-    out = write_log_bag(args.out, log, args.topic, args.storage)
     _say(f"wrote {out}: {log.summary()}")
     return EXIT_CODES["ok"]
 

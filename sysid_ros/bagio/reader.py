@@ -6,10 +6,9 @@ follow the requested joint order, matched by ``JointState.name`` in every messag
 whose names come in another order are reordered. Everything the identifier relies on is checked
 and each violation raises its own :class:`~sysid_ros.bagio.errors.BagError` subclass.
 
-JointState messages are decoded by the project's CDR layout walk (``sysid_ros.cdr``, the one the
-nodes use) with the layout reused while it repeats, which is several times faster than generic
-deserialisation; anything it cannot parse falls back to the
-``rosbags`` typestore, so the fast path never changes results (``bench/bench_bag.py`` measures it).
+JointState messages are deserialised by the ``rosbags`` typestore. A hand-written CDR walk reads
+them faster, but reading is a small share of ``sysid-identify``'s time, so end to end it does
+not pay for itself (``python -m bench.bench_decoder`` measures both in one run).
 """
 from __future__ import annotations
 
@@ -18,12 +17,13 @@ import struct
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 from rosbags.rosbag2 import Reader
 
-from sysid_ros.cdr import joint_state_layout
+from sysid_ros.sample_screen import (JOINT_SET_CHANGED, PERSISTENT, RESTART, RETRACT, SKIP,
+                                     SampleScreen, SkipLog)
 
 from .errors import (
     ArrayLengthError,
@@ -35,10 +35,10 @@ from .errors import (
     MissingJointError,
     NonFiniteValueError,
     NonMonotonicStampError,
+    StampOrderError,
     TopicNotFoundError,
     TopicTypeError,
 )
-from .skips import PERSISTENT_BACKWARD, SkipLog
 from .writer import default_typestore
 
 if TYPE_CHECKING:
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "JointStateSeries",
+    "ImuSamples",
     "ImuSeries",
     "ProgressCallback",
     "read_joint_states",
@@ -73,7 +74,7 @@ class JointStateSeries:
         stamps_ns: (N,) the same stamps as exact integer nanoseconds.
         names: joint names, the column order of the arrays.
         position, velocity, effort: (N, nj) float64 arrays; ``effort`` is the measured joint
-            torque (docs/design.md §7.1). A field that is empty in every message and not
+            torque (docs/theory/ros-interfaces.md#topics-types-and-qos). A field that is empty in every message and not
             required is None.
     """
 
@@ -86,6 +87,21 @@ class JointStateSeries:
 
     def __len__(self) -> int:
         return int(self.t.shape[0])
+
+
+class ImuSamples(Protocol):
+    """What the identifier reads from an IMU stream (e.g. :class:`ImuSeries`, a simulated run's
+    IMU): stamps t (M,) s, angular_velocity (M, 3) rad/s and linear_acceleration (M, 3) m/s²,
+    IMU frame."""
+
+    @property
+    def t(self) -> np.ndarray: ...
+
+    @property
+    def angular_velocity(self) -> np.ndarray: ...
+
+    @property
+    def linear_acceleration(self) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -225,31 +241,21 @@ def iter_messages(bag_path: str | os.PathLike[str], topic: str,
         reader.close()
 
 
-# -- JointState CDR decoding -----------------------------------------------------------------
-_U32 = struct.Struct("<I")
-_STAMP = struct.Struct("<iI")
-
-
+# -- JointState decoding ----------------------------------------------------------------------
 class _JointStateDecoder:
-    """Decodes messages into rows of preallocated arrays, caching the name→column mapping."""
+    """Decodes messages into name-ordered arrays, caching the name→column mapping."""
 
     def __init__(self, bag: Path, topic: str, joint_names: Sequence[str] | None) -> None:
         self.bag, self.topic = bag, topic
         self.joint_names: list[str] | None = list(joint_names) if joint_names is not None else None
-        self._last_block: tuple[bytes, ...] | None = None
         self._last_names: list[str] | None = None
         self._cols: np.ndarray | None = None
         self._identity = False
         self._typestore = default_typestore()
-        # (message length, end of names, bytes from frame_id to end of names, array offsets,
-        #  [(offset, value) of the velocity and effort counts])
-        self._layout: tuple[int, int, bytes, list[tuple[int, int]], list[tuple[int, int]]] | None = None
 
     def forget_layout(self) -> None:
-        """Drop the cached layout and name block: after a message that could not be mapped
-        (a joint missing), the next one must be mapped afresh, never read with stale columns."""
-        self._layout = None
-        self._last_block = None
+        """Drop the cached name mapping: after a message that could not be mapped (a joint
+        missing), the next one must be mapped afresh, never read with stale columns."""
         self._last_names = None
 
     def _mapping(self, names: list[str], index: int) -> None:
@@ -262,10 +268,12 @@ class _JointStateDecoder:
         where = {n: i for i, n in enumerate(names)}
         missing = [j for j in self.joint_names if j not in where]
         if missing:
-            raise MissingJointError(
+            err = MissingJointError(
                 f"bag {self.bag} topic {self.topic} message {index}: joints {missing} missing "
                 f"(message has {names})"
             )
+            err.names = tuple(names)
+            raise err
         self._cols = np.array([where[j] for j in self.joint_names], dtype=np.intp)
         self._identity = len(names) == len(self.joint_names) and bool(
             np.all(self._cols == np.arange(len(names)))
@@ -274,41 +282,9 @@ class _JointStateDecoder:
 
     def decode(self, index: int, data: bytes) -> tuple[int, list[np.ndarray]]:
         """Return (stamp_ns, [position, velocity, effort]) reordered to ``joint_names``."""
-        try:
-            # Same length and same frame_id/names bytes as the previous message ⇒ same layout:
-            # reuse its array offsets instead of walking the names again (the common case).
-            layout = self._layout
-            if (
-                layout is not None
-                and len(data) == layout[0]
-                and data[0:2] == b"\x00\x01"
-                and data[12 : layout[1]] == layout[2]
-                # the velocity/effort counts too: equal total length does not imply equal split
-                and all(_U32.unpack_from(data, at)[0] == n for at, n in layout[4])
-            ):
-                sec, nsec = _STAMP.unpack_from(data, 4)
-                values = [np.frombuffer(data, "<f8", n, off) for off, n in layout[3]]
-                return sec * 1_000_000_000 + nsec, self._reorder(index, values)
-            if data[0:2] != b"\x00\x01":  # little-endian CDR only here (the slow path reads any)
-                raise ValueError("not CDR_LE")
-            stamp, block, arrays, counts_at = joint_state_layout(data)
-            names_end = arrays[0][0]
-            self._layout = (
-                len(data), names_end, bytes(data[12:names_end]), list(arrays),
-                [(counts_at[k], arrays[k][1]) for k in (1, 2)],
-            )
-            if block != self._last_block:
-                self._mapping([name.decode() for name in block], index)
-                self._last_block = block
-            values = [np.frombuffer(data, "<f8", n, off) for off, n in arrays]
-        except (ValueError, struct.error, UnicodeDecodeError, IndexError) as err:
-            if isinstance(err, BagError):
-                raise
-            stamp, names, values = self._decode_slow(index, data)
-            self._last_block = None
-            self._layout = None
-            if names != self._last_names:
-                self._mapping(names, index)
+        stamp, names, values = self._deserialize(index, data)
+        if names != self._last_names:
+            self._mapping(names, index)
         return stamp, self._reorder(index, values)
 
     def _reorder(self, index: int, values: list[np.ndarray]) -> list[np.ndarray]:
@@ -326,7 +302,7 @@ class _JointStateDecoder:
             out.append(arr if self._identity else arr[self._cols])
         return out
 
-    def _decode_slow(self, index: int, data: bytes) -> tuple[int, list[str], list[np.ndarray]]:
+    def _deserialize(self, index: int, data: bytes) -> tuple[int, list[str], list[np.ndarray]]:
         try:
             # deserialize_cdr is typed ``object``; the type name fixes the class.
             msg = cast("JointStateMsg", self._typestore.deserialize_cdr(data, JOINT_STATE))
@@ -380,52 +356,61 @@ def _check_finite(
         )
 
 
+#: a CDR message's header stamp (sec, nanosec) right after its 4-byte encapsulation header
+_STAMP = struct.Struct("<iI")
+
+_REFUSAL: dict[str, type[BagError]] = {
+    "non_finite": NonFiniteValueError, "zero_stamp": NonMonotonicStampError,
+    "duplicate_stamp": DuplicateStampError, "backward_stamp": NonMonotonicStampError,
+    "far_future_stamp": StampOrderError, "missing_joint": MissingJointError}
+
+
 class _Screen:
-    """The skip policy of :mod:`~sysid_ros.bagio.skips` applied message by message."""
+    """The shared :class:`~sysid_ros.sample_screen.SampleScreen` applied to a bag: a skipped
+    message is logged (or, with a refusing log, refused naming it); a persistent jump back and
+    a changed joint set refuse the file."""
 
-    def __init__(self, log: SkipLog, bag: Path, topic: str) -> None:
-        self.log, self.bag, self.topic = log, bag, topic
-        self.last: int | None = None          # last accepted stamp (ns)
-        self.behind = 0                       # consecutive messages behind it
+    def __init__(self, log: SkipLog, bag: Path, topic: str, entry: str = "joint") -> None:
+        self.log, self.where = log, f"bag {bag} topic {topic}"
+        self.screen = SampleScreen(log, entry=entry)
 
-    def missing_joint(self, index: int, data: bytes, err: Exception) -> None:
+    def _refuse(self, index: int) -> None:
+        if self.log.refuse:
+            kind, detail = self.screen.kind, self.screen.detail
+            raise _REFUSAL[kind](f"{self.where} message {index}: {kind.replace('_', ' ')}"
+                                 + (f", {detail}" if detail else "") + " (--strict)")
+
+    def missing_joint(self, index: int, data: bytes, err: MissingJointError) -> None:
         try:
             sec, nsec = _STAMP.unpack_from(data, 4)
             stamp = sec * 1_000_000_000 + nsec
         except struct.error:
             stamp = 0
-        self.log.add("missing_joint", index, stamp, str(err).split(": ", 1)[-1])
+        detail = str(err).split(": ", 1)[-1]
+        if self.screen.missing_joint(stamp, detail, err.names, index) == JOINT_SET_CHANGED:
+            raise MissingJointError(
+                f"{self.where} message {index}: the joint set changed for good ({PERSISTENT} "
+                f"messages in a row: {detail}): another robot's stream or a cut recording; "
+                "split it or name the topic of this robot")
+        self._refuse(index)
 
-    def accept(self, index: int, stamp: int, values: list[np.ndarray], present: list[bool],
-               names: Sequence[str]) -> bool:
-        kind, detail = self._kind(stamp, values, present, names)
-        if kind == "backward_stamp":
-            self.behind += 1
-            if self.behind >= PERSISTENT_BACKWARD:
-                raise NonMonotonicStampError(
-                    f"bag {self.bag} topic {self.topic} message {index}: time jumped back "
-                    f"persistently ({self.behind} messages behind the stamp {self.last} ns): two "
-                    "recordings in one file? split it")
-        if kind:
-            self.log.add(kind, index, stamp, detail)
+    def accept(self, index: int, stamp: int, fields: Sequence[tuple[str, np.ndarray]],
+               names: Sequence[str], kept: list[int]) -> bool:
+        """Whether to keep the message; ``kept`` (the stamps kept and not yet handed on) loses
+        its last one when the screen finds it out of line."""
+        verdict = self.screen.check(stamp, fields, names, index)
+        if verdict == RETRACT and kept:
+            kept.pop()
+            return True
+        if verdict in (RESTART, RETRACT):
+            raise NonMonotonicStampError(
+                f"{self.where} message {index}: time jumped back persistently ({PERSISTENT} "
+                "messages in a row behind the last accepted stamp): two recordings in one "
+                "file? split it")
+        if verdict == SKIP:
+            self._refuse(index)
             return False
-        self.last, self.behind = stamp, 0
         return True
-
-    def _kind(self, stamp: int, values: list[np.ndarray], present: list[bool],
-              names: Sequence[str]) -> tuple[str, str]:
-        if stamp <= 0:
-            return "zero_stamp", ""
-        if self.last is not None and stamp == self.last:
-            return "duplicate_stamp", ""
-        if self.last is not None and stamp < self.last:
-            return "backward_stamp", f"{(self.last - stamp) * 1e-9:.6f} s behind"
-        for field, arr, ok in zip(_FIELDS, values, present):
-            if ok and arr.shape[0] and not np.all(np.isfinite(arr)):
-                j = int(np.flatnonzero(~np.isfinite(arr))[0])
-                name = names[j] if j < len(names) else str(j)
-                return "non_finite", f"{field} of joint {name} is {arr[j]}"
-        return "", ""
 
 
 def iter_joint_states(
@@ -499,9 +484,17 @@ def iter_joint_states(
                         raise ArrayLengthError(
                             f"bag {bag} topic {topic} message {index}: {field} is empty"
                         )
-            if screen is not None and not screen.accept(index, stamp, values, present,
-                                                        decoder.joint_names or []):
-                continue
+            if screen is not None:
+                n_kept = len(stamps)
+                if not screen.accept(
+                        index, stamp, [(f, v) for f, v, ok in zip(_FIELDS, values, present) if ok],
+                        decoder.joint_names or [], stamps):
+                    continue
+                if len(stamps) < n_kept:        # the last kept message was out of line
+                    for k in range(len(_FIELDS)):
+                        if present[k]:
+                            rows[k].pop()
+                    done -= 1
             for k, v in enumerate(values):
                 if present[k] != (v.shape[0] > 0):
                     raise ArrayLengthError(
@@ -548,7 +541,7 @@ def read_joint_states(
         require: fields that must be present (non-empty) in every message.
         progress: called as ``progress(done, total)`` every ``chunk_size`` messages and at end.
         chunk_size: validation/progress granularity in messages.
-        skip: when given, bad messages of the kinds in :mod:`~sysid_ros.bagio.skips` are left
+        skip: when given, bad messages of the kinds in :mod:`~sysid_ros.sample_screen` are left
             out and counted there instead of raising (a persistent jump back still raises).
 
     Raises:
@@ -580,12 +573,16 @@ def read_imu(
     topic: str = "/imu",
     *,
     progress: ProgressCallback | None = None,
+    skip: SkipLog | None = None,
 ) -> ImuSeries:
-    """Read a ``sensor_msgs/Imu`` topic; same checks as :func:`read_joint_states`."""
+    """Read a ``sensor_msgs/Imu`` topic; same checks as :func:`read_joint_states`, and with
+    ``skip`` the same bad-message policy (the IMU's values are its orientation, angular
+    velocity and linear acceleration)."""
     bag = Path(bag_path)
     topic = _norm_topic(topic)
     reader = open_bag(bag)
     typestore = default_typestore()
+    screen = None if skip is None else _Screen(skip, bag, topic, entry="axis")
     try:
         conns, total = _connections(reader, bag, topic, IMU)
         stamps: list[int] = []
@@ -598,13 +595,26 @@ def read_imu(
                 raise BagCorruptError(
                     f"bag {bag} topic {topic} message {index} cannot be decoded: {err}"
                 ) from None
-            stamps.append(m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec)
+            stamp = m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec
             o, w, a = m.orientation, m.angular_velocity, m.linear_acceleration
-            rows.append([o.x, o.y, o.z, o.w, w.x, w.y, w.z, a.x, a.y, a.z])
+            row = [o.x, o.y, o.z, o.w, w.x, w.y, w.z, a.x, a.y, a.z]
+            if screen is not None:
+                v = np.asarray(row, dtype=np.float64)
+                fields = [("orientation", v[0:4]), ("angular_velocity", v[4:7]),
+                          ("linear_acceleration", v[7:10])]
+                n_kept = len(stamps)
+                if not screen.accept(index, stamp, fields, "xyzw", stamps):
+                    continue
+                if len(stamps) < n_kept:        # the last kept message was out of line
+                    rows.pop()
+            stamps.append(stamp)
+            rows.append(row)
             if progress is not None and (index + 1) % 10_000 == 0:
                 progress(index + 1, total)
         if not stamps:
-            raise EmptyTopicError(f"topic {topic} in bag {bag} has no messages")
+            detail = f": every message was skipped ({skip.describe()})" if skip and skip.total \
+                else " has no messages"
+            raise EmptyTopicError(f"topic {topic} in bag {bag}{detail}")
         if progress is not None:
             progress(len(stamps), total)
     finally:
@@ -617,7 +627,8 @@ def read_imu(
               "linear_acceleration.x", "linear_acceleration.y", "linear_acceleration.z"]
     bad = ~np.isfinite(arr)
     if bad.any():
-        row, col = (int(x) for x in np.argwhere(bad)[0])
-        raise NonFiniteValueError(f"bag {bag} topic {topic} message {row}: {labels[col]} is {arr[row, col]}")
+        at, col = (int(x) for x in np.argwhere(bad)[0])
+        raise NonFiniteValueError(f"bag {bag} topic {topic} message {at}: {labels[col]} is "
+                                  f"{arr[at, col]}")
     return ImuSeries(st * 1e-9, st, arr[:, 0:4].copy(), arr[:, 4:7].copy(), arr[:, 7:10].copy())
 

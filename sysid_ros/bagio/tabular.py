@@ -2,7 +2,7 @@
 
 What ``sysid-import`` (:mod:`sysid_ros.bagio.import_cli`) reads before it writes a
 ``sensor_msgs/JointState`` bag; no rclpy and no Pinocchio at run time (a ``Robot`` is only
-inspected for joint names, joint limits and velocity limits). User documentation: docs/import.md.
+inspected for joint names, joint limits and velocity limits). User documentation: docs/guide/identify-recording.md.
 
 Layout
 ------
@@ -54,9 +54,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import yaml
 
 from sysid_ros.errors import SysidError
+from sysid_ros.schema import Section, read_yaml
 
 if TYPE_CHECKING:
     from sysid_ros.model.robots import Robot
@@ -441,51 +441,28 @@ def parse_columns(text: str) -> tuple[Column, ...]:
     return tuple(out)
 
 
-class _Reader:
-    """Type-checked access to one mapping section; errors name the dotted key."""
+class _Reader(Section):
+    """One mapping section through the shared schema reader (:mod:`sysid_ros.schema`): unknown
+    keys refused, errors naming the file and the dotted key; absent keys read as None."""
 
     def __init__(self, where: str, data: object, section: str) -> None:
-        self.where, self.section = where, section
-        if not isinstance(data, dict):
-            raise MappingError(f"{where}: {section or 'the mapping'}: expected a mapping of "
-                               f"keys to values, got {data!r}")
-        allowed = MAPPING_KEYS[section]
-        for key in data:
-            if key not in allowed:
-                raise MappingError(f"{where}: unknown key {self.key(str(key))!r} (expected one "
-                                   f"of: {', '.join(self.key(k) for k in allowed)})")
-        self.data: dict[str, Any] = data
+        super().__init__(where, data, section, MappingError, MAPPING_KEYS[section])
 
-    def key(self, name: str) -> str:
-        return f"{self.section}.{name}" if self.section else name
-
-    def fail(self, name: str, expected: str) -> MappingError:
-        return MappingError(f"{self.where}: {self.key(name)}: expected {expected}, got "
-                            f"{self.data[name]!r}")
-
-    def string(self, name: str, choices: Sequence[str] | None = None) -> str | None:
-        value = self.data.get(name)
-        if value is None:
-            return None
-        if not isinstance(value, str) or (choices is not None and value not in choices):
-            raise self.fail(name, "a string" if choices is None else
-                            "one of " + ", ".join(repr(c) for c in choices))
+    def text(self, name: str, choices: Sequence[str] | None = None) -> str | None:
+        value: str | None = self.string(name, choices, default=None)
         return value
 
     def path(self, name: str) -> Path | None:
-        value = self.string(name)
+        value = self.text(name)
         return None if value is None else Path(value)
 
-    def number(self, name: str, positive: bool = False, nonzero: bool = False) -> float | None:
-        value = self.data.get(name)
-        if value is None:
-            return None
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        x = float(value) if ok else math.nan
-        if not math.isfinite(x) or (positive and x <= 0) or (nonzero and x == 0):
-            raise self.fail(name, "a positive number" if positive else
-                            "a non-zero number" if nonzero else "a number")
-        return x
+    def num(self, name: str, positive: bool = False, nonzero: bool = False) -> float | None:
+        value: float | None = self.number(name, positive, nonzero, default=None)
+        return value
+
+    def joint_names(self, name: str) -> tuple[str, ...] | None:
+        value: tuple[str, ...] | None = self.names(name, default=None)
+        return value
 
     def column(self, name: str) -> Column | None:
         value = self.data.get(name)
@@ -494,18 +471,6 @@ class _Reader:
         if isinstance(value, str) and value:
             return int(value) if value.isdigit() else value
         raise self.fail(name, "a column name or a 0-based index")
-
-    def names(self, name: str) -> tuple[str, ...] | None:
-        value = self.data.get(name)
-        if value is None:
-            return None
-        if isinstance(value, str):
-            value = [v.strip() for v in value.split(",") if v.strip()]
-        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise self.fail(name, "a list of joint names")
-        if len(set(value)) != len(value):
-            raise self.fail(name, "distinct joint names")
-        return tuple(value)
 
     def columns(self, name: str) -> tuple[Column, ...] | dict[str, Column] | None:
         value = self.data.get(name)
@@ -530,9 +495,9 @@ class _Reader:
 
 def _time_spec(where: str, data: object) -> TimeSpec:
     r = _Reader(where, {} if data is None else data, "time")
-    spec = TimeSpec(file=r.path("file"), array=r.string("array"), column=r.column("column"),
-                    unit=r.string("unit", tuple(TIME_UNITS)) or "s",
-                    rate_hz=r.number("rate_hz", positive=True), start=r.number("start"))
+    spec = TimeSpec(file=r.path("file"), array=r.text("array"), column=r.column("column"),
+                    unit=r.text("unit", tuple(TIME_UNITS)) or "s",
+                    rate_hz=r.num("rate_hz", positive=True), start=r.num("start"))
     from_file = spec.file is not None or spec.column is not None or spec.array is not None
     if spec.rate_hz is not None and (from_file or "unit" in r.data):
         raise MappingError(f"{where}: time: give either rate_hz or a time column (file/array/"
@@ -545,11 +510,11 @@ def _channel_spec(where: str, data: object, name: str, default_unit: str) -> Cha
     units = {"position": POSITION_UNITS, "velocity": VELOCITY_UNITS}.get(name)
     unit, scale = "", 1.0
     if units is not None:
-        unit = r.string("unit", tuple(units)) or default_unit
+        unit = r.text("unit", tuple(units)) or default_unit
         scale = units[unit]
     else:
-        scale = r.number("scale", nonzero=True) or 1.0
-    return ChannelSpec(file=r.path("file"), array=r.string("array"),
+        scale = r.num("scale", nonzero=True) or 1.0
+    return ChannelSpec(file=r.path("file"), array=r.text("array"),
                        columns=r.columns("columns"), scale=scale, unit=unit)
 
 
@@ -568,12 +533,12 @@ def _continuous(r: _Reader) -> tuple[str, ...] | None:
         return None
     if value == "none" or value == []:
         return ()
-    return r.names("continuous")
+    return r.joint_names("continuous")
 
 
 def parse_mapping(data: object, where: str = "mapping") -> ImportMapping:
     """Validate a mapping (the YAML file's content, options merged in); ``where`` prefixes
-    errors. Keys: :data:`MAPPING_KEYS`; meanings in docs/import.md."""
+    errors. Keys: :data:`MAPPING_KEYS`; meanings in docs/guide/identify-recording.md."""
     r = _Reader(where, data, "")
     if r.data.get("position") is None:
         raise MappingError(f"{where}: position: missing (where the joint positions are: "
@@ -589,31 +554,16 @@ def parse_mapping(data: object, where: str = "mapping") -> ImportMapping:
     return ImportMapping(
         time=_time_spec(where, r.data.get("time")), position=position, velocity=velocity,
         effort=effort, file=r.path("file"),
-        delimiter=r.string("delimiter", tuple(DELIMITERS)) or "auto", header=_header_flag(r),
-        joints=r.names("joints"), continuous=_continuous(r))
+        delimiter=r.text("delimiter", tuple(DELIMITERS)) or "auto", header=_header_flag(r),
+        joints=r.joint_names("joints"), continuous=_continuous(r))
 
 
 def load_mapping(path: str | Path) -> dict[str, Any]:
     """A mapping YAML file as a dict (unvalidated), its relative ``file`` entries made relative
     to the mapping file's folder; errors name the file (and the line of a YAML syntax error)."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise MappingError(f"{path}: no such mapping file") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise MappingError(f"{path}: cannot read it ({err})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise MappingError(f"{path}{line}: not valid YAML ({getattr(err, 'problem', err)})") \
-            from None
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise MappingError(f"{path}: expected a mapping of keys to values, got {data!r}")
+    # an empty mapping file is allowed: the options say it all
+    data = read_yaml(path, "mapping", MappingError, empty_ok=True).data
     _rebase(data, path.parent)
     for section in ("time", *_CHANNELS):
         if isinstance(data.get(section), dict):

@@ -37,6 +37,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
+import numpy as np
 import yaml
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.rosbag2.errors import WriterError
@@ -45,7 +46,7 @@ from rosbags.typesys.store import Typestore
 
 from .errors import BagWriteError
 
-__all__ = ["BagWriter", "STORAGES", "default_typestore"]
+__all__ = ["BagWriter", "STORAGES", "default_typestore", "write_joint_state_arrays"]
 
 #: Storage identifiers accepted by :class:`BagWriter` and their file suffixes.
 STORAGES: dict[str, tuple[StoragePlugin, str]] = {
@@ -349,3 +350,34 @@ class BagWriter:
             self.close_chunk()
             self._open = False
             self._finished = True
+
+
+def write_joint_state_arrays(path: str | os.PathLike[str], t: np.ndarray, q: np.ndarray,
+                             dq: np.ndarray | None, tau: np.ndarray | None,
+                             joint_names: list[str] | tuple[str, ...],
+                             topic: str = "/joint_states", storage: str = "mcap",
+                             progress: Callable[[int, int], None] | None = None) -> Path:
+    """Samples (t (N,) s; q, q̇, τ (N, nj), q̇ and τ optional) as ``sensor_msgs/JointState``
+    messages into a new rosbag2 directory ``path`` (header stamp = bag receive time = t; an
+    empty array for an absent field); returns it. ``progress(done, total)`` is called every
+    10,000 messages and at the end."""
+    store = default_typestore()
+    joint_state = store.types["sensor_msgs/msg/JointState"]
+    header, stamp = store.types["std_msgs/msg/Header"], store.types["builtin_interfaces/msg/Time"]
+    names = list(joint_names)
+    c = np.ascontiguousarray      # the CDR serialiser needs contiguous rows
+    empty = np.empty(0)
+    rows = [None if x is None else c(np.asarray(x, float)) for x in (q, dq, tau)]
+    stamps = np.rint(np.asarray(t, float) * 1e9).astype(np.int64)
+    with BagWriter(path, storage=storage, chunk_seconds=None) as writer:
+        for i, ns in enumerate(stamps.tolist()):
+            pos, vel, eff = (empty if r is None or r.shape[1] == 0 else r[i] for r in rows)
+            writer.write(topic, joint_state(
+                header=header(stamp=stamp(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000),
+                              frame_id=""),
+                name=names, position=pos, velocity=vel, effort=eff), ns)
+            if progress is not None and (i + 1) % 10_000 == 0:
+                progress(i + 1, stamps.size)
+    if progress is not None:
+        progress(stamps.size, stamps.size)
+    return Path(path)

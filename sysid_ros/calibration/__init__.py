@@ -5,7 +5,7 @@ bound on the torque error the identifier must allow and boxes of the friction/ar
 coefficients [Fc, Fv, Ia, β] (and of body parameters where the data tighten them), plus point
 estimates, and write them as the calibration overlay ``calib.yaml``
 (:mod:`sysid_ros.model.calibration`). Velocities can be estimated from positions first
-(:mod:`.state`). See docs/calibration.md; the CLI is ``sysid-calibrate`` (:mod:`.cli`).
+(:mod:`.state`). See docs/guide/calibrate.md; the CLI is ``sysid-calibrate`` (:mod:`.cli`).
 """
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -39,7 +39,7 @@ from sysid_ros.calibration.lp import BoxLP, scale_rows, min_noise
 from sysid_ros.calibration.map_estimate import ROBUST_LOSSES, LinearRows, map_estimate
 from sysid_ros.calibration.prior import FRICTION_PRIORS, Prior, calibration_prior
 from sysid_ros.calibration.rows import CalibrationRows, build_rows, friction_column
-from sysid_ros.calibration.terms import select_terms
+from sysid_ros.calibration.terms import adoptable, select_terms, term_prior
 from sysid_ros.calibration.timing import LagEstimate, estimate_torque_lag, \
     estimate_velocity_lag
 from sysid_ros.identification.calibration_rows import CalibrationConstraints, column_names
@@ -48,12 +48,14 @@ from sysid_ros.identification.errors import IdentificationError
 from sysid_ros.identification.transients import Transient, find_transients, transient_note, \
     with_radius_share
 from sysid_ros.identification.windows import MomentumWindows
+from sysid_ros.model.friction_terms import FrictionTerms
 from sysid_ros.model.parameters import is_physically_consistent
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
 
-__all__ = ["CalibrationOptions", "CalibrationResult", "calibrate", "calibration_rows", "TORQUE_LAG_MODES",
-           "FRICTION_LAWS", "window_config", "exported_rows"]
+__all__ = ["CalibrationOptions", "CalibrationResult", "calibrate", "calibration_stages",
+           "calibration_rows", "TORQUE_LAG_MODES", "FRICTION_LAWS", "window_config",
+           "exported_rows"]
 
 FRICTION_LAWS = ("linear", "stribeck")
 _LP_SLACK = 1e-6
@@ -73,7 +75,7 @@ class CalibrationOptions:
             error a window must allow is dominated by velocity noise through the large
             armature (Ia·Δq̇ error, independent of the window's length), so longer windows
             make it a smaller fraction of the signal — measured on hardware-like Gen3 data
-            (docs/calibration.md): narrower payload boxes, a smaller margin needed, 3-4x
+            (docs/guide/calibrate.md): narrower payload boxes, a smaller margin needed, 3-4x
             less LP work. None = the robot file's value.
         coulomb_band, quadrature_safety: the identifier's allowances (None: robot file).
         torque_noise_rel: the relative part of the noise model kept from the robot file; the
@@ -104,8 +106,9 @@ class CalibrationOptions:
         exclude_speed_frac: with ``auto``, rows are dropped from this fraction of the clamp.
         exclude_after_start_s: rows of windows starting this soon after a run's start are
             dropped (s).
-        terms: judge the extra friction/actuation terms by cross-validation (:mod:`.terms`)
-            and report which earned their place.
+        terms: judge the extra friction/actuation terms by cross-validation (:mod:`.terms`),
+            report which earned their place and adopt those that are functions of the joint's
+            state: their coefficients are calibrated with boxes like the four of the law.
         torque_gain_rel: the stated bound g_j on the torque reading's gain error (scalar or
             per joint; None: the robot file's ``identification.torque_gain_rel``). Each joint
             with g_j > 0 gets one gain unknown shared by all its rows (:mod:`.rows`). Without a
@@ -202,6 +205,7 @@ class CalibrationResult:
     excluded: dict[str, Any] = field(default_factory=dict)  # rows the exclusion rule dropped
     margin: np.ndarray | None = None       # (nj,) factor on δ*: options.margin or hold-out
     terms: Any = None                      # terms.TermSelection or None
+    friction_terms: FrictionTerms | None = None  # adopted extra terms with calibrated boxes
     #: torque samples beyond the stated bounds, absorbed by the quadrature allowance
     transients: list[Transient] = field(default_factory=list)
     #: (lower, upper) of the gain unknowns v (one per ``prior.gain_joints``), or None
@@ -222,9 +226,12 @@ class CalibrationResult:
         return lo, hi
 
     def box(self) -> tuple[np.ndarray, np.ndarray]:
-        """(lower, upper) of the whole x = [θ | φ | v] as calibrated."""
+        """(lower, upper) of the whole x = [θ | φ | ψ | v] as calibrated (:mod:`.rows`)."""
         lo = [self.link_lower, self.friction_lower.reshape(-1)]
         hi = [self.link_upper, self.friction_upper.reshape(-1)]
+        if self.friction_terms is not None:
+            lo.append(self.friction_terms.lower.reshape(-1))
+            hi.append(self.friction_terms.upper.reshape(-1))
         if self.gain_box is not None:
             lo.append(self.gain_box[0])
             hi.append(self.gain_box[1])
@@ -239,8 +246,12 @@ class CalibrationResult:
         o, c = self.options, self.config
         return [
             f"prior: {self.prior.describe()}; the truth lies inside it",
-            "friction law tau_f = Fc*sigma(dq) + Fv*dq + Ia*ddq + beta with Fc >= 0; sigma = "
-            f"sign(dq) outside |dq| <= {c.coulomb_band} rad/s, anything in [-1, 1] inside",
+            "friction law tau_f = Fc*sigma(dq) + Fv*dq + Ia*ddq + beta with Fc >= 0"
+            + ("" if c.friction_terms is None else
+               " + the adopted terms " + " + ".join(f"psi*{col}" for col in c.friction_terms.columns)
+               + " (one coefficient psi per joint and column)")
+            + f"; sigma = sign(dq) outside |dq| <= {c.coulomb_band} rad/s, anything in [-1, 1] "
+            "inside",
             f"torque_noise_abs bounds the window-averaged torque error |int (tau_meas - tau) dt|"
             f"/T over windows of {c.window_s} s beyond the quadrature allowance "
             f"({c.quadrature_safety} x |Simpson - trapezoid|) and the relative part "
@@ -279,14 +290,15 @@ def exported_rows(result: CalibrationResult) -> CalibrationConstraints:
     # the reading as recorded, its bounds on the reading: the identifier applies its own gain
     # (the same robot's, with the calibrated box) and the gain unknowns are its
     gain, big = c.torque_gain[rows.joint], c.gain_max[rows.joint]
-    n_cols = prior.n_theta + 4 * robot.nj
+    n_cols = prior.n_model                    # [θ | φ | ψ]: the gain unknowns stay behind
     info = {"window_s": c.window_s, "stride_s": c.stride_s, "coulomb_band": c.coulomb_band,
             "quadrature_safety": c.quadrature_safety, "torque_noise_rel": c.torque_noise_rel,
             "recordings": [r.name for r in result.recordings],
             "noise_min_Nm": result.noise_min.tolist(), "prior": prior.describe(),
             "assumptions": result.assumptions()}
     return CalibrationConstraints(
-        robot.name, tuple(column_names(robot)), rows.A[:, :n_cols].tocsr(), rows.sign_rad.copy(),
+        robot.name, tuple(column_names(robot, result.friction_terms)),
+        rows.A[:, :n_cols].tocsr(), rows.sign_rad.copy(),
         rows.c / gain, rows.r_fixed / big, rows.t_noise / big, rows.joint.copy(),
         result.noise.copy(), prior.lower[ee].copy(), prior.upper[ee].copy(), info)
 
@@ -326,9 +338,12 @@ def calibration_rows(robot: Robot, config: IdentificationConfig, prior: Prior,
         if windows is not None:
             windows.append((rec.name, win))
         if len(m):
+            terms = config.friction_terms
             parts.append(build_rows(m, robot.nj, prior.theta_abs_max, config.quadrature_safety,
                                     config.torque_noise_rel, source=k,
                                     lag_radius=config.torque_lag_radius_s,
+                                    term_abs_max=None if terms is None else
+                                    np.maximum(np.abs(terms.lower), np.abs(terms.upper)),
                                     gain_rel=config.torque_gain_rel,
                                     gain=config.torque_gain, payload_theta=rec.payload_theta,
                                     ee_columns=robot.ee_columns,
@@ -444,13 +459,24 @@ def _joint_rows(rows: CalibrationRows, nj: int) -> list[int]:
     return [int(np.sum(rows.joint == j)) for j in range(nj)]
 
 
+def calibration_stages(options: CalibrationOptions) -> list[str]:
+    """The stages :func:`calibrate` runs with ``options``, in order (its ``stage`` calls)."""
+    return (["rows"] + (["torque lag"] if options.torque_lag == "estimate" else [])
+            + ["noise bound", "friction box"] + (["link box"] if options.link_boxes else [])
+            + ["estimate"] + (["stribeck"] if options.friction_law == "stribeck" else [])
+            + (["terms"] if options.terms else []))
+
+
 def calibrate(robot: Robot, recordings: Sequence[Recording],
-              options: CalibrationOptions | None = None) -> CalibrationResult:
+              options: CalibrationOptions | None = None,
+              stage: Callable[[str], None] | None = None) -> CalibrationResult:
     """Calibrate ``robot`` from ``recordings`` (module docstring). Raises
     :class:`CalibrationInputError` on unusable input and :class:`CalibrationInconsistentError`
-    when the prior boxes cannot explain the data."""
+    when the prior boxes cannot explain the data. ``stage(name)`` is called as each stage of
+    :func:`calibration_stages` starts (e.g. for a progress bar)."""
     options = options or CalibrationOptions()
     options.check()
+    enter = stage or (lambda name: None)
     if robot.floating_base:
         raise CalibrationInputError(f"{robot.name}: floating-base robots are not calibrated "
                                     "(the momentum rows need base wrenches)")
@@ -470,19 +496,58 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
                                    exclude_after_start_s=options.exclude_after_start_s,
                                    velocity_lag_s=_velocity_lag(robot, recordings, options))
     windows: list[tuple[str, MomentumWindows]] = []
+    enter("rows")
     rows = calibration_rows(robot, config, prior, recordings, windows)
     nj, n_theta = robot.nj, prior.n_theta
     seconds["rows"] = time.perf_counter() - clock
     lag = None
     if options.torque_lag == "estimate":
+        enter("torque lag")
         clock = time.perf_counter()
         lag = estimate_torque_lag(rows, recordings, prior, nj)
         config = config.with_overrides(torque_lag_s=lag.lag, torque_lag_radius_s=lag.radius)
         windows = []
         rows = calibration_rows(robot, config, prior, recordings, windows)
         seconds["torque_lag"] = time.perf_counter() - clock
+    selection, notes_terms = None, []
+    if options.terms:
+        enter("terms")
+        clock = time.perf_counter()
+        try:
+            selection = select_terms(rows, recordings, prior, nj)
+        except ValueError as err:
+            # too little data to hold any out (e.g. one short run): nothing judged, the law
+            # stays linear, and the rest of the calibration says whether the data suffice
+            notes_terms.append(f"extra friction terms not judged: {err}")
+    if selection is not None:
+        notes_terms.append(selection.describe())
+        names = adoptable(selection)
+        if names:
+            # the adopted terms join the rows everything below rests on (module docstring)
+            half = term_prior(recordings, names, nj)
+            prior = prior.with_terms(names, half)
+            config = config.with_overrides(friction_terms=FrictionTerms(
+                names, np.zeros_like(half), -half, half))
+            if lag is not None:
+                # a term the lag estimate did not know biases it (a ripple's residual looks
+                # like a timing error): estimated again with the term, from unlagged rows
+                unlagged = config.with_overrides(torque_lag_s=0.0, torque_lag_radius_s=0.0)
+                lag = estimate_torque_lag(calibration_rows(robot, unlagged, prior, recordings),
+                                          recordings, prior, nj)
+                config = config.with_overrides(torque_lag_s=lag.lag,
+                                               torque_lag_radius_s=lag.radius)
+            windows = []
+            rows = calibration_rows(robot, config, prior, recordings, windows)
+            notes_terms.append(f"adopted friction terms: {', '.join(names)} (their coefficients "
+                               "are calibrated and written with boxes like Fc, Fv, Ia, beta)")
+        rest = [n for n in selection.selected if n not in names]
+        if rest:
+            notes_terms.append(f"selected but not adopted: {', '.join(rest)} (not a function of "
+                               "the joint's state: its effect stays in the measured noise bound)")
+        seconds["terms"] = time.perf_counter() - clock
     excluded = _excluded_summary(robot, config, windows)
 
+    enter("noise bound")
     clock = time.perf_counter()
     scaled = scale_rows(rows, prior.lower, prior.upper)
     res = min_noise(scaled, nj)
@@ -498,6 +563,7 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
     delta = margin * delta_min + options.noise_floor
     seconds["noise"] = time.perf_counter() - clock
 
+    enter("friction box")
     clock = time.perf_counter()
     # the boxes rest on the rows with the lag's radius (δ was measured without it: it holds both)
     timed = rows.with_timing()
@@ -509,12 +575,14 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
         raise CalibrationInconsistentError("the rows are infeasible at the written noise bound "
                                            "(solver failure)")
     f_cols = friction_column(n_theta, np.arange(nj)[:, None], np.arange(4)[None]).reshape(-1)
-    f_lo, f_hi = lp.box(f_cols)
+    t_cols = np.arange(n_theta + 4 * nj, prior.n_model)             # ψ, joint-major
+    f_lo, f_hi = lp.box(np.concatenate([f_cols, t_cols]))
     lower, upper = prior.lower.copy(), prior.upper.copy()
-    lower[f_cols], upper[f_cols] = f_lo, f_hi
+    lower[f_cols], upper[f_cols] = f_lo[:f_cols.size], f_hi[:f_cols.size]
+    lower[t_cols], upper[t_cols] = f_lo[f_cols.size:], f_hi[f_cols.size:]
     gain_box = None
     if prior.n_gain:
-        g_cols = n_theta + 4 * nj + np.arange(prior.n_gain)
+        g_cols = np.arange(prior.n_model, prior.lower.size)               # v, after ψ
         gain_box = lp.box(g_cols)
         lower[g_cols], upper[g_cols] = gain_box
     seconds["friction_box"] = time.perf_counter() - clock
@@ -523,10 +591,12 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
     ee = np.arange(robot.ee_columns.start, robot.ee_columns.stop)
     link_cols = np.setdiff1d(np.arange(n_theta), ee)
     if options.link_boxes:
+        enter("link box")
         l_lo, l_hi = lp.box(link_cols)
         lower[link_cols], upper[link_cols] = l_lo, l_hi
     seconds["link_box"] = time.perf_counter() - clock
 
+    enter("estimate")
     clock = time.perf_counter()
     est, notes = _nominal(robot, timed, prior, delta, lower, upper, options, recordings)
     seconds["estimate"] = time.perf_counter() - clock
@@ -544,19 +614,17 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
     if options.friction_law == "stribeck":
         from sysid_ros.calibration.stribeck import fit_stribeck
 
+        enter("stribeck")
         clock = time.perf_counter()
         stribeck = fit_stribeck(rows, list(recordings), x_nom, delta, nj, band=config.coulomb_band)
         seconds["stribeck"] = time.perf_counter() - clock
         notes += _law_warnings(robot, stribeck, config.coulomb_band)
-    terms = None
-    if options.terms:
-        clock = time.perf_counter()
-        terms = select_terms(rows, recordings, prior, nj)
-        seconds["terms"] = time.perf_counter() - clock
-        notes.append(terms.describe())
-        if terms.selected:
-            notes.append("the identifier's law is the linear one: the effect of "
-                         f"{', '.join(terms.selected)} stays in the measured noise bound")
+    notes += notes_terms
+    adopted = None
+    if config.friction_terms is not None:
+        tr = lambda v: v[t_cols].reshape(nj, -1)  # noqa: E731
+        adopted = FrictionTerms(config.friction_terms.names, tr(np.clip(x_nom, lower, upper)),
+                                tr(lower), tr(upper))
     fr = lambda v: v[f_cols].reshape(nj, 4)  # noqa: E731
     notes.append(f"rows per joint: {_joint_rows(rows, nj)} from {len(recordings)} recording(s)")
     if gain_box is not None:
@@ -572,8 +640,8 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
         link_lower=lower[:n_theta], link_upper=upper[:n_theta], link_nominal=x_nom[:n_theta],
         links_written=written, x_nominal=x_nom, seconds=seconds, notes=notes,
         stribeck=stribeck, robust_weights=None if est is None else est.weights,
-        torque_lag=lag, excluded=excluded, margin=margin, terms=terms, transients=transients,
-        gain_box=gain_box)
+        torque_lag=lag, excluded=excluded, margin=margin, terms=selection,
+        friction_terms=adopted, transients=transients, gain_box=gain_box)
 
 
 def _gain_note(robot: Robot, config: IdentificationConfig, prior: Prior,

@@ -24,25 +24,24 @@ import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from types import SimpleNamespace
-from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
+from sysid_ros.bagio import write_joint_state_arrays
+from sysid_ros import progress
+from sysid_ros.batch.cli import add_batch_arguments
 from sysid_ros.cli_messages import fail, say
-from sysid_ros.bagio.skips import SkipLog
+from sysid_ros.sample_screen import SkipLog
 from sysid_ros.calibration.calibrate import FRICTION_LAWS, TORQUE_LAG_MODES, CalibrationOptions, \
-    calibrate
+    calibrate, calibration_stages
 from sysid_ros.calibration.data import Recording, read_recording
 from sysid_ros.calibration.errors import CalibrationInconsistentError, CalibrationInputError
 from sysid_ros.calibration.map_estimate import ROBUST_LOSSES
 from sysid_ros.calibration.prior import FRICTION_PRIORS
 from sysid_ros.calibration.state import ESTIMATORS, encoder_sigma, estimate_state
 
-if TYPE_CHECKING:
-    from sysid_ros.simulation.hardware_like import HardwareRecording
-
-__all__ = ["main", "build_parser", "EXIT_CODES", "write_recording_bag", "with_estimated_state"]
+__all__ = ["main", "build_parser", "run_single", "EXIT_CODES", "write_recording_bag",
+           "with_estimated_state"]
 
 EXIT_CODES = {"ok": 0, "bad_input": 2, "inconsistent": 3, "validation_inconsistent": 4}
 PROG = "sysid-calibrate"
@@ -54,11 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Measure the friction/armature/offset boxes and the torque-error bound the "
                     "payload identifier rests on, from bags of the robot moving without payload.",
         epilog="exit codes: 0 ok, 2 bad input, 3 calibration data inconsistent with the prior, "
-               "4 a validation bag needs a larger bound than written")
+               "4 a validation bag needs a larger bound than written; batch: 0 all ok, 2 nothing "
+               "run, 6 some robot not ok (DIR/summary.md)")
     p.add_argument("--robot", default="gen3", help="robot registry name (default gen3)")
     p.add_argument("--config", help="robot facts file to use instead of the registry's")
-    p.add_argument("--bag", action="append", required=True,
+    p.add_argument("--bag", action="append",
                    help="calibration bag (repeat for several)")
+    p.add_argument("--manifest", metavar="FILE",
+                   help="batch (with --out-dir): YAML of robot names and their recordings")
     p.add_argument("--topic", default="/joint_states")
     p.add_argument("--out", help="calib.yaml to write")
     p.add_argument("--validate", action="append", default=[], metavar="BAG",
@@ -68,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write the calibration rows (OUT with suffix .rows.npz) and point "
                         "the overlay at them: the identifier then uses them as constraints on "
                         "the shared link and friction unknowns (narrower payload boxes; "
-                        "theta_r_unknowns on; docs/calibration.md section 8)")
+                        "theta_r_unknowns on; docs/guide/calibrate.md#limits-and-open-questions)")
     p.add_argument("--report", metavar="DIR", help="markdown report with plots")
     p.add_argument("--friction-law", choices=FRICTION_LAWS, default="linear",
                    help="linear (boxes and nominal) or stribeck (adds a smooth fit for "
@@ -124,8 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="drop the rows of windows starting within S seconds of a run's start "
                         "(recording start, gap); default 0.2")
     p.add_argument("--strict", action="store_true",
-                   help="refuse a bag at its first bad message (NaN, zero/duplicate/backward "
-                        "stamp, missing joint) instead of skipping and counting such messages")
+                   help="refuse a bag at its first bad message (NaN, zero/duplicate/backward/"
+                        "far-future stamp, missing joint) instead of skipping and counting such messages")
     p.add_argument("--state-estimate", nargs="?", const="rts", choices=ESTIMATORS,
                    help="estimate velocities from positions (and measured velocities, if any) "
                         "before everything else; the identifier must then get the same "
@@ -133,6 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--write-bag", metavar="OUT",
                    help="with --state-estimate and one --bag: write that bag with estimated "
                         "velocities (for sysid-identify)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
+    add_batch_arguments(p, "robot")
     return p
 
 
@@ -154,15 +158,9 @@ def with_estimated_state(rec: Recording, method: str, sigma_q) -> Recording:
 
 def write_recording_bag(path: str | Path, rec: Recording, robot) -> Path:
     """Write ``rec`` as a JointState bag (its velocities, e.g. estimated ones)."""
-    from sysid_ros.simulation import write_joint_states_bag
-
     if Path(path).exists():
         raise CalibrationInputError(f"--write-bag {path}: already exists")
-    c = np.ascontiguousarray      # the CDR serialiser needs contiguous rows
-    view = SimpleNamespace(t=rec.t, q=c(rec.q), dq=None if rec.dq is None else c(rec.dq),
-                           tau_meas=c(rec.tau), joint_names=tuple(robot.joint_names))
-    # duck-typed: the writer reads t, q, dq, tau_meas and joint_names only
-    return write_joint_states_bag(path, cast("HardwareRecording", view), robot)
+    return write_joint_state_arrays(path, rec.t, rec.q, rec.dq, rec.tau, robot.joint_names)
 
 
 def _payload(text: str | None) -> np.ndarray | None:
@@ -204,7 +202,8 @@ def _gain_rel(text: str | None) -> float | np.ndarray | None:
                                     "per joint") from None
 
 
-def _payload_recordings(args, robot, skips) -> list[Recording]:
+def _payload_recordings(args: argparse.Namespace, robot, skips: dict[str, SkipLog]
+                        ) -> list[Recording]:
     """The --payload-bag bags, each carrying the payload --payload-theta or --payload-prior."""
     from sysid_ros.calibration.prior import named_payload
     from sysid_ros.identification.errors import IdentificationError
@@ -228,7 +227,7 @@ def _payload_recordings(args, robot, skips) -> list[Recording]:
         theta = _payload(args.payload_theta)
     out = []
     for b in args.payload_bag:
-        rec = read_recording(b, robot, args.topic, skips[b])
+        rec = _read(b, robot, args, skips[b])
         out.append(dataclasses.replace(rec, payload_theta=theta, payload_radius=radius))
     return out
 
@@ -258,10 +257,34 @@ def _describe(recs: list[Recording]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.manifest is not None or args.out_dir is not None:
+        from sysid_ros.calibration.batch import run_batch
+
+        return run_batch(args, run_single)
+    if not args.bag:
+        return _fail("--bag is required (or --manifest FILE --out-dir DIR for a batch of "
+                     "robots)")
+    if args.jobs != 1 or args.ray_address is not None:
+        return _fail("--jobs and --ray-address run a batch: give --manifest FILE --out-dir DIR")
+    return run_single(args)
+
+
+def _read(bag: str, robot, args: argparse.Namespace, skip: SkipLog | None) -> Recording:
+    """One recording, with a bar over its messages when it is long."""
+    bar, done = progress.callback(f"reading {Path(bag).name}", not args.no_progress,
+                                  unit="msg")
+    try:
+        return read_recording(bag, robot, args.topic, skip, progress=bar)
+    finally:
+        done()
+
+
+def run_single(args: argparse.Namespace) -> int:
+    """One calibration from ``args`` (the parsed command line); returns the exit code."""
     from sysid_ros.model.errors import RobotConfigError, UnknownRobotError
     from sysid_ros.model.robots import load_robot
 
-    args = build_parser().parse_args(argv)
     clock = time.perf_counter()
     if args.out is None and args.write_bag is None:
         return _fail("nothing to do: give --out calib.yaml (and/or --state-estimate "
@@ -272,11 +295,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         robot = load_robot(args.robot, args.config)
         options = _options(args)
         options.check()
-        skips = {b: None if args.strict else SkipLog()
+        skips = {b: SkipLog(refuse=args.strict)
                  for b in [*args.bag, *args.payload_bag, *args.validate]}
-        recs = [read_recording(b, robot, args.topic, skips[b]) for b in args.bag]
+        recs = [_read(b, robot, args, skips[b]) for b in args.bag]
         recs += _payload_recordings(args, robot, skips)
-        vals = [read_recording(b, robot, args.topic, skips[b]) for b in args.validate]
+        vals = [_read(b, robot, args, skips[b]) for b in args.validate]
         _say("data: " + _describe(recs))
         for bag, log in skips.items():
             if log is not None and log.total:
@@ -296,7 +319,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if missing:
             return _fail(f"{missing[0]}: no joint velocities; add --state-estimate (velocities "
                          "are never assumed 0)")
-        result = calibrate(robot, recs, options)
+        with progress.stages(len(calibration_stages(options)), "calibrating",
+                             not args.no_progress) as enter:
+            result = calibrate(robot, recs, options, stage=enter)
     except (CalibrationInputError, RobotConfigError, UnknownRobotError) as err:
         return _fail(str(err))
     except CalibrationInconsistentError as err:

@@ -1,12 +1,13 @@
 """Joint-state recordings as the calibration reads them (from bags or from memory)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from sysid_ros.bagio.skips import SkipLog
+from sysid_ros.sample_screen import SkipLog
 from sysid_ros.calibration.errors import CalibrationInputError
 from sysid_ros.model.robots import Robot
 
@@ -96,15 +97,17 @@ class Recording:
 
 
 def read_recording(path: str | Path, robot: Robot, topic: str = "/joint_states",
-                   skip: SkipLog | None = None) -> Recording:
+                   skip: SkipLog | None = None,
+                   progress: Callable[[int, int], None] | None = None) -> Recording:
     """Read a rosbag2 JointState topic (position + effort required; velocity optional) in
     ``robot.joint_names`` order. Bag problems raise :class:`CalibrationInputError` naming the bag;
-    with ``skip``, bad messages are left out and counted there instead (:mod:`sysid_ros.bagio.skips`)."""
+    with ``skip``, bad messages are left out and counted there instead (:mod:`sysid_ros.sample_screen`).
+    ``progress(done, total)`` is called with message counts as the bag is read."""
     from sysid_ros.bagio import BagError, read_joint_states
 
     try:
         s = read_joint_states(path, topic, robot.joint_names, require=("position", "effort"),
-                              skip=skip)
+                              skip=skip, progress=progress)
     except BagError as err:
         raise CalibrationInputError(f"{path}: {err}") from err
     assert s.position is not None and s.effort is not None  # required above

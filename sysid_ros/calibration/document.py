@@ -10,7 +10,7 @@ import numpy as np
 import yaml
 
 from sysid_ros.identification.transients import transient_summary
-from sysid_ros.model.calibration import FORMAT_VERSION
+from sysid_ros.model.calibration import COMPLETE, FORMAT_VERSION
 from sysid_ros.model.robots import FRICTION_NAMES
 
 __all__ = ["calibration_document", "write_calibration", "summary_json"]
@@ -32,6 +32,8 @@ def calibration_document(result, validation=None, bags: list[str] | None = None
     friction = {"nominal": _friction_table(result.friction_nominal),
                 "lower": _friction_table(result.friction_lower),
                 "upper": _friction_table(result.friction_upper)}
+    if result.friction_terms is not None:
+        friction["terms"] = result.friction_terms.as_dict()
     links = {}
     for name in result.links_written:
         jid = robot.model.getJointId(name)
@@ -95,7 +97,8 @@ def calibration_document(result, validation=None, bags: list[str] | None = None
     if validation is not None:
         provenance["validation"] = validation.as_dict()
     doc: dict[str, Any] = {"sysid_calibration": FORMAT_VERSION, "robot": robot.name,
-                           "provenance": provenance, "friction": friction}
+                           "joints": list(robot.joint_names), "provenance": provenance,
+                           "friction": friction}
     if links:
         doc["links"] = links
     doc["identification"] = ident
@@ -110,6 +113,8 @@ def write_calibration(path: str | Path, doc: dict[str, Any]) -> Path:
               "'calibration' parameter.\n"
               "# torque_noise_abs bounds the window-averaged torque error for the window_s "
               "written below; see provenance.assumptions.\n")
+    # the last line: a file cut short (a full disk, a copy interrupted) lacks it and is refused
+    doc = {**{k: v for k, v in doc.items() if k != COMPLETE}, COMPLETE: True}
     path.write_text(header + yaml.safe_dump(doc, sort_keys=False, width=100, allow_unicode=True))
     return path
 
@@ -150,6 +155,8 @@ def _timing_and_exclusions(result) -> dict[str, Any]:
                            "transients": transient_summary(result.transients)}
     if result.terms is not None:
         out["terms"] = result.terms.as_dict()
+        out["terms"]["adopted"] = ({} if result.friction_terms is None
+                                   else result.friction_terms.as_dict())
     if result.margin is not None:
         out["noise_margin_per_joint"] = _lst(result.margin)
     lag = result.torque_lag

@@ -1,7 +1,8 @@
 """The prior box of every calibrated quantity: what the calibration assumes before any data.
 
-x = [θ (10 per body, Pinocchio order, all bodies) | φ (per joint [Fc, Fv, Ia, β]) | v (one per
-joint with a stated torque-gain bound)]:
+x = [θ (10 per body, Pinocchio order, all bodies) | φ (per joint [Fc, Fv, Ia, β]) | ψ (the
+coefficients of adopted extra friction terms, :meth:`Prior.with_terms`; none by default) | v (one
+per joint with a stated torque-gain bound)]:
 
 - bodies: the URDF value ± ``link_rel``·|value| per parameter (the identifier's own convention
   for θ_r; default the robot file's ``model_uncertainty.links_rel``). A parameter that is 0 in
@@ -17,7 +18,8 @@ joint with a stated torque-gain bound)]:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -31,7 +33,7 @@ FRICTION_PRIORS = ("wide", "config")
 
 @dataclass(frozen=True)
 class Prior:
-    """Box [lower, upper] of x = [θ | φ] and what it was made of (for the provenance)."""
+    """Box [lower, upper] of x = [θ | φ | ψ | v] and what it was made of (for the provenance)."""
 
     lower: np.ndarray
     upper: np.ndarray
@@ -41,11 +43,28 @@ class Prior:
     friction_prior: str
     payload_theta: np.ndarray | None = None
     ee_prior: str | None = None        # name of the end-effector body's box (an unknown tool)
+    terms: tuple[str, ...] = ()        # extra friction terms whose coefficients ψ follow φ
     gain_joints: np.ndarray = field(default_factory=lambda: np.zeros(0, int))  # joints with v_j
 
     @property
     def n_gain(self) -> int:
         return int(self.gain_joints.size)
+
+    @property
+    def n_model(self) -> int:
+        """Columns of the model [θ | φ | ψ]: the gain unknowns v follow them."""
+        return int(self.lower.size) - self.n_gain
+
+    def with_terms(self, names: Sequence[str], half_width: np.ndarray) -> Prior:
+        """The prior with the coefficients of terms ``names`` appended to the model's columns
+        (joint-major, the layout of :mod:`.rows`; before the gain unknowns), each in
+        ±``half_width`` (nj, width) around 0."""
+        h = np.asarray(half_width, float).reshape(-1)
+        k = self.n_model
+        ins = lambda v, x: np.concatenate([v[:k], x, v[k:]])  # noqa: E731
+        return replace(self, lower=ins(self.lower, -h), upper=ins(self.upper, h),
+                       nominal=ins(self.nominal, np.zeros_like(h)),
+                       terms=(*self.terms, *names))
 
     @property
     def theta_abs_max(self) -> np.ndarray:
@@ -58,10 +77,13 @@ class Prior:
             f", known payload of {self.payload_theta[0]:.3f} kg in the end-effector body"
         ee = "" if self.ee_prior is None else \
             f", end-effector body (unknown tool) in the prior '{self.ee_prior}'"
+        terms = "" if not self.terms else (
+            f", extra friction terms {', '.join(self.terms)}, each coefficient within a torque "
+            "scale per unit of its feature's RMS over the calibration data")
         gain = "" if not self.n_gain else \
             f", torque-reading gain error within its stated bound on {self.n_gain} joint(s)"
         return (f"links URDF ± {100 * self.link_rel:g} % per parameter, friction "
-                f"'{self.friction_prior}' box{payload}{ee}{gain}")
+                f"'{self.friction_prior}' box{payload}{ee}{terms}{gain}")
 
 
 def named_payload(robot: Robot, spec: str) -> tuple[np.ndarray, np.ndarray]:

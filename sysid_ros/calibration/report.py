@@ -393,6 +393,15 @@ def _terms_section(result) -> list[str]:
     for name, c in d["candidates"].items():
         lines.append(f"| + {name} | {100 * c['gain']:+.1f} % | "
                      + " | ".join(f"{v:.3f}" for v in c["rms"]) + " |")
+    adopted = getattr(result, "friction_terms", None)
+    if adopted is not None:
+        lines += ["", "Adopted (calibrated coefficient: nominal [lower, upper]; the identifier "
+                  "rests on these boxes):", "",
+                  "| coefficient | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+        for k, col in enumerate(adopted.columns):
+            lines.append(f"| {col} | " + " | ".join(
+                f"{adopted.nominal[j, k]:.3f} [{adopted.lower[j, k]:.3f}, "
+                f"{adopted.upper[j, k]:.3f}]" for j in range(len(names))) + " |")
     return lines
 
 

@@ -23,8 +23,13 @@ Because Fc ≥ 0, Fc·S ranges over [Fc·(s − s_r), Fc·(s + s_r)], so the row
     A_up·x ≤ c + r_fixed + δ_j·T'     (Fc column s − s_r)
     A_lo·x ≥ c − r_fixed − δ_j·T'     (Fc column s + s_r)
 
-with x = [θ (10·n_bodies) | φ (4·nj, per joint [Fc, Fv, Ia, β])] and c = ∫τ̂. Both are linear, so
-every set the calibration computes is a polytope. No accelerations are needed anywhere.
+with x = [θ (10·n_bodies) | φ (4·nj, per joint [Fc, Fv, Ia, β]) | ψ | v] and c = ∫τ̂. ψ holds the
+coefficients of the extra friction terms the calibration adopted (none by default; per joint the
+terms' columns, :mod:`sysid_ros.model.friction_terms`): their columns are ∫feature dt over the
+window, and their quadrature allowance at |ψ|max joins r_fixed. v holds the torque reading's gain
+unknowns (below); they come last because they belong to the reading, not to the model: the
+model's columns [θ | φ | ψ] are what the identifier's rows share. Both sides are linear, so every
+set the calibration computes is a polytope. No accelerations are needed anywhere.
 
 A recording that carried a known payload θ_p (``Recording.payload_theta``) has the payload's
 share W_e·θ_p (its end-effector columns) moved to the right-hand side: c = ∫τ̂ − W_e·θ_p
@@ -159,7 +164,8 @@ class CalibrationRows:
 
 def build_rows(m: MomentumRows, nj: int, theta_abs_max: np.ndarray, quadrature_safety: float,
                torque_noise_rel: float = 0.0, source: int = 0,
-               lag_radius: np.ndarray | None = None, gain_rel: np.ndarray | None = None,
+               lag_radius: np.ndarray | None = None,
+               term_abs_max: np.ndarray | None = None, gain_rel: np.ndarray | None = None,
                gain: np.ndarray | None = None, payload_theta: np.ndarray | None = None,
                ee_columns: slice | None = None, payload_radius: np.ndarray | None = None
                ) -> CalibrationRows:
@@ -175,8 +181,10 @@ def build_rows(m: MomentumRows, nj: int, theta_abs_max: np.ndarray, quadrature_s
             what the calibration measures).
         source: recording index stored with every row (diagnostics, cross-validation).
         lag_radius: (nj,) s, the uncertainty of the compensated torque lag (``r_timing``).
+        term_abs_max: (nj, width) the largest |ψ| of the extra terms' prior box, when the
+            windows carry their integrals (``m.terms``; the ψ columns follow φ).
         gain_rel, gain: (nj,) the stated gain bound g_j and the gain the reading was rescaled by
-            (module docstring; None: exact gain 1).
+            (module docstring; None: exact gain 1). The v columns follow ψ.
         payload_theta, ee_columns: a known payload this recording carried and the end-effector
             body's columns of θ (module docstring); ``payload_radius`` its box's radius.
     """
@@ -188,17 +196,29 @@ def build_rows(m: MomentumRows, nj: int, theta_abs_max: np.ndarray, quadrature_s
     W = sp.csr_matrix(np.where(np.abs(m.W) > 0.0, m.W, 0.0))
     F = sp.csr_matrix((m.fric.reshape(-1), (np.repeat(np.arange(n), 4), cols.reshape(-1))),
                       shape=(n, 4 * nj))
+    width = m.terms.shape[1]
+    blocks = [W, F]
+    r_fixed = quadrature_safety * (m.quad_tau + m.quad_W @ theta_abs_max) + m.gap_rad
+    if width:
+        if term_abs_max is None or np.shape(term_abs_max) != (nj, width):
+            raise ValueError(f"build_rows: the rows carry {width} term columns per joint; "
+                             f"term_abs_max must be ({nj}, {width})")
+        t_cols = m.joint[:, None] * width + np.arange(width)[None]
+        blocks.append(sp.csr_matrix((m.terms.reshape(-1), (np.repeat(np.arange(n), width),
+                                                           t_cols.reshape(-1))),
+                                    shape=(n, width * nj)))
+        r_fixed = r_fixed + quadrature_safety * np.sum(
+            m.quad_terms * np.asarray(term_abs_max, float)[m.joint], axis=1)
     g_rel = np.zeros(nj) if gain_rel is None else np.asarray(gain_rel, float)
     big = ((np.ones(nj) if gain is None else np.asarray(gain, float)) * (1.0 + g_rel))[m.joint]
     gains = np.flatnonzero(g_rel > 0)
     index = np.full(nj, -1)
     index[gains] = np.arange(gains.size)
     has = np.flatnonzero(index[m.joint] >= 0)
-    G = sp.csr_matrix((-g_rel[m.joint[has]] * m.tau[has], (has, index[m.joint[has]])),
-                      shape=(n, gains.size))
-    A = sp.hstack([W, F, G]).tocsr()
+    blocks.append(sp.csr_matrix((-g_rel[m.joint[has]] * m.tau[has], (has, index[m.joint[has]])),
+                                shape=(n, gains.size)))
+    A = sp.hstack(blocks).tocsr()
     known = np.zeros(n)
-    r_fixed = quadrature_safety * (m.quad_tau + m.quad_W @ theta_abs_max) + m.gap_rad
     if payload_theta is not None:
         if ee_columns is None:
             raise ValueError("build_rows: a known payload needs the end-effector columns")

@@ -14,7 +14,7 @@ Two estimators, both per joint and both non-causal (offline):
   filter's innovation likelihood over a decade grid on a stretch of the data. Default factor 1:
   on hardware-like Gen3 data without velocities, 10× and 100× (less smoothing, less lag in
   transients) made the payload identifier's data *less* often consistent with the calibrated
-  bound than the likelihood's own choice (bench/bench_calibration.py, docs/calibration.md).
+  bound than the likelihood's own choice (bench/bench_calibration.py, docs/guide/calibrate.md).
 
 Neither error is bounded. The calibration therefore derives its noise bound from rows built
 with the *same* estimator (the bound absorbs the estimator's error as it absorbs sensor noise),

@@ -8,7 +8,7 @@ payload, and a recording with a dumbbell, all of the same robot.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -48,7 +48,8 @@ class CalibrationCase:
 
 def draw_case(robot: Robot, seed: int, cal_seconds=(12.0,), payload_seconds: float = 6.0,
               payload_kg: float = 3.63, rate_hz: float = 500.0, drop_prob: float = 0.01,
-              truth: dict | None = None, **profile) -> CalibrationCase:
+              truth: dict | None = None, ripple: np.ndarray | None = None,
+              ripple_order: int = 2, **profile) -> CalibrationCase:
     """Record one random robot (module docstring).
 
     Args:
@@ -60,6 +61,8 @@ def draw_case(robot: Robot, seed: int, cal_seconds=(12.0,), payload_seconds: flo
         rate_hz, drop_prob, profile: publication profile overrides (the robot file's profile
             otherwise), e.g. ``velocity="missing"``.
         truth: keyword arguments of ``random_hardware_truth`` (default :data:`GEN3_TRUTH`).
+        ripple, ripple_order: a position-dependent load torque (nj, 2) of that harmonic order
+            added to the drawn robot (``HardwareTruth.ripple``); None for none.
     """
     from sysid_ros.simulation import HardwareProfile, dumbbell_for, random_hardware_truth, \
         record_hardware_like
@@ -68,6 +71,8 @@ def draw_case(robot: Robot, seed: int, cal_seconds=(12.0,), payload_seconds: flo
     prof = HardwareProfile.from_robot(robot, rate_hz=rate_hz, physics_dt=None,
                                       drop_prob=drop_prob, **profile)
     hw = random_hardware_truth(robot, rng, **(truth or GEN3_TRUTH))
+    if ripple is not None:
+        hw = replace(hw, ripple=ripple, ripple_order=ripple_order)
     cal = [record_hardware_like(robot, rng, None, float(d), prof, hw) for d in cal_seconds]
     pay = None
     if payload_seconds > 0:

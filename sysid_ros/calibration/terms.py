@@ -39,8 +39,11 @@ overall; added to every joint a harmonic was selected (+70–85 %), harmonic 2 i
 orders 1–3 being nearly interchangeable over such excursions.
 ``candidate_rms`` keeps the per-joint evidence for such cases.
 
-The result is a recommendation with its evidence (:class:`TermSelection`); nothing here changes
-the rows the sound bounds are computed from.
+The result is the evidence (:class:`TermSelection`). The calibration adopts the selected terms
+that are functions of the joint's state (:func:`adoptable`; a drift is a property of one
+recording and is only reported): their columns join the rows the sound bounds are computed
+from, each coefficient in the prior box of :func:`term_prior`, and the boxes it gets there are
+written to calib.yaml for the identifier (:mod:`sysid_ros.model.friction_terms`).
 """
 from __future__ import annotations
 
@@ -57,9 +60,10 @@ from sysid_ros.calibration.energy import prefix_trapezoid
 from sysid_ros.calibration.prior import Prior
 from sysid_ros.calibration.rows import CalibrationRows, friction_column
 from sysid_ros.calibration.timing import _Fit, _rms_by
+from sysid_ros.model.friction_terms import TERM_KINDS, TermKind
 
 __all__ = ["CANDIDATES", "Candidate", "TermSelection", "select_terms", "term_columns",
-           "TERM_SIGMA_NM", "MIN_GAIN"]
+           "TERM_SIGMA_NM", "MIN_GAIN", "adoptable", "term_prior"]
 
 #: Prior σ of a candidate coefficient times the feature's RMS (N·m): wide, so the data decide.
 TERM_SIGMA_NM = 10.0
@@ -81,15 +85,9 @@ class Candidate:
     meaning: str = ""
 
 
-def _smooth_sign(v0: float) -> Feature:
+def _of_state(kind: TermKind) -> Feature:
     def f(t: np.ndarray, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
-        return np.tanh(dq / v0)
-    return f
-
-
-def _harmonic(h: int) -> Feature:
-    def f(t: np.ndarray, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
-        return np.stack([np.sin(h * q), np.cos(h * q)], axis=1)
+        return kind.feature(q, dq)
     return f
 
 
@@ -97,24 +95,18 @@ def _drift(t: np.ndarray, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
     return t - t[0]
 
 
-def _quadratic_drag(t: np.ndarray, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
-    return dq * np.abs(dq)
-
-
 def _sign(t: np.ndarray, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
     return np.sign(dq)
 
 
+_STATE = {k.name: Candidate(k.name, _of_state(k), k.width, k.meaning) for k in TERM_KINDS.values()}
 #: The candidates, in report order. Shape constants (v0, h) are fixed: every candidate stays
 #: linear in its coefficients, so one Cholesky factorisation per fold and term set suffices.
+#: All but the drift are functions of the joint's state (:data:`TERM_KINDS`) and can be adopted.
 CANDIDATES: tuple[Candidate, ...] = (
-    *(Candidate(f"tanh(dq/{v0:g})", _smooth_sign(v0), 1,
-                f"smooth Coulomb shape, v0 = {v0:g} rad/s") for v0 in (0.01, 0.05, 0.2)),
-    *(Candidate(f"harmonic {h}", _harmonic(h), 2,
-                f"sin({h}q), cos({h}q): position-dependent torque (gear ripple, cable drag)")
-      for h in (1, 2, 3)),
+    *(c for n, c in _STATE.items() if n != "dq*|dq|"),
     Candidate("drift", _drift, 1, "t - t0: slow offset drift (t0 = the recording's first stamp)"),
-    Candidate("dq*|dq|", _quadratic_drag, 1, "quadratic drag"),
+    _STATE["dq*|dq|"],
 )
 _SIGN = Candidate("sign", _sign, 1, "the base law's Coulomb shape at the measured velocities")
 
@@ -154,6 +146,22 @@ def _with_sign(rows: CalibrationRows, recordings: Sequence[Recording]) -> Calibr
     s = term_columns(rows, recordings, _SIGN)[:, 0]
     shift = sp.csr_matrix((s - centre, (np.arange(n), fc)), shape=rows.A.shape)
     return replace(rows, A=(rows.A + shift).tocsr(), sign_rad=np.zeros(n))
+
+
+def adoptable(selection: TermSelection) -> tuple[str, ...]:
+    """The selected terms a calibration adopts: those that are functions of the joint's state
+    (:data:`TERM_KINDS`). A drift is a property of one recording (time since its start), not
+    of the robot, so it is reported and left to the noise bound."""
+    return tuple(n for n in selection.selected if n in TERM_KINDS)
+
+
+def term_prior(recordings: Sequence[Recording], names: Sequence[str], nj: int) -> np.ndarray:
+    """(nj, width) the half-width of the prior box of the coefficients of terms ``names``
+    (columns in :class:`FrictionTerms` order): ``TERM_SIGMA_NM`` over each feature's RMS over
+    the recordings — the same scale the cross-validation's prior uses, stated as a box: no
+    term moves a joint's torque by more than TERM_SIGMA_NM per unit of its feature's RMS."""
+    return np.concatenate([_coefficient_sigma(recordings, _STATE[n], nj).reshape(nj, -1)
+                           for n in names], axis=1)
 
 
 def _coefficient_sigma(recordings: Sequence[Recording], candidate: Candidate,

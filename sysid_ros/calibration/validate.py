@@ -25,6 +25,7 @@ from sysid_ros.calibration.calibrate import CalibrationResult, calibration_rows
 from sysid_ros.calibration.data import Recording
 from sysid_ros.calibration.lp import common_scale, min_noise, scale_rows
 from sysid_ros.calibration.state import rts_smoother
+from sysid_ros.model.friction_terms import FrictionTerms
 from sysid_ros.model.robots import Robot
 from sysid_ros.identification.alignment import StreamAlignment
 from sysid_ros.identification.config import IdentificationConfig
@@ -81,9 +82,11 @@ def nominal_model(robot: Robot, theta: np.ndarray) -> pin.Model:
 
 
 def predict_torque(robot: Robot, model: pin.Model, friction: np.ndarray, q: np.ndarray,
-                   dq: np.ndarray, ddq: np.ndarray, stribeck=None) -> np.ndarray:
+                   dq: np.ndarray, ddq: np.ndarray, stribeck=None,
+                   terms: FrictionTerms | None = None) -> np.ndarray:
     """τ̂ predicted per sample (N, nj): RNEA(q, q̇, q̈) + the friction law (linear with
-    ``friction`` (nj, 4), or the Stribeck fit)."""
+    ``friction`` (nj, 4) and the adopted extra ``terms`` at their nominal, or the Stribeck
+    fit)."""
     data = model.createData()
     n = q.shape[0]
     qf = np.tile(robot.neutral(), (n, 1))
@@ -98,7 +101,8 @@ def predict_torque(robot: Robot, model: pin.Model, friction: np.ndarray, q: np.n
     if stribeck is not None:
         return tau + stribeck.friction_torque(dq, ddq)
     fc, fv, ia, beta = friction.T
-    return tau + fc * np.sign(dq) + fv * dq + ia * ddq + beta
+    extra = 0.0 if terms is None else terms.torque(q, dq, terms.nominal)
+    return tau + fc * np.sign(dq) + fv * dq + ia * ddq + beta + extra
 
 
 def aligned_torque(rec: Recording, config: IdentificationConfig
@@ -139,7 +143,7 @@ def validate(result: CalibrationResult, recordings: list[Recording],
         est = rts_smoother(rec.t, rec.q, rec.dq, sigma_q=sigma_q)
         keep, tau = aligned_torque(rec, result.config)
         q, dq, ddq = rec.q[keep], est.dq[keep], est.ddq[keep]
-        pred = predict_torque(robot, model, result.friction_nominal, q, dq, ddq)
+        pred = predict_torque(robot, model, result.friction_nominal, q, dq, ddq, terms=terms)
         sq_err += np.sum((tau - pred) ** 2, axis=0)
         if result.stribeck is not None:
             pred_s = predict_torque(robot, model, result.friction_nominal, q, dq, ddq,

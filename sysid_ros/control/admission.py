@@ -23,7 +23,7 @@ when its first point is later):
 Not checked here: obstacles/self-collision and acceleration limits (the robots list none);
 certified trajectories carry those in their certificate.
 
-Certificates (who may publish what: docs/hardware_bringup.md). A planner that verified a
+Certificates (who may publish what: docs/guide/hardware.md). A planner that verified a
 trajectory for every θ_e in a box B writes ``header.frame_id =
 "sysid_cert/v1;box=<digest>;check=<name>"`` with ``digest = box_digest(B.lower, B.upper)``
 (SHA-256 of the little-endian float64 bytes of lower‖upper, first 16 hex digits: the

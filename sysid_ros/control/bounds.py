@@ -1,5 +1,5 @@
 """Tracking-error bound the robust controller guarantees, and the SOUND mass-matrix bounds it rests
-on (docs/design.md §5.3, §6.4).
+on (docs/theory/controller.md#guarantee-and-the-tracking-error-bound, docs/theory/planner.md#sound-reachability).
 
 Vocabulary (ARMOUR / S3): with e = q_d − q, ė = q̇_d − q̇ and a diagonal gain K_r, the
 *composite error* is r = ė + K_r·e. The controller keeps V = ½ rᵀ M(q) r below V_max, where
@@ -37,7 +37,7 @@ of body b about its centre of mass and ω_b = Σ_{j ≤ b} z_j r_j (world joint 
 and A depends on q only through the relative orientation of the joint axes — on the sums of
 consecutive parallel joints' angles, without the first joint and the last (Z1: q2+q3+q4 and
 q5; a 2-D problem). Its λ_min over the workspace is enclosed by a branch-and-bound on boxes of
-those angles with the affine enclosures and eigenvalue bounds of ``planning.mass_matrix``
+those angles with the affine enclosures and eigenvalue bounds of ``enclosures.mass_matrix``
 (linear part exact at the vertices, second-order remainder shifted off). This is the sound
 workspace bound used for ρ; it is loose where translational energy dominates the light
 directions (the Z1: about a fifth of the sampled minimum, see the benchmark), tight where the
@@ -46,7 +46,7 @@ enclosure does not converge over the workspace: its second-order remainder is O(
 boxes of half-width w, against λ_min/‖M‖ ≈ 1e-3 on the Z1 — boxes of ~0.02 rad in five angles,
 ~1e10 boxes. The full enclosure is therefore used LOCALLY, on the planner's reachable boxes of
 each time sub-interval (tiny), where it bounds λ_min and (M⁻¹)_ii tightly
-(``Reachability``, docs/design.md §6.4).
+(``Reachability``, docs/theory/planner.md#sound-reachability).
 
 λ_max (reported, not used by a guarantee): the same vertex argument from above,
 I(θ) ⪯ t·I(θ_ref), gives an upper model for θ_r; θ_e enters through the box given (default:
@@ -76,10 +76,10 @@ from sysid_ros.control.errors import BoundsError, ControllerConfigError
 from sysid_ros.model.box import ParameterBox
 from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.robots import Robot
-from sysid_ros.planning.affine import Affine, affine_cos_sin
-from sysid_ros.planning.chain import SerialChain, world_axes
-from sysid_ros.planning.interval import Interval
-from sysid_ros.planning.mass_matrix import MassMatrixEnclosure, spatial_inertia
+from sysid_ros.enclosures.affine import Affine, affine_cos_sin
+from sysid_ros.enclosures.chain import SerialChain, world_axes
+from sysid_ros.enclosures.interval import Interval
+from sysid_ros.enclosures.mass_matrix import MassMatrixEnclosure, spatial_inertia
 
 __all__ = ["LowerMassModel", "MassMatrixBounds", "TrackingErrorBound", "lower_mass_model",
            "mass_matrix_eigen_bounds", "tracking_error_bound", "mass_matrix_extremes",

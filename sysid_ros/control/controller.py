@@ -1,11 +1,11 @@
 """ARMOUR-style robust passivity controller with interval parameter bounds, and its baselines.
 
-Vocabulary (docs/design.md §5, S3): e = q_d − q, ė = q̇_d − q̇, K_r a diagonal gain,
+Vocabulary (docs/theory/controller.md, S3): e = q_d − q, ė = q̇_d − q̇, K_r a diagonal gain,
 q̇_a = q̇_d + K_r e, q̈_a = q̈_d + K_r ė, and the composite error r = ė + K_r e = q̇_a − q̇.
 θ stacks every body's 10 inertial parameters (θ_e: end-effector body incl. payload; θ_r: the
 others) and θ_f the per-joint friction [Fc, Fv, I_a, β].
 
-Plant assumed (the friction law of docs/design.md §3.3):
+Plant assumed (the friction law of docs/theory/models.md#joint-friction-and-armature):
 M(q) q̈ + C(q,q̇) q̇ + g(q) + Fv q̇ + Fc sign(q̇) + β = u, with M = H + diag(I_a). Define
 
     τ(θ, θ_f) = M q̈_a + C(q,q̇) q̇_a + g + Fv q̇ + Fc sign(q̇) + β
@@ -33,7 +33,7 @@ rᵀd = 1, by ``metric``:
   inertia: on an arm with a light wrist and no armature (the Z1) ARMOUR's Euclidean direction
   puts the whole ‖bound‖ of the heavy joints on the wrist whenever r points there and, at
   1 kHz, the wrist chatters with V tens of times the level it should hold
-  (docs/design.md §5.1). Per joint, |σβd_i| ≤ ½(γ√P_ii + bound_i) with
+  (docs/theory/controller.md#law). Per joint, |σβd_i| ≤ ½(γ√P_ii + bound_i) with
   γ = max over the sign vectors s of √((bound∘s)ᵀP⁻¹(bound∘s)): in each orthant of r,
   β(Pr)_i/(rᵀPr) is a product of two linear forms of y = P^{½}r over ‖y‖², whose extreme is
   ½(‖a‖‖c‖ + |aᵀc|) with a = P^{½}e_i, c = P^{-½}(bound∘s).
@@ -44,8 +44,8 @@ Both keep the guarantee: for V_sup ≥ V_max (σ = 1), rᵀ(τ_true − τ₀ �
 Boundary layer (``boundary_layer`` η ∈ [0, 1], a fraction of V_max; 0 = none). σβd is
 homogeneous of degree 0 in r: its size is set by the bound, not by r, so near r = 0 it flips
 with r's direction, and a 1 kHz sampled loop turns that into a command switching at the sample
-rate (the Z1: ~9 N·m per ms on joint 1, which shakes a standing B1's trunk, docs/design.md
-§5.1). With η > 0 the robust term is multiplied by
+rate (the Z1: ~9 N·m per ms on joint 1, which shakes a standing B1's trunk,
+docs/theory/controller.md#law). With η > 0 the robust term is multiplied by
 
     s = min(1, (V_sup/(η·V_max))^p),      p = ``boundary_layer_exponent`` ≥ ½ (default ½),
 
@@ -68,7 +68,7 @@ common gain k = sσβ/(rᵀPr) is set by a joint that does not move: a wrist hel
 friction with a few mrad of error (bound₆ 1.4 N·m, r₆ ≈ 0.06 rad/s) makes k ≈ bound₆/(P₆₆|r₆|)
 and every other joint gets k·P_ii r_i — on the standing B1's joint 1 an acceleration gain
 k·P₁₁(M⁻¹)₁₁ of 1.2–1.7/Δt at 1 kHz (p = ½, V_sup ≈ 0.17 V_max), and joint 1 switched by
-±4 N·m per step (docs/design.md §5.1). What no layer can do: keep every gain below the
+±4 N·m per step (docs/theory/controller.md#law). What no layer can do: keep every gain below the
 sampling limit up to the level — on the ray r = r₆e₆ the inequality needs |v₆| ≥ bound₆ at
 |r₆| ≈ √(2V_max/M₆₆), an average gain bound₆/√(2V_max M₆₆) ≈ 2.5/Δt on that wrist (M₆₆
 8e-4 kg·m², V_max 2e-4). A per-joint
@@ -83,7 +83,7 @@ Fc_nom·s(q̇) with a ramp outside the band, s = sign(q̇)·clip(|q̇|/b − 1, 
 (:func:`coulomb_multiplier`; sign(q̇) when b = 0): 0 inside the band, rising linearly to ±1 at
 |q̇| = 2b. Continuous in q̇, so a joint starting or stopping changes the command gradually
 instead of by Fc in one control step (a 1–2 N·m step that kicks a standing B1's trunk,
-docs/design.md §5.1). Its error, exactly (:func:`coulomb_error_bound`): over Fc ∈ [Fc_lo,
+docs/theory/controller.md#law). Its error, exactly (:func:`coulomb_error_bound`): over Fc ∈ [Fc_lo,
 Fc_hi] and the admissible σ,
 
     sup |Fc·σ − Fc_nom·s| = F̄ = max(|Fc_lo|, |Fc_hi|)                     for |q̇| ≤ b (s = 0),
@@ -95,8 +95,7 @@ never above the former switch's stuck bound F̄, above its box radius only on [b
 ramp sits OUTSIDE the band: inside it any feed-forward c adds |c| to the bound (sup over
 σ ∈ [−1, 1] of |Fc·σ − c| = F̄ + |c|), so a ramp through the band (Fc_nom·clip(q̇/b, −1, 1))
 raises the bound there to F̄ + Fc_nom·|s| — on the standing B1 that doubled the robust input's
-gain near rest and it switched at the sample rate (1.5 N·m steps on joint 1, docs/design.md
-§5.1).
+gain near rest and it switched at the sample rate (1.5 N·m steps on joint 1, docs/theory/controller.md#law).
 
 Why the centre by default: τ(θ) is linear in θ, so with θ₀ at the centre the bound is exactly
 |Y_p|·rad — the smallest possible over all choices of θ₀ — while a point estimate near a corner
@@ -283,12 +282,12 @@ class RobustController:
             raise ControllerConfigError(
                 f"boundary_layer must be in [0, 1] (a fraction of V_max), got "
                 f"{gains.boundary_layer}: a layer above V_max would void V <= V_max; raise "
-                "V_max instead (docs/design.md §5.1)")
+                "V_max instead (docs/theory/controller.md#law)")
         if not 0.5 <= gains.boundary_layer_exponent < np.inf:
             raise ControllerConfigError(
                 f"boundary_layer_exponent must be >= 0.5, got {gains.boundary_layer_exponent}: "
                 "below 1/2 the layered robust input grows without bound as r -> 0 "
-                "(docs/design.md §5.1)")
+                "(docs/theory/controller.md#law)")
         if gains.metric not in METRICS:
             raise ControllerConfigError(f"metric {gains.metric!r} not one of {METRICS}")
         metric_ia = np.broadcast_to(np.asarray(gains.metric_armature, float), (robot.nj,)).copy()
@@ -364,7 +363,7 @@ class RobustController:
     def passivity_regressor(self, q: np.ndarray, dq: np.ndarray, dq_a: np.ndarray,
                             ddq_a: np.ndarray) -> np.ndarray:
         """Y_p (nv, nθ): Y_p θ = H q̈_a + C(q, q̇) q̇_a + g (polarisation of RNEA's velocity term,
-        docs/design.md §5.2)."""
+        docs/theory/controller.md#the-passivity-regressor-y_p)."""
         m, d, m0, d0 = self.model, self.data, self.model0, self.data0
         zero = self._zero_nv
         y = pin.computeJointTorqueRegressor(m, d, q, zero, ddq_a).copy()

@@ -45,7 +45,7 @@ from sysid_ros.control.errors import (BoundsError, ControllerConfigError, Trajec
 from sysid_ros.control.prior import prior_box
 from sysid_ros.control.trajectory import JointTrajectoryArrays, TrajectoryQueue
 from sysid_ros.control.watchdog import ClockWatch, Freshness
-from sysid_ros.model.arm_view import arm_view
+from sysid_ros.control.arm_view import arm_view
 from sysid_ros.model.box import ParameterBox
 from sysid_ros.model.robots import Robot, load_robot
 
@@ -63,7 +63,7 @@ COMMAND_RELIABILITIES = ("reliable", "best_effort")
 @dataclass(frozen=True)
 class ControllerSettings:
     """The node's parameters as a validated value object (their table — types, ranges, units,
-    descriptions — is ``sysid_ros.nodes.robust_controller.PARAMETERS``, docs/parameters.md).
+    descriptions — is ``sysid_ros.nodes.robust_controller.PARAMETERS``, docs/reference/parameters.md).
     ``None`` = absent: the robot file's value (gains) or none (robot_config, calibration).
     ``validate`` names the first bad one."""
 

@@ -33,7 +33,7 @@ calibration); 3 — refused before starting: the prior cannot be certified at th
 produced no bag to evaluate (a node failed to start; see graph.log).
 
 ``--hardware-like --calibration calib.yaml``: the same run on hardware-like data of a robot
-drawn off the catalogue (docs/hardware_like_data.md), every node on the calibrated facts; dry
+drawn off the catalogue (docs/guide/hardware-like-data.md), every node on the calibrated facts; dry
 friction makes data at rest uninformative, so the prior must certify the start (a catalogued
 payload class such as the Gen3's ``dumbbell_8lb``).
 """
@@ -48,6 +48,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from sysid_ros import progress
 
 if TYPE_CHECKING:
     from sysid_ros.demo.task import ReturnPath
@@ -130,7 +132,10 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                     help="θ_e prior: an entry of the robot file's identification.priors (default: "
                     "demo.prior for the robust controller, identification.prior for baselines)")
     ap.add_argument("--payload", type=float, default=None,
-                    help="dumbbell mass, kg (default: the robot file's demo.payload)")
+                    help="dumbbell mass, kg (default: one drawn in a class prior, else "
+                    "demo.payload)")
+    ap.add_argument("--seed", type=int, default=0,
+                    help="the payload drawn in a class prior (docs/guide/simulation.md)")
     ap.add_argument("--trajectories", type=int, default=4, help="exciting trajectories")
     ap.add_argument("--controller", default="robust",
                     choices=["robust", "wrong", "conservative", "pid"],
@@ -145,21 +150,23 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                     help="the simulator publishes hardware-like data (the robot file's "
                          "simulation.hardware_like: a robot drawn off the catalogue, offsets, "
                          "dry friction, drops, jitter, noise) and the identifier states that "
-                         "profile's bounds (docs/hardware_like_data.md)")
+                         "profile's bounds (docs/guide/hardware-like-data.md)")
     ap.add_argument("--hardware-seed", type=int, default=0,
                     help="with --hardware-like: which drawn robot (the sim node's hardware_seed; "
                          "calibrate the same one: sysid-sim-record --hardware-seed)")
     ap.add_argument("--calibration", default="",
                     help="sysid-calibrate result (calib.yaml) for the identifier, planner and "
                          "controller, as on hardware (with --hardware-like: of the same drawn "
-                         "robot, docs/hardware_like_data.md)")
+                         "robot, docs/guide/hardware-like-data.md)")
     ap.add_argument("--sim-mode", default="lockstep", choices=["lockstep", "realtime"],
                     help="lockstep: the simulator waits for each command (exact closed loop)")
+    ap.add_argument("--no-progress", action="store_true",
+                    help="no progress bar of the phases on stderr (shown on a terminal only)")
     return ap.parse_args(argv)
 
 
 def _log(msg: str) -> None:
-    sys.stderr.write(f"[demo] {msg}\n")
+    progress.write(f"[demo] {msg}")      # above the phase bar, when one is drawn
     sys.stderr.flush()
 
 
@@ -184,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     from sysid_ros.demo.errors import DemoConfigError
     from sysid_ros.demo.priors import demo_prior, robot_with_prior, start_refusal
 
-    from sysid_ros.model.arm_view import arm_view
+    from sysid_ros.control.arm_view import arm_view
     # the nodes load the calibration too; this process certifies with the same model
     calib = str(Path(args.calibration).resolve()) if args.calibration else None
     from sysid_ros.errors import SysidError
@@ -254,9 +261,25 @@ def main(argv: list[str] | None = None) -> int:
             _log(f"refused: from the prior '{prior or 'of the robot file'}' the planner cannot "
                  f"certify even holding the start pose {home.tolist()}, so no motion can be "
                  f"certified ({'; '.join(refusal[:2])}). Choose a payload class that can "
-                 f"(--prior, identification.priors in {robot.config_path}; docs/design.md §6.4)")
+                 f"(--prior, identification.priors in {robot.config_path}; docs/theory/planner.md#sound-reachability)")
             return EXIT_REFUSED
     waypoints = [np.asarray(w, float) for w in demo_cfg["waypoints"]]
+    from sysid_ros.demo.class_payload import class_prior, payload_text, write_payload_params
+    from sysid_ros.simulation.offcentre import draw_in_class
+    klass = class_prior(full_robot)
+    payload_desc, payload_params = "", ""
+    if klass is not None and args.payload is None:
+        # a payload of the class, not its catalogued centre: the final box's centre would
+        # equal the truth whether or not anything was learnt
+        try:
+            draw = draw_in_class(full_robot, klass.lower, klass.upper, args.seed)
+        except SysidError as exc:
+            _log(f"bad input: {exc}")
+            return EXIT_BAD_INPUT
+        args.payload = draw.payload.mass
+        payload_params = str(write_payload_params(draw.payload, out))
+        payload_desc = payload_text(prior or "demo.prior_box", draw)
+        _log(f"payload: {payload_desc}")
     if args.payload is None:
         args.payload = float(demo_cfg.get("payload", 3.63))
     task_start = np.asarray(demo_cfg.get("start", robot.config["simulation"]["home"]), float)
@@ -271,6 +294,7 @@ def main(argv: list[str] | None = None) -> int:
 
     launch_args = {
         "robot": robot_arg, "payload": str(args.payload), "record": "true",
+        **({"payload_params": payload_params} if payload_params else {}),
         "output_dir": str(bag_root), "max_trajectories": str(args.trajectories),
         "controller_mode": args.controller,
         "enable_planner": "true" if args.trajectories > 0 else "false",
@@ -338,6 +362,10 @@ def main(argv: list[str] | None = None) -> int:
     return_path: ReturnPath | None = None
     return_end: float | None = None
     last_status = 0.0
+    # phases: each exciting trajectory, the return, the task
+    bar = progress.bar(args.trajectories + 2, "demo", not args.no_progress, unit="phase",
+                       bar_format="{desc}: {n_fmt}/{total_fmt} phases [{elapsed}] {postfix}")
+    shown_plans = 0
     with launch_graph("sim", launch_args, output=lambda line: log_file.write(line + "\n")) as graph:
         try:
             while time.monotonic() - wall0 < args.timeout:
@@ -346,6 +374,13 @@ def main(argv: list[str] | None = None) -> int:
                     _log("a required node exited; see graph.log")
                     break
                 t = now()
+                new_plans = min(len(state["plans"]), args.trajectories) - shown_plans
+                if new_plans > 0:
+                    bar.update(new_plans)
+                    shown_plans += new_plans
+                bar.set_postfix_str(f"t_sim {t:.1f} s, "
+                                    + ("task" if task_window else "return" if return_end
+                                       else "identification"), refresh=False)
                 if time.monotonic() - last_status > 3.0 and state["t_js"] is not None:
                     last_status = time.monotonic()
                     b = state["bounds"]
@@ -398,6 +433,8 @@ def main(argv: list[str] | None = None) -> int:
                         task_pub.publish(_trajectory(robot, start, return_path.times,
                                                      return_path.positions))
                         return_end = start + float(return_path.times[-1]) + 0.5
+                        bar.update(args.trajectories - shown_plans + 1)
+                        shown_plans = args.trajectories
                         _log(f"identification done at t_sim = {t:.2f} s; returning to the task "
                              "start pose")
                 elif task_window is None and t > return_end:
@@ -419,6 +456,7 @@ def main(argv: list[str] | None = None) -> int:
                     start = now() + LEAD      # fresh: sim time moved on while certifying
                     times = segment * np.arange(len(waypoints) + 1)
                     task_window = (start, start + times[-1] + 1.0)
+                    bar.update(1)
                     if certification and args.controller == "robust":
                         # the method never runs an uncertified motion: the arm holds the start
                         # pose through the task window instead
@@ -437,6 +475,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 _log(f"wall-clock limit of {args.timeout:.0f} s reached")
         finally:
+            bar.close()
             executor.shutdown()
             spinner.join(timeout=5.0)      # the spin thread must be out before destruction
             node.destroy_node()
@@ -462,7 +501,7 @@ def main(argv: list[str] | None = None) -> int:
     if return_refused:
         ev.fail("the return to the task's start is not certifiable for every θ_e in the "
                 "controller's box (not executed): " + "; ".join(return_refused[:3]))
-    header = {"robot": args.robot, "payload": f"dumbbell {args.payload} kg",
+    header = {"robot": args.robot, "payload": payload_desc or f"dumbbell {args.payload} kg",
               "θ_e prior": prior or "the robot file's inline box",
               "controller": args.controller,
               "certified exciting trajectories": f"{n_plans} of {args.trajectories} requested",
@@ -489,7 +528,10 @@ def main(argv: list[str] | None = None) -> int:
         header.update(extra)
         for reason in violations:
             ev.fail(reason)
-    report = write_report(out, run, ev, robot, header)
+    report = write_report(out, run, ev, robot, header, klass)
+    if klass is not None:
+        from sysid_ros.demo.class_payload import mass_placement
+        _log(f"mass: {mass_placement(klass, ev.truth, ev.final_bounds)}")
     _log(f"result: {'success' if ev.success else 'failure'}"
          + (f" ({'; '.join(ev.reasons)})" if ev.reasons else ""))
     print(report)

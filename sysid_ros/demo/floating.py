@@ -1,12 +1,12 @@
 """What the demo adds for a floating-base robot (B1 + Z1): the planner and the controller run on
-the arm view (:func:`sysid_ros.model.arm_view.arm_view`), whose guarantee rests on the trunk
+the arm view (:func:`sysid_ros.control.arm_view.arm_view`), whose guarantee rests on the trunk
 staying inside ``arm_view.trunk_motion`` — an assumption the standing controller has to meet,
 so the recorded IMU is checked against it after the run — and certifies obstacles in the trunk
 frame, not the world frame. Both go into the report; a violated motion bound fails the run. The
 report also gives what the guarantee actually uses, |d| ≤ d̄: the fictitious torque of the
 recorded trunk motion, exactly (sup over the parameter boxes), against d̄ — a disturbance above
 d̄ fails the run as well — and, when the trunk left its bound, how many of those moments were
-ones where the arm's command switched (the measured cause, docs/design.md §5.1)."""
+ones where the arm's command switched (the measured cause, docs/theory/controller.md#law)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,7 +16,7 @@ import numpy as np
 from sysid_ros.bagio.reader import read_imu, read_joint_states
 from sysid_ros.demo.errors import DemoConfigError
 from sysid_ros.demo.report import COMMAND_TOPIC, bag_messages, header_seconds
-from sysid_ros.model.arm_view import (TrunkMotionBound, disturbance_ratio, interval_alpha,
+from sysid_ros.control.arm_view import (TrunkMotionBound, disturbance_ratio, interval_alpha,
                                       trunk_motion_report)
 from sysid_ros.model.robots import Robot
 
@@ -91,13 +91,13 @@ def floating_base_findings(full: Robot, view: Robot, bag: Path,
         if attribution is not None:
             header["trunk α above the bound, against the arm's command"] = attribution
     if rep.violations or over:
-        # the known cause, measured (docs/design.md §5.1): stated, not hidden
-        header["known limit (docs/design.md §5.1)"] = (
+        # the known cause, measured (docs/theory/controller.md#law): stated, not hidden
+        header["known limit (docs/theory/controller.md#law)"] = (
             "the trunk-motion bound d̄ rests on is smaller than what this stance does while the "
             "arm's command switches at the sample rate. Read over single IMU intervals "
             "(central differences cancel a motion that alternates at the sample rate), the "
             "trunk's ‖α‖ reaches 1–1.5 rad/s² through the graph against the assumed 0.2, in "
-            "the blocks where the robust input switches (line above; two runs of session 14: "
+            "the blocks where the robust input switches (line above; in two runs "
             "67 of 67 and 75 of 75 50-ms blocks above the bound, command first-difference RMS "
             "0.57–0.61 N·m there against 0.005–0.007 elsewhere) — with the physics at 1 ms "
             "and converged at 0.25 ms alike (‖α‖ 2.36 / 1.49 rad/s²), so the physics step is "
@@ -112,7 +112,7 @@ def floating_base_findings(full: Robot, view: Robot, bag: Path,
 
 
 def _disturbance_ratio(full: Robot, view: Robot, bag: Path, imu, keep: np.ndarray) -> np.ndarray:
-    """max |d_j|/d̄_j over the IMU samples in ``keep`` (``model.arm_view.disturbance_ratio``),
+    """max |d_j|/d̄_j over the IMU samples in ``keep`` (``control.arm_view.disturbance_ratio``),
     the arm's joint state taken at each IMU stamp (the B1's IMU arrives with the joints; the
     nearest joint sample otherwise — a stale one only shifts which sample d is evaluated at)."""
     js = read_joint_states(bag, "/joint_states", list(view.joint_names))

@@ -74,6 +74,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -97,9 +98,11 @@ from sysid_ros.paths import package_share
 from sysid_ros.planning import (BoxObstacle, ExcitingPlanner, PlannerConfig, QuinticTrajectory,
                                 controller_model)
 from sysid_ros.planning.receding import PublishedPlan, RecedingHorizon
-from sysid_ros.simulation.runtime import RuntimeSettings, SimRuntime
+from sysid_ros.simulation.payload import Payload
+from sysid_ros.simulation.runtime import RuntimeSettings, SimRuntime, payload_parameters
 
 __all__ = ["METHODS", "TASK_FRAME_ID", "EpisodeError", "EpisodeConfig", "Episode", "EpisodeResult",
+           "EpisodeSpec", "simulate_episode_task",
            "simulate_episode", "evaluate_episode", "run_episode", "identification_cond",
            "node_params", "graph_parameters"]
 
@@ -269,13 +272,15 @@ def _random_k(planner: ExcitingPlanner, traj: QuinticTrajectory,
 class _Graph:
     """The node runtimes of one episode and the messages between them (module doc)."""
 
-    def __init__(self, robot: Robot, payload_kg: float, method: str,
+    def __init__(self, robot: Robot, payload: float | Payload, method: str,
                  obstacles: Sequence[BoxObstacle], seed: int, config: EpisodeConfig) -> None:
         mode, self.excitation = METHODS[method]
         self.robot, self.config = robot, config
-        params = graph_parameters(robot, payload_kg, mode, config.n_trajectories)
+        params = graph_parameters(robot, _mass(payload), mode, config.n_trajectories)
         # -- sim: the launch's settings, one publication per control period
         sim = {**params["sim"], "rate_hz": 1.0 / config.control_dt, "seed": seed}
+        if isinstance(payload, Payload):       # a body other than the dumbbell of its mass
+            sim.update({k: tuple(v) for k, v in payload_parameters(payload).items()})
         sim.update({k: v for k, v in (("noise_tau", config.noise_tau),
                                       ("physics_dt", config.physics_dt),
                                       ("quantize", config.quantize)) if v is not None})
@@ -326,12 +331,39 @@ class _Graph:
                                        float(pp["shrink_tolerance"]), int(pp["stall_cycles"]))
 
 
-def simulate_episode(robot: Robot, payload_kg: float, method: str,
+def _mass(payload: float | Payload) -> float:
+    return payload.mass if isinstance(payload, Payload) else float(payload)
+
+
+#: An episode as plain values: robot registry name, payload (kg, or a drawn body), method,
+#: obstacles the planner sees, seed, settings, and whether the planner's budget counts its
+#: thread's CPU seconds.
+EpisodeSpec = tuple[str, "float | Payload", str, tuple[BoxObstacle, ...], int, EpisodeConfig,
+                    bool]
+
+
+def simulate_episode_task(spec: EpisodeSpec) -> Episode:
+    """:func:`simulate_episode` from plain values, for the batch executor
+    (:mod:`sysid_ros.batch`): each worker loads the robot itself."""
+    from sysid_ros.model.robots import load_robot
+    from sysid_ros.planning import planner as planner_module
+
+    robot_name, payload, method, obstacles, seed, config, cpu_budget = spec
+    if cpu_budget:
+        # the planner reads its clock as planner.time.monotonic (deadlines, solve_time) only
+        planner_module.time = SimpleNamespace(  # type: ignore[attr-defined,assignment]
+            monotonic=time.thread_time)
+    return simulate_episode(load_robot(robot_name), payload, method, obstacles, seed, config)
+
+
+def simulate_episode(robot: Robot, payload: float | Payload, method: str,
                      obstacles: Sequence[BoxObstacle] = (), seed: int = 0,
                      config: EpisodeConfig = EpisodeConfig(),
                      log: Callable[[str], None] | None = None) -> Episode:
-    """Run one episode (module doc). ``obstacles`` matter to the planner (``ours``) only; the
-    evaluation takes its own obstacle list (:func:`evaluate_episode`)."""
+    """Run one episode (module doc) carrying ``payload``: a dumbbell of that many kg, or a
+    :class:`~sysid_ros.simulation.payload.Payload` (e.g. one drawn inside a payload class,
+    :func:`~sysid_ros.simulation.offcentre.draw_in_class`). ``obstacles`` matter to the planner
+    (``ours``) only; the evaluation takes its own obstacle list (:func:`evaluate_episode`)."""
     if method not in METHODS:
         raise EpisodeError(f"method {method!r} is not one of {sorted(METHODS)}")
     if config.point_estimate not in ("final", "every"):
@@ -342,7 +374,7 @@ def simulate_episode(robot: Robot, payload_kg: float, method: str,
         raise EpisodeError(f"{robot.config_path}: no demo.waypoints (the move-and-place task)")
     wall0 = time.perf_counter()
     say = log or (lambda _m: None)
-    g = _Graph(robot, payload_kg, method, obstacles, seed, config)
+    g = _Graph(robot, payload, method, obstacles, seed, config)
     sim, ctl, irt, horizon, excitation = g.sim, g.ctl, g.irt, g.horizon, g.excitation
     rng = np.random.default_rng(seed)
     planner = horizon.planner if horizon is not None else None
@@ -568,7 +600,7 @@ def simulate_episode(robot: Robot, payload_kg: float, method: str,
                  "ddq": np.asarray(ref_ddq)}
     control = {"tau0": np.asarray(log_tau0).reshape(-1, nj),
                "v_bound": np.asarray(log_bound).reshape(-1, nj)}
-    return Episode(method, payload_kg, seed, run, ident_window,
+    return Episode(method, _mass(payload), seed, run, ident_window,
                    task_window or (float(t_arr[-1]), float(t_arr[-1])), plans, executed,
                    reference, control, ident_seconds, time.perf_counter() - wall0,
                    # lateness is judged against the robot file's budget, not an override
@@ -681,10 +713,10 @@ def evaluate_episode(robot: Robot, episode: Episode, obstacles: Sequence[BoxObst
                            for _t, label, a in episode.admissions))
 
 
-def run_episode(robot: Robot, payload_kg: float, method: str,
+def run_episode(robot: Robot, payload: float | Payload, method: str,
                 obstacles: Sequence[BoxObstacle] = (), seed: int = 0,
                 config: EpisodeConfig = EpisodeConfig(),
                 log: Callable[[str], None] | None = None) -> EpisodeResult:
     """:func:`simulate_episode` then :func:`evaluate_episode` with the same obstacles."""
-    ep = simulate_episode(robot, payload_kg, method, obstacles, seed, config, log)
+    ep = simulate_episode(robot, payload, method, obstacles, seed, config, log)
     return evaluate_episode(robot, ep, obstacles)

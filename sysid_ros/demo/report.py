@@ -31,6 +31,7 @@ import numpy as np
 
 from sysid_ros.bagio import TopicNotFoundError, iter_messages, list_topics, read_joint_states
 from sysid_ros.control.trajectory import JointTrajectoryArrays, TrajectoryQueue
+from sysid_ros.demo.class_payload import placement_section
 from sysid_ros.model.box import ParameterBox, theta_e_box
 from sysid_ros.model.parameters import PARAM_NAMES, theta_from_com_inertia
 from sysid_ros.model.regressors import Regressors
@@ -144,7 +145,7 @@ def floor_summary(robot: Robot, ev: Evaluation) -> str | None:
     width = float(ev.final_bounds.width[0])
     return (f"mass {floor.width[0]:.3g} kg of the final box's {width:.3g} kg — what noise-free "
             "data from any motion would leave under the identifier's link and friction boxes "
-            "(docs/design.md §4.3b); the rest is the excitation's and the noise's")
+            "(docs/theory/identification.md#the-identifiability-floor); the rest is the excitation's and the noise's")
 
 
 #: the robust controller's record of the trajectories it admitted (sysid_ros.nodes.robust_controller)
@@ -390,8 +391,9 @@ def _fmt(x: np.ndarray) -> str:
 
 
 def write_report(out: Path, run: RunData, ev: Evaluation, robot: Robot,
-                 header: dict[str, Any]) -> Path:
-    """Write ``out/report.md`` and the PNGs; returns the report path."""
+                 header: dict[str, Any], klass: ParameterBox | None = None) -> Path:
+    """Write ``out/report.md`` and the PNGs; returns the report path. ``klass``: the payload
+    class the run started from (the truth and the final box are then set against it)."""
     out.mkdir(parents=True, exist_ok=True)
     files = _plots(out, run, ev, robot)
     lines = ["# sysid_ros closed-loop demo", ""]
@@ -411,6 +413,8 @@ def write_report(out: Path, run: RunData, ev: Evaluation, robot: Robot,
         lines += ["", f"Box contains the truth: **{ev.contains_truth}**"]
     else:
         lines.append("No bounds were published.")
+    if klass is not None:
+        lines += [""] + placement_section(klass, ev.truth, ev.final_bounds)
     if ev.identifier is not None:
         lines += ["", f"Identifier status (its last /diagnostics): **{ev.identifier.level_name}** "
                   f"— {ev.identifier.message}" + (f" ({ev.identifier_warnings} WARN/ERROR "

@@ -6,7 +6,7 @@ in-process pipeline use the same objects.
 
 A rest-to-rest segment q_a → q_b over T is q_a + (q_b − q_a)·H₅(t/T), the planner's trajectory
 family with q̇₀ = q̈₀ = 0 and k = q_b − q_a, so its check is the planner's, with the same
-assumptions (docs/design.md §6.4): the tracking error starts inside the controller's bound, θ_e
+assumptions (docs/theory/planner.md#sound-reachability): the tracking error starts inside the controller's bound, θ_e
 lies in the box and the obstacles are the configured ones.
 """
 from __future__ import annotations
@@ -155,7 +155,7 @@ class TaskCertifier:
         """The task at its segment duration if it certifies, else ``TASK_SLOWDOWNS`` times
         slower: the same path, less acceleration (the torque limit is what refuses it; on
         hardware-like data a calibrated Gen3 missed joint 2's limit by 0.1 N·m at 1 s and
-        certified at 1.5 s, session 16)."""
+        certified at 1.5 s)."""
         asked = self(box)
         if not asked:
             return TaskTiming(self.segment, [], [])
@@ -169,8 +169,8 @@ class TaskCertifier:
     def move(self, box: ParameterBox, q_from: np.ndarray, q_to: np.ndarray,
              duration: float, label: str = "return") -> list[str]:
         """Failure reasons of the rest-to-rest move q_from → q_to over ``duration`` for every
-        θ_e in the box; empty: certified. The return was once sent unchecked: in one
-        closed-loop episode (3.18 kg, experiment (b), session 15) it went 5 mm into the
+        θ_e in the box; empty: certified. Unchecked, such a return can hit an obstacle: in
+        a closed-loop episode (3.18 kg, experiment (b)) the direct one reached 5 mm into the
         platform."""
         return [f"{label}: {why}" for why in self._check(box, q_from, q_to, duration).reasons]
 
@@ -196,7 +196,7 @@ class TaskCertifier:
 
         The demo passes the certified exciting plans' start poses, most recent first, then the
         executed motion retraced (``return_vias``): the arm has been near each of them, while
-        a direct joint-space move may cut a corner into an obstacle (session 16: 3.18 kg,
+        a direct joint-space move may cut a corner into an obstacle (3.18 kg,
         experiment (b), the direct return could reach the platform by 14 mm, the one through
         the start poses by 6 mm). Whether a path certifies is decided by the check alone;
         ``reasons`` says why the last attempt did not."""

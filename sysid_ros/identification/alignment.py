@@ -3,7 +3,7 @@ positions' stamps.
 
 A driver's torque reading often lags the joint states it is published with: a current or torque
 sensor's filter, a bus that carries the two in different frames. Real Gen3 logs need the torque
-read 60-120 ms after the state's stamp (docs/calibration.md, "Timing"). Over a momentum window
+read 60-120 ms after the state's stamp (docs/guide/calibrate.md, "Timing"). Over a momentum window
 [a, b] such a lag L_j is not a small quadrature error: it moves the whole ∫τ dt by about
 L_j·(τ(b) − τ(a)), and it biases every row that way.
 

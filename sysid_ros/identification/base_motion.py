@@ -84,7 +84,7 @@ the arm/payload.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -92,8 +92,9 @@ from sysid_ros.identification.errors import IdentificationConfigError, SampleErr
     UnsupportedRobotError
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
+from sysid_ros.sample_screen import RESTART, RETRACT, SKIP, SampleScreen
 
-__all__ = ["ImuBounds", "ImuSamples", "BaseMotion", "ImuMount", "base_motion", "ImuStream",
+__all__ = ["ImuBounds", "BaseMotion", "ImuMount", "base_motion", "ImuStream",
            "ArmModel", "arm_model", "arm_regressors", "imu_mount", "trunk_bias"]
 
 #: keys of ``identification.imu`` (all required)
@@ -147,20 +148,6 @@ class ImuBounds:
                          self.accel_bias_abs * factor,
                          self.accel_noise_abs * factor, self.angular_accel_abs, self.jerk_abs,
                          self.max_gap)
-
-
-class ImuSamples(Protocol):
-    """What the identifier reads from an IMU stream (e.g. ``bagio.ImuSeries``): stamps t (M,) s,
-    angular_velocity (M, 3) rad/s and linear_acceleration (M, 3) m/s², IMU frame."""
-
-    @property
-    def t(self) -> np.ndarray: ...
-
-    @property
-    def angular_velocity(self) -> np.ndarray: ...
-
-    @property
-    def linear_acceleration(self) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -267,22 +254,20 @@ def base_motion(mount: ImuMount, bounds: ImuBounds, t_imu: np.ndarray, gyro: np.
 class ImuStream:
     """Online IMU buffer: joint samples become usable once an IMU sample at or after them has
     arrived; a joint sample still uncovered ``hold_s`` after a newer joint sample is given up
-    (invalid: no window spans it). IMU stamps follow the identifier's stamp policy
-    (:mod:`.stamps`): isolated bad stamps are dropped and counted, a persistent jump back
-    empties the buffer (no interpolation across the jump)."""
+    (invalid: no window spans it). IMU messages follow the shared bad-sample policy
+    (:class:`~sysid_ros.sample_screen.SampleScreen`): bad ones are dropped and counted, a
+    persistent jump back empties the buffer (no interpolation across the jump)."""
 
     def __init__(self, mount: ImuMount, bounds: ImuBounds, hold_s: float = 0.5,
-                 restart_after: int = 10) -> None:
-        from sysid_ros.identification.stamps import StampFilter
-
+                 screen: SampleScreen | None = None) -> None:
         self.mount, self.bounds, self.hold_s = mount, bounds, hold_s
-        self.stamps = StampFilter(restart_after)
+        self.screen = SampleScreen() if screen is None else screen
         self.reset()
 
     def reset(self) -> None:
         """Forget every IMU sample and the last stamp."""
         self._clear()
-        self.stamps.reset()
+        self.screen.reset()
         self.n_samples = 0
 
     def _clear(self) -> None:
@@ -292,10 +277,8 @@ class ImuStream:
 
     @property
     def n_rejected(self) -> int:
-        """IMU messages dropped for their stamp or a non-finite value."""
-        from sysid_ros.identification.stamps import RESTARTS
-
-        return sum(v for k, v in self.stamps.counts.items() if k != RESTARTS)
+        """IMU messages dropped (bad stamp, non-finite value)."""
+        return self.screen.log.total
 
     @property
     def last_time(self) -> float | None:
@@ -310,19 +293,15 @@ class ImuStream:
         if gyro.shape[0] != t.size or acc.shape[0] != t.size:
             raise SampleError("imu: stamps, angular_velocity and linear_acceleration differ in "
                               "length")
-        from sysid_ros.identification.stamps import REJECT, RESTART
-
         keep = np.zeros(t.size, bool)
         for i, ti in enumerate(t):
-            if not (np.isfinite(ti) and np.all(np.isfinite(gyro[i]))
-                    and np.all(np.isfinite(acc[i]))):
-                self.stamps.counts["non-finite IMU value"] += 1
-                continue
-            verdict = self.stamps.check(float(ti))
-            if verdict == RESTART:        # drop everything before the jump, keep this one
+            stamp = int(round(ti * 1e9)) if np.isfinite(ti) else 0
+            verdict = self.screen.check(stamp, (("angular_velocity", gyro[i]),
+                                                ("linear_acceleration", acc[i])), "xyz")
+            if verdict in (RESTART, RETRACT):     # drop everything before, keep this one
                 self._clear()
                 keep[:i] = False
-            keep[i] = verdict != REJECT
+            keep[i] = verdict != SKIP
         self._t = np.concatenate([self._t, t[keep]])
         self._gyro = np.concatenate([self._gyro, gyro[keep]])
         self._acc = np.concatenate([self._acc, acc[keep]])

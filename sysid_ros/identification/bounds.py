@@ -1,4 +1,4 @@
-"""The feasible set Θ of θ_e and the boxes around it (docs/design.md §4).
+"""The feasible set Θ of θ_e and the boxes around it (docs/theory/identification.md).
 
 Θ = {x = [θ_e | φ] ∈ B₀ × Φ : c − r ≤ A·x ≤ c + r} contains the true θ_e (and friction
 unknowns φ) whenever every row's radius bound holds (see :mod:`problem`). Its tightest box in
@@ -107,7 +107,7 @@ def lp_model() -> highspy.Highs:
     scaling — the rows arrive normalised to unit norm (:func:`normalise_rows`), and with HiGHS's
     scaling on, warm re-solves after appended rows stalled at the iteration cap: 78 of 220 kept
     LPs with calibration rows in 11 online updates, one of the 59 LPs of a one-shot box with cut
-    rounds (θ_r unknowns), their sides falling back to the prior (docs/design.md §4.5)."""
+    rounds (θ_r unknowns), their sides falling back to the prior (docs/theory/identification.md#online-operation)."""
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("presolve", "off")

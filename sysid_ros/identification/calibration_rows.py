@@ -1,4 +1,4 @@
-"""Calibration rows as constraints of the payload LP (issues #12.1, #15.2; docs/calibration.md §8).
+"""Calibration rows as constraints of the payload LP (docs/guide/calibrate.md#limits-and-open-questions).
 
 A calibration (:mod:`sysid_ros.calibration`) measures the robot from recordings without payload:
 its momentum rows say, per window w and joint j,
@@ -23,7 +23,8 @@ friction unknowns φ — next to the payload rows:
 
 Sound under the stated assumptions: the true θ_r, φ and calibration-time EE body satisfy every
 calibration row whenever the calibration's noise bound δ held on its recordings (calibration
-assumption 2, measured, docs/calibration.md §3), and the robot is the same — the same links, the
+assumption 2, measured, docs/guide/calibrate.md#assumptions-the-bounds-rest-on), and the robot is
+the same — the same links, the
 same friction and the same torque offsets β in both recordings (a re-zeroed torque sensor or a
 different robot violates this; the LP then usually turns empty: ``inconsistent``). Adding true
 constraints never removes the truth from Θ. Rows are kept as they are (no compaction): an outer
@@ -47,6 +48,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from sysid_ros.identification.errors import IdentificationConfigError
+from sysid_ros.model.friction_terms import FrictionTerms
 from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.robots import FRICTION_NAMES, Robot
 
@@ -55,12 +57,15 @@ __all__ = ["CalibrationConstraints", "column_names", "FORMAT"]
 FORMAT = "sysid_calibration_rows/1"
 
 
-def column_names(robot: Robot) -> list[str]:
-    """Names of x = [θ of every body (Pinocchio order) | φ (per joint [Fc, Fv, Ia, β])]: the
-    calibration's column layout (:mod:`sysid_ros.calibration.rows`)."""
+def column_names(robot: Robot, terms: FrictionTerms | None = None) -> list[str]:
+    """Names of x = [θ of every body (Pinocchio order) | φ (per joint [Fc, Fv, Ia, β]) | ψ (per
+    joint the extra terms' coefficients, when ``terms``)]: the calibration's column layout
+    (:mod:`sysid_ros.calibration.rows`)."""
     bodies = [robot.model.names[i] for i in range(1, robot.model.njoints)]
+    extra = () if terms is None else terms.columns
     return ([f"{p}[{b}]" for b in bodies for p in PARAM_NAMES]
-            + [f"{k}[{j}]" for j in robot.joint_names for k in FRICTION_NAMES])
+            + [f"{k}[{j}]" for j in robot.joint_names for k in FRICTION_NAMES]
+            + [f"{k}[{j}]" for j in robot.joint_names for k in extra])
 
 
 @dataclass(frozen=True)
@@ -111,7 +116,8 @@ class CalibrationConstraints:
             ee_lower=self.ee_lower, ee_upper=self.ee_upper, info=np.array(json.dumps(self.info)))
 
     @classmethod
-    def load(cls, path: str | Path, robot: Robot | None = None) -> CalibrationConstraints:
+    def load(cls, path: str | Path, robot: Robot | None = None,
+             terms: FrictionTerms | None = None) -> CalibrationConstraints:
         """Read a file written by :meth:`save`; with ``robot``, check it belongs to it.
         Raises IdentificationConfigError naming the file and what is wrong."""
         path = Path(path)
@@ -144,17 +150,20 @@ class CalibrationConstraints:
                 or not all(np.all(np.isfinite(a)) for a in (out.c, *arrays, A.data, out.noise)):
             raise fail("inconsistent array shapes or non-finite values")
         if robot is not None:
-            out.check(robot, fail)
+            out.check(robot, fail, terms)
         return out
 
-    def check(self, robot: Robot, fail: Any = None) -> None:
-        """Raise unless the rows belong to ``robot`` (name, column layout, joint count)."""
+    def check(self, robot: Robot, fail: Any = None, terms: FrictionTerms | None = None) -> None:
+        """Raise unless the rows belong to ``robot`` with the extra friction ``terms`` (name,
+        column layout, joint count)."""
         fail = fail or (lambda why: IdentificationConfigError(
             f"identification.calibration_rows: {why}"))
         if self.robot != robot.name:
             raise fail(f"made for robot {self.robot!r}, applied to {robot.name!r}")
-        if list(self.columns) != column_names(robot):
-            raise fail(f"column layout differs from {robot.name}'s (bodies/joints renamed?)")
+        if list(self.columns) != column_names(robot, terms):
+            raise fail(f"column layout differs from {robot.name}'s with extra friction terms "
+                       f"{list(terms.names) if terms else []} (bodies/joints renamed, or rows "
+                       "of another calibration?)")
         if self.noise.shape != (robot.nj,) or np.any(self.noise < 0) \
                 or (len(self) and (self.joint.min() < 0 or self.joint.max() >= robot.nj)):
             raise fail(f"noise bound / joint indices do not fit {robot.nj} joints")

@@ -2,7 +2,7 @@
 
 A floating-base robot (``--robot b1_z1``) also needs the trunk IMU (``--imu-topic``, default
 ``/imu``): the arm joints' rows are formed with the trunk's angular velocity and specific force
-(docs/design.md §4.6); a bag without that topic exits 2 naming it.
+(docs/theory/identification.md#what-the-ok-box-rests-on); a bag without that topic exits 2 naming it.
 
 The first line on stderr summarises the data (samples, joints, span, rate, gaps); the last line
 is the verdict. Exit codes:
@@ -35,7 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from sysid_ros.bagio.skips import SkipLog
+from sysid_ros import progress
+from sysid_ros.batch.cli import add_batch_arguments
+from sysid_ros.sample_screen import SkipLog
 from sysid_ros.cli_messages import fail
 from sysid_ros.identification.config import FRICTION_MODES, VELOCITY_NOISE_SCOPES, \
     IdentificationConfig, load_identification_config
@@ -48,7 +50,7 @@ from sysid_ros.model.box import PARAM_UNITS
 from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.robots import Robot, load_robot
 
-__all__ = ["main", "build_parser", "EXIT_CODES"]
+__all__ = ["main", "build_parser", "run_single", "EXIT_CODES"]
 
 EXIT_CODES = {"ok": 0, "bad_input": 2, "inconsistent": 3, "insufficient_data": 4,
               "ok_with_warnings": 5}
@@ -60,10 +62,15 @@ def build_parser() -> argparse.ArgumentParser:
         description="Sound interval bounds on the payload's inertial parameters from a rosbag2 "
                     "JointState recording.",
         epilog="exit codes: 0 ok, 2 bad input, 3 inconsistent, 4 insufficient_data, "
-               "5 ok with warnings (--fail-on-warning only)")
+               "5 ok with warnings (--fail-on-warning only); batch: 0 all ok, 2 nothing run, "
+               "6 some item not ok (DIR/summary.md)")
     p.add_argument("--robot", default="gen3", help="robot registry name (default gen3)")
-    p.add_argument("--bag", help="rosbag2 directory or .mcap/.db3 file (required unless --floor)")
-    p.add_argument("--out", required=True, help="result JSON path")
+    # one --bag takes several values (a batch); a repeated --bag replaces the earlier one
+    p.add_argument("--bag", nargs="+", metavar="PATH|GLOB",
+                   help="rosbag2 directory or .mcap/.db3 file (required unless --floor); "
+                        "several or globs with --out-dir")
+    p.add_argument("--out", help="result JSON path (one recording)")
+    add_batch_arguments(p, "recording")
     p.add_argument("--topic", "--joint-states-topic", dest="topic", default="/joint_states",
                    help="sensor_msgs/JointState topic (default /joint_states)")
     p.add_argument("--imu-topic", default="/imu",
@@ -104,8 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="exit 5 when the box is ok but carries warnings")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--strict", action="store_true",
-                   help="refuse the bag at its first bad message (NaN, zero/duplicate/backward "
-                        "stamp, missing joint) instead of skipping and counting such messages "
+                   help="refuse the bag at its first bad message (NaN, zero/duplicate/backward/"
+                        "far-future stamp, missing joint) instead of skipping and counting such messages "
                         "(JSON data.skipped)")
     p.add_argument("--floor", action="store_true",
                    help="also compute the identifiability floor of the stated link/friction "
@@ -115,38 +122,35 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-class _Progress:
-    """A one-line progress bar on stderr, shown only for long inputs."""
-
-    def __init__(self, label: str, enabled: bool) -> None:
-        self.label, self.enabled, self.shown = label, enabled, False
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled or total < 20_000:
-            return
-        frac = done / max(total, 1)
-        bar = "#" * int(30 * frac)
-        sys.stderr.write(f"\r{self.label} [{bar:<30}] {100 * frac:5.1f}% ({done}/{total})")
-        sys.stderr.flush()
-        self.shown = True
-
-    def close(self) -> None:
-        if self.shown:
-            sys.stderr.write("\n")
-
-
 def _fail(msg: object) -> int:
     return fail("sysid-identify", msg)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from sysid_ros.bagio import BagError, read_imu, read_joint_states
-
     args = build_parser().parse_args(argv)
     if args.bag is None and not args.floor:
         return _fail("--bag is required (only --floor runs without a recording)")
     if args.floor_states < 1:
         return _fail(f"--floor-states must be >= 1, got {args.floor_states}")
+    if args.out_dir is not None:
+        from sysid_ros.identification.batch import run_batch
+
+        return run_batch(args, run_single)
+    if args.out is None:
+        return _fail("--out is required (or --out-dir for a batch of recordings)")
+    if args.bag is not None and len(args.bag) > 1:
+        return _fail(f"{len(args.bag)} recordings given: a batch writes one result per "
+                     "recording, give --out-dir DIR instead of --out")
+    if args.jobs != 1 or args.ray_address is not None:
+        return _fail("--jobs and --ray-address run a batch: give --out-dir DIR")
+    args.bag = None if args.bag is None else args.bag[0]
+    return run_single(args)
+
+
+def run_single(args: argparse.Namespace) -> int:
+    """One recording (or the floor alone): the JSON at ``args.out``; returns the exit code."""
+    from sysid_ros.bagio import BagError, read_imu, read_joint_states
+
     clock = time.perf_counter()
     robot = None
     try:
@@ -170,21 +174,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = load_identification_config(robot, **overrides)
         if args.bag is None:
             return _floor_only(robot, config, args)
-        bar = _Progress("reading", not args.no_progress)
-        skip = None if args.strict else SkipLog()
-        series = read_joint_states(args.bag, args.topic, robot.joint_names, progress=bar,
-                                   require=("position", "effort"), skip=skip)
-        bar.close()
+        bar, done = progress.callback("reading", not args.no_progress, unit="msg")
+        skip = SkipLog(refuse=args.strict)
+        try:
+            series = read_joint_states(args.bag, args.topic, robot.joint_names, progress=bar,
+                                       require=("position", "effort"), skip=skip)
+        finally:
+            done()
         if skip is not None and skip.total:
             print(f"sysid-identify: {skip.describe()}", file=sys.stderr)
         if series.velocity is None:
             return _fail(f"{args.bag}: {args.topic} has no joint velocities; the identifier "
                          "never assumes them zero — estimate them first (sysid-calibrate "
                          "--state-estimate writes a bag with estimated velocities)")
-        imu = None
+        imu, imu_skip = None, None
         if robot.floating_base:
             # the arm rows of a floating base need the trunk's motion (identification.base_motion)
-            imu = read_imu(args.bag, args.imu_topic)
+            imu_skip = SkipLog(refuse=args.strict)
+            imu = read_imu(args.bag, args.imu_topic, skip=imu_skip)
+            if imu_skip.total:
+                print(f"sysid-identify: {args.imu_topic}: {imu_skip.describe()}",
+                      file=sys.stderr)
         t_read = time.perf_counter() - clock
         if series.t.size >= 2 and np.all(np.diff(series.t) > 0):
             plan = config.sampling_plan(float(np.median(np.diff(series.t))))
@@ -192,10 +202,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                   + summarize(series.t, robot.joint_names, plan).describe(), file=sys.stderr)
         # read_joint_states raised unless every message has them (require=)
         assert series.position is not None and series.effort is not None
-        bar = _Progress("identifying", not args.no_progress)
-        result = identify(robot, config, series.t, series.position, series.velocity,
-                          series.effort, args.method, imu=imu, progress=bar)
-        bar.close()
+        bar, done = progress.callback("identifying", not args.no_progress, unit="sample")
+        try:
+            result = identify(robot, config, series.t, series.position, series.velocity,
+                              series.effort, args.method, imu=imu, progress=bar)
+        finally:
+            done()
     except BagError as err:
         if robot is not None and robot.floating_base and args.imu_topic in str(err):
             return _fail(f"{err} (the floating-base robot {robot.name} needs the trunk IMU on "
@@ -224,7 +236,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "warnings": result.warnings,
         "prior": config.prior_name,
         "data": None if result.summary is None else
-        result.summary.as_dict() | {"skipped": None if skip is None else skip.as_dict()},
+        result.summary.as_dict() | {"skipped": None if skip is None else skip.as_dict()}
+        | ({"skipped_imu": imu_skip.as_dict()} if imu_skip is not None else {}),
         "consistency": None if result.consistency is None else
         result.consistency.as_dict(robot.joint_names, t0),
         "samples_used": result.samples_used,

@@ -35,13 +35,16 @@ Keys (all optional except the prior):
   the linear program, shared by all windows of its joint (a constant torque offset β, a
   viscous Fv… are the same in every window), jointly with θ_e; otherwise they enter each row's
   radius independently (looser; kept for comparison and for the sensitivity method).
+  With ``config`` on a calibrated robot whose calibration adopted extra terms
+  (``friction.terms`` in calib.yaml, :mod:`sysid_ros.model.friction_terms`), their coefficients
+  are treated the same way, each in its calibrated box (``friction_terms``).
 - ``theta_r_unknowns`` (bool, default false): true makes the robot-link parameters θ_r (every
   body but the end effector) LP unknowns bounded by their box (``robot_uncertainty_rel`` or a
   calibration's ``links``), one vector shared by all windows; false puts |W_r|·rad(θ_r) into
   each row's radius (every window its own worst θ_r: sound, looser). Off by default for now:
   it narrows the mass ~10 % at twice the online cost, and it is stricter about the other
   assumptions — a calibration whose noise bound is only just right then reads as
-  `inconsistent` (docs/design.md §4.2).
+  `inconsistent` (docs/theory/identification.md#unknowns-and-exact-radii).
 - ``calibration_rows`` (path of a ``sysid-calibrate --export-rows`` file, relative to the
   calibration overlay or the robot file): the calibration's own momentum rows as further
   constraints on the shared θ_r and friction unknowns (:mod:`.calibration_rows`); they turn
@@ -125,15 +128,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from sysid_ros.identification.base_motion import ImuBounds
 from sysid_ros.identification.calibration_rows import CalibrationConstraints
 from sysid_ros.identification.errors import IdentificationConfigError
 from sysid_ros.model.box import ParameterBox, theta_e_box
 from sysid_ros.model.errors import BoxError
+from sysid_ros.model.friction_terms import FrictionTerms
 from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.robots import FRICTION_NAMES, Robot
+from sysid_ros.schema import Section, read_yaml
 
 __all__ = ["IdentificationConfig", "SamplingPlan", "load_identification_config",
            "payload_prior_box", "FRICTION_MODES", "VELOCITY_NOISE_SCOPES", "load_prior"]
@@ -176,6 +180,8 @@ class IdentificationConfig:
     friction_lower: np.ndarray                 # (nj, 4)
     friction_upper: np.ndarray                 # (nj, 4)
     prior: ParameterBox                        # B₀ of θ_e (the EE body's 10 parameters)
+    # calibrated extra terms of the friction law with their boxes (None: the 4 coefficients)
+    friction_terms: FrictionTerms | None = None
     prior_name: str = "custom"
     theta_r_lower: np.ndarray | None = None    # explicit (calibrated) θ_r box; else rel box
     theta_r_upper: np.ndarray | None = None
@@ -301,6 +307,7 @@ class IdentificationConfig:
         if kw.get("friction") == "none":
             kw["friction_lower"] = np.zeros_like(self.friction_lower)
             kw["friction_upper"] = np.zeros_like(self.friction_upper)
+            kw["friction_terms"] = None
         return replace(self, **kw)
 
     def assumptions(self) -> dict[str, Any]:
@@ -324,6 +331,10 @@ class IdentificationConfig:
                             "for |dq| > coulomb_band, any value in [-1, 1] inside it",
             "friction_lower_Fc_Fv_Ia_beta": self.friction_lower.tolist(),
             "friction_upper_Fc_Fv_Ia_beta": self.friction_upper.tolist(),
+            "friction_terms": ({} if self.friction_terms is None else
+                               {"law": "tau_f += sum_c psi_jc * feature_c(q_j, dq_j) (calibrated "
+                                       "terms; each coefficient psi in its box)",
+                                "boxes": self.friction_terms.as_dict()}),
             "friction_unknowns": ("LP unknowns shared by all windows" if self.friction_unknowns
                                   else "per-row radius"),
             "coulomb_band_rad_s": self.coulomb_band,
@@ -411,6 +422,17 @@ def _check(c: IdentificationConfig) -> None:
             raise _fail(name, f"expected {nj}x4 finite values [Fc, Fv, Ia, beta]")
     if np.any(c.friction_lower > c.friction_upper):
         raise _fail("friction", "a friction box has lower > upper")
+    terms = c.friction_terms
+    if terms is not None:
+        if terms.nominal.shape[0] != c.friction_lower.shape[0]:
+            raise _fail("friction_terms", f"{terms.nominal.shape[0]} joints, the robot has "
+                        f"{c.friction_lower.shape[0]}")
+        if c.velocity_noise_scope == "all" and np.any(c.velocity_noise_abs > 0) \
+                and terms.velocity_errors(1.0) is None:
+            raise _fail("velocity_noise_abs", f"the calibrated friction terms {list(terms.names)} "
+                        "have no bound on what a velocity error moves them by; state velocity "
+                        "noise with velocity_noise_scope: payload (the calibration's bound covers "
+                        "it) or use exact velocities")
     if np.any(c.friction_lower[:, 0] < 0):
         raise _fail("friction", "Coulomb friction Fc cannot be negative (its box starts < 0)")
     if c.theta_r_lower is not None:
@@ -545,33 +567,46 @@ def _friction_box(robot: Robot, sec: dict[str, Any], mode: str) -> tuple[np.ndar
     return np.minimum(lower, fr.lower), np.maximum(upper, fr.upper)
 
 
+#: Keys of a prior (an entry of ``identification.priors`` or a prior file).
+PRIOR_KEYS = ("lower", "upper", "description")
+
+
 def load_prior(spec: str, priors: dict[str, Any] | None = None, *,
                frame: str = "") -> tuple[str, ParameterBox]:
     """(name, box) of a prior: the name of an entry of ``priors`` or a YAML file with
-    ``lower``/``upper`` (10 values each, Pinocchio order, end-effector joint frame). The box is a
-    θ_e :class:`~sysid_ros.model.box.ParameterBox` (nominal its centre) in ``frame`` (the
-    robot's ``ee_joint``, when known)."""
+    ``lower``/``upper`` (10 values each, Pinocchio order, end-effector joint frame; optionally
+    under a ``prior:`` key, with a ``description``). The box is a θ_e
+    :class:`~sysid_ros.model.box.ParameterBox` (nominal its centre) in ``frame`` (the robot's
+    ``ee_joint``, when known). The entry is checked by :mod:`sysid_ros.schema`: an unknown key,
+    a missing bound or a bound that is not 10 finite numbers is an error naming the file (or
+    the entry) and the key."""
     priors = priors or {}
     if spec in priors:
-        entry, name = priors[spec], spec
+        name = spec
+        entry = Section("robot file", priors[spec], f"priors.{spec}", _prior_error, PRIOR_KEYS)
     else:
         path = Path(spec)
         if not path.is_file():
             raise _fail("prior", f"{spec!r} is neither a prior of this robot "
                         f"({sorted(priors) or 'none defined'}) nor a file")
-        try:
-            entry = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as exc:
-            raise _fail("prior", f"{path}: not YAML ({exc})") from exc
-        entry = entry.get("prior", entry) if isinstance(entry, dict) else entry
+        top = read_yaml(path, "prior", _prior_error, ("prior", *PRIOR_KEYS))
+        nested = top.section("prior", PRIOR_KEYS, default=None)
+        entry = top if nested is None else nested
+        if nested is not None and set(top.data) != {"prior"}:
+            raise _prior_error(f"{path}: give the bounds either under 'prior:' or at the top "
+                               "level, not both")
         name = str(path)
-    if not isinstance(entry, dict) or "lower" not in entry or "upper" not in entry:
-        raise _fail("prior", f"{name}: expected a mapping with 'lower' and 'upper' "
-                    "(10 values each)")
+    lower = entry.numbers("lower", len(PARAM_NAMES), "θ_e lower bounds, Pinocchio order")
+    upper = entry.numbers("upper", len(PARAM_NAMES), "θ_e upper bounds, Pinocchio order")
+    entry.string("description", default=None)
     try:
-        return name, theta_e_box(entry["lower"], entry["upper"], frame=frame)
+        return name, theta_e_box(lower, upper, frame=frame)
     except (BoxError, TypeError, ValueError) as exc:
         raise _fail("prior", f"{name}: {exc}") from exc
+
+
+def _prior_error(message: str) -> IdentificationConfigError:
+    return IdentificationConfigError(f"identification.prior: {message}")
 
 
 _INT_KEYS = ("window", "stride", "online_max_rows", "online_lp_rows", "cut_rounds", "max_cuts",
@@ -620,6 +655,7 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
             theta_r_lower=None if explicit is None else explicit[0],
             theta_r_upper=None if explicit is None else explicit[1],
             friction=mode, friction_lower=f_lo, friction_upper=f_hi,
+            friction_terms=robot.friction.terms if mode == "config" else None,
             prior=prior, prior_name=prior_name,
             friction_unknowns=bool(sec.get("friction_unknowns", True)),
             theta_r_unknowns=bool(sec.get("theta_r_unknowns", False)),
@@ -655,7 +691,8 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
         rows_max = int(overrides.pop("calibration_rows_max", rows_max))
         spec = overrides.pop("calibration_rows", None) or sec.get("calibration_rows")
         if spec is not None:
-            kwargs["calibration_rows"] = _calibration_rows(robot, spec, rows_max)
+            kwargs["calibration_rows"] = _calibration_rows(robot, spec, rows_max,
+                                                           kwargs["friction_terms"])
             # the rows constrain the shared θ_r: on unless the file says otherwise (then _check
             # names the conflict)
             kwargs["theta_r_unknowns"] = bool(sec.get("theta_r_unknowns", True))
@@ -673,16 +710,17 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
     return cfg.with_overrides(**overrides) if overrides else cfg
 
 
-def _calibration_rows(robot: Robot, spec: Any, rows_max: int) -> CalibrationConstraints:
+def _calibration_rows(robot: Robot, spec: Any, rows_max: int,
+                      terms: FrictionTerms | None) -> CalibrationConstraints:
     """``spec``: loaded rows or a path (relative: to the robot file's directory; an overlay's
-    path is made absolute when it is applied)."""
+    path is made absolute when it is applied); their columns must carry ``terms``."""
     if isinstance(spec, CalibrationConstraints):
-        spec.check(robot)
+        spec.check(robot, terms=terms)
         return spec.subsample(rows_max)
     path = Path(str(spec))
     if not path.is_absolute() and robot.config_path:
         path = Path(robot.config_path).parent / path
-    return CalibrationConstraints.load(path, robot).subsample(rows_max)
+    return CalibrationConstraints.load(path, robot, terms).subsample(rows_max)
 
 
 def payload_prior_box(theta_ee: np.ndarray, mass_max: float, com_lower: np.ndarray,

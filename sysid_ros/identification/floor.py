@@ -32,7 +32,8 @@ noise-free calibration without payload (the same links and friction, the end-eff
 during calibration its own 10 unknowns in that box, as :mod:`.calibration_rows` does): the
 floor a perfect calibration leaves.
 
-Fixed base only: a floating base's rows carry the trunk's motion (§4.9); its arm view is a
+Fixed base only: a floating base's rows carry the trunk's motion
+(docs/theory/identification.md#floating-base-the-standing-b1--z1); its arm view is a
 fixed-base robot and can be passed instead.
 """
 from __future__ import annotations
@@ -64,8 +65,9 @@ class Floor:
     Attributes:
         box: per θ_e coordinate, the interval spanned by indistinguishable robots (nominal: the
             truth). Any sound box contains it.
-        truth: x* = [θ of every body (Pinocchio order) | φ (nj × [Fc, Fv, Ia, β]) | θ_e during
-            calibration, with ``calibration_ee``].
+        truth: x* = [θ of every body (Pinocchio order) | φ (nj × [Fc, Fv, Ia, β]) | ψ (the
+            calibrated extra friction terms' box centres, if any) | θ_e during calibration,
+            with ``calibration_ee``].
         witnesses: (2, 10, n_x): the x attaining the lower (0) and upper (1) end of each θ_e
             coordinate.
         null_dim: dimension of the null space the data leave.
@@ -89,18 +91,21 @@ class Floor:
         return self.box.width
 
 
-def _rows(robot: Robot, rng: np.random.Generator, n: int, cal: bool) -> np.ndarray:
+def _rows(robot: Robot, rng: np.random.Generator, n: int, cal: bool,
+          terms: bool = False) -> np.ndarray:
     """Rows at ``n`` random states (positions in the joint box, velocities within the limits,
-    |q̈| ≤ _ACCEL) in x's layout [θ of every body | φ]: the project's batched inverse-dynamics
-    and friction regressors, stacked. With ``cal`` the calibration's rows follow (θ_e's columns
-    moved to the calibration-time EE body's, θ_e's own columns zero)."""
+    |q̈| ≤ _ACCEL) in x's layout [θ of every body | φ | ψ (the robot's calibrated extra friction
+    terms, with ``terms``)]: the project's batched inverse-dynamics and friction regressors,
+    stacked. With ``cal`` the calibration's rows follow (θ_e's columns moved to the
+    calibration-time EE body's, θ_e's own columns zero)."""
     reg = Regressors(robot)
     q = robot.random_configuration(rng, n)
     dq, ddq = np.zeros((n, robot.nv)), np.zeros((n, robot.nv))
     dq[:, robot.v_index] = rng.uniform(-robot.limits.dq_max, robot.limits.dq_max, (n, robot.nj))
     ddq[:, robot.v_index] = rng.uniform(-_ACCEL, _ACCEL, (n, robot.nj))
     rows = robot.v_index
-    y = np.concatenate([reg.Y(q, dq, ddq)[:, rows], reg.friction(dq, ddq)[:, rows]], axis=2)
+    y = np.concatenate([reg.Y(q, dq, ddq)[:, rows],
+                        reg.friction(dq, ddq, q if terms else None)[:, rows]], axis=2)
     y = y.reshape(-1, y.shape[2])
     if not cal:
         return y
@@ -139,8 +144,8 @@ def identifiability_floor(robot: Robot, config: IdentificationConfig,
 
     if robot.floating_base:
         raise UnsupportedRobotError(f"{robot.name}: the floor needs a fixed-base robot (pass the "
-                                    "arm view, sysid_ros.model.arm_view)")
-    nj, nb = robot.nj, robot.n_bodies
+                                    "arm view, sysid_ros.control.arm_view)")
+    nb = robot.n_bodies
     ee = robot.ee_columns
     theta_e = robot.theta_e() if theta_e is None else np.asarray(theta_e, float)
     if theta_e.shape != (10,):
@@ -160,6 +165,14 @@ def identifiability_floor(robot: Robot, config: IdentificationConfig,
     lo = np.r_[lo, config.friction_lower.ravel()]
     hi = np.r_[hi, config.friction_upper.ravel()]
     truth = np.r_[truth, phi]
+    terms = config.friction_terms
+    if terms is not None and terms is not robot.friction.terms:
+        raise IdentificationConfigError("the floor takes the extra friction terms from the "
+                                        "robot's calibration; the configuration has others")
+    if terms is not None:
+        lo, hi = np.r_[lo, terms.lower.ravel()], np.r_[hi, terms.upper.ravel()]
+        truth = np.r_[truth, terms.centre.ravel()]
+    n_phi = truth.size - 10 * nb
     cal = calibration_ee is not None
     if cal:
         assert calibration_ee is not None
@@ -171,7 +184,7 @@ def identifiability_floor(robot: Robot, config: IdentificationConfig,
         raise IdentificationConfigError("the nominal links/friction lie outside their boxes")
 
     rng = np.random.default_rng(seed)
-    y = _rows(robot, rng, states, cal)
+    y = _rows(robot, rng, states, cal, terms is not None)
     width = hi - lo
     scale = np.where(width > 0, width, np.maximum(np.abs(truth), 1.0))
     fixed = width <= 1e-12 * np.maximum(np.abs(truth), 1.0)
@@ -180,7 +193,7 @@ def identifiability_floor(robot: Robot, config: IdentificationConfig,
 
     bodies = [slice(10 * b, 10 * b + 10) for b in range(nb)]
     if cal:
-        bodies.append(slice(10 * nb + 4 * nj, 10 * nb + 4 * nj + 10))
+        bodies.append(slice(10 * nb + n_phi, 10 * nb + n_phi + 10))
     basis = pseudo_inertia(np.eye(10))
     z = cp.Variable(k)
     c = cp.Parameter(k)
@@ -210,7 +223,7 @@ def identifiability_floor(robot: Robot, config: IdentificationConfig,
             xv = truth + n @ z.value
             wit[side, i] = xv
             (lower if side == 0 else upper)[i] = xv[col]
-    residual = _residual(robot, wit, truth, rng, check_states, cal)
+    residual = _residual(robot, wit, truth, rng, check_states, cal, terms is not None)
     flat = wit.reshape(-1, truth.size)
     slack = 1e-7 * np.maximum(width, np.maximum(np.abs(truth), 1e-3))
     consistent = bool(np.all(flat >= lo - slack) and np.all(flat <= hi + slack)) and all(
@@ -222,7 +235,7 @@ def identifiability_floor(robot: Robot, config: IdentificationConfig,
 
 
 def _residual(robot: Robot, wit: np.ndarray, truth: np.ndarray, rng: np.random.Generator,
-              n: int, cal: bool) -> float:
-    y = _rows(robot, rng, n, cal)
+              n: int, cal: bool, terms: bool = False) -> float:
+    y = _rows(robot, rng, n, cal, terms)
     ref = np.abs(y @ truth).max()
     return float(np.abs((wit.reshape(-1, truth.size) - truth) @ y.T).max() / ref)

@@ -35,12 +35,13 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from sysid_ros.identification.base_motion import BaseMotion, ImuSamples, ImuStream, \
+from sysid_ros.bagio.reader import ImuSamples
+from sysid_ros.identification.base_motion import BaseMotion, ImuStream, \
     base_motion, imu_mount
 from sysid_ros.identification.bounds import INCONSISTENT, INSUFFICIENT, OK, BoxResult, \
     chebyshev_centre, polytope_box
@@ -50,10 +51,10 @@ from sysid_ros.identification.diagnostics import Consistency, DataSummary, box_w
 from sysid_ros.identification.errors import IdentificationConfigError, SampleError
 from sysid_ros.identification.incremental import IncrementalBox
 from sysid_ros.identification.problem import N_THETA_E, PayloadProblem, PayloadRows
-from sysid_ros.identification.stamps import ACCEPT, RESTART, StampFilter
-from sysid_ros.identification.transients import Transient, find_transients, transient_note, \
-    with_radius_share
+from sysid_ros.identification.transients import Transient, TransientStream, find_transients, \
+    transient_note, with_radius_share
 from sysid_ros.identification.windows import MomentumWindows
+from sysid_ros.sample_screen import RESTART, RETRACT, SKIP, SampleScreen
 from sysid_ros.model.box import ParameterBox, theta_e_box
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
@@ -321,8 +322,8 @@ class OnlineIdentifier:
     intersection means the assumptions failed: ``inconsistent``).
 
     Samples come in through :meth:`add_samples` (already clean, strictly increasing stamps) or
-    :meth:`add_messages` (as received: the stamp policy of :mod:`.stamps` drops isolated bad
-    stamps and restarts the windows on a persistent jump back); a floating-base robot's trunk
+    :meth:`add_messages` (as received: the bad-sample policy of :mod:`sysid_ros.sample_screen`
+    drops bad samples and restarts the windows on a persistent jump back); a floating-base robot's trunk
     IMU through :meth:`add_imu`, joint samples waiting until the IMU covers their stamps.
     """
 
@@ -339,13 +340,14 @@ class OnlineIdentifier:
         self.problem = PayloadProblem(robot, config)
         #: the calibration's rows, part of every update's LP (constant: no payload data)
         self._cal_rows = self.problem.calibration_rows()
-        #: stamp policy of :meth:`add_messages` (:mod:`.stamps`)
-        self.stamps = StampFilter(restart_after)
+        #: the shared bad-sample policy of :meth:`add_messages` (:mod:`sysid_ros.sample_screen`)
+        self.screen = _screen(restart_after)
         # floating base: joint samples wait here until the IMU covers their stamps
         self.imu: ImuStream | None = None
         if robot.floating_base:
             assert config.imu is not None
-            self.imu = ImuStream(imu_mount(robot), config.imu, restart_after=restart_after)
+            self.imu = ImuStream(imu_mount(robot), config.imu,
+                                 screen=_screen(restart_after, "axis"))
         self._held: list[tuple[np.ndarray, ...]] = []
         self._lock = threading.Lock()     # guards box/rows/cuts against tighten()'s thread
         self._epoch = 0
@@ -358,7 +360,7 @@ class OnlineIdentifier:
             self.windows.reset()
             self.n_restarts = 0
             self._held = []
-            self.stamps.reset()
+            self.screen.reset()
             if self.imu is not None:
                 self.imu.reset()
             prior = theta_e_box(self.config.prior.lower, self.config.prior.upper,
@@ -382,6 +384,9 @@ class OnlineIdentifier:
             self.warnings: list[str] = []
             self.diagnosis: Consistency | None = None
             self.reason = ""
+            #: torque transients of this payload's samples (:mod:`.transients`), once the
+            #: stream's rate is known
+            self.transients: TransientStream | None = None
 
     def restart_windows(self, keep_stamps: bool = False) -> None:
         """Time jumped back (bag loop, simulator reset): drop the samples in progress so no
@@ -393,8 +398,10 @@ class OnlineIdentifier:
             self.windows.break_run()
             self._held = []
             self.n_restarts += 1
+            if self.transients is not None:
+                self.transients.reset()
             if not keep_stamps:
-                self.stamps.reset()
+                self.screen.reset()
             if self.imu is not None:
                 self.imu.reset()
 
@@ -426,26 +433,39 @@ class OnlineIdentifier:
         return self.box.nominal
 
     def add_messages(self, t: ArrayLike, q: ArrayLike, dq: ArrayLike, tau: ArrayLike) -> int:
-        """Samples as messages arrive, under the stamp policy (:mod:`.stamps`): zero, duplicate
-        and isolated backward stamps are dropped and counted in ``stamps.counts`` (the windows
-        in progress are kept); ``restart_after`` consecutive consistent stamps behind the last
-        one restart the windows (:meth:`restart_windows`: box kept). Returns new rows formed."""
+        """Samples as messages arrive, under the shared bad-sample policy
+        (:class:`~sysid_ros.sample_screen.SampleScreen`): zero, duplicate, isolated backward and
+        far-future stamps and NaN/inf values are dropped and counted in ``screen.log`` (the
+        windows in progress are kept; the hole splits a run like a dropped sample);
+        ``restart_after`` consecutive consistent stamps behind the last one restart the windows
+        (:meth:`restart_windows`: box kept). Returns new rows formed."""
         t = np.asarray(t, float).reshape(-1)
         q, dq, tau = (np.asarray(x, float) for x in (q, dq, tau))
+        names = self.robot.joint_names
         formed = 0
         keep: list[int] = []
         for i, ti in enumerate(t):
-            verdict = self.stamps.check(float(ti))
-            if verdict == RESTART:
+            stamp = int(round(ti * 1e9)) if np.isfinite(ti) else 0
+            verdict = self.screen.check(stamp, (("position", q[i]), ("velocity", dq[i]),
+                                                ("effort", tau[i])), names)
+            if verdict == RETRACT and keep:     # the last kept sample was out of line
+                keep.pop()
+            elif verdict in (RESTART, RETRACT):   # (one already in the windows: restart them)
                 if keep:
                     formed += self.add_samples(t[keep], q[keep], dq[keep], tau[keep])
                 keep = []
                 self.restart_windows(keep_stamps=True)
-            if verdict in (ACCEPT, RESTART):
+            if verdict != SKIP:
                 keep.append(i)
         if keep:
             formed += self.add_samples(t[keep], q[keep], dq[keep], tau[keep])
         return formed
+
+    def missing_joint(self, t: float, detail: str, names: Sequence[str]) -> None:
+        """A message without one of the robot's joints (``names``: the joints it has), in its
+        place among :meth:`add_messages`' samples: counted as ``missing_joint``, or as
+        ``joint_set_changed`` once the joint set has changed for good."""
+        self.screen.missing_joint(int(round(t * 1e9)) if np.isfinite(t) else 0, detail, names)
 
     def add_imu(self, t: ArrayLike, angular_velocity: ArrayLike,
                 linear_acceleration: ArrayLike) -> int:
@@ -462,6 +482,7 @@ class OnlineIdentifier:
         Floating base: samples wait until the IMU covers their stamps (:meth:`add_imu`)."""
         if self.imu is None:
             rows = self.problem.rows(self.windows.extend(t, q, dq, tau))
+            self._judge_transients(t, tau)
             with self._lock:
                 return self._append(rows)
         t, *arrays = self.windows._validate(t, q, dq, tau)
@@ -482,8 +503,21 @@ class OnlineIdentifier:
         if n == 0:
             return 0
         rows = self.problem.rows(self.windows.extend(t[:n], q[:n], dq[:n], tau[:n], base))
+        self._judge_transients(t[:n], tau[:n])
         with self._lock:
             return self._append(rows)
+
+    def _judge_transients(self, t: ArrayLike, tau: ArrayLike) -> None:
+        """Feed accepted samples to the transient test (after the windows took them)."""
+        plan = self.windows.plan
+        if self.transients is None:
+            if plan is None:
+                return              # the rate probe still holds the first samples
+            cfg = self.config
+            self.transients = TransientStream(
+                self.robot.joint_names, cfg.torque_noise_abs, cfg.torque_noise_rel,
+                cfg.torque_rate_abs, plan.max_sample_gap, plan.dt)
+        self.transients.push(np.asarray(t, float).reshape(-1), np.asarray(tau, float))
 
     def _append(self, rows: PayloadRows) -> int:
         if len(rows):
@@ -598,6 +632,14 @@ class OnlineIdentifier:
         return {"status": self.status, "samples": self.samples, "windows": self.windows_used,
                 "rows": len(self._rows), "gaps": self.windows.n_gaps,
                 "bridged_steps": self.windows.n_bridged,
+                "transients": 0 if self.transients is None else self.transients.count,
                 "bridges_refused": self.windows.n_bridge_refused,
                 "excluded_rows": dict(self.windows.excluded),
                 "unaligned_samples": self.windows.n_unaligned}
+
+
+def _screen(restart_after: int, entry: str = "joint") -> SampleScreen:
+    try:
+        return SampleScreen(persistent=restart_after, entry=entry)
+    except ValueError as err:
+        raise IdentificationConfigError(f"stamp restart_after: {err}") from None

@@ -1,4 +1,4 @@
-"""The online box LPs, kept alive between updates (docs/design.md §4.5).
+"""The online box LPs, kept alive between updates (docs/theory/identification.md#online-operation).
 
 An online update adds about a tenth new rows to Θ. Solved from scratch, each of its 20 box LPs
 (min and max of every θ_e coordinate) takes ~60 dual-simplex iterations over all rows. Here the

@@ -53,8 +53,16 @@ momentum rows as further constraints on the shared δθ_r and φ, with 10 more u
 end-effector body as it was during the calibration (no payload), bounded by the calibration's
 prior of that body; they need ``theta_r_unknowns`` and ``friction_unknowns``.
 
-The prior of x is [B₀ | the friction box of the unknowns | ±rad(θ_r) | bias box | calibration-time
-EE body box | [−1, 1] per torque-timing unknown]; boxes are reported on θ_e only.
+Extra friction terms (``config.friction_terms``, adopted by a calibration): each coefficient ψ
+of a term's feature f(q_j, q̇_j) adds ψ·∫f dt to its joint's rows; with ``friction_unknowns`` a
+coefficient whose box has width is one more shared unknown (column ∫f, after φ), otherwise its
+box enters the row's radius. Their quadrature allowance is ``quadrature_safety``·|Simpson −
+trapezoid| of ∫f at |ψ|max.
+
+The prior of x is [B₀ | the friction box of the unknowns | the extra terms' boxes | ±rad(θ_r) |
+bias box | calibration-time EE body box | [−1, 1] per torque-timing unknown | [−1, 1] per
+torque-gain unknown]; boxes are reported on θ_e only. The gain unknowns come last, after every
+model column, as in the calibration's x (:mod:`sysid_ros.calibration.rows`).
 """
 from __future__ import annotations
 
@@ -137,6 +145,21 @@ class PayloadProblem:
         self.n_x = N_THETA_E + int(self.free.sum())
         self.names = list(PARAM_NAMES) + [
             f"{FRICTION_NAMES[k]}[{robot.joint_names[j]}]" for j, k in zip(*np.nonzero(self.free))]
+        # calibrated extra terms ψ (module docstring): unknowns like φ, each in its box
+        terms = config.friction_terms
+        self.terms = terms
+        self.n_term_cols = 0 if terms is None else terms.width
+        self.t_lo = np.zeros((nj, 0)) if terms is None else terms.lower
+        self.t_hi = np.zeros((nj, 0)) if terms is None else terms.upper
+        t_scale = np.maximum(1.0, np.maximum(np.abs(self.t_lo), np.abs(self.t_hi)))
+        self.t_free = ((self.t_hi - self.t_lo > 1e-12 * t_scale) & has_rows[:, None]
+                       if config.friction_unknowns else np.zeros(self.t_lo.shape, bool))
+        self.t_col = np.full(self.t_lo.shape, -1)
+        self.t_col[self.t_free] = self.n_x + np.arange(int(self.t_free.sum()))
+        self.n_x += int(self.t_free.sum())
+        if terms is not None:
+            self.names += [f"{terms.columns[k]}[{robot.joint_names[j]}]"
+                           for j, k in zip(*np.nonzero(self.t_free))]
         # θ_r unknowns δ = θ_r − θ_r^c ∈ [−rad, rad]: the entries of θ_r whose box has width and
         # that some row can see (the subtree of a row joint; every other column of W is zero)
         seen = np.zeros(n_theta, bool)
@@ -171,7 +194,7 @@ class PayloadProblem:
         self.ee_cal_col = self.n_x
         self.n_x += self.n_ee_cal
         if cal is not None:
-            cal.check(robot)
+            cal.check(robot, terms=config.friction_terms)
             self.names += [f"{p}[{robot.ee_joint} during calibration]" for p in PARAM_NAMES]
         # torque-timing unknowns u_j = δ_j/δ_max, one per joint with rows (module docstring)
         self.delay_joints = (row_joints_and_bodies(robot)[0]
@@ -205,8 +228,10 @@ class PayloadProblem:
         cal = self.config.calibration_rows
         ee_lo, ee_hi = (np.zeros(0), np.zeros(0)) if cal is None else (cal.ee_lower, cal.ee_upper)
         unit = np.ones(self.delay_joints.size + self.gain_joints.size)
-        return (np.concatenate([lo, self.f_lo[self.free], -rad, -b, -z, ee_lo, -unit]),
-                np.concatenate([hi, self.f_hi[self.free], rad, b, z, ee_hi, unit]))
+        return (np.concatenate([lo, self.f_lo[self.free], self.t_lo[self.t_free], -rad, -b, -z,
+                                ee_lo, -unit]),
+                np.concatenate([hi, self.f_hi[self.free], self.t_hi[self.t_free], rad, b, z,
+                                ee_hi, unit]))
 
     def _gain_terms(self, A: np.ndarray, tau: np.ndarray, joint: np.ndarray, scale: np.ndarray
                     ) -> np.ndarray:
@@ -257,6 +282,10 @@ class PayloadProblem:
         f_cols = n_theta + np.arange(4 * robot.nj).reshape(robot.nj, 4)
         M[f_cols[self.free], self.col[self.free]] = 1.0
         k[f_cols[~self.free]] = 0.5 * (self.f_lo + self.f_hi)[~self.free]
+        w = self.n_term_cols
+        t_cols = n_theta + 4 * robot.nj + np.arange(w * robot.nj).reshape(robot.nj, w)
+        M[t_cols[self.t_free], self.t_col[self.t_free]] = 1.0
+        k[t_cols[~self.t_free]] = 0.5 * (self.t_lo + self.t_hi)[~self.t_free]
         M = M.tocsr()
         A = np.asarray((cal.A @ M).todense())
         # the calibration's ∫τ̂ are the reading's as recorded: the same gain (one robot) makes
@@ -273,6 +302,32 @@ class PayloadProblem:
                                      big * cal.noise[cal.joint] * cal.t_noise, cal.joint.copy(),
                                      nan, nan.copy())
         return self._cal_rows
+
+    def _term_rows(self, m: MomentumRows, A: np.ndarray, c: np.ndarray,
+                   r_fixed: np.ndarray) -> None:
+        """The extra terms' part of the rows, in place: a free coefficient's column is ∫feature;
+        a fixed one moves c by its centre and r_fixed by its radius; every one adds its
+        quadrature allowance at |ψ|max and, under stated velocity noise (scope ``all``), what
+        that noise moves the feature by over the window."""
+        if not self.n_term_cols:
+            return
+        assert self.terms is not None
+        cfg, j, rows = self.config, m.joint, np.arange(len(m))
+        lo, hi, free, col = self.t_lo[j], self.t_hi[j], self.t_free[j], self.t_col[j]
+        abs_max = np.maximum(np.abs(lo), np.abs(hi))
+        for k in range(self.n_term_cols):
+            coef, is_free = m.terms[:, k], free[:, k]
+            A[rows[is_free], col[is_free, k]] = coef[is_free]
+            c -= np.where(is_free, 0.0, 0.5 * (lo[:, k] + hi[:, k]) * coef)
+            r_fixed += np.where(is_free, 0.0, 0.5 * (hi[:, k] - lo[:, k]) * np.abs(coef))
+        r_fixed += cfg.quadrature_safety * np.sum(m.quad_terms * abs_max, axis=1)
+        eps = cfg.velocity_noise_abs[j]
+        if cfg.velocity_noise_scope == "all" and np.any(eps > 0):
+            for e in np.unique(eps[eps > 0]):
+                err = self.terms.velocity_errors(float(e))
+                assert err is not None                  # refused by the config check
+                sel = eps == e
+                r_fixed[sel] += (abs_max[sel] @ err) * m.duration[sel]
 
     def rows(self, m: MomentumRows) -> PayloadRows:
         """The constraint rows of momentum rows ``m`` (see module docstring)."""
@@ -308,6 +363,7 @@ class PayloadProblem:
             else:
                 c -= np.where(fixed, fc_c[:, k] * coef, 0.0)
                 r_fixed += np.where(fixed, fc_r[:, k] * np.abs(coef), 0.0)
+        self._term_rows(m, A, c, r_fixed)
         theta_e_abs_max = np.maximum(np.abs(cfg.prior.lower), np.abs(cfg.prior.upper))
         # the viscous column is the trapezoid of q̇ (not Δq: encoder counts, :mod:`.windows`)
         fv_max = np.maximum(np.abs(self.f_lo[j, 1]), np.abs(self.f_hi[j, 1]))

@@ -3,11 +3,13 @@ update handed to :class:`~.identifier.OnlineIdentifier`, rejection counts and th
 (level, message, figures) that the node turns into ``/diagnostics`` (no rclpy here).
 
 Thread model (the node's): callbacks call :meth:`IdentifierRuntime.joint_state`,
-:meth:`~IdentifierRuntime.joint_state_rejected`, :meth:`~IdentifierRuntime.imu` and
-:meth:`~IdentifierRuntime.request_reset` — cheap, under one lock, never waiting for an LP; one
-worker calls :meth:`~IdentifierRuntime.update` every update period and, with ``lp-cuts``, a second
-one calls :meth:`~IdentifierRuntime.tighten`. Stamps are judged by the library's stamp policy
-(:mod:`.stamps`) when the batch is handed over, not in the callbacks.
+:meth:`~IdentifierRuntime.joint_state_missing`, :meth:`~IdentifierRuntime.joint_state_rejected`,
+:meth:`~IdentifierRuntime.imu` and :meth:`~IdentifierRuntime.request_reset` — cheap, under one
+lock, never waiting for an LP; one worker calls :meth:`~IdentifierRuntime.update` every update
+period and, with ``lp-cuts``, a second one calls :meth:`~IdentifierRuntime.tighten`. Bad samples
+(NaN/inf, zero, duplicate, backward and far-future stamps, missing joints, a changed joint set)
+are judged by the same :class:`~sysid_ros.sample_screen.SampleScreen` as the offline tools',
+in arrival order, when the batch is handed over; the report counts them by kind.
 """
 from __future__ import annotations
 
@@ -21,12 +23,12 @@ import numpy as np
 from sysid_ros.identification.config import IdentificationConfig
 from sysid_ros.identification.errors import SampleError
 from sysid_ros.identification.identifier import OnlineIdentifier
-from sysid_ros.identification.stamps import RESTARTS
 from sysid_ros.model.box import ParameterBox
 
 __all__ = ["IdentifierRuntime", "StatusReport", "UpdateOutcome"]
 
 _LEVEL = {"ok": "ok", "insufficient_data": "warn", "inconsistent": "error"}
+_NONE = np.zeros(0)
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,9 @@ class IdentifierRuntime:
         self.tighten_latency = float("nan")
         self._rejected: Counter[str] = Counter()
         self._lock = threading.Lock()
-        self._buffer: list[tuple[float, np.ndarray, np.ndarray, np.ndarray]] = []
+        # joint states in arrival order; a message without a robot joint carries (detail, names)
+        self._buffer: list[tuple[float, np.ndarray, np.ndarray, np.ndarray,
+                                 tuple[str, tuple[str, ...]] | None]] = []
         self._imu_buffer: list[tuple[float, np.ndarray, np.ndarray]] = []
         self._reset_requested = False
 
@@ -71,14 +75,21 @@ class IdentifierRuntime:
         with self._lock:
             self.received += 1
             self.last_stamp = t
-            self._buffer.append((t, q, dq, tau))
+            self._buffer.append((t, q, dq, tau, None))
+
+    def joint_state_missing(self, t: float, detail: str, names: tuple[str, ...]) -> None:
+        """A joint state without one of the robot's joints (``names``: the ones it has)."""
+        with self._lock:
+            self.received += 1
+            self.last_stamp = t
+            self._buffer.append((t, _NONE, _NONE, _NONE, (detail, names)))
 
     def imu(self, t: float, gyro: np.ndarray, specific_force: np.ndarray) -> None:
-        """A trunk IMU reading (s, rad/s, m/s²); non-finite readings are rejected by reason."""
+        """A trunk IMU reading (s, rad/s, m/s²), screened (non-finite, stamps) at the update."""
         with self._lock:
             self.imu_received += 1
-        if not (np.all(np.isfinite(gyro)) and np.all(np.isfinite(specific_force))):
-            self.reject("imu: non-finite angular velocity / linear acceleration")
+        if self.ident.imu is None:
+            self.reject(f"imu: {self.ident.robot.name} has a fixed base; no IMU is used")
             return
         with self._lock:
             self._imu_buffer.append((t, np.asarray(gyro, float), np.asarray(specific_force, float)))
@@ -118,10 +129,18 @@ class IdentifierRuntime:
                           np.array([b[2] for b in imu_batch]))
         if not batch:
             return UpdateOutcome(ident.status)
-        t = np.array([b[0] for b in batch])
-        arrays = [np.array([b[k] for b in batch]) for k in (1, 2, 3)]
         try:
-            ident.add_messages(t, *arrays)
+            start_run = 0
+            for k, msg in enumerate([*batch, None]):
+                if msg is not None and msg[4] is None:
+                    continue
+                run = batch[start_run:k]           # samples up to the next missing-joint one
+                if run:
+                    ident.add_messages(np.array([b[0] for b in run]),
+                                       *(np.array([b[i] for b in run]) for i in (1, 2, 3)))
+                if msg is not None and msg[4] is not None:
+                    ident.missing_joint(msg[0], *msg[4])
+                start_run = k + 1
         except SampleError as err:
             self.reject(f"batch rejected: {err}")
             return UpdateOutcome(ident.status)
@@ -151,15 +170,16 @@ class IdentifierRuntime:
 
     # -- status --------------------------------------------------------------------------------
     def rejected(self) -> dict[str, int]:
-        """Rejected messages by reason: undecodable ones and the stamp policy's, joint states
-        and IMU (restarts are reported as ``window_restarts``)."""
+        """Messages not used: the bad-sample kinds of the shared screen (joint states; IMU
+        prefixed ``imu: ``) and undecodable ones by reason (restarts are reported as
+        ``window_restarts``)."""
         with self._lock:
             rejected = dict(self._rejected)
-        counts = [("", self.ident.stamps.counts)]
+        logs = [("", self.ident.screen.log)]
         if self.ident.imu is not None:
-            counts.append(("imu: ", self.ident.imu.stamps.counts))
-        for prefix, c in counts:
-            rejected.update({prefix + k: v for k, v in c.items() if k != RESTARTS and v > 0})
+            logs.append(("imu: ", self.ident.imu.screen.log))
+        for prefix, log in logs:
+            rejected.update({prefix + k: v for k, v in log.counts.items() if v > 0})
         return rejected
 
     def report(self) -> StatusReport:
@@ -176,11 +196,17 @@ class IdentifierRuntime:
                   "inconsistent": ident.reason}.get(status, "")
         message = status + (f": {reason}" if reason else "") + \
             (f"; WARNING: {' | '.join(warnings)}" if warnings else "")
+        if ident.screen.joint_set_changed:       # no sample is usable until the joints return
+            level = "error"
+            message += ("; ERROR: the joint set changed: joint states lack the robot's joints ("
+                        f"{ident.screen.detail})")
         values: dict[str, object] = {
             "status": status, "samples": ident.samples, "windows": ident.windows_used,
             "received": self.received, "last_sample_stamp": f"{self.last_stamp:.6f}",
             "gaps": ident.windows.n_gaps, "resets": self.resets,
             "bridged_steps": ident.windows.n_bridged,
+            # torque samples beyond the stated bounds (absorbed by the quadrature allowance)
+            "transients": _transient_figure(ident),
             "bridges_refused": ident.windows.n_bridge_refused,
             # rows the calibrated exclusion rule dropped, by reason (speed clamp, run start)
             "excluded_rows": ", ".join(f"{k} {v}" for k, v in ident.windows.excluded.items()),
@@ -203,3 +229,14 @@ class IdentifierRuntime:
             values[f"warning {k + 1}"] = w
         values.update({f"rejected: {k}": v for k, v in rejected.items()})
         return StatusReport(level, message, {k: str(v) for k, v in values.items()})
+
+
+def _transient_figure(ident: OnlineIdentifier) -> str:
+    """"N" or "N: joint_4 2, ... (last joint_4 at 3.000 s)" for /diagnostics."""
+    stream = ident.transients
+    if stream is None or stream.count == 0:
+        return "0"
+    joints = ", ".join(f"{k} {v}" for k, v in stream.by_joint.items())
+    last = stream.found[-1]
+    return (f"{stream.count}: {joints} (first listed at {stream.found[0].time:.3f} s, "
+            f"{last.joint} at {last.time:.3f} s)")

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Transient", "find_transients", "with_radius_share", "transient_summary",
-           "transient_note"]
+__all__ = ["Transient", "TransientStream", "departures", "find_transients",
+           "with_radius_share", "transient_summary", "transient_note"]
 
 #: without a stated torque-rate bound: the multiple of the joint's median chord departure
 SPREAD = 20.0
@@ -56,23 +56,23 @@ class Transient:
 
 def find_transients(t: np.ndarray, tau: np.ndarray, joint_names: Sequence[str],
                     noise_abs: np.ndarray, noise_rel: float, rate_abs: np.ndarray,
-                    max_gap: float, recording: str = "") -> list[Transient]:
+                    max_gap: float, recording: str = "", scale: np.ndarray | None = None,
+                    dt: float | None = None) -> list[Transient]:
     """Transients of a torque stream (t (N,) s; τ̂ (N, nj)), module docstring. Samples next to
-    a step longer than ``max_gap`` (a gap: its own allowance) are not judged."""
+    a step longer than ``max_gap`` (a gap: its own allowance) are not judged. ``scale`` (nj,)
+    and ``dt`` replace the recording's median departure and median step (a stream's)."""
     t = np.asarray(t, float)
     tau = np.asarray(tau, float)
     if t.size < 3:
         return []
     h1, h2 = np.diff(t)[:-1], np.diff(t)[1:]
-    w = (h1 / (h1 + h2))[:, None]
-    chord = (1.0 - w) * tau[:-2] + w * tau[2:]
-    dev = np.abs(tau[1:-1] - chord)
+    dev = departures(t, tau)
     mag = np.maximum(np.abs(tau[:-2]), np.maximum(np.abs(tau[1:-1]), np.abs(tau[2:])))
     noise = 2.0 * (noise_abs[None, :] + noise_rel * mag) / (1.0 - noise_rel)
-    dt = float(np.median(np.diff(t)))
+    step = float(np.median(np.diff(t))) if dt is None else dt
     rate = np.asarray(rate_abs, float)
-    stated = rate * (np.maximum(h1, h2)[:, None] + dt)
-    data = SPREAD * np.median(dev, axis=0)[None, :]
+    stated = rate * (np.maximum(h1, h2)[:, None] + step)
+    data = SPREAD * (np.median(dev, axis=0) if scale is None else scale)[None, :]
     allowance = np.where(rate[None, :] > 0, stated, data)
     excess = dev - noise - allowance
     judged = (h1 <= max_gap) & (h2 <= max_gap)
@@ -84,6 +84,64 @@ def find_transients(t: np.ndarray, tau: np.ndarray, joint_names: Sequence[str],
     k, j = np.nonzero(flagged & ~bigger)
     return [Transient(joint_names[int(jj)], float(t[kk + 1]), float(excess[kk, jj]),
                       recording=recording) for kk, jj in zip(k, j)]
+
+
+def departures(t: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """(N − 2, nj): |τ̂_k − chord of its two neighbours| for the inner samples (N·m)."""
+    h1, h2 = np.diff(t)[:-1], np.diff(t)[1:]
+    w = (h1 / (h1 + h2))[:, None]
+    return np.abs(tau[1:-1] - ((1.0 - w) * tau[:-2] + w * tau[2:]))
+
+
+class TransientStream:
+    """:func:`find_transients` over a stream fed in batches (the identifier node): each sample
+    is judged once, when the samples two steps after it have arrived (its neighbours' chords
+    decide whether it or a neighbour is the spike). Without a stated torque rate the scale is
+    the median departure of the last ``history`` samples. ``found`` keeps the first
+    :data:`MAX_LISTED`; ``count`` and ``by_joint`` count all."""
+
+    def __init__(self, joint_names: Sequence[str], noise_abs: np.ndarray, noise_rel: float,
+                 rate_abs: np.ndarray, max_gap: float, dt: float, history: int = 2000) -> None:
+        self.joint_names = tuple(joint_names)
+        self._args = (np.asarray(noise_abs, float), float(noise_rel),
+                      np.asarray(rate_abs, float), float(max_gap))
+        self._dt, self._history = float(dt), history
+        self.found: list[Transient] = []
+        self.count = 0
+        self.by_joint: dict[str, int] = {}
+        self.reset()
+
+    def reset(self) -> None:
+        """A new run (a jump in time): no chord spans it."""
+        self._t = np.zeros(0)
+        self._tau = np.zeros((0, len(self.joint_names)))
+        self._dev = np.zeros((0, len(self.joint_names)))
+        self._judged = -np.inf            # stamp of the last sample judged
+
+    def push(self, t: np.ndarray, tau: np.ndarray) -> list[Transient]:
+        """Add samples (strictly after the previous ones); returns the transients judged now."""
+        self._t = np.concatenate([self._t, np.asarray(t, float)])
+        self._tau = np.concatenate([self._tau, np.asarray(tau, float)])
+        n = self._t.size
+        if n < 5:
+            return []
+        new_dev = departures(self._t[-min(n, t.size + 2):], self._tau[-min(n, t.size + 2):])
+        self._dev = np.concatenate([self._dev, new_dev])[-self._history:]
+        noise_abs, noise_rel, rate, max_gap = self._args
+        found = find_transients(self._t, self._tau, self.joint_names, noise_abs, noise_rel,
+                                rate, max_gap, scale=np.median(self._dev, axis=0), dt=self._dt)
+        # judged now: samples 1 .. n−3 of the held ones (sample n−2 waits for its right
+        # neighbour's chord); the held tail keeps the last four for the next batch
+        done_until = float(self._t[n - 3])
+        out = [tr for tr in found if self._judged < tr.time <= done_until]
+        self._judged = done_until
+        self._t, self._tau = self._t[n - 4:], self._tau[n - 4:]
+        for tr in out:
+            self.count += 1
+            self.by_joint[tr.joint] = self.by_joint.get(tr.joint, 0) + 1
+            if len(self.found) < MAX_LISTED:
+                self.found.append(tr)
+        return out
 
 
 def with_radius_share(found: Sequence[Transient], joint_names: Sequence[str],

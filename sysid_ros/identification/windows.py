@@ -9,8 +9,8 @@ over a window [a, b] gives, per joint (one row),
 with Δx = x(b) − x(a), T = t_b − t_a; ∫Ia·q̈ = Ia·Δq̇ is exact. ∫q̇ dt is Δq in exact
 arithmetic, but positions are read to an encoder count: on the Gen3 (Fv ≈ 10 N·m·s/rad, counts
 of 0.02°/0.011°) one count in Δq moves the viscous term by up to 0.0037 N·m·s, a third of a
-±0.1 N·m bound's radius over 0.1 s, which the rows carried nowhere (session 15: the simulator's
-quantized positions missed the radius at the truth by that much). The trapezoid of the sampled
+±0.1 N·m bound's radius over 0.1 s, which rows built from Δq would carry nowhere (the simulator's
+quantized positions miss the radius at the truth by that much). The trapezoid of the sampled
 velocity has no such error; its quadrature allowance is ``quad_dq``.
 
 This module computes, for every window and joint, the pieces of that equation from measured
@@ -118,7 +118,10 @@ class MomentumRows:
     ∫q̇ (the viscous column) before the safety factor and delay (n,) the torque-timing bound δ (s)
     of the stream (``SamplingPlan.torque_delay``: ∫τ over a window shifted by δ differs from
     ∫τ̂ by δ·(τ_end − τ_start), module docstring); gap_rad (n,) N·m·s the bound on ∫τ's error
-    over the bridged steps in the window (zero when none is bridged, module docstring).
+    over the bridged steps in the window (zero when none is bridged, module docstring). terms
+    (n, width) ∫ of the calibrated extra friction terms' features of the row's joint
+    (``config.friction_terms``; width 0 without) and quad_terms (n, width) their quadrature
+    allowance before the safety factor.
     """
 
     W: np.ndarray
@@ -143,14 +146,17 @@ class MomentumRows:
     delay: np.ndarray
     vel_rad: np.ndarray
     gap_rad: np.ndarray
+    terms: np.ndarray
+    quad_terms: np.ndarray
 
     @staticmethod
-    def empty(n_theta: int, k: int = 0) -> MomentumRows:
+    def empty(n_theta: int, k: int = 0, width: int = 0) -> MomentumRows:
         z, zi = np.zeros(0), np.zeros(0, int)
         return MomentumRows(np.zeros((0, n_theta)), z, z, np.zeros((0, 4)), z, z,
                             np.zeros((0, n_theta)), zi, zi, zi, z, z, np.zeros((0, n_theta)),
                             np.zeros((0, k, n_theta)), np.zeros((0, k, n_theta)),
-                            np.zeros((0, k, n_theta)), z, z, z, z, z, z)
+                            np.zeros((0, k, n_theta)), z, z, z, z, z, z, np.zeros((0, width)),
+                            np.zeros((0, width)))
 
     def __len__(self) -> int:
         return int(self.tau.shape[0])
@@ -248,18 +254,23 @@ class MomentumWindows:
         self._fixed_rate = rate_hz
         self.align = StreamAlignment(config.torque_lag_s, config.velocity_lag_s)
         self._fast = np.asarray(config.exclude_speed_rad_s, float)[self.row_joints]
+        self._terms = config.friction_terms
+        self.n_term_cols = 0 if self._terms is None else self._terms.width
         self.reset()
 
     # Integrand columns: [W_c (nr·nc) | τ̂ (nr) | |τ̂| (nr) | σ(q̇) (nr) | floating base:
-    # r_c (nr·nc) | G (3·nr·nc) | B (3·nr·nc) | τ̂ error (nr) | fast (nr) | q̇ (nr)]; "fast" is
-    # 1 where |q̇_j| ≥ exclude_speed_rad_s: its integral over a window is > 0 iff a sample
-    # reached it; "τ̂ error" bounds torques read inside a bridged step (.alignment).
+    # r_c (nr·nc) | G (3·nr·nc) | B (3·nr·nc) | extra friction terms (nr·width) | τ̂ error (nr) |
+    # fast (nr) | q̇ (nr)]; "fast" is 1 where |q̇_j| ≥ exclude_speed_rad_s: its integral over a
+    # window is > 0 iff a sample reached it; "τ̂ error" bounds torques read inside a bridged step
+    # (.alignment).
     def _integrand(self, w_c: np.ndarray, tau: np.ndarray, sigma: np.ndarray,
-                   extra: tuple[np.ndarray, ...], dq: np.ndarray, tau_err: np.ndarray
-                   ) -> np.ndarray:
+                   extra: tuple[np.ndarray, ...], q: np.ndarray, dq: np.ndarray,
+                   tau_err: np.ndarray) -> np.ndarray:
         n = tau.shape[0]
         parts = [w_c.reshape(n, -1), tau, np.abs(tau), sigma]
         parts += [x.reshape(n, -1) for x in extra]
+        if self._terms is not None:
+            parts.append(self._terms.features(q, dq).reshape(n, -1))
         parts.append(tau_err)
         parts.append((np.abs(dq) >= self._fast).astype(float))
         parts.append(dq)
@@ -506,7 +517,7 @@ class MomentumWindows:
         rj = self.row_joints
         sigma = self._sigma(dq[:, rj])
         f = self._integrand(w_c, tau[:, rj], sigma,
-                            (extra[1], extra[2], extra[4]) if extra else (), dq[:, rj],
+                            (extra[1], extra[2], extra[4]) if extra else (), q[:, rj], dq[:, rj],
                             err[:, rj])
         g = self.n_samples + self._skipped + np.arange(n)
 
@@ -637,6 +648,9 @@ class MomentumWindows:
         o_e = o_v - 2 * nr                             # ∫ of the bridged torques' error bound
         fric = np.stack([d_fine[o + 2 * nr:o + 3 * nr], d_fine[o_v:], cb.dq - ca.dq,
                          np.full(nr, T)], axis=1)
+        o_t = o_e - nr * self.n_term_cols              # the extra terms' block, before "τ̂ error"
+        terms = d_fine[o_t:o_e].reshape(nr, self.n_term_cols)
+        quad_terms = quad[o_t:o_e].reshape(nr, self.n_term_cols)
         if ca.r_m is None or cb.r_m is None or ca.m_k is None or cb.m_k is None:
             base_W = np.zeros((nr, self.n_theta))            # fixed base: no IMU error
             G = quad_G = D_omega = np.zeros((nr, 0, self.n_theta))
@@ -655,7 +669,8 @@ class MomentumWindows:
             t_end=np.full(nr, cb.t), base_W=base_W, G=G, quad_G=quad_G, D_omega=D_omega,
             tau_start=ca.tau.copy(), tau_end=cb.tau.copy(), quad_dq=quad[o_v:],
             delay=self.plan.torque_delay + self.config.torque_lag_radius_s[self.row_joints],
-            vel_rad=ca.v_m + cb.v_m, gap_rad=cb.gap_rad - ca.gap_rad + d_fine[o_e:o_e + nr])
+            vel_rad=ca.v_m + cb.v_m, gap_rad=cb.gap_rad - ca.gap_rad + d_fine[o_e:o_e + nr],
+            terms=terms, quad_terms=quad_terms)
 
     def _excluded(self, ca: _Checkpoint, cb: _Checkpoint) -> np.ndarray:
         """Per row joint, the exclusion rule's reason for this window ("" = kept): a sample at

@@ -3,7 +3,8 @@
 One description of the graph serves both ``ros2 launch sysid_ros sim.launch.yaml`` on a full ROS
 install and :mod:`sysid_ros.launcher` here, where ``launch`` is not installable. Supported:
 
-* top level ``launch:`` list of ``arg`` (name, default, description), ``let`` (name, value),
+* top level ``launch:`` list of ``arg`` (name, default, description, choices: a value outside
+  them is refused naming the argument), ``let`` (name, value),
   ``node`` (pkg, exec, name, namespace, param, remap, args, output, if, unless, on_exit,
   launch-prefix) and ``executable`` (cmd, name, if, unless, output, on_exit, launch-prefix);
 * ``launch-prefix`` (as in ``ros2 launch``): a command the process is started under, e.g.
@@ -313,6 +314,22 @@ def _executable(ctx: _Context, entry: Mapping[str, Any], where: str, index: int)
                        _on_exit(ctx, entry, where))
 
 
+def _check_choice(ctx: _Context, entry: Mapping[str, Any], name: str, where: str) -> None:
+    """An argument declared with ``choices`` (as ``ros2 launch`` reads them) takes one of them:
+    a value outside is refused here, naming the argument and the choices, instead of reaching
+    a node as a value it fails on later."""
+    if "choices" not in entry:
+        return
+    choices = entry["choices"]
+    if not isinstance(choices, list) or not choices or not all(
+            isinstance(c, str) for c in choices):
+        raise ctx.err(f"{where}.choices", f"expected a list of strings, got {choices!r}")
+    if ctx.vars[name] not in choices:
+        source = "given" if name in ctx.cli_args else "its default"
+        raise ctx.err(where, f"launch argument {name}: {ctx.vars[name]!r} ({source}) is not one "
+                      f"of {', '.join(choices)}")
+
+
 def load_launch(path: str | os.PathLike[str], args: Mapping[str, str] | None = None) -> LaunchDescription:
     """Parse and resolve a launch file with ``name:=value`` style ``args``.
 
@@ -349,7 +366,7 @@ def load_launch(path: str | os.PathLike[str], args: Mapping[str, str] | None = N
         ((kind, entry),) = item.items()
         where = f"{where}.{kind}"
         if kind == "arg":
-            _check_keys(ctx, entry, {"name", "default", "description"}, where)
+            _check_keys(ctx, entry, {"name", "default", "description", "choices"}, where)
             name = str(_required(ctx, entry, "name", where))
             if name in ctx.cli_args:
                 ctx.vars[name] = ctx.cli_args[name]
@@ -358,6 +375,7 @@ def load_launch(path: str | os.PathLike[str], args: Mapping[str, str] | None = N
                 ctx.vars[name] = ctx.subst(entry["default"], where)
             else:
                 raise ctx.err(where, f"launch argument {name!r} is required (pass {name}:=VALUE)")
+            _check_choice(ctx, entry, name, where)
         elif kind == "let":
             _check_keys(ctx, entry, {"name", "value"}, where)
             ctx.vars[str(_required(ctx, entry, "name", where))] = ctx.subst(

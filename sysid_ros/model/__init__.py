@@ -1,6 +1,7 @@
 """Robot facts and rigid-body regressors (no rclpy): ``load_robot`` reads a robot file
 (config/<name>.yaml + its URDF, optionally a calibration overlay) into a :class:`Robot`;
-:class:`Regressors` gives the momentum/inverse-dynamics regressors linear in θ (docs/design.md §3);
+:class:`Regressors` gives the momentum/inverse-dynamics regressors linear in θ
+(docs/theory/models.md#parameter-conventions-and-the-dynamics-core);
 :class:`ParameterBox` is the one box-of-named-parameters type every package uses."""
 from sysid_ros.model.box import PARAM_UNITS, ParameterBox, theta_e_box
 from sysid_ros.model.errors import BoxError, ModelError, RobotConfigError, UnknownRobotError, UnsupportedJointError

@@ -9,7 +9,7 @@ ends and the point, ``centre``/``radius`` for the midpoint and the half-width (`
 lower). Conversions between boxes are by name, never by position (``intersect`` refuses boxes over
 other names).
 
-Not a box in this sense: ``sysid_ros.planning.interval.Interval`` is interval *arithmetic* (a
+Not a box in this sense: ``sysid_ros.enclosures.interval.Interval`` is interval *arithmetic* (a
 number type of the reachability analysis, any shape, widened for rounding at every operation);
 ``control.controller.TorqueInterval`` is one evaluation of the control law's torque enclosure.
 

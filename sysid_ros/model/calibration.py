@@ -5,22 +5,28 @@ The file is an overlay of ``config/<robot>.yaml``; ``friction`` and ``identifica
 
     sysid_calibration: 1                 # format version
     robot: gen3                          # must match the robot it is applied to
+    joints: [joint_1, ...]               # optional; when given, the robot's joints in order
     provenance: {bags: [...], method: {...}, date: ..., residuals: {...}, assumptions: [...]}
     friction:                            # per joint, lists in the robot's joint order
       nominal: {Fc: [...], Fv: [...], Ia: [...], beta: [...]}
       lower:   {Fc: [...], Fv: [...], Ia: [...], beta: [...]}
       upper:   {Fc: [...], Fv: [...], Ia: [...], beta: [...]}
+      terms:                             # optional: adopted extra terms (model/friction_terms)
+        harmonic 2: {nominal: {sin(2q): [...], cos(2q): [...]}, lower: {...}, upper: {...}}
     links:                               # other bodies, by the name of their joint
       joint_1: {nominal: [10 values], lower: [10], upper: [10]}    # Pinocchio order
     identification:                      # merged into the robot file's identification section
       torque_noise_abs: [...]            # N·m per joint: a bound, not a standard deviation
       calibration_rows: calib.rows.npz   # optional (--export-rows): relative to this file
+    complete: true                       # the last line: a file cut short lacks it
 
-Applying it replaces the friction model (nominal and box), sets the listed bodies' inertial
-parameters to their calibrated nominal in the Pinocchio model (so every regressor, controller and
-planner uses them) with their box as the θ_r box (unlisted bodies keep ``links_rel`` around
-their nominal), and merges ``identification`` keys. Everything is validated here, naming the
-key, so a malformed file fails at load time rather than as a shape error later.
+Applying it replaces the friction model (nominal and box, with its extra terms if any), sets
+the listed bodies' inertial parameters to their calibrated nominal in the Pinocchio model (so
+every regressor, controller and planner uses them) with their box as the θ_r box (unlisted
+bodies keep ``links_rel`` around their nominal), and merges ``identification`` keys.
+Everything is validated here through :mod:`sysid_ros.schema` (unknown keys refused, types and
+lengths checked), naming the file and the key, so a malformed or foreign file fails at load
+time rather than as a shape error later.
 """
 from __future__ import annotations
 
@@ -33,14 +39,18 @@ import numpy as np
 import pinocchio as pin
 
 from sysid_ros.model.errors import RobotConfigError
+from sysid_ros.model.friction_terms import FrictionTerms
 from sysid_ros.model.parameters import is_physically_consistent
+from sysid_ros.schema import Section, read_yaml
 
-if TYPE_CHECKING:  # robots.py imports this module
+if TYPE_CHECKING:  # robots.py imports this module at run time, never the other way
     from sysid_ros.model.robots import Robot
 
-__all__ = ["FORMAT_VERSION", "apply_calibration", "read_calibration"]
+__all__ = ["COMPLETE", "FORMAT_VERSION", "apply_calibration", "read_calibration"]
 
 FORMAT_VERSION = 1
+#: Key of a calibration file's last line, ``complete: true``: a file cut short lacks it.
+COMPLETE = "complete"
 _FRICTION_NAMES = ("Fc", "Fv", "Ia", "beta")
 
 
@@ -48,97 +58,125 @@ def _fail(path: Path, key: str, why: str) -> RobotConfigError:
     return RobotConfigError(f"{path}: calibration {key}: {why}")
 
 
-def read_calibration(path: str | Path) -> dict[str, Any]:
-    """The parsed calibration file (a mapping with ``sysid_calibration`` = format version)."""
-    from sysid_ros.model.robots import read_yaml_mapping
-
-    path = Path(path)
-    doc = read_yaml_mapping(path, "calibration")
-    if doc.get("sysid_calibration") != FORMAT_VERSION:
-        raise _fail(path, "sysid_calibration",
-                    f"expected format version {FORMAT_VERSION} (is this a sysid-calibrate file?)")
-    return doc
-
-
-def _numbers(path: Path, key: str, raw: Any, n: int) -> np.ndarray:
-    """``raw`` as n finite numbers, or a RobotConfigError naming ``key``."""
-    ok = isinstance(raw, list) and len(raw) == n and all(
-        isinstance(x, (int, float)) and not isinstance(x, bool) for x in raw)
-    arr = np.asarray(raw, float) if ok else np.empty(0)
-    if not ok or not np.all(np.isfinite(arr)):
-        raise _fail(path, key, f"expected {n} finite numbers")
-    return arr
-
-
-def _friction_table(path: Path, sec: dict[str, Any], key: str, nj: int) -> np.ndarray:
-    table = sec.get(key)
-    if not isinstance(table, dict):
-        raise _fail(path, f"friction.{key}", "expected a mapping {Fc, Fv, Ia, beta}")
-    cols = []
-    for name in _FRICTION_NAMES:
-        cols.append(_numbers(path, f"friction.{key}.{name}", table.get(name), nj))
-    return np.stack(cols, axis=1)
-
-
+#: Top-level keys of a calibration file (anything else: a foreign or damaged file).
+TOP_KEYS = ("sysid_calibration", "robot", "joints", "provenance", "friction", "links",
+            "identification", COMPLETE)
+#: Keys of its identification section: what sysid-calibrate writes, and the identification
+#: keys a user may add (docs/guide/calibrate.md).
+IDENTIFICATION_KEYS = (
+    "torque_noise_abs", "torque_noise_rel", "window_s", "stride_s", "coulomb_band",
+    "quadrature_safety", "friction", "torque_lag_s", "torque_lag_radius_s", "velocity_lag_s",
+    "exclude_speed_rad_s", "exclude_after_start_s", "calibration_rows", "calibration_rows_max",
+    "velocity_noise_abs", "velocity_noise_scope", "max_sample_gap", "gap_factor", "gap_floor",
+    "torque_delay_samples", "robot_uncertainty_rel", "friction_unknowns", "theta_r_unknowns",
+    "torque_rate_abs", "bridge_factor")
 #: What every calibration carries: without them a file would silently leave the robot
 #: uncalibrated (the friction box) or the identifier without its measured bound and windows.
 REQUIRED = {"friction": ("nominal", "lower", "upper"),
             "identification": ("torque_noise_abs", "window_s", "stride_s")}
 
 
-def _require_sections(path: Path, doc: dict[str, Any]) -> None:
-    """A file cut short (a section or key missing) is refused, naming what is missing."""
+def read_calibration(path: str | Path) -> dict[str, Any]:
+    """The parsed calibration file (a mapping with ``sysid_calibration`` = format version),
+    its top-level keys checked (a robot file, a prior or another tool's YAML is refused)."""
+    path = Path(path)
+    doc = read_yaml(path, "calibration", RobotConfigError)
+    doc.equal("sysid_calibration", FORMAT_VERSION,
+              f"format version {FORMAT_VERSION} (is this a sysid-calibrate file?)")
+    Section(str(path), doc.data, "", RobotConfigError, TOP_KEYS)
+    if doc.data.get(COMPLETE) is not True:
+        raise _fail(path, COMPLETE, "missing or not 'true': sysid-calibrate writes "
+                    f"'{COMPLETE}: true' as the last line, so this file was cut short (or "
+                    "written by hand without it); re-run sysid-calibrate")
+    return doc.data
+
+
+def _check(path: Path, doc: dict[str, Any], robot: Robot) -> Section:
+    """The overlay's schema for ``robot``: required sections and keys, the robot's name, its
+    joints (count and names), friction tables of one number per joint, the identification keys
+    with their types. Returns the identification section."""
+    top = Section(str(path), doc, "", RobotConfigError, TOP_KEYS)
+    if doc.get("robot") is not None and doc["robot"] != robot.name:
+        raise _fail(path, "robot", f"made for {doc.get('robot')!r}, applied to {robot.name!r}")
+    if "joints" in doc:
+        joints = top.names("joints")
+        if joints != tuple(robot.joint_names):
+            raise _fail(path, "joints", f"calibrated joints {list(joints)}, but {robot.name} has "
+                        f"{list(robot.joint_names)} (another robot's file, or a reordered one?)")
     for section, keys in REQUIRED.items():
-        sec = doc.get(section)
-        if not isinstance(sec, dict):
+        if not isinstance(doc.get(section), dict):
             raise _fail(path, section, "missing: a calibration file carries the sections "
                         f"{sorted(REQUIRED)} (a file cut short? re-run sysid-calibrate)")
-        missing = [k for k in keys if k not in sec]
+        missing = [k for k in keys if k not in doc[section]]
         if missing:
-            raise _fail(path, f"{section}.{missing[0]}", f"missing (the section needs {list(keys)}; "
-                        "a file cut short? re-run sysid-calibrate)")
+            raise _fail(path, f"{section}.{missing[0]}", f"missing (the section needs "
+                        f"{list(keys)}; a file cut short? re-run sysid-calibrate)")
+    nj, per_joint = robot.nj, "one per joint"
+    friction = top.section("friction", ("nominal", "lower", "upper", "terms"))
+    assert friction is not None
+    for key in ("nominal", "lower", "upper"):
+        table = friction.section(key, _FRICTION_NAMES)
+        assert table is not None
+        for name in _FRICTION_NAMES:
+            table.numbers(name, nj, per_joint)
+    ident = top.section("identification", IDENTIFICATION_KEYS)
+    assert ident is not None
+    ident.numbers("torque_noise_abs", nj, per_joint)
+    ident.number("window_s", positive=True)
+    ident.number("stride_s", positive=True)
+    for key in ("torque_noise_rel", "coulomb_band", "quadrature_safety", "exclude_after_start_s"):
+        ident.number(key, default=None)
+    for key in ("torque_lag_s", "torque_lag_radius_s", "velocity_lag_s", "velocity_noise_abs"):
+        ident.numbers(key, nj, per_joint, default=None)
+    ident.numbers("exclude_speed_rad_s", nj, per_joint, allow_null=True, default=None)
+    ident.string("friction", ("config", "wide", "none"), default=None)
+    ident.string("calibration_rows", default=None)
+    return ident
+
+
+def _friction_table(table: dict[str, Any]) -> np.ndarray:
+    """(nj, 4) Fc, Fv, Ia, beta columns of a table :func:`_check` has validated."""
+    return np.stack([np.asarray(table[name], float) for name in _FRICTION_NAMES], axis=1)
 
 
 def apply_calibration(robot: Robot, calibration: str | Path | dict[str, Any]) -> Robot:
     """A copy of ``robot`` (a :class:`~sysid_ros.model.robots.Robot`) with the calibration
     applied. ``calibration``: a file path or an already parsed mapping."""
-    from sysid_ros.model.robots import FrictionModel
-
     if isinstance(calibration, dict):
         doc, path = calibration, Path("<calibration>")
     else:
         path = Path(calibration)
         doc = read_calibration(path)
-    if doc.get("robot") not in (None, robot.name):
-        raise _fail(path, "robot", f"made for {doc.get('robot')!r}, applied to {robot.name!r}")
-    _require_sections(path, doc)
-    nj = robot.nj
+    _check(path, doc, robot)
     friction = robot.friction
     if "friction" in doc:
-        sec = doc["friction"]
-        if not isinstance(sec, dict):
-            raise _fail(path, "friction", "expected a mapping with nominal/lower/upper")
-        nom, lo, hi = (_friction_table(path, sec, k, nj) for k in ("nominal", "lower", "upper"))
+        nom, lo, hi = (_friction_table(doc["friction"][k]) for k in ("nominal", "lower", "upper"))
         if np.any(lo > nom) or np.any(nom > hi):
             raise _fail(path, "friction", "nominal must lie inside [lower, upper]")
-        friction = FrictionModel(nom, lo, hi)
+        sec, nj = doc["friction"], robot.nj
+        terms = None
+        if sec.get("terms"):
+            try:
+                terms = FrictionTerms.from_mapping(sec["terms"], nj)
+            except ValueError as err:
+                raise _fail(path, "friction.terms", str(err)) from None
+        friction = dataclasses.replace(friction, nominal=nom, lower=lo, upper=hi, terms=terms)
 
     model = robot.model.copy()
     theta_r_box = robot.theta_r_box
-    links = doc.get("links") or {}
-    if not isinstance(links, dict):
-        raise _fail(path, "links", "expected a mapping joint name -> {nominal, lower, upper}")
-    if links:
-        if links.keys() & {robot.ee_joint}:
+    links = Section(str(path), doc, "", RobotConfigError).section("links", default={})
+    assert links is not None
+    if links.data:
+        if links.data.keys() & {robot.ee_joint}:
             raise _fail(path, "links", f"{robot.ee_joint} is the payload body θ_e: it is "
                         "identified online, not calibrated")
         per_body: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        for joint, entry in links.items():
+        for joint in links.data:
             if not model.existJointName(str(joint)):
                 raise _fail(path, f"links.{joint}", "no such joint in the model")
-            if not isinstance(entry, dict):
-                raise _fail(path, f"links.{joint}", "expected a mapping {nominal, lower, upper}")
-            vals = {k: _numbers(path, f"links.{joint}.{k}", entry.get(k), 10)
+            entry = links.section(joint, ("nominal", "lower", "upper"))
+            assert entry is not None
+            vals = {k: entry.numbers(k, 10, "inertial parameters, Pinocchio order")
                     for k in ("nominal", "lower", "upper")}
             if np.any(vals["lower"] > vals["nominal"]) or np.any(vals["nominal"] > vals["upper"]):
                 raise _fail(path, f"links.{joint}", "nominal must lie inside [lower, upper]")

@@ -8,9 +8,11 @@ Pinocchio order (``Robot.theta()``), so ``R @ θ`` gives (N, nv).
 - ``W_c(q, q̇)``: W_c·θ = C(q, q̇)ᵀq̇ − g(q), so that ṗ = τ − τ_f + W_c θ (S3-7..9). For a
   fixed base this is ∂L/∂q with L = K − U.
 - ``Y_p(q, q̇, q̇_a, q̈_a)``: passivity form, Y_p·θ = H q̈_a + C(q, q̇) q̇_a + g, with Pinocchio's
-  C (body-level factorisation, docs/design.md §5.2; closed form below, no per-sample loop).
+  C (body-level factorisation, docs/theory/controller.md#the-passivity-regressor-y_p; closed form
+  below, no per-sample loop).
 - ``kinetic``/``potential``: (N, 10·n_bodies) rows with K = row·θ, U = row·θ.
-- ``friction(q̇, q̈)``: (N, nv, 4·nj) for τ_f = Fc sign q̇ + Fv q̇ + Ia q̈ + β per actuated joint.
+- ``friction(q̇, q̈[, q])``: (N, nv, 4·nj) for τ_f = Fc sign q̇ + Fv q̇ + Ia q̈ + β per actuated
+  joint, followed (with q) by the calibrated extra terms' columns.
 
 W_m and W_c come from closed-form spatial algebra (``spatial.py``), not finite differences:
 with body velocity v_i, the joint's motion subspace S_j and the body-frame gravity g_i, all in
@@ -207,17 +209,29 @@ class Regressors:
                          + bilinear_regressor(cross_motion(u_i, s_i), v_i)))
         return out
 
-    def friction(self, dq: np.ndarray, ddq: np.ndarray | None = None) -> np.ndarray:
-        """Friction regressor (N, nv, 4·nj), columns [Fc, Fv, Ia, β] per actuated joint."""
+    def friction(self, dq: np.ndarray, ddq: np.ndarray | None = None,
+                 q: np.ndarray | None = None) -> np.ndarray:
+        """Friction regressor (N, nv, 4·nj), columns [Fc, Fv, Ia, β] per actuated joint; with
+        ``q`` given and calibrated extra terms on the robot (``robot.friction.terms``), their
+        columns follow: (N, nv, (4 + width)·nj), per joint in the terms' coefficient order."""
         dq = _as_batch(dq, self.model.nv, "dq")
         ddq = np.zeros_like(dq) if ddq is None else _as_batch(ddq, self.model.nv, "ddq")
         rows = self.robot.v_index
-        out = np.zeros((dq.shape[0], self.model.nv, 4 * len(rows)))
+        terms = self.robot.friction.terms
+        width = 0 if q is None or terms is None else terms.width
+        out = np.zeros((dq.shape[0], self.model.nv, (4 + width) * len(rows)))
         for j, r in enumerate(rows):
             out[:, r, 4 * j] = np.sign(dq[:, r])
             out[:, r, 4 * j + 1] = dq[:, r]
             out[:, r, 4 * j + 2] = ddq[:, r]
             out[:, r, 4 * j + 3] = 1.0
+        if width:
+            assert terms is not None and q is not None
+            qa = _as_batch(q, self.model.nq, "q")[:, self.robot.q_index]
+            feat = terms.features(qa, dq[:, rows])                    # (N, nj, width)
+            base = 4 * len(rows)
+            for j, r in enumerate(rows):
+                out[:, r, base + width * j:base + width * (j + 1)] = feat[:, j]
         return out
 
     # -- θ_e / θ_r split ----------------------------------------------------------------

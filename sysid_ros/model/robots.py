@@ -24,7 +24,9 @@ import numpy as np
 import pinocchio as pin
 import yaml
 
+from sysid_ros.schema import Section, read_yaml
 from sysid_ros.model.errors import RobotConfigError, UnknownRobotError
+from sysid_ros.model.friction_terms import FrictionTerms
 from sysid_ros.paths import example_robot_data_dir, package_share
 
 __all__ = [
@@ -65,6 +67,8 @@ class FrictionModel:
     nominal: np.ndarray
     lower: np.ndarray
     upper: np.ndarray
+    #: calibrated extra terms of the law (:mod:`.friction_terms`); None = the four above only
+    terms: FrictionTerms | None = None
 
     @property
     def radius(self) -> np.ndarray:
@@ -206,17 +210,17 @@ def load_robot(name_or_path: str | Path, config_path: str | Path | None = None,
     return robot
 
 
+#: Top-level keys of a robot facts file (anything else: a foreign or misspelt file).
+ROBOT_KEYS = ("name", "model", "joints", "arm_joints", "end_effector_joint", "tool_frame",
+              "leg_standing_posture", "limits", "friction", "model_uncertainty",
+              "collision_spheres", "controller", "identification", "simulation", "arm_view",
+              "planner", "demo")
+
+
 def read_yaml_mapping(path: Path, what: str) -> dict[str, Any]:
-    """A YAML file whose top level is a mapping; RobotConfigError naming the file otherwise."""
-    if not path.is_file():
-        raise RobotConfigError(f"{what} file not found: {path}")
-    try:
-        doc = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise RobotConfigError(f"{path}: not valid YAML ({exc})") from exc
-    if not isinstance(doc, dict):
-        raise RobotConfigError(f"{path}: expected a mapping at the top level")
-    return doc
+    """A YAML file whose top level is a mapping (:func:`sysid_ros.schema.read_yaml`);
+    RobotConfigError naming the file otherwise."""
+    return read_yaml(path, what, RobotConfigError).data
 
 
 def _resolve_config(name_or_path: str | Path) -> Path:
@@ -312,6 +316,10 @@ def _build_model(f: _Fields) -> pin.Model:
 
 
 def _build(cfg: dict[str, Any], path: Path) -> Robot:
+    if "sysid_calibration" in cfg:
+        raise RobotConfigError(f"{path}: a calibration overlay (sysid_calibration), not robot "
+                               "facts: give it as the calibration (--calibration, calibration:=)")
+    Section(str(path), cfg, "", RobotConfigError, ROBOT_KEYS)
     f = _Fields(cfg, path)
     model = _build_model(f)
     names = f.get("joints")

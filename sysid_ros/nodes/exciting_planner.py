@@ -1,5 +1,5 @@
-"""``exciting_planner``: receding-horizon safe exciting-trajectory planner node (docs/design.md
-§6, §6.5).
+"""``exciting_planner``: receding-horizon safe exciting-trajectory planner node "
+"(docs/theory/planner.md, docs/theory/planner.md#receding-horizon).
 
 Every ``t_p`` it plans the most exciting degree-5 trajectory it can CERTIFY safe for every θ_e in
 the current bounds and publishes it; an unverified plan is never published, so the robot keeps
@@ -7,7 +7,8 @@ following the current trajectory, which ends at rest. The cycle — start state,
 lateness, stop conditions — is :class:`sysid_ros.planning.receding.RecedingHorizon` (read its
 docstring); this node only translates messages, parameters and the timer.
 
-Topics (docs/design.md §7; remap with ``-r``): sub ``joint_states`` (sensor QoS; raw bytes, the
+Topics (docs/theory/ros-interfaces.md#ros-2-interfaces; remap with ``-r``): sub ``joint_states``
+(sensor QoS; raw bytes, the
 newest decoded at each cycle, a bad one reported then),
 ``/sysid/payload_bounds`` (latched; the robot's payload prior until the first message); pub
 ``/sysid/desired_trajectory`` (two points: t = 0 with q₀, q̇₀, q̈₀ and t = t_f with q₀ + k, 0, 0;
@@ -17,7 +18,7 @@ solve_time, iterations, verified, objective (cond), stage (what the NLP minimise
 reason). The process exits when the
 cycle reports it is finished.
 
-Parameters: ``PARAMETERS`` below (docs/parameters.md).
+Parameters: ``PARAMETERS`` below (docs/reference/parameters.md).
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from sysid_ros.model.arm_view import arm_view
+from sysid_ros.control.arm_view import arm_view
 from sysid_ros.model.robots import load_robot
 from sysid_ros.nodes._common import run_node
 from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_QOS, TRAJECTORY_QOS

@@ -1,24 +1,29 @@
-"""``identifier`` node: joint_states → sound payload bounds (docs/design.md §4, §7).
+"""``identifier`` node: joint_states → sound payload bounds (docs/theory/identification.md, "
+"docs/theory/ros-interfaces.md#ros-2-interfaces).
 
 Subscribes ``joint_states`` (and for a floating base such as ``b1_z1`` the trunk IMU on ``imu``,
-docs/design.md §4.9); every ``update_period`` a worker thread updates the box from the buffered
+docs/theory/identification.md#floating-base-the-standing-b1--z1); every ``update_period`` a
+worker thread updates the box from the buffered
 samples (:class:`~sysid_ros.identification.runtime.IdentifierRuntime`), so callbacks never wait
 for an LP. Publishes ``/sysid/payload_bounds`` and ``/sysid/payload_inertia`` (latched, only
 while ok: an inconsistent update keeps the last sound box and raises an ERROR diagnostic) and
 ``/diagnostics``. ``~/reset`` (std_srvs/Trigger) starts over for a new payload. A message that
 cannot be used is counted and reported, never fatal.
 
-Stamps (``identification.stamps``, design §4.10; IMU too): zero, duplicate and isolated backward
-ones are dropped and counted; only ``stamp_restart_samples`` consecutive stamps behind the last
-accepted one (a replay loop, a simulator restart) restart the windows — the box is kept.
+Bad samples X
+too): NaN/inf values, zero, duplicate, isolated backward and far-future stamps and messages
+without one of the robot's joints are dropped and counted by kind on ``/diagnostics``; only
+``stamp_restart_samples`` consecutive stamps behind the last accepted one (a replay loop, a
+simulator restart) restart the windows — the box is kept; a joint set that changed for good is
+an ERROR diagnostic until the robot's joints come back.
 
 Windows follow the stream's rate (``window_s``, split at gaps > ``max_sample_gap``). The
 diagnostic (``IdentifierRuntime.report``) says why there is no box (insufficient data;
 inconsistent: the noise scale needed, per joint, the worst spans) and WARNs for a box pinned to
 the prior's face. ``lp-cuts`` with ``tighten_period`` > 0: a second thread runs the cut rounds
 on a snapshot and publishes the intersected box. Both workers run ``worker_nice`` lower.
-Parameters: ``PARAMETERS`` (docs/parameters.md); optional ones left out take the robot file's
-``identification`` section (docs/design.md §4)."""
+Parameters: ``PARAMETERS`` (docs/reference/parameters.md); optional ones left out take the robot file's
+``identification`` section (docs/theory/identification.md)."""
 from __future__ import annotations
 
 import threading
@@ -37,7 +42,8 @@ from sysid_ros.model.robots import load_robot
 from sysid_ros.nodes._common import run_node
 from sysid_ros.nodes.threads import lower_thread_priority
 from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_STREAM_QOS
-from sysid_ros.cdr import JointStateDecoder, MessageError, imu_reading
+from sysid_ros.cdr import (JointStateDecoder, MessageError, MissingJointsError, imu_reading,
+                           joint_state_layout)
 from sysid_ros.nodes.messages import bounds_to_msg, diagnostics_msg, inertia_from_theta
 from sysid_ros.nodes.identifier_params import PARAMETERS, identification_overrides
 from sysid_ros.nodes.params import declare
@@ -69,7 +75,8 @@ class IdentifierNode(Node):
         self.bounds_pub = pub(Float64MultiArray, "/sysid/payload_bounds", LATCHED_QOS)
         self.inertia_pub = pub(InertiaStamped, "/sysid/payload_inertia", LATCHED_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", DIAGNOSTICS_QOS)
-        self._decoder = JointStateDecoder(self.robot.joint_names)   # raw CDR in: no rclpy msgs
+        # raw CDR in (no rclpy msgs); NaN/inf reach the runtime's screen, which counts them
+        self._decoder = JointStateDecoder(self.robot.joint_names, finite=False)
         self.create_subscription(JointState, "joint_states", self._on_joint_state,
                                  SENSOR_STREAM_QOS, raw=True)
         if self.robot.floating_base:
@@ -86,6 +93,15 @@ class IdentifierNode(Node):
     def _on_joint_state(self, data: bytes) -> None:
         try:
             js = self._decoder.decode(data)
+        except MissingJointsError as err:
+            try:
+                layout = joint_state_layout(data)
+            except MessageError:
+                self.rt.joint_state_rejected(str(err))
+                return
+            names = tuple(n.decode(errors="replace") for n in layout.names)
+            self.rt.joint_state_missing(layout.stamp_ns * 1e-9, str(err), names)
+            return
         except MessageError as err:
             self.rt.joint_state_rejected(str(err))
             return

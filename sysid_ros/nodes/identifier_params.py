@@ -1,4 +1,4 @@
-"""The ``identifier`` node's parameter table (docs/parameters.md): kept beside the node so the
+"""The ``identifier`` node's parameter table (docs/reference/parameters.md): kept beside the node so the
 shell stays a shell. The optional parameters (default absent) override the robot file's
 ``identification:`` section (:func:`~sysid_ros.identification.load_identification_config`)."""
 from __future__ import annotations
@@ -63,7 +63,9 @@ PARAMETERS = (
           "velocities, whose bound absorbed the rest); hardware_like with a calibration: payload",
           None, choices=VELOCITY_NOISE_SCOPES),
     Param("stamp_restart_samples", "int", "consecutive stamps behind the last accepted one, "
-          "increasing among themselves, that mean a restart (replay loop)", 10, (2, 10**6)),
+          "increasing among themselves, that mean a restart (replay loop); also the run of "
+          "far-future stamps that is a jump forward and of messages without a robot joint that "
+          "is a changed joint set (docs/guide/recordings.md)", 10, (2, 10**6)),
 )
 #: the optional parameters that override the robot file's identification section
 OVERRIDES = [p.name for p in PARAMETERS if p.default is None and p.name not in ("robot_config",

@@ -1,5 +1,6 @@
 """``markers``: live view of the identification graph as ``visualization_msgs/MarkerArray``
-(docs/design.md §7; the geometry is :mod:`sysid_ros.visualization`, this node only wires it).
+(docs/theory/ros-interfaces.md#ros-2-interfaces; the geometry is :mod:`sysid_ros.visualization`,
+this node only wires it).
 
 Everything is drawn in the robot's base frame (the URDF root link, or ``base_frame``): set it
 as RViz2's fixed frame / Foxglove's display frame and no ``/tf`` is needed; with
@@ -24,7 +25,7 @@ Robot and payload arrays are rate-limited to ``rate_hz`` (wall clock, so the vie
 in lock-step simulation and without ``/clock``).
 
 Parameters: the table ``PARAMETERS`` below (type, default, range, description; rendered in
-docs/parameters.md, visible with ``ros2 param describe``); config/markers.yaml sets them.
+docs/reference/parameters.md, visible with ``ros2 param describe``); config/markers.yaml sets them.
 """
 from __future__ import annotations
 

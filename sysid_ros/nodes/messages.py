@@ -1,6 +1,7 @@
 """Conversions between ROS 2 messages and the numpy quantities of the math packages.
 
-One place for the wire formats of docs/design.md §7.1 so every node reads and writes them the
+One place for the wire formats of docs/theory/ros-interfaces.md#topics-types-and-qos so every
+node reads and writes them the
 same way:
 
 - ``/sysid/payload_bounds``: ``std_msgs/Float64MultiArray`` with layout

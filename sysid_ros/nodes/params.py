@@ -7,7 +7,7 @@ table come
   ``ros2 param describe`` shows them and rclpy itself refuses an out-of-range value
   (:func:`declare`);
 - the validation of every value, with an error naming the node and the parameter;
-- the parameter reference in docs/parameters.md (:func:`reference_markdown`; a test keeps it
+- the parameter reference in docs/reference/parameters.md (:func:`reference_markdown`; a test keeps it
   current);
 - the check of the node's YAML file in config/ (:func:`check_yaml`; a test runs it).
 """
@@ -87,7 +87,7 @@ def node_tables() -> dict[str, tuple[Param, ...]]:
 
 
 def reference_markdown() -> str:
-    """docs/parameters.md: the parameter reference of every table-driven node."""
+    """docs/reference/parameters.md: the parameter reference of every table-driven node."""
     head = ("# Node parameters\n\n"
             "Generated from each node's `PARAMETERS` table by `python -m sysid_ros.nodes.params`"
             " (test/nodes/test_params.py fails when this page or a config/<node>.yaml disagrees"

@@ -1,4 +1,5 @@
-"""QoS profiles of the suite's topics (docs/design.md §7.1), defined once and looked up by a topic's
+"""QoS profiles of the suite's topics (docs/theory/ros-interfaces.md#topics-types-and-qos), "
+"defined once and looked up by a topic's
 last name segment (:func:`qos_for_topic`), so remapped names keep them."""
 from __future__ import annotations
 
@@ -80,7 +81,8 @@ _BY_BASENAME: dict[str, QoSProfile] = {
 
 
 def qos_for_topic(topic: str, default: QoSProfile | None = None) -> QoSProfile:
-    """The docs/design.md §7.1 QoS of a topic, by its last name segment (remapped names keep
+    """The docs/theory/ros-interfaces.md#topics-types-and-qos QoS of a topic, by its last name "
+    "segment (remapped names keep
     working)."""
     return _BY_BASENAME.get(topic.rstrip("/").rsplit("/", 1)[-1], default or QoSProfile(depth=10))
 

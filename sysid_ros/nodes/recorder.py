@@ -9,7 +9,7 @@ Subscription QoS adapts to the publishers (like ``ros2 bag record``): best effor
 is best effort (a reliable subscription would not match it), transient local only if every
 publisher is (so latched values such as the payload bounds are recorded), and a deep queue.
 
-Parameters: the table ``PARAMETERS`` below (rendered in docs/parameters.md, visible with
+Parameters: the table ``PARAMETERS`` below (rendered in docs/reference/parameters.md, visible with
 ``ros2 param describe``); config/recorder.yaml sets them. A command-line option (``-o``,
 ``--topics`` …) overrides the parameter of the same name and is checked against the same table
 entry.

@@ -10,9 +10,10 @@ is done; a bad bag or a pass with nothing to play exits with code 1.
 
 Publishing runs in a worker thread with its own sleep schedule (rclpy timers are too coarse for
 kHz data); the main thread only spins the node. Publisher QoS is reliable (it matches both
-reliable and best-effort subscribers) with the durability of docs/design.md §7.1 per topic.
+reliable and best-effort subscribers) with the durability of
+docs/theory/ros-interfaces.md#topics-types-and-qos per topic.
 
-Parameters: the table ``PARAMETERS`` below (rendered in docs/parameters.md, visible with
+Parameters: the table ``PARAMETERS`` below (rendered in docs/reference/parameters.md, visible with
 ``ros2 param describe``); config/replay.yaml sets them. A command-line option (``--rate`` …)
 overrides the parameter of the same name and is checked against the same table entry.
 """

@@ -1,7 +1,7 @@
 """``robust_controller``: lifecycle shell over ``control.runtime.ControllerRuntime`` (states,
 steady-clock watchdogs, self-deactivation on stale input, diagnostics; law: ``control.controller``;
 admission and certificates: ``control.admission``). It only translates messages, parameters
-(``PARAMETERS`` → ``ControllerSettings``; config/robust_controller.yaml, docs/parameters.md) and
+(``PARAMETERS`` → ``ControllerSettings``; config/robust_controller.yaml, docs/reference/parameters.md) and
 timers (all on the STEADY clock: a dead /clock cannot silence them). Sub ``joint_states``, bounds,
 trajectories; pub commands, /diagnostics, ~/tracking_error, ~/state, ~/admitted_trajectory."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ``robust_controller`` node's parameter table (docs/parameters.md): kept beside the node so
+"""The ``robust_controller`` node's parameter table (docs/reference/parameters.md): kept beside the node so
 the shell stays a shell; ``control.runtime.ControllerSettings`` is the validated value object
 built from these values (a test checks that both agree name by name and default by default)."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ __all__ = ["PARAMETERS"]
 
 _S = (1e-4, 3600.0)       # a duration in seconds
 _TOL = (1e-9, 1e3)
-#: The node's parameters (docs/parameters.md); the optional gains override the robot file's
+#: The node's parameters (docs/reference/parameters.md); the optional gains override the robot file's
 #: ``controller:`` section, absent = that section's value.
 PARAMETERS = (
     Param("robot", "string", "registry name (gen3, z1, b1_z1) or robot-facts file path; "
@@ -31,7 +31,7 @@ PARAMETERS = (
     Param("r_norm_threshold", "double", "‖r‖ below which the robust input is 0 (absent: "
           "controller.r_norm_threshold)", None, (0.0, 1.0), unit="rad/s"),
     Param("boundary_layer", "double", "robust-input boundary layer η, a fraction of V_max "
-          "(absent: controller.boundary_layer; 0 = none; docs/design.md §5.1)", None, (0.0, 1.0)),
+          "(absent: controller.boundary_layer; 0 = none; docs/theory/controller.md#law)", None, (0.0, 1.0)),
     Param("torque_limit_scale", "double", "fraction of the torque limits the command is clipped "
           "to (clipping voids the guarantee and is flagged)", 1.0, (1e-6, 1.0)),
     Param("theta_r_uncertainty", "bool", "carry the θ_r and friction boxes in the torque "
@@ -81,6 +81,7 @@ PARAMETERS = (
     Param("realtime_priority", "int", "SCHED_FIFO priority of the thread that answers "
           "joint_states with a command, and one below it of the process's middleware receive "
           "threads that wake it (0 = normal scheduling; hardware: e.g. 80, needs an rtprio "
-          "limit or CAP_SYS_NICE, refused → WARN and normal priority; docs/design.md §5.6)", 0,
+          "limit or CAP_SYS_NICE, refused → WARN and normal priority; "
+          "docs/theory/controller.md#the-command-path-at-1-khz)", 0,
           (0, 99)),
 )

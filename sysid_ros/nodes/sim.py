@@ -8,7 +8,7 @@ joint; evaluation only). Subscribes to ``/effort_controller/commands`` (a torque
 or per ``arm_joints`` for B1 + Z1); service ``/sim/reset`` restarts from the initial posture.
 Modes: ``realtime`` (a period of physics per period of wall time), ``lockstep`` (as fast as
 possible; waits up to ``lockstep_wait`` for a controller's reply to each publication, if one
-exists). Parameters: ``PARAMETERS`` below (docs/parameters.md; config/sim.yaml)."""
+exists). Parameters: ``PARAMETERS`` below (docs/reference/parameters.md; config/sim.yaml)."""
 from __future__ import annotations
 
 import math

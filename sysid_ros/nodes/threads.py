@@ -82,7 +82,8 @@ def realtime_receive_threads(priority: int,
     """Put this process's middleware receive threads (``prefixes``: Fast DDS's names) under
     SCHED_FIFO at ``priority`` (0: leave them). Why: with the command thread at FIFO the round
     trip's tail under load was the way *in* — the receive thread that takes a joint state off
-    the shared-memory port and wakes the executor waited for a core (docs/design.md §5.6).
+    the shared-memory port and wakes the executor waited for a core
+    (docs/theory/controller.md#the-command-path-at-1-khz).
     These threads block on their port between messages and only copy and notify when one
     arrives, so FIFO costs the machine nothing while the loop is idle. Call it after the node
     exists (its participant starts the threads). Returns (the names raised, why it was refused

@@ -1,4 +1,4 @@
-"""Safe exciting-trajectory planning (docs/design.md §6): degree-5 trajectories linear in k, sound
+"""Safe exciting-trajectory planning (docs/theory/planner.md): degree-5 trajectories linear in k, sound
 reachable sets over time sub-intervals (interval / affine arithmetic), and a receding-horizon
 planner that only ever returns a k it has verified. No rclpy here."""
 from sysid_ros.planning.errors import (PlannerConfigError, PlanningError, PlanRequestError,

@@ -1,6 +1,8 @@
-"""Errors of the planning package (all subclasses of ``PlanningError``)."""
+"""Errors of the planning package (subclasses of ``PlanningError``; ``UnplannableRobotError`` is
+the enclosures' own, re-exported here)."""
 from __future__ import annotations
 
+from sysid_ros.enclosures.errors import UnplannableRobotError
 from sysid_ros.errors import SysidError
 
 __all__ = ["PlanningError", "PlannerConfigError", "PlanRequestError", "UnplannableRobotError"]
@@ -17,6 +19,3 @@ class PlannerConfigError(PlanningError):
 class PlanRequestError(PlanningError):
     """A malformed trajectory request: wrong shapes, NaN/inf, non-positive duration."""
 
-
-class UnplannableRobotError(PlanningError):
-    """A robot the planner's kinematics cannot handle (e.g. a floating base)."""

@@ -31,7 +31,7 @@ import numpy as np
 
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
-from sysid_ros.planning.chain import (SerialChain, body_regressor, forward_pass,
+from sysid_ros.enclosures.chain import (SerialChain, body_regressor, forward_pass,
                                       passivity_torque, sphere_centres, world_poses)
 from sysid_ros.planning.obstacles import BoxObstacle, signed_distance
 from sysid_ros.planning.trajectory import QuinticTrajectory
@@ -265,7 +265,7 @@ class NominalModel:
         """(log Σ_i [(A₀ + Y_eᵀY_e)⁻¹]_ii / w_i² over ``parameters`` (default mass and first
         moments), gradient (nj,), cond Y_e) at k — the predicted least-squares variances of the
         parameters that the sound box is slowest to shrink, each relative to its current box
-        width w (issue 15).
+        width w.
 
         A₀ = ``info`` (the rows already executed, ``information``) + diag(1/w²) (one N·m of
         per-sample noise per box width: a weak prior that keeps A invertible before any data).
@@ -306,7 +306,7 @@ class NominalModel:
         |Y_r|·rad(θ_r) (θ_r ± ``links_rel``, or the calibrated box) and the friction box's
         half-widths (Fv·|q̇| + Fc + β). Rows the identifier trusts less count less: on the Gen3
         the random excitation's rows carried 1.2–1.9× more mass per unit radius than cond's
-        plans (docs/paper_results.md). Pinocchio's regressor (``model.regressors``, built on
+        plans (docs/results.md). Pinocchio's regressor (``model.regressors``, built on
         first use); real k (the weights are held fixed during a solve)."""
         robot = self.robot
         if self._regressors is None:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from sysid_ros.planning.errors import PlannerConfigError
-from sysid_ros.planning.interval import Interval
+from sysid_ros.enclosures.interval import Interval
 
 __all__ = ["BoxObstacle", "obstacles_from_config", "interval_clearance", "signed_distance"]
 

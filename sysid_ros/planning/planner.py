@@ -1,4 +1,4 @@
-"""Receding-horizon safe exciting-trajectory planner (docs/design.md §6): configuration, NLP,
+"""Receding-horizon safe exciting-trajectory planner (docs/theory/planner.md): configuration, NLP,
 verify.
 
 Each cycle: from the initial state (q₀, q̇₀, q̈₀) pick k ∈ 𝒦 minimising cond(Y_e) (``nominal``;
@@ -54,7 +54,7 @@ class PlannerConfig:
     check; max_solve_time: wall-time limit of one ``plan`` call (< t_p); max_iter: Ipopt
     iterations per solve; constraint_stride: the NLP's constraints are sampled at every
     stride-th sub-interval edge; margin_growth: factor on measured margins (1.1: the Gen3
-    closed loop's cond(Y_e) was lowest at 1.05–1.1 of 1.0/1.05/1.1/1.25, docs/paper_results.md;
+    closed loop's cond(Y_e) was lowest at 1.05–1.1 of 1.0/1.05/1.1/1.25, docs/results.md;
     the check decides anyway, a lower factor only costs more failed checks); obstacles: boxes;
     objective: ``cond`` (log cond(Y_e), S3-30; default), ``box`` (predicted variances of mass
     and first moments relative to the current box widths, given the rows already executed:
@@ -62,12 +62,12 @@ class PlannerConfig:
     variances of the first moments in (kg·m)² while the box's CoM width exceeds
     ``stage_com_width`` (m), ``cond`` after) or ``radius`` (the mass variance of the samples'
     rows weighted by the identifier's torque radius at the warm start,
-    ``NominalModel.row_weights``; docs/paper_results.md: level with random excitation where
+    ``NominalModel.row_weights``; docs/results.md: level with random excitation where
     ``cond`` is not) or ``width`` (``planning.width``: the mass width of the box those weighted
     rows and the executed ones leave, by the LP the identifier solves; plus ``cond_weight`` ×
     log cond(Y_e) of the executed and planned rows, default 0 — the two pull apart; 0.3 kept
     the closed loop's narrower box and half of cond's lead there but not in the in-process
-    bench, docs/paper_results.md — and ``radius_weight`` × the ``radius`` objective, default
+    bench, docs/results.md — and ``radius_weight`` × the ``radius`` objective, default
     0.1, a smooth term for where the LP gives no gradient); cond(Y_e) is reported either way.
     cond_history: the ``cond`` objective (and ``staged``'s second stage) is cond(Y_e) of the
     rows already executed (each certified plan's first t_p) and the planned ones together
@@ -77,7 +77,7 @@ class PlannerConfig:
     restarts: after a certified plan, up to this many more NLP solves from other starting
     points (the warm start mirrored, then random points in the k box) while the budget lasts;
     one replaces the plan only with a lower objective and a passed sound check; they end
-    within ``restart_budget`` s of the cycle's start (issue 15 item 5: p95 cycle <= 0.5 s).
+    within ``restart_budget`` s of the cycle's start (target: p95 cycle <= 0.5 s).
     ``cond`` stages only: ``width`` and ``radius`` freeze their row weights at the warm start,
     so a far start is judged with the wrong radii (in-process, ``width``, seed 0: 0.286 →
     0.326 kg with restarts).
@@ -165,7 +165,7 @@ def controller_model(robot: Robot, overrides: dict[str, Any] | None = None) -> C
     ``controller:`` section (``control.controller.gains_from_config``) and its tracking-error
     bound — the workspace one (``control.bounds.tracking_error_bound``), or, when the section
     has ``tracking_box: {e_max: [...], de_max: [...]}`` (rad, rad/s per joint), that box as an
-    assumption the reachability check certifies on every sub-interval (docs/design.md §6.4)."""
+    assumption the reachability check certifies on every sub-interval (docs/theory/planner.md#sound-reachability)."""
     from sysid_ros.control.bounds import tracking_error_bound
     from sysid_ros.control.controller import gains_from_config
     from sysid_ros.control.errors import ControlError
@@ -375,7 +375,7 @@ class ExcitingPlanner:
         direction in the end-effector frame does pin m·c (gravity rows are large at any
         speed), after which the plans certified against the narrower box can be large.
         Measured: on the Gen3 it does not beat ``cond`` in the closed loop, which pins m·c as
-        well once plans grow (docs/paper_results.md, issue 15), hence not the default.
+        well once plans grow (docs/results.md), hence not the default.
         """
         if self.config.objective != "staged":
             return self.config.objective
@@ -550,7 +550,7 @@ class ExcitingPlanner:
                 break
             candidate = k
         if result.verified and self.config.restarts > 0 and result.objective == "cond":
-            # restarts end within restart_budget of the cycle's start (issue 15 item 5: a
+            # restarts end within restart_budget of the cycle's start (target: a
             # cycle's p95 <= 0.5 s), whatever max_solve_time leaves
             last_ver = self._restart(result, traj, x0, lo, hi, theta_e,
                                      min(deadline, start + self.config.restart_budget),

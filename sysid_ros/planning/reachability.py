@@ -8,7 +8,7 @@ For a fixed plan parameter k, over each of n time sub-intervals [t_m, t_{m+1}] o
    q̇_a = q̇_d + K_r e ∈ [q̇_d] ± K_r e_max, q̈_a = q̈_d + K_r ė ∈ [q̈_d] ± K_r de_max;
 3. collision spheres: interval forward kinematics (``chain.sphere_centres`` on Intervals) and a
    sound sphere–box clearance (``obstacles.interval_clearance``);
-4. motor torque u = τ₀ + v of the robust controller (docs/design.md §5):
+4. motor torque u = τ₀ + v of the robust controller (docs/theory/controller.md):
    - τ₀ ∈ [Y_p]·[θ] + [τ_f]: interval passivity RNEA over the state box and the parameter box
      (θ_e in the identifier's bounds, θ_r in its relative box, friction in its box; the Coulomb
      feed-forward is Fc·s(q̇) with the controller's ramp s = sign(q̇)·clip(|q̇|/band − 1, 0, 1),
@@ -22,9 +22,10 @@ For a fixed plan parameter k, over each of n time sub-intervals [t_m, t_{m+1}] o
      of its smallest or largest |q̇|) and B_i = ‖bound‖ for the
      identity metric (ARMOUR), ½(γ√P_ii + bound_i) for the mass metric, γ² = max over the sign
      vectors s of (bound∘s)ᵀP⁻¹(bound∘s): P is enclosed over the sub-interval's q box
-     (``planning.mass_matrix``), P ⪰ V⁻ᵀL(ε)V⁻¹ gives P⁻¹ ⪯ V L(ε)⁻¹ Vᵀ, so γ² ≤ the max over
+     (``enclosures.mass_matrix``), P ⪰ V⁻ᵀL(ε)V⁻¹ gives P⁻¹ ⪯ V L(ε)⁻¹ Vᵀ, so γ² ≤ the max over
      the vertices of the ε-box and the s of (b̄∘s)ᵀ V L⁻¹ Vᵀ (b̄∘s) (convex in both), and
-     P_ii ≤ its enclosure's upper end (the controller's boundary layer, §5.1, only scales σβd
+     P_ii ≤ its enclosure's upper end (the controller's boundary layer,
+     docs/theory/controller.md#boundary-layer, only scales σβd
      by s ∈ [0, 1] inside the level, whatever its exponent: these bounds hold for it as they
      are);
      α(V_sup − V_max)/‖r‖ ≤ ½·α·ρ·D_M when V ≤ V_max,
@@ -73,10 +74,10 @@ import numpy as np
 
 from sysid_ros.control.controller import coulomb_error_bound, coulomb_multiplier
 from sysid_ros.model.robots import Robot
-from sysid_ros.planning.affine import Affine, affine_cos_sin
-from sysid_ros.planning.chain import SerialChain, passivity_torque, sphere_centres
-from sysid_ros.planning.interval import Interval
-from sysid_ros.planning.mass_matrix import enclose_mass_matrix, mass_matrix_columns
+from sysid_ros.enclosures.affine import Affine, affine_cos_sin
+from sysid_ros.enclosures.chain import SerialChain, passivity_torque, sphere_centres
+from sysid_ros.enclosures.interval import Interval
+from sysid_ros.enclosures.mass_matrix import enclose_mass_matrix, mass_matrix_columns
 from sysid_ros.planning.obstacles import BoxObstacle, interval_clearance
 from sysid_ros.planning.trajectory import QuinticTrajectory, TrajectoryEnclosure
 
@@ -85,7 +86,7 @@ __all__ = ["ControllerModel", "ReachableSet", "Reachability", "Verification"]
 
 @dataclass(frozen=True)
 class ControllerModel:
-    """What the planner assumes about the robust controller (docs/design.md §5).
+    """What the planner assumes about the robust controller (docs/theory/controller.md).
 
     Kr (nj,) gains; alpha, V_max: robust-input gain and Lyapunov level; rho = bound on ‖r‖;
     e_max, de_max (nj,): tracking-error bounds |e|, |ė| (``tracking_error_bound``, or with

@@ -1,4 +1,4 @@
-"""The receding-horizon planning cycle (docs/design.md §6.5), driven by plain calls with explicit
+"""The receding-horizon planning cycle (docs/theory/planner.md#receding-horizon), driven by plain calls with explicit
 time — what the ``exciting_planner`` node and the in-process pipeline both run (no rclpy here).
 
 - Bounds: the robot's payload prior B₀ until the identifier's first box (:meth:`on_bounds`).
@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sysid_ros.model.box import ParameterBox
+from sysid_ros.enclosures.errors import EnclosureError
 from sysid_ros.planning.errors import PlanningError
 from sysid_ros.planning.planner import ExcitingPlanner, PlanResult
 from sysid_ros.planning.trajectory import QuinticTrajectory
@@ -117,7 +118,7 @@ class RecedingHorizon:
         self.cycles += 1
         try:
             res = self.planner.plan(q0, dq0, ddq0, box)
-        except PlanningError as exc:
+        except (PlanningError, EnclosureError) as exc:
             return CycleOutcome("error", f"planning failed: {exc}",
                                 {"verified": "false", "reason": str(exc)})
         values = {"solve_time": f"{res.solve_time:.4f}", "iterations": str(res.iterations),

@@ -1,6 +1,6 @@
 """Degree-5 desired trajectories linear in the plan parameter k, and their exact time enclosures.
 
-Per joint, on t ∈ [0, t_f] with s = t/t_f (docs/design.md §6.1, S3 §V-A):
+Per joint, on t ∈ [0, t_f] with s = t/t_f (docs/theory/planner.md#trajectory-family, S3 §V-A):
 
     q_d(t; k) = q₀ + q̇₀·t_f·H₁(s) + q̈₀·t_f²·H₂(s) + k·H₅(s)
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sysid_ros.planning.errors import PlanRequestError
-from sysid_ros.planning.interval import Interval
+from sysid_ros.enclosures.interval import Interval
 
 __all__ = ["QuinticTrajectory", "TrajectoryEnclosure", "H5"]
 

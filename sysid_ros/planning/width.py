@@ -1,12 +1,13 @@
 """The ``width`` planner objective: the mass width of the sound box that the planned rows would
-leave, predicted by the same kind of linear program the identifier solves (issue 15 item 1).
+leave, predicted by the same kind of linear program the identifier solves.
 
-The identifier's box is the box of a polytope {x : |a_i·x − c_i| ≤ r_i} ∩ B₀ (docs/design.md
-§4.3). Its width along the mass is an L1 question — the cheapest combination of rows, each
+The identifier's box is the box of a polytope {x : |a_i·x − c_i| ≤ r_i} ∩ B₀
+(docs/theory/identification.md#the-feasible-set-and-its-boxes). Its width along the mass is an L1
+question — the cheapest combination of rows, each
 weighted by its radius, that isolates the mass — so it is decided by a few rows with a large
 mass signal per unit radius, not by the sum of squares that a least-squares variance (the
-``box`` and ``radius`` objectives) or cond(Y_e) measures. Measured (docs/paper_results.md,
-session 10): random excitation's rows carried 1.2–1.9× more mass per unit radius than the
+``box`` and ``radius`` objectives) or cond(Y_e) measures. Measured (docs/results.md):
+random excitation's rows carried 1.2–1.9× more mass per unit radius than the
 plans, and its box was the narrower although its least-squares variance was not.
 
 Prediction: the rows are the planned trajectory's inverse-dynamics samples (end-effector

@@ -31,7 +31,7 @@ through the *unloaded* arm (its momentum, armature and viscous terms), and a pay
 inertia through which the same noise enters the momentum rows (20 random Gen3 robots, 3.63 kg:
 median mass width 0.99 kg with the payload's share stated, 1.23 kg stating it all again, every
 box holding the truth; on the Z1 a stated 0.05 rad/s leaves the prior's 2.45 kg,
-docs/hardware_like_data.md).
+docs/guide/hardware-like-data.md).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Hardware-like simulated data: logs that look like a real Gen3 / Z1, not like the model.
 
-What differs from the package's idealised simulation (``identification.synthetic``) and why:
+What differs from the package's idealised simulation (``simulation.synthetic``) and why:
 
 - **The robot is not the facts file.** A :class:`~sysid_ros.simulation.truth.HardwareTruth`
   (friction, armature, link inertias, sensor offsets) drawn around the config's values
@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -644,29 +644,18 @@ def record_hardware_like(robot: Robot, rng: np.random.Generator, payload: Payloa
 
 def write_joint_states_bag(path: str | os.PathLike[str], recording: HardwareRecording,
                            robot: Robot, topic: str = "/joint_states",
-                           storage: str = "mcap") -> Path:
+                           storage: str = "mcap",
+                           progress: Callable[[int, int], None] | None = None) -> Path:
     """Write a recording as ``sensor_msgs/JointState`` messages (names = robot.joint_names,
     header stamp = sample stamp = bag receive time; an empty velocity array when velocities are
     missing) into a new rosbag2 directory ``path``; returns it. Read back with
-    ``bagio.read_joint_states(path, require=("position", "effort"))`` when velocity is missing."""
-    from sysid_ros.bagio import BagWriter, default_typestore
+    ``bagio.read_joint_states(path, require=("position", "effort"))`` when velocity is missing.
+    ``progress(done, total)`` is called every 10,000 messages and at the end."""
+    from sysid_ros.bagio import write_joint_state_arrays
 
     names = list(robot.joint_names)
     if recording.q.shape[1] != len(names) or tuple(names) != recording.joint_names:
         raise SimConfigError(f"recording joints {recording.joint_names} do not match robot "
                              f"{robot.name}'s {tuple(names)}")
-    store = default_typestore()
-    joint_state = store.types["sensor_msgs/msg/JointState"]
-    header, time = store.types["std_msgs/msg/Header"], store.types["builtin_interfaces/msg/Time"]
-    stamps = np.rint(recording.t * 1e9).astype(np.int64)
-    empty = np.empty(0)
-    with BagWriter(path, storage=storage, chunk_seconds=None) as writer:
-        for i, ns in enumerate(stamps.tolist()):
-            msg = joint_state(
-                header=header(stamp=time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000),
-                              frame_id=""),
-                name=names, position=recording.q[i],
-                velocity=empty if recording.dq is None else recording.dq[i],
-                effort=recording.tau_meas[i])
-            writer.write(topic, msg, ns)
-    return Path(path)
+    return write_joint_state_arrays(path, recording.t, recording.q, recording.dq,
+                                    recording.tau_meas, names, topic, storage, progress)

@@ -17,7 +17,7 @@ Why these choices:
   and the offset β as a generalized force each physics step rather than with MuJoCo's
   ``frictionloss`` (a soft constraint whose regularisation lets joints creep and whose force
   while sliding depends on solver settings): while sliding it is exactly the package's
-  Fc·sign(q̇) (docs/design.md §3.3), so Pinocchio agreement stays testable step by step.
+  Fc·sign(q̇) (docs/theory/models.md#joint-friction-and-armature), so Pinocchio agreement stays testable step by step.
   ``coulomb="mujoco"`` (hardware-like data): ``frictionloss`` = Fc as MuJoCo's constraint,
   deliberately not the identifier's sign law, made stiff (:data:`DRY_FRICTION_SOLIMP`): a joint
   sticks below Fc and slides at Fc, as a gearbox does, rather than creeping at a speed set by
@@ -60,7 +60,7 @@ INTEGRATORS = {"Euler": mujoco.mjtIntegrator.mjINT_EULER,
 #: (I ≈ 0.001 kg·m²) joint 6's friction never reached 0.9·Fc below 0.68 rad/s without payload
 #: and 0.26 rad/s with its 1 kg dumbbell — a friction law that changes with the payload's inertia,
 #: which no gearbox has, and which made every calibrated Z1 payload recording inconsistent on
-#: joint 6 (session 17). Stiff: ≥ 0.9·Fc from 0.003 rad/s on every joint, payload or not.
+#: joint 6. Stiff: ≥ 0.9·Fc from 0.003 rad/s on every joint, payload or not.
 DRY_FRICTION_SOLREF = (0.004, 1.0)
 DRY_FRICTION_SOLIMP = (0.9999, 0.9999, 0.001, 0.5, 2.0)
 #: Coulomb friction models: the simulator's exact set-valued law, or MuJoCo's frictionloss.

@@ -2,7 +2,7 @@
 
 A :class:`Payload` is expressed in the end-effector (EE) body frame, which is the frame of the
 robot's ``end_effector_joint`` (Gen3: ``joint_7``; Z1 / B1+Z1: ``joint6``) — the frame θ_e is
-written in. θ_e (docs/design.md §3.2) is the whole EE body: nominal link + gripper + payload,
+written in. θ_e (docs/theory/models.md#θ_e-and-θ_r) is the whole EE body: nominal link + gripper + payload,
 10 parameters ``[m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` (Pinocchio order, inertia
 about the frame origin). The simulator uses :func:`true_theta_e` as its truth; the identifier never sees it.
 

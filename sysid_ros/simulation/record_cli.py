@@ -2,7 +2,7 @@
 
 The sim node with ``hardware_like:=true hardware_seed:=N`` simulates one robot drawn off the
 catalogue (``simulation.sim_truth``). Calibrating it, as a user calibrates a real arm before
-carrying payloads (docs/calibration.md), needs data of *that* robot without payload; this writes
+carrying payloads (docs/guide/calibrate.md), needs data of *that* robot without payload; this writes
 them as a rosbag2 of ``/joint_states`` (the robot file's ``simulation.hardware_like.profile``:
 rate, drops, jitter, noise, quantisation), the robot moved by its own tracking controller along
 exciting sum-of-sines motions (``record_hardware_like``). Then::
@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from sysid_ros import progress
+
 __all__ = ["main"]
 
 
@@ -38,6 +40,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--payload", type=float, default=None,
                     help="dumbbell mass (kg) carried; default none (a calibration run)")
     ap.add_argument("--out", required=True, type=Path, help="rosbag2 directory to create")
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     return ap.parse_args(argv)
 
 
@@ -60,9 +63,14 @@ def main(argv: list[str] | None = None) -> int:
         robot = load_robot(args.robot)
         payload = None if args.payload is None else dumbbell_for(robot, args.payload)
         truth = sim_truth(robot, args.hardware_seed, payload)
-        rec = record_hardware_like(robot, np.random.default_rng([args.hardware_seed, 2, args.seed]),
-                                   payload, args.seconds, HardwareProfile.from_robot(robot), truth)
-        path = write_joint_states_bag(args.out, rec, robot)
+        with progress.stages(2, "recording", not args.no_progress) as enter:
+            enter(f"simulating {args.seconds:g} s")
+            rec = record_hardware_like(robot,
+                                       np.random.default_rng([args.hardware_seed, 2, args.seed]),
+                                       payload, args.seconds, HardwareProfile.from_robot(robot),
+                                       truth)
+            enter("writing the bag")
+            path = write_joint_states_bag(args.out, rec, robot)
     except (SysidError, ValueError, OSError) as exc:
         return fail(str(exc))
     print(f"sysid-sim-record: {rec.t.size} joint states, {rec.t[-1] - rec.t[0]:.1f} s at "

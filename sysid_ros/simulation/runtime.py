@@ -35,7 +35,8 @@ from sysid_ros.simulation.simulator import ImuReading, SimConfig, Simulator, rob
 from sysid_ros.simulation.truth import sim_truth
 
 __all__ = ["MODES", "COMMANDER_MEMORY_S", "RuntimeSettings", "JointSample", "Publication",
-           "SimRuntime", "RealtimePacer", "payload_from_settings", "publication_schedule"]
+           "SimRuntime", "RealtimePacer", "payload_from_settings", "payload_parameters",
+           "publication_schedule"]
 
 MODES = ("realtime", "lockstep")
 
@@ -47,7 +48,7 @@ COMMANDER_MEMORY_S = 1.0
 
 @dataclass(frozen=True)
 class RuntimeSettings:
-    """The sim node's settings (its parameters; docs/parameters.md gives types and ranges).
+    """The sim node's settings (its parameters; docs/reference/parameters.md gives types and ranges).
 
     ``physics_dt`` None: the robot file's ``simulation.physics_dt``, shortened to period/n when it
     does not divide the period. ``payload_mass`` 0 kg is no payload (a physical value, kept
@@ -132,6 +133,15 @@ def payload_from_settings(robot: Robot, mass: float, com: Sequence[float] | None
     ixx, ixy, ixz, iyy, iyz, izz = inertia
     return Payload(mass, np.asarray(com, float),
                    np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]], float))
+
+
+def payload_parameters(payload: Payload) -> dict[str, list[float]]:
+    """The sim settings ``payload_com`` and ``payload_inertia`` of ``payload`` (its mass is
+    ``payload_mass``): what :func:`payload_from_settings` reads back as the same body."""
+    i = payload.inertia_com
+    return {"payload_com": [float(x) for x in payload.com],
+            "payload_inertia": [float(i[0, 0]), float(i[0, 1]), float(i[0, 2]),
+                                float(i[1, 1]), float(i[1, 2]), float(i[2, 2])]}
 
 
 def publication_schedule(robot: Robot, rate_hz: float, physics_dt: float | None) -> float:

@@ -1,6 +1,6 @@
 """The built-in simulator: MuJoCo physics of a registry robot with a known payload.
 
-Simulated law per actuated joint (docs/design.md §3.3; the package's shared convention)::
+Simulated law per actuated joint (docs/theory/models.md#joint-friction-and-armature; the package's shared convention)::
 
     (H(q) + diag(Ia)) q̈ + C q̇ + g + Fv q̇ + Fc sign(q̇) + β = τ_motor
 
@@ -39,6 +39,8 @@ Configurations/velocities in :meth:`Simulator.state` follow Pinocchio's conventi
 they feed the package's regressors directly.
 """
 from __future__ import annotations
+
+import dataclasses
 
 from dataclasses import dataclass
 from collections.abc import Sequence
@@ -215,6 +217,8 @@ class Simulator:
         # β: a torque on the arm in the nominal simulator, a sensor offset with a truth
         self._beta = fr[:, 3].copy() if self.truth is None else np.zeros(nj)
         self._beta_sensor = np.zeros(nj) if self.truth is None else fr[:, 3].copy()
+        # a position-dependent load (HardwareTruth.ripple), evaluated at every physics step
+        self._ripple = None if self.truth is None or self.truth.ripple is None else self.truth
         self._coulomb_force = np.zeros(nj)
         self._fc_idx = np.flatnonzero(self._fc > 0)
         self._has_fc = self._fc_idx.size > 0
@@ -328,8 +332,8 @@ class Simulator:
         refresh_constants(self.model)
         self.payload, self._theta_e = payload, theta_e
         if self.truth is not None:
-            self.truth = HardwareTruth(self.truth.friction, self.truth.theta_r, theta_e,
-                                       self.truth.torque_gain)
+            self.truth = dataclasses.replace(self.truth, theta_e=theta_e)
+            self._ripple = None if self.truth.ripple is None else self.truth
 
     def state(self) -> SimState:
         """Exact state in Pinocchio's convention."""
@@ -423,7 +427,7 @@ class Simulator:
         self._clipped[:] = False
         m, d = self.model, self.data
         qa, da = self._qa, self._da
-        if not (self._holding or self._has_fc or self._has_posture):
+        if not (self._holding or self._has_fc or self._has_posture or self._ripple is not None):
             # A commanded fixed-base arm without the Coulomb law: the applied torque is the
             # same in every substep, so MuJoCo steps them in one call (mj_step is mj_step1 +
             # mj_step2 for the Euler and implicit integrators, with qfrc_applied unchanged):
@@ -457,6 +461,8 @@ class Simulator:
                 d.qfrc_applied[da] = tau - self._beta + self._coulomb_force
             else:
                 d.qfrc_applied[da] = tau - self._beta
+            if self._ripple is not None:
+                d.qfrc_applied[da] -= self._ripple.ripple_torque(q)
             mujoco.mj_step2(m, d)
 
     def _arm_force(self, q: np.ndarray, dq: np.ndarray) -> tuple[slice | np.ndarray, np.ndarray] | None:

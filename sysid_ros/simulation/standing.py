@@ -22,7 +22,7 @@ and 15 N·m·s/rad) and τ_ff the **quasi-static feed-forward**, refreshed once 
   contact-impulse noise: fed forward from the last step's q̈ it excited the trunk — 8° roll and
   0.25 m of foot slip under a 0.5 Hz arm swing). Coulomb friction of the arm is left out (a
   stuck joint's friction is unknown to a stance controller); a real B1 needs the same from its
-  legs' controller (docs/design.md §8.4: what the arm view assumes of it);
+  legs' controller (docs/theory/simulation.md#the-arm-view-of-a-floating-base-robot: what the arm view assumes of it);
 - the contact forces f (3 per foot, world frame, at the foot sphere's lowest point) that hold the
   trunk still: the six free-joint rows of M q̈ + h = Sᵀτ + J_cᵀ f with q̈_base = q̈_leg = 0 give
   J_c,baseᵀ f = h_base + M_base,arm q̈_arm, solved for the minimum-norm f (least horizontal

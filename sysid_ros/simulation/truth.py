@@ -1,7 +1,8 @@
 """The simulated robot's truth for hardware-like data: what the physics uses, in the identifier's
 convention, so evaluation can compare estimates against it (no ROS import).
 
-Convention (docs/design.md §3.3, the identifier's): per actuated joint the *measured* torque is
+Convention (docs/theory/models.md#joint-friction-and-armature, the identifier's): per actuated
+joint the *measured* torque is
 
     τ̂ = H(q) q̈ + C(q, q̇) q̇ + g(q) + Ia q̈ + Fv q̇ + Fc·sign(q̇) + β + noise
 
@@ -20,7 +21,7 @@ than by the identifier's sign law.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -63,6 +64,11 @@ class HardwareTruth:
             the θ_e columns (``robot.ee_columns``) removed.
         theta_e: (10,) the end-effector body as simulated: EE link (gripper lumped in) plus
             payload, the identifier's target. :meth:`with_payload` sets it for a payload.
+        ripple: optional (nj, 2) position-dependent load torque per joint (N·m),
+            a·sin(h·q) + b·cos(h·q) with [a, b] per row and h = ``ripple_order``: gear ripple
+            or cable drag the motor has to overcome (it enters the motion and the motor torque
+            the sensor reads, like friction). None: no ripple.
+        ripple_order: the harmonic order h of ``ripple`` (a positive integer).
         torque_gain: (nj,) k_j > 0, the constant gain of the torque *reading*: the sensor
             reports (τ_motor + β)/k_j (plus noise), so k_j·τ̂ is the torque of the convention
             above — a current-based estimate whose motor torque constant is off by k_j. Default
@@ -74,6 +80,8 @@ class HardwareTruth:
     friction: np.ndarray
     theta_r: np.ndarray
     theta_e: np.ndarray
+    ripple: np.ndarray | None = None
+    ripple_order: int = 2
     torque_gain: np.ndarray | None = None
 
     def __post_init__(self) -> None:
@@ -97,6 +105,16 @@ class HardwareTruth:
             raise SimConfigError("HardwareTruth.torque_gain must be one finite gain > 0 per "
                                  "joint")
         object.__setattr__(self, "torque_gain", _readonly(gain))
+        if self.ripple is not None:
+            ripple = np.asarray(self.ripple, dtype=float)
+            if ripple.shape != (friction.shape[0], 2) or not np.all(np.isfinite(ripple)):
+                raise SimConfigError("HardwareTruth.ripple must be a finite (nj, 2) array "
+                                     "[sin, cos amplitude] per joint")
+            object.__setattr__(self, "ripple", _readonly(ripple))
+        if isinstance(self.ripple_order, bool) or not isinstance(self.ripple_order, int) \
+                or self.ripple_order < 1:
+            raise SimConfigError(f"HardwareTruth.ripple_order must be a positive integer, got "
+                                 f"{self.ripple_order!r}")
         object.__setattr__(self, "friction", _readonly(friction))
         object.__setattr__(self, "theta_r", _readonly(theta_r))
         object.__setattr__(self, "theta_e", _readonly(theta_e))
@@ -112,10 +130,17 @@ class HardwareTruth:
 
     def with_payload(self, robot: Robot, payload: Payload | None) -> HardwareTruth:
         """The same robot carrying ``payload``: θ_e = nominal EE link + payload."""
-        return HardwareTruth(self.friction, self.theta_r, _theta_e(robot, payload),
-                             self.torque_gain)
+        return replace(self, theta_e=_theta_e(robot, payload))
 
     # -- views ---------------------------------------------------------------------------------
+    def ripple_torque(self, q: np.ndarray) -> np.ndarray:
+        """The ripple's load torque at positions q (…, nj) (N·m; zeros without a ripple)."""
+        q = np.asarray(q, dtype=float)
+        if self.ripple is None:
+            return np.zeros_like(q)
+        h = self.ripple_order
+        return self.ripple[:, 0] * np.sin(h * q) + self.ripple[:, 1] * np.cos(h * q)
+
     def check(self, robot: Robot) -> None:
         """Raise SimConfigError unless the shapes fit ``robot``."""
         if self.friction.shape != (robot.nj, 4):
@@ -229,4 +254,4 @@ def random_hardware_truth(robot: Robot, rng: np.random.Generator, friction_rel: 
     theta_r = np.delete(bodies, ee, axis=0).reshape(-1)
     gain = (1.0 + torque_gain_rel * rng.uniform(-1.0, 1.0, nj)) if torque_gain_rel > 0 \
         else np.ones(nj)
-    return HardwareTruth(friction, theta_r, _theta_e(robot, payload), gain)
+    return HardwareTruth(friction, theta_r, _theta_e(robot, payload), torque_gain=gain)

@@ -13,7 +13,7 @@ radians.
   joint j's origin to sphere s's centre (sum of the fixed link offsets, independent of q), so the
   centre stays within Σ_j L_sj·e_max,j of its desired position. The drawn set is therefore an
   enclosure of the spheres *at the sampled instants*; between samples nothing is drawn, and the
-  certificate itself is the planner's interval check (docs/design.md §6.4), not this picture;
+  certificate itself is the planner's interval check (docs/theory/planner.md#sound-reachability), not this picture;
 - the payload: the θ_e box centre as the equivalent uniform-density solid ellipsoid with the same
   mass, centre of mass and principal moments (:func:`equivalent_ellipsoid`), the centre-of-mass
   box implied by the bounds ([h]/[m] per axis, :func:`com_box`) and the mass interval; θ_e lives

@@ -100,7 +100,7 @@ def test_rows_through_the_overlay_and_online(setup, tmp_path):
     assert online.status == "ok"
     assert online.box.contains(case.payload.truth.theta_e)
     # every kept LP re-solved to its optimum: with HiGHS's scaling on, warm re-solves after the
-    # calibration rows stalled at the iteration cap (incremental.py, docs/design.md §4.5)
+    # calibration rows stalled at the iteration cap (incremental.py, docs/theory/identification.md#online-operation)
     assert online.stalled_lps == 0
     offline = _identify(robot, load_identification_config(robot).with_overrides(
         calibration_rows=None), pay)

@@ -11,7 +11,7 @@ from sysid_ros.calibration import CalibrationOptions, Recording, calibrate
 from sysid_ros.calibration.calibrate import calibration_rows, window_config
 from sysid_ros.calibration.energy import energy_rows
 from sysid_ros.calibration.prior import calibration_prior
-from sysid_ros.identification.synthetic import simulate
+from sysid_ros.simulation.synthetic import simulate
 from sysid_ros.model.parameters import is_physically_consistent
 
 
@@ -61,8 +61,10 @@ def test_irls_resists_outliers(gen3, exact):
     rec = Recording(run.t, run.q, run.dq, tau, "glitchy")
     errs = {}
     for loss in ("none", "huber"):
+        # the law held fixed (terms=False): on these data the cross-validation adopts
+        # tanh(dq/0.01), nearly collinear with Fc·sign(q̇), which moves the coefficients compared
         res = calibrate(gen3, [rec], CalibrationOptions(link_boxes=False, robust=loss,
-                                                        max_noise_frac=10.0))
+                                                        max_noise_frac=10.0, terms=False))
         errs[loss] = np.abs(res.friction_nominal[1, 1:] - friction[1, 1:])
     assert np.sum(errs["huber"]) < 0.5 * np.sum(errs["none"])
 

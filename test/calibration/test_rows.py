@@ -13,7 +13,7 @@ from sysid_ros.calibration.data import Recording
 from sysid_ros.calibration.lp import BoxLP, min_noise, scale_rows
 from sysid_ros.calibration.prior import calibration_prior
 from sysid_ros.calibration.rows import friction_column
-from sysid_ros.identification.synthetic import simulate
+from sysid_ros.simulation.synthetic import simulate
 
 NOISE = 0.05   # N·m per sample, uniform
 

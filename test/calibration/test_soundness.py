@@ -6,7 +6,7 @@ inside; the shipped (uncalibrated) facts never give an ``ok`` box without the tr
 Assumptions of the claim as set up here: the calibration recording and the payload recording
 come from the same simulated robot with the same sensors and controller; everything else
 (friction, armature, offsets, links, noise) is drawn at random, and the calibration knows only
-the robot file. The claim is empirical (docs/calibration.md): the noise bound is measured, not
+the robot file. The claim is empirical (docs/guide/calibrate.md): the noise bound is measured, not
 proved.
 """
 from __future__ import annotations
@@ -51,6 +51,9 @@ def test_friction_boxes_contain_the_truth(cases, calibrated):
         # the nominal lies in its box
         assert np.all(res.friction_nominal >= res.friction_lower)
         assert np.all(res.friction_nominal <= res.friction_upper)
+        # the simulated law has no extra term: none earns its place, the law stays linear
+        # (test_term_adoption.py: a simulated ripple is adopted)
+        assert res.terms.selected == () and res.friction_terms is None, res.terms.describe()
 
 
 def test_payload_box_with_calibrated_facts_is_ok_and_contains_truth(gen3, cases, calibrated):
@@ -122,7 +125,7 @@ def test_calibrated_z1_payload_data_are_consistent_and_hold_the_truth():
     velocities, so that only the friction is at stake): calibrated without payload, its 1 kg
     dumbbell data give an ``ok`` box holding the truth. With MuJoCo's default constraint
     softness the wrist roll's friction crept at a speed set by its inertia, the payload changed
-    it, and these data were ``inconsistent`` (joint 6, ×12.7: session 17)."""
+    it, and these data were ``inconsistent`` (joint 6, ×12.7)."""
     z1 = load_robot("z1")
     profile = dataclasses.replace(HardwareProfile.from_robot(z1), velocity="exact")
     payload = dumbbell_for(z1, 1.0)

@@ -1,5 +1,5 @@
 """Trajectory admission: exact quintic ranges against dense sampling, the tester's over-limit
-trajectory, continuity at take-over, torque infeasibility and certificates (issue 14)."""
+trajectory, continuity at take-over, torque infeasibility and certificates."""
 from __future__ import annotations
 
 import numpy as np
@@ -63,7 +63,7 @@ def test_tester_over_limit_trajectory_is_rejected_and_current_one_continues(gen3
     assert rt.trajectory(1.0, _traj(rt, [0.0, 2.0], [q, ok_target]), "").accepted
     before = rt.queue.reference_at(2.0)
     bad = q.copy()
-    bad[1] = 3.0                      # issue 14: q2 -> 3.0 rad (limit 2.25 rad)
+    bad[1] = 3.0                      # the tester's q2 -> 3.0 rad (limit 2.25 rad)
     adm = rt.trajectory(1.0, _traj(rt, [0.0, 1.0], [q, bad]), "")
     assert not adm.accepted
     assert any("joint 2 reaches" in r and "upper limit" in r for r in adm.reasons)

@@ -17,7 +17,7 @@ from sysid_ros.control.errors import BoundsError, ControllerConfigError
 from sysid_ros.model.box import ParameterBox
 from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.robots import load_robot
-from sysid_ros.planning.mass_matrix import spatial_inertia
+from sysid_ros.enclosures.mass_matrix import spatial_inertia
 
 RATED_KG = {"gen3": 4.0, "z1": 2.0}
 
@@ -184,7 +184,7 @@ def test_rotational_form_matches_pinocchio_jacobians(name):
     ⪯ the lower model's mass matrix (the rotational energy is part of the kinetic energy)."""
     from sysid_ros.control.bounds import (_angle_groups, _rotational_enclosure,
                                           _rotational_weights)
-    from sysid_ros.planning.chain import SerialChain
+    from sysid_ros.enclosures.chain import SerialChain
 
     robot = load_robot(name)
     chain = SerialChain.from_robot(robot)

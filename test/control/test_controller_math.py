@@ -367,7 +367,7 @@ def test_layer_exponent_keeps_the_inequality_and_takes_the_gain_to_zero_at_rest(
     ∂v₆/∂r₆ stays far above the 1 kHz loop's limit 1/(Δt (M⁻¹)₆₆) however small r is (only σ's
     α·V_max offset lowers it at the very end); with p = 1 every joint's own gain falls ∝ |r|
     and the wrist's ends below that limit: the sampled loop's one-step map tends to I at rest
-    (docs/design.md §5.1)."""
+    (docs/theory/controller.md#law)."""
     sharp, _ = _z1_controller(z1)
     half, _ = _z1_controller(z1, boundary_layer=1.0)
     steep, _ = _z1_controller(z1, boundary_layer=1.0, boundary_layer_exponent=1.0)

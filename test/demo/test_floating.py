@@ -1,7 +1,7 @@
 """The demo's floating-base check: the trunk motion read back from a recorded /imu equals the
 simulator's truth, a calm stance holds the assumed bound, and an arm whose torque chatters (as
 the robust input does in the closed loop) violates it and fails the run with the value. The
-exact base disturbance (model.arm_view.DisturbanceRows) equals Pinocchio's full-body RNEA, and a
+exact base disturbance (control.arm_view.DisturbanceRows) equals Pinocchio's full-body RNEA, and a
 trunk pushed beyond its bound takes |d| beyond d̄, which fails the run loudly too."""
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from sysid_ros.demo.floating import (COMMAND_TOPIC, floating_base_findings,
                                       robot_file_with_prior_box)
 import pinocchio as pin
 
-from sysid_ros.model.arm_view import DisturbanceRows, arm_view
+from sysid_ros.control.arm_view import DisturbanceRows, arm_view
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import SimConfig, Simulator
 
@@ -112,7 +112,7 @@ def test_chattering_arm_violates_the_bound_and_fails_the_run(b1_z1, tmp_path):
     # 8 N·m alternating on joint 1 each ms: the exact disturbance exceeds d̄ as well, loudly
     assert any("base disturbance on joint" in v and "> d̄" in v for v in violations)
     assert "exceeded" in header["base disturbance of the recorded trunk motion, max |d_j|/d̄_j"]
-    assert "known limit (docs/design.md §5.1)" in header
+    assert "known limit (docs/theory/controller.md#law)" in header
     # the report's why, from the run: every block above the bound is one where the command
     # switched (8 N·m each ms)
     why = header["trunk α above the bound, against the arm's command"]

@@ -212,3 +212,29 @@ def test_report_states_the_identifiability_floor(robot, conservative):
     assert floor_summary(robot, replace(ev, final_bounds=None)) is None
     outside = floor_summary(robot, replace(ev, final_bounds=box, truth=cfg.prior.upper + 1.0))
     assert outside is not None and outside.startswith("not computed: ")
+
+
+@pytest.mark.slow     # ~20 s: an identifying Z1 episode through the node runtimes
+def test_an_episode_from_a_class_simulates_the_payload_drawn_in_it(tmp_path):
+    """From the Z1's dumbbell_1kg class the episode carries a payload drawn off the class's
+    centre (a body other than the dumbbell of its mass): the simulator's truth is that
+    payload's, the identified box holds it and stays inside the class, and the run succeeds."""
+    from sysid_ros.demo.class_payload import class_prior
+    from sysid_ros.demo.priors import robot_with_prior
+    from sysid_ros.planning.obstacles import obstacles_from_config
+    from sysid_ros.simulation.offcentre import draw_in_class
+
+    z1 = load_robot(robot_with_prior(load_robot("z1"), "dumbbell_1kg", tmp_path))
+    klass = class_prior(z1)
+    assert klass is not None
+    draw = draw_in_class(z1, klass.lower, klass.upper, 0)
+    obstacles = obstacles_from_config(z1.config["planner"]["obstacles"])
+    ep = simulate_episode(z1, draw.payload, "ours", obstacles, seed=0,
+                          config=EpisodeConfig(n_trajectories=1, max_cycles=4))
+    res = evaluate_episode(z1, ep, obstacles)
+    assert ep.payload_kg == draw.payload.mass and res.plans_executed == 1
+    # the simulator's truth (MuJoCo compiles this body: test/simulation/test_offcentre.py)
+    np.testing.assert_allclose(ep.run.truth, draw.theta_e, rtol=1e-12, atol=1e-15)
+    assert res.contains_truth is True and res.success, res.reasons
+    final = res.evaluation.final_bounds
+    assert klass.contains(final.lower, 1e-9) and klass.contains(final.upper, 1e-9)

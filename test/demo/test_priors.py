@@ -1,4 +1,4 @@
-"""The Z1's start decision (docs/design.md §6.4): which prior a demo run starts from, the run's
+"""The Z1's start decision (docs/theory/planner.md#sound-reachability): which prior a demo run starts from, the run's
 robot facts file every node reads, and the pre-flight refusal — checked against the planner's
 own sound reachability and the identifier's prior loader, not against stored numbers."""
 from __future__ import annotations

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 
 def test_the_return_is_certified_like_the_task():
-    """``TaskCertifier.move``: the return to the task's start (sent unchecked before session 15,
-    when one closed-loop episode's return went 5 mm into the platform) gets the planner's sound
+    """``TaskCertifier.move``: the return to the task's start (unchecked, one closed-loop
+    episode's return went 5 mm into the platform) gets the planner's sound
     check: a rest-to-rest move that stays clear certifies, one whose sweep reaches the platform
     of ``planner.obstacles`` (elbow opened 0.8 rad from the start pose) is refused, by name."""
     import numpy as np
@@ -33,8 +33,8 @@ def test_the_return_is_certified_like_the_task():
 
 def test_a_refused_direct_return_goes_back_through_the_plans_start_poses():
     """``TaskCertifier.return_path``: the end pose and the four plans' start poses of the
-    closed-loop episode where the direct return was refused (3.18 kg, experiment (b), session
-    16: the planner's check found the hand could reach the platform by 18 mm). The direct move is
+    closed-loop episode where the direct return was refused (3.18 kg, experiment (b):
+    the planner's check found the hand could reach the platform by 18 mm). The direct move is
     refused by the check, naming the platform; back through the start poses (last plan first)
     every segment certifies, at least ``RETURN_MIN_SEGMENT`` long; without via poses the
     refusal stands."""

@@ -9,7 +9,7 @@ import pytest
 
 from sysid_ros.bagio import BagWriter, default_typestore
 from sysid_ros.identification.cli import main
-from sysid_ros.identification.synthetic import random_payload_theta, simulate
+from sysid_ros.simulation.synthetic import random_payload_theta, simulate
 from sysid_ros.model.robots import load_robot
 
 TS = default_typestore()
@@ -95,7 +95,7 @@ def test_bad_input_exit_2(tmp_path, sim, capsys):
     nan_tau = run.tau_meas[:n].copy()
     nan_tau[10, 3] = np.nan
     nanbag = _bag(tmp_path / "n", run.t[:n], run.q[:n], run.dq[:n], nan_tau, robot.joint_names)
-    # one NaN is skipped and counted (docs/recordings.md); --strict refuses the bag at it
+    # one NaN is skipped and counted (docs/guide/recordings.md); --strict refuses the bag at it
     assert main(["--bag", str(nanbag), "--out", out, "--no-progress"]) != 2
     assert json.loads(Path(out).read_text())["data"]["skipped"]["by_kind"] == {"non_finite": 1}
     assert main(["--bag", str(nanbag), "--out", out, "--no-progress", "--strict"]) == 2

@@ -7,7 +7,7 @@ import pytest
 from sysid_ros.identification import IdentificationConfigError, load_identification_config, \
     payload_prior_box
 from sysid_ros.identification.config import load_prior
-from sysid_ros.identification.synthetic import random_payload_theta
+from sysid_ros.simulation.synthetic import random_payload_theta
 from sysid_ros.model.box import ParameterBox
 from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.robots import load_robot

@@ -6,7 +6,7 @@ import numpy as np
 from sysid_ros.identification import load_identification_config
 from .conftest import payload_rows
 from sysid_ros.identification.estimate import estimate_theta, least_squares_reference
-from sysid_ros.identification.synthetic import random_payload_theta, simulate
+from sysid_ros.simulation.synthetic import random_payload_theta, simulate
 from sysid_ros.model.parameters import is_physically_consistent
 
 

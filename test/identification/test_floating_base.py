@@ -19,7 +19,7 @@ import pytest
 from sysid_ros.identification import MomentumWindows, OnlineIdentifier, PayloadProblem, \
     identify, load_identification_config
 from sysid_ros.identification.base_motion import arm_regressors, base_motion, imu_mount
-from sysid_ros.identification.synthetic import FloatingRun, simulate_standing, write_bag, \
+from sysid_ros.simulation.synthetic import FloatingRun, simulate_standing, write_bag, \
     z1_payload
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import dumbbell_for

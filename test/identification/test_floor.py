@@ -19,8 +19,9 @@ import pytest
 from sysid_ros.identification import identify, load_identification_config
 from sysid_ros.identification.errors import IdentificationConfigError, UnsupportedRobotError
 from sysid_ros.identification.floor import identifiability_floor
-from sysid_ros.identification.synthetic import random_payload_theta, simulate
+from sysid_ros.simulation.synthetic import random_payload_theta, simulate
 from sysid_ros.model.box import theta_e_box
+from sysid_ros.model.friction_terms import FrictionTerms
 from sysid_ros.model.parameters import is_physically_consistent
 from sysid_ros.model.robots import load_robot
 
@@ -70,6 +71,38 @@ def test_witnesses_are_indistinguishable_consistent_robots_in_the_boxes(name):
             got = _torques(robot, model, phi, q, dq, ddq)
             assert np.max(np.abs(got - ref)) <= 1e-7 * max(1.0, np.max(np.abs(ref)))
     assert floor.consistent and floor.residual < 1e-7
+
+
+def test_witnesses_with_a_calibrated_ripple_term_are_indistinguishable(gen3):
+    """With calibrated extra terms (a sin/cos(2q) ripple box per joint) the floor's unknowns
+    include their coefficients ψ: each witness, its ripple evaluated by hand, gives the truth's
+    torques at fresh states, with ψ inside its box."""
+    terms = FrictionTerms(("harmonic 2",), np.zeros((gen3.nj, 2)), -np.ones((gen3.nj, 2)),
+                          np.ones((gen3.nj, 2)))
+    robot = dataclasses.replace(gen3, friction=dataclasses.replace(gen3.friction, terms=terms))
+    cfg = load_identification_config(robot, friction="config")     # the calibrated box's mode
+    floor = identifiability_floor(robot, cfg)
+    n_phi = 10 * robot.n_bodies + 4 * robot.nj
+    assert floor.truth.size == n_phi + 2 * robot.nj
+    rng = np.random.default_rng(7)
+
+    def torques(x, q, dq, ddq):
+        model, phi = _robot_of(robot, x)
+        psi = x[n_phi:].reshape(robot.nj, 2)
+        return (_torques(robot, model, phi, q, dq, ddq)
+                + psi[:, 0] * np.sin(2 * q) + psi[:, 1] * np.cos(2 * q))
+
+    for side in (0, 1):
+        w = floor.witnesses[side, 0]
+        assert np.all(np.abs(w[n_phi:]) <= 1.0 + 1e-7)
+        for _ in range(20):
+            q = robot.random_configuration(rng)
+            dq = rng.uniform(-1, 1, robot.nv) * robot.limits.dq_max
+            ddq = rng.uniform(-5, 5, robot.nv)
+            ref = torques(floor.truth, q, dq, ddq)
+            assert np.max(np.abs(torques(w, q, dq, ddq) - ref)) <= 1e-7 * max(
+                1.0, np.max(np.abs(ref)))
+    assert floor.consistent
 
 
 def test_exact_links_and_friction_leave_no_floor(gen3):

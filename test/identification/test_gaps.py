@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from sysid_ros.identification import MomentumWindows, identify, load_identification_config
-from sysid_ros.identification.synthetic import random_payload_theta, simulate
+from sysid_ros.simulation.synthetic import random_payload_theta, simulate
 from sysid_ros.model.robots import load_robot
 
 

@@ -12,7 +12,7 @@ import pytest
 from sysid_ros.identification import PayloadProblem, load_identification_config, polytope_box
 from sysid_ros.identification.incremental import IncrementalBox
 from sysid_ros.identification.problem import PayloadRows
-from sysid_ros.identification.synthetic import random_payload_theta, simulate
+from sysid_ros.simulation.synthetic import random_payload_theta, simulate
 from .conftest import payload_rows
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from sysid_ros.identification import identify, load_identification_config
-from sysid_ros.identification.synthetic import random_payload, simulate_mujoco
+from sysid_ros.simulation.synthetic import random_payload, simulate_mujoco
 from .conftest import payload_rows
 from sysid_ros.simulation import DUMBBELLS_KG, dumbbell_for
 
@@ -116,7 +116,7 @@ def _z1_rated_run(z1, seed: int, duration: float, noise: float):
 @pytest.mark.slow
 def test_z1_box_contains_truth_for_random_payloads_and_refuses_a_swap(z1):
     """The Z1 (no armature, light wrist, 1-2 N·m of set-valued Coulomb friction that the
-    simulator applies exactly, docs/design.md §8.1): ten random rigid payloads of the rated
+    simulator applies exactly, docs/theory/simulation.md#built-in-simulator): ten random rigid payloads of the rated
     class (0-2 kg, CoM in the region the ``rated`` prior documents), ±0.2 N·m noise at 1 kHz:
     every box is ``ok`` and holds the truth. Swapping the payload mid-recording breaks the
     rigid-payload assumption: the result is ``inconsistent``, never a box."""

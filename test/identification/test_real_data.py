@@ -153,7 +153,7 @@ def test_box_pinned_to_a_wrong_prior_is_flagged(gen3, tmp_path):
     """A prior whose lower mass face sits above the truth (a heavier tool than fitted): the box
     comes out narrow on that face and excludes the truth — the most dangerous outcome — and
     carries the warning; the right prior gives no warning."""
-    from sysid_ros.identification.synthetic import simulate_mujoco
+    from sysid_ros.simulation.synthetic import simulate_mujoco
 
     rng = np.random.default_rng(11)
     run = simulate_mujoco(gen3, rng, dumbbell_for(gen3, 3.63), duration=1.2, noise_tau=0.1)

@@ -8,7 +8,7 @@ import numpy as np
 
 from sysid_ros.identification import OnlineIdentifier, load_identification_config
 from sysid_ros.identification.runtime import IdentifierRuntime
-from sysid_ros.identification.synthetic import random_payload_theta, simulate
+from sysid_ros.simulation.synthetic import random_payload_theta, simulate
 from sysid_ros.model.parameters import PARAM_NAMES
 
 
@@ -26,7 +26,9 @@ def test_runtime_update_box_rejections_and_reset(gen3) -> None:
     for k in range(len(run.t)):
         rt.joint_state(run.t[k], run.q[k], run.dq[k], run.tau_meas[k])
     rt.joint_state_rejected("joint_states: no effort for joint_3")
-    rt.imu(0.0, np.array([np.nan, 0.0, 0.0]), np.zeros(3))       # counted, not buffered
+    rt.imu(0.0, np.zeros(3), np.zeros(3))       # a fixed base uses none: counted, not buffered
+    # a NaN effort after the last sample: skipped by the shared screen
+    rt.joint_state(run.t[-1] + 1e-4, run.q[-1], run.dq[-1], np.full(gen3.nj, np.nan))
     out = rt.update()
     assert out.status == "ok" and out.publish and not out.became_inconsistent
     box = rt.box()
@@ -36,9 +38,10 @@ def test_runtime_update_box_rejections_and_reset(gen3) -> None:
     assert np.all(lower <= nominal) and np.all(nominal <= upper)
     report = rt.report()
     assert report.level == "warn"                                  # ok, but messages were rejected
-    assert report.values["received"] == str(len(run.t) + 1)
+    assert report.values["received"] == str(len(run.t) + 2)
     assert report.values["rejected: joint_states: no effort"] == "1"
-    assert report.values["rejected: imu: non-finite angular velocity / linear acceleration"] == "1"
+    assert report.values["rejected: imu: gen3 has a fixed base; no IMU is used"] == "1"
+    assert report.values["rejected: non_finite"] == "1"
 
     rt.request_reset()
     assert rt.update().status == "insufficient_data"

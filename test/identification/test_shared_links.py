@@ -12,7 +12,7 @@ import numpy as np
 import pinocchio as pin
 
 from sysid_ros.identification import identify, load_identification_config
-from sysid_ros.identification.synthetic import random_payload_theta, simulate
+from sysid_ros.simulation.synthetic import random_payload_theta, simulate
 from sysid_ros.model.robots import load_robot
 
 
@@ -67,7 +67,8 @@ def test_links_far_outside_their_box_are_reported_inconsistent():
 
 
 def test_links_moderately_outside_their_box_show_only_in_the_noise_scale():
-    """The limit (docs/design.md §4.6): a θ_r error whose effect W_r·Δθ_r the payload's columns
+    """The limit (docs/theory/identification.md#what-the-ok-box-rests-on): a θ_r error whose "
+    "effect W_r·Δθ_r the payload's columns
     W_e (with θ_e anywhere in B₀) and the friction unknowns reproduce within the row radii keeps
     Θ non-empty — here all links 30 % light: the box is ``ok`` but rests on a false assumption.
     What the shared θ_r adds is that it can no longer hide in per-row radii: the data need a

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from sysid_ros.identification import OnlineIdentifier, identify, load_identification_config
-from sysid_ros.identification.synthetic import random_payload_theta, simulate
+from sysid_ros.simulation.synthetic import random_payload_theta, simulate
 
 N_TRIALS = 30
 

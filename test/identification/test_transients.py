@@ -1,6 +1,6 @@
 """Torque transients the quadrature allowance absorbs are reported (count, joint, time, share
 of the radius), offline in the identifier's result and JSON and in the calibration's summary
-and report; a clean recording reports none.
+and report, online on the identifier node's /diagnostics; a clean recording reports none.
 
 Data: a hardware-like MuJoCo Gen3 with known truth (drawn friction, offsets, torque lag, 500 Hz
 with 1 % drops), calibrated on one recording, plus a dumbbell recording; the transient is a
@@ -15,11 +15,14 @@ import numpy as np
 import pytest
 
 from sysid_ros.calibration import CalibrationOptions, calibrate
-from sysid_ros.calibration.document import calibration_document, summary_json
+from sysid_ros.calibration.document import calibration_document, summary_json, \
+    write_calibration
 from sysid_ros.calibration.report import write_report
 from sysid_ros.calibration.synthetic import as_recording, draw_case
-from sysid_ros.identification import identify, load_identification_config
+from sysid_ros.identification import OnlineIdentifier, identify, load_identification_config
 from sysid_ros.identification.cli import main as identify_main
+from sysid_ros.identification.runtime import IdentifierRuntime
+from sysid_ros.identification.transients import TransientStream, find_transients
 from sysid_ros.model.calibration import apply_calibration
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import write_joint_states_bag
@@ -66,7 +69,7 @@ def test_a_spike_is_reported_and_the_box_still_holds_the_truth(setup):
 def test_the_cli_json_and_stderr_report_it(setup, tmp_path, capsys):
     gen3, case, res, robot = setup
     calib = tmp_path / "calib.yaml"
-    calib.write_text(json.dumps(calibration_document(res)))     # JSON is YAML
+    write_calibration(calib, calibration_document(res))
     pay = case.payload
     tau, at = _spiked(pay.tau_meas, pay.t)
     spiked = dataclasses.replace(pay, tau_meas=tau)
@@ -95,3 +98,48 @@ def test_calibration_reports_a_spike_in_its_summary_and_report(setup, tmp_path):
     md = write_report(tmp_path / "report", res).read_text()
     section = md.split("## Torque transients", 1)[1]
     assert gen3.joint_names[SPIKE_JOINT] in section and f"{at:.3f}" in section
+
+
+def test_the_node_runtime_counts_it_on_diagnostics(setup):
+    """Sample by sample, as the identifier node's callbacks deliver them: /diagnostics says
+    how many transients, on which joint and when; the clean recording reports none."""
+    _, case, _, robot = setup
+    cfg = load_identification_config(robot)
+    pay = case.payload
+    tau, at = _spiked(pay.tau_meas, pay.t)
+    for torques, expected in ((pay.tau_meas, "0"), (tau, None)):
+        rt = IdentifierRuntime(OnlineIdentifier(robot, cfg), cfg)
+        for k in range(pay.t.size):
+            rt.joint_state(pay.t[k], pay.q[k], pay.dq[k], torques[k])
+            if k % 400 == 399:
+                rt.update()
+        assert rt.update().status == "ok"
+        figure = rt.report().values["transients"]
+        if expected is not None:
+            assert figure == expected
+        else:
+            name = robot.joint_names[SPIKE_JOINT]
+            assert figure.startswith(f"1: {name} 1 ") and f"{at:.3f} s" in figure, figure
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 500])
+def test_the_stream_judges_as_the_whole_recording_does(chunk):
+    """Spikes in a smooth noisy signal: the online stream, fed in batches of any size, finds
+    exactly what the offline test finds on the whole array, each once, and nothing else."""
+    rng = np.random.default_rng(0)
+    t = np.arange(3000) * 0.002
+    tau = np.stack([5.0 * np.sin(t * (k + 1)) + rng.uniform(-0.1, 0.1, t.size)
+                    for k in range(3)], axis=1)
+    spikes = {(1, 1500): 40.0, (0, 2000): -20.0, (2, 4): 30.0}
+    for (j, k), v in spikes.items():
+        tau[k, j] += v
+    names, args = ["a", "b", "c"], (np.full(3, 0.1), 0.0, np.full(3, 600.0), 0.005)
+    offline = find_transients(t, tau, names, *args)
+    assert sorted((tr.joint, tr.time) for tr in offline) == \
+        sorted((names[j], t[k]) for j, k in spikes)
+    stream = TransientStream(names, *args, dt=0.002)
+    online = [tr for a in range(0, t.size, chunk) for tr in stream.push(t[a:a + chunk],
+                                                                         tau[a:a + chunk])]
+    assert [(tr.joint, tr.time) for tr in online] == [(tr.joint, tr.time) for tr in offline]
+    np.testing.assert_allclose([tr.excess for tr in online], [tr.excess for tr in offline])
+    assert stream.count == 3

@@ -12,7 +12,7 @@ from sysid_ros.model.box import theta_e_box
 from sysid_ros.simulation import dumbbell_for, random_hardware_truth
 
 from .conftest import payload_rows
-from sysid_ros.identification.synthetic import random_payload_theta, simulate
+from sysid_ros.simulation.synthetic import random_payload_theta, simulate
 
 
 @pytest.mark.parametrize("robot_name", ["gen3", "z1"])

@@ -1,5 +1,5 @@
 """The hardware launch file for the Unitree robots, and the bridge contract in
-docs/hardware_bringup.md checked against the robot files and the SDK's motor order."""
+docs/guide/hardware.md checked against the robot files and the SDK's motor order."""
 from __future__ import annotations
 
 import re
@@ -35,7 +35,7 @@ def test_hardware_launch_runs_the_graph_on_the_bridge_topics(robot):
 
 
 def _doc() -> str:
-    return (package_share() / "docs" / "hardware_bringup.md").read_text()
+    return (package_share() / "docs" / "guide" / "hardware.md").read_text()
 
 
 def test_b1_bridge_table_matches_robot_file_and_sdk_order():

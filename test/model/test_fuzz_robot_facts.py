@@ -84,7 +84,8 @@ def _calibration(robot) -> dict:
             "links": {"joint_2": {"nominal": th.tolist(), "lower": (th - 0.01).tolist(),
                                   "upper": (th + 0.01).tolist()}},
             "identification": {"torque_noise_abs": [0.1] * robot.nj, "window_s": 0.4,
-                               "stride_s": 0.1}}
+                               "stride_s": 0.1},
+            "complete": True}
 
 
 @SETTINGS
@@ -127,3 +128,22 @@ def test_a_calibration_file_cut_short_is_refused_naming_what_is_missing():
             with pytest.raises(ModelError, match=named.replace(".", r"\.")) as err:
                 load_robot("gen3", calibration=path)
             assert path.name in str(err.value)
+
+
+@SETTINGS
+@given(cut=st.floats(0.0, 1.0, exclude_max=True))
+def test_a_calibration_file_cut_anywhere_is_refused(cut):
+    """The file as sysid-calibrate writes it (write_calibration), cut at any byte before its
+    end (a full disk, an interrupted copy): refused naming the file, never half applied."""
+    from sysid_ros.calibration.document import write_calibration
+
+    robot = load_robot("gen3")
+    doc = {k: v for k, v in _calibration(robot).items() if k != "complete"}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_calibration(Path(tmp) / "calib.yaml", doc)
+        text = path.read_bytes()
+        assert load_robot("gen3", calibration=path).nj == robot.nj      # whole: it loads
+        path.write_bytes(text[:int(cut * (len(text) - 1))])             # the last newline kept
+        with pytest.raises(ModelError) as err:
+            load_robot("gen3", calibration=path)
+        assert path.name in str(err.value)

@@ -1,5 +1,5 @@
 """Robot registry: models, the Gen3 URDF and robot file against the Kinova facts in the repository
-(urdf/kinova_gen3_facts.yaml, docs/design.md §2), and config validation errors."""
+(urdf/kinova_gen3_facts.yaml, docs/theory/models.md#robots-and-their-facts), and config validation errors."""
 from __future__ import annotations
 
 import importlib.util

@@ -1,5 +1,5 @@
-"""Faults in the running sim graph (issue 14): each node is killed with SIGKILL in turn and the
-others must do what docs/hardware_bringup.md says — real processes, real DDS.
+"""Faults in the running sim graph: each node is killed with SIGKILL in turn and the
+others must do what docs/guide/hardware.md says — real processes, real DDS.
 
 - planner dies → the controller keeps commanding (the current trajectory ends at rest and is
   held);

@@ -13,8 +13,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_docs_page_is_generated_from_the_tables() -> None:
-    assert (ROOT / "docs" / "parameters.md").read_text() == reference_markdown(), \
-        "docs/parameters.md is stale: python -m sysid_ros.nodes.params > docs/parameters.md"
+    assert (ROOT / "docs" / "reference" / "parameters.md").read_text() == reference_markdown(), \
+        "docs/reference/parameters.md is stale: python scripts/make_reference.py"
 
 
 @pytest.mark.parametrize("node", sorted(node_tables()))

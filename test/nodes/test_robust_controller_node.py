@@ -346,7 +346,7 @@ def _lifecycle_state(harness) -> str:
 
 
 def test_over_limit_rejected_nan_clears_stale_deactivates_until_activated(harness):
-    """Issue 14 items 1, 3 and the stale policy over DDS: the tester's q2 → 3.0 rad trajectory
+    """Admission, NaN handling and the stale policy over DDS: the tester's q2 → 3.0 rad trajectory
     is refused, a NaN joint state is an ERROR for one diagnostics period only, and stale
     joint states deactivate the node until data are fresh AND an operator activates."""
     from lifecycle_msgs.msg import Transition

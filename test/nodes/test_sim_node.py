@@ -247,7 +247,8 @@ def _dds_thread_names(pid: int) -> list[str]:
 
 
 def test_sim_writes_asynchronously_unless_the_user_chose(ros_node, monkeypatch):
-    """The simulator's writers are asynchronous (docs/design.md §7.1: its pacing thread must not
+    """The simulator's writers are asynchronous "
+    "(docs/theory/ros-interfaces.md#topics-types-and-qos: its pacing thread must not
     deliver to every reader itself): its process runs a Fast DDS delivery thread for them
     (``dds.asyn.0.1``, next to the participant's own ``dds.asyn.0.0``), read from /proc. A user's
     RMW_FASTRTPS_PUBLICATION_MODE wins: SYNCHRONOUS gives no such thread."""

@@ -1,6 +1,6 @@
 """The planner's per-joint robust-input bound against the real controller on the standing B1's
 arm view, with the robot file's boundary layer and its exponent (``controller.boundary_layer``,
-``boundary_layer_exponent``, docs/design.md §5.1): the layer scales the robust term by
+``boundary_layer_exponent``, docs/theory/controller.md#law): the layer scales the robust term by
 s = min(1, (V_sup/(η V_max))^p), which is 1 on the level, so the planner's bound must enclose
 every command without any credit for it; and a bound that ignored how the mass metric spreads
 the robust input over the joints must fail."""
@@ -12,7 +12,7 @@ import pytest
 
 from sysid_ros.control.controller import RobustController, gains_from_config
 from sysid_ros.demo.floating import robot_file_with_prior_box
-from sysid_ros.model.arm_view import arm_view
+from sysid_ros.control.arm_view import arm_view
 from sysid_ros.model.box import theta_e_box
 from sysid_ros.model.robots import load_robot
 from sysid_ros.planning import QuinticTrajectory, controller_model

@@ -1,4 +1,4 @@
-"""Issue 7: a certified plan, executed by the robust controller on the MuJoCo simulator with a
+"""A certified plan, executed by the robust controller on the MuJoCo simulator with a
 payload inside the bounds, never brings a collision sphere into an obstacle and never exceeds a
 torque limit.
 

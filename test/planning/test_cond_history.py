@@ -1,4 +1,4 @@
-"""``planner.cond_history`` (issue 15 item 1): the ``cond`` objective of the rows already
+"""``planner.cond_history``: the ``cond`` objective of the rows already
 executed and the planned ones together. Its value is numpy's cond of the stacked rows, its
 gradient matches central differences, and the planner minimises it when asked. And
 ``planner.restarts``: more NLP starts never make the certified plan worse."""

@@ -1,14 +1,14 @@
-"""The workspace enclosure of the trunk-motion torque (planning.disturbance) against the floating
-B1 + Z1's exact fictitious torque from Pinocchio (model.arm_view.DisturbanceRows): exact on a
+"""The workspace enclosure of the trunk-motion torque (enclosures.disturbance) against the floating
+B1 + Z1's exact fictitious torque from Pinocchio (control.arm_view.DisturbanceRows): exact on a
 point box, never below the truth over a workspace, and tighter there than the closed form."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from sysid_ros.model import arm_view as av
+from sysid_ros.control import arm_view as av
 from sysid_ros.model.robots import load_robot
-from sysid_ros.planning.disturbance import trunk_acceleration_bound, workspace_grid
+from sysid_ros.enclosures.disturbance import trunk_acceleration_bound, workspace_grid
 
 GRAVITY_UP = np.array([0.0, 0.0, av.GRAVITY])     # the IMU's specific force of a level, still trunk
 

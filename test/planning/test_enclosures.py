@@ -12,9 +12,9 @@ import pinocchio as pin
 import pytest
 
 from sysid_ros.model.regressors import Regressors
-from sysid_ros.planning.affine import Affine, affine_cos_sin
-from sysid_ros.planning.chain import SerialChain, body_regressor, passivity_torque, reference_torque
-from sysid_ros.planning.interval import Interval, cos_sin
+from sysid_ros.enclosures.affine import Affine, affine_cos_sin
+from sysid_ros.enclosures.chain import SerialChain, body_regressor, passivity_torque, reference_torque
+from sysid_ros.enclosures.interval import Interval, cos_sin
 from sysid_ros.planning.obstacles import obstacles_from_config
 from sysid_ros.planning.reachability import Reachability
 from sysid_ros.planning.trajectory import QuinticTrajectory

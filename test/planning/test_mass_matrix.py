@@ -1,4 +1,4 @@
-"""Mass-matrix enclosures over q-boxes (planning.mass_matrix) against Pinocchio's CRBA at dense
+"""Mass-matrix enclosures over q-boxes (enclosures.mass_matrix) against Pinocchio's CRBA at dense
 random configurations inside each box: entries inside the interval matrix, λ_min/λ_max and
 (M⁻¹)_ii inside their bounds, the folded (one-sided) bounds on the correct side, and the fold
 factor of a body turned about its own joint axis."""
@@ -9,9 +9,9 @@ import pinocchio as pin
 import pytest
 
 from sysid_ros.model.robots import load_robot
-from sysid_ros.planning.chain import SerialChain
-from sysid_ros.planning.interval import Interval
-from sysid_ros.planning.mass_matrix import enclose_mass_matrix, fold_factor
+from sysid_ros.enclosures.chain import SerialChain
+from sysid_ros.enclosures.interval import Interval
+from sysid_ros.enclosures.mass_matrix import enclose_mass_matrix, fold_factor
 
 
 def _crba(robot, q):

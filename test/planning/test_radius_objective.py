@@ -1,4 +1,4 @@
-"""The ``radius`` objective (issue 15 item 1): the row radii bound what the links' box can do to a
+"""The ``radius`` objective: the row radii bound what the links' box can do to a
 sample's torque (checked with Pinocchio's RNEA on perturbed link inertias, not the regressor the
 weights come from), its gradient against central differences with the weights held, and the
 planner running it end to end."""

@@ -1,4 +1,4 @@
-"""The ``staged`` objective (issue 15): its first-moment stage's gradient against central
+"""The ``staged`` objective: its first-moment stage's gradient against central
 differences, the stage chosen from the box, a first-moment plan that buys more information on the
 m·c rows than a cond plan (checked with Pinocchio's regressor, not the planner's chain code), and
 ``refresh_margins`` letting the NLP forget the margins of a wider box."""

@@ -1,4 +1,4 @@
-"""The ``width`` objective (issue 15 item 1): its predicted mass width is the box the
+"""The ``width`` objective: its predicted mass width is the box the
 identifier's own LP (``identification.bounds.polytope_box``) gives for the same rows and radii,
 its gradient matches central differences (weights held), the history it keeps predicts the
 same box, and the planner runs it end to end."""

@@ -14,6 +14,7 @@ from sysid_ros.control.prior import prior_box
 from sysid_ros.model.robots import load_robot
 from sysid_ros.planning import QuinticTrajectory, controller_model
 from sysid_ros.planning.reachability import Reachability
+from sysid_ros.simulation.offcentre import draw_in_class
 from sysid_ros.simulation.payload import dumbbell_for, true_theta_e
 
 N_INTERVALS = 64
@@ -26,8 +27,9 @@ def z1():
 
 @pytest.fixture(scope="module")
 def tight(z1):
-    """A box 3 % around the EE body with a 1 kg dumbbell: what a well-excited identifier
-    holds; the truth at a random point inside."""
+    """A box 3 % around the EE body with the catalogued 1 kg dumbbell (the dumbbell_1kg class):
+    what a well-excited identifier holds. The tests place the truth at random points inside;
+    the MuJoCo run carries a payload drawn off its centre."""
     truth = true_theta_e(z1, dumbbell_for(z1, 1.0))
     return truth - 0.03 * np.abs(truth) - 1e-5, truth + 0.03 * np.abs(truth) + 1e-5
 
@@ -162,7 +164,7 @@ def test_planner_bound_covers_the_controllers_coulomb_ramp(z1, tight):
 def test_prior_box_is_not_certified_even_at_rest(z1):
     """With the rated-payload prior (0-2 kg, CoM anywhere in a 0.4 × 0.2 × 0.2 m region) the
     torque the controller may need to hold still exceeds joint 3's limit: the planner says so
-    instead of publishing (docs/design.md §6.4)."""
+    instead of publishing (docs/theory/planner.md#sound-reachability)."""
     ctrl = controller_model(z1)
     reach = Reachability(z1, ctrl, (), N_INTERVALS)
     home = np.asarray(z1.config["simulation"]["home"], float)
@@ -178,14 +180,15 @@ def test_certified_plans_from_a_tight_box_run_safely_in_mujoco(z1, tight):
     """Once the box is tight the loop closes on the Z1: two receding-horizon plans (fixed k, so
     no wall-clock budget decides; both must pass the sound check) from the simulator's home,
     executed by the mass-metric controller on MuJoCo (1 kHz, exact set-valued Coulomb friction,
-    1 kg dumbbell): V ≤ V_max (MuJoCo's mass matrix), |e| within the tracking box, no torque
-    above the limits, no sphere in an obstacle (Pinocchio forward kinematics of the measured q)."""
+    a payload drawn off the box centre): V ≤ V_max (MuJoCo's mass matrix), |e| within the
+    tracking box, no torque above the limits, no sphere in an obstacle (Pinocchio forward
+    kinematics of the measured q)."""
 
     from sysid_ros.planning.obstacles import obstacles_from_config, signed_distance
     from sysid_ros.simulation import SimConfig, Simulator
 
-    payload = dumbbell_for(z1, 1.0)
     lo, hi = tight
+    payload = draw_in_class(z1, lo, hi, 0).payload
     ctrl = controller_model(z1)
     obstacles = obstacles_from_config(z1.config["planner"]["obstacles"])
     reach = Reachability(z1, ctrl, obstacles, N_INTERVALS)

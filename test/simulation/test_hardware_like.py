@@ -87,6 +87,31 @@ def test_measured_torque_follows_the_truth_and_not_the_config_model(fixture, req
     assert rms.mean() > 0.5 and rms.min() > 0.05, rms
 
 
+def test_a_position_ripple_is_a_load_the_measured_torque_carries(gen3):
+    """``HardwareTruth.ripple``: a·sin(2q) + b·cos(2q) per joint, applied at every physics step
+    at the step's start position, is in the motor torque the sensor reads — the law above plus
+    the ripple evaluated by hand; the ripple is no sensor effect (the motion changes)."""
+    rng = np.random.default_rng(5)
+    truth = random_hardware_truth(gen3, rng, fc_max=1.0, offset_max=1.0, link_rel=0.1)
+    ripple = rng.uniform(-1.5, 1.5, (gen3.nj, 2))
+    rippled = dataclasses.replace(truth, ripple=ripple)
+    rec = record_hardware_like(gen3, np.random.default_rng(6), None, 1.0, CLEAN, rippled)
+    plain = record_hardware_like(gen3, np.random.default_rng(6), None, 1.0, CLEAN, truth)
+    ex, (_, fv, ia, beta) = rec.exact, rec.truth.friction.T
+    model = _model(gen3, rec.truth.theta(gen3))
+    by_hand = ripple[:, 0] * np.sin(2 * ex.step_q) + ripple[:, 1] * np.cos(2 * ex.step_q)
+    predicted = (_rnea(model, ex.step_q, ex.step_dq, ex.step_ddq) + ia * ex.step_ddq
+                 + fv * ex.dq + ex.dry_friction + by_hand)
+    assert np.max(np.abs(rec.tau_meas - beta - predicted) / (1.0 + np.abs(rec.tau_meas))) < 1e-9
+    assert np.max(np.abs(by_hand)) > 0.5
+    assert np.max(np.abs(rec.q - plain.q)) > 1e-4
+    np.testing.assert_allclose(rippled.with_payload(gen3, None).ripple, ripple)
+    with pytest.raises(SimConfigError, match="ripple"):
+        dataclasses.replace(truth, ripple=np.zeros((gen3.nj, 3)))
+    with pytest.raises(SimConfigError, match="ripple_order"):
+        dataclasses.replace(truth, ripple=ripple, ripple_order=0)
+
+
 def test_random_truth_stays_in_its_ranges(gen3):
     rng = np.random.default_rng(3)
     nom = gen3.friction.nominal

@@ -11,7 +11,7 @@ from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import SimConfig, SimulationError, Simulator
 from sysid_ros.simulation.standing import QuasiStaticStance
 
-# Stated bounds of the standing B1 (docs/design.md §8, config/b1_z1.yaml `arm_view`).
+# Stated bounds of the standing B1 (docs/theory/simulation.md, config/b1_z1.yaml `arm_view`).
 HEIGHT_TOL = 0.005        # m: trunk height within this of its settled height
 TILT_HOLD_DEG = 0.3       # roll/pitch while the arm holds
 TILT_MOVE_DEG = 1.0       # roll/pitch while the arm moves (0.5 Hz swing below)

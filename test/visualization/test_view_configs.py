@@ -50,7 +50,8 @@ def test_foxglove_layout():
     for pid, cfg in panels.items():
         for path in cfg.get("paths", []):
             m = re.fullmatch(r"/sysid/payload_bounds\.data\[(\d+)\]", path["value"])
-            if m:       # data = [lower(10), nominal(10), upper(10)] (docs/design.md §7.1)
+            # data = [lower(10), nominal(10), upper(10)] (docs/theory/ros-interfaces.md#topics-types-and-qos)
+            if m:
                 bound, param = divmod(int(m.group(1)), 10)
                 assert path["label"] == f"{PARAM_NAMES[param]} {BOUND_LABELS[bound]}", pid
                 bound_plots += 1

@@ -1,0 +1,235 @@
+"""Regenerate the reference pages in docs/reference/ from their single sources.
+
+- ``parameters.md``: every node's ``PARAMETERS`` table (``sysid_ros.nodes.params``);
+- ``cli.md``: the ``--help`` of every console script that ``setup.py`` declares as a CLI (the
+  argparse parsers themselves; the ROS nodes' settings are their parameters);
+- ``robot-file.md``: the keys of the shipped robot files ``config/<robot>.yaml`` with the
+  comment each file gives them.
+
+Usage: ``python scripts/make_reference.py`` writes the pages; ``--check`` exits 1 naming every
+page that differs from what would be written (``test/test_docs.py`` runs the same comparison).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = ROOT / "docs" / "reference"
+ROBOTS = ("gen3", "z1", "b1_z1")
+#: Robot-file mappings whose keys are names the user chooses (a joint, a tool): documented once.
+_NAMED = {"collision_spheres": "<joint>", "identification.priors": "<name>",
+          "model.locked_joints": "<joint>"}
+_MAX_DEPTH = 3
+_KEY_LINE = re.compile(r"^(\s*)([A-Za-z_][\w\-]*)\s*:(.*)$")
+
+
+def _console_scripts() -> list[tuple[str, str]]:
+    """(name, "module:function") of the CLIs in setup.py, in its order (the nodes excluded)."""
+    text = (ROOT / "setup.py").read_text()
+    out = []
+    for name, target in re.findall(r'"(sysid-[\w-]+)\s*=\s*([\w.:]+)"', text):
+        out.append((name, target))
+    return out
+
+
+def _help_text(name: str, target: str) -> str:
+    """What ``<name> --help`` prints, run as the console script runs (its own process)."""
+    module, func = target.split(":")
+    # The parser alone where the module exposes it (a node's entry point would start the node);
+    # otherwise the entry point with --help, which argparse answers before doing anything.
+    code = (f"import sys; sys.argv = [{name!r}, '--help']; import {module} as m\n"
+            "if hasattr(m, 'build_parser'):\n    m.build_parser().print_help()\n"
+            "elif hasattr(m, 'parse_args'):\n    m.parse_args(['--help'])\n"
+            f"else:\n    sys.exit(m.{func}(['--help']))\n")
+    env = {**os.environ, "COLUMNS": "100"}          # argparse wraps to the terminal otherwise
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=60)
+    return (proc.stdout or proc.stderr).rstrip() + "\n"
+
+
+def cli_markdown() -> str:
+    parts = ["# Command-line reference\n",
+             "Generated from each console script's own `--help` by `python scripts/make_reference.py`"
+             " (`test/test_docs.py` fails when this page is stale). The ROS nodes are configured by"
+             " their parameters: [parameters.md](parameters.md).\n"]
+    for name, target in _console_scripts():
+        parts.append(f"## {name}\n\n```text\n{_help_text(name, target)}```\n")
+    return "\n".join(parts)
+
+
+def _comments(path: Path) -> dict[str, str]:
+    """Dotted key → the comment the file gives it (trailing, else the block right above)."""
+    out: dict[str, str] = {}
+    stack: list[tuple[int, str]] = []
+    block: list[str] = []
+    header = True                                   # the file's own header describes the robot
+    for line in path.read_text().splitlines():
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            block.append(stripped.lstrip("#").strip())
+            continue
+        m = _KEY_LINE.match(line)
+        if not m or stripped.startswith("-"):
+            block = []
+            continue
+        indent, key, rest = len(m.group(1)), m.group(2), m.group(3)
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        stack.append((indent, key))
+        dotted = ".".join(k for _, k in stack)
+        trailing = rest.split(" #", 1)[1].strip() if " #" in rest else ""
+        text = trailing or " ".join(block)
+        if text and not (header and not trailing):
+            out[dotted] = text
+        if not header:
+            # a section's comment block may describe its keys as "key: meaning" lines
+            for sub, meaning in _described_keys(block).items():
+                out.setdefault(f"{dotted}.{sub}", meaning)
+        header, block = False, []
+    return out
+
+
+def _described_keys(block: list[str]) -> dict[str, str]:
+    """``key: meaning`` paragraphs of a comment block (continuation lines joined)."""
+    out: dict[str, str] = {}
+    current: str | None = None
+    for line in block:
+        m = re.match(r"([A-Za-z_][\w]*)\s*:\s+(.*)$", line)
+        if m and not m.group(1)[0].isupper():
+            current = m.group(1)
+            out[current] = m.group(2)
+        elif current is not None and line:
+            out[current] += " " + line
+        else:
+            current = None
+    return out
+
+
+def _first_sentence(text: str, limit: int = 150) -> str:
+    m = re.match(r"(.+?\.)(\s|$)", text)
+    s = (m.group(1) if m else text).rstrip(".;:")
+    s = s.replace("|", "\\|")
+    return s if len(s) <= limit else s[:limit - 1].rstrip() + "…"
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "mapping"
+    return "null"
+
+
+def robot_file_markdown() -> str:
+    keys: dict[str, dict[str, Any]] = {}
+    notes: dict[str, str] = {}
+    for robot in ROBOTS:
+        path = ROOT / "config" / f"{robot}.yaml"
+        doc = yaml.safe_load(path.read_text())
+        comments = _comments(path)
+
+        def walk(node: Any, parts: list[str], robot: str = robot,
+                 comments: dict[str, str] = comments) -> None:
+            dotted = ".".join(parts)
+            if dotted in _NAMED and isinstance(node, dict):
+                named = f"{dotted}.{_NAMED[dotted]}"
+                entry = keys.setdefault(named, {"kind": set(), "robots": []})
+                entry["kind"].update(_kind(v) for v in node.values())
+                if robot not in entry["robots"]:
+                    entry["robots"].append(robot)
+                notes.setdefault(named, comments.get(dotted, ""))
+                return
+            if isinstance(node, dict) and len(parts) < _MAX_DEPTH:
+                for k, v in node.items():
+                    walk(v, [*parts, str(k)])
+                return
+            entry = keys.setdefault(dotted, {"kind": set(), "robots": []})
+            entry["kind"].add(_kind(node))
+            entry["robots"].append(robot)
+            if not notes.get(dotted):
+                notes[dotted] = comments.get(dotted, "")
+
+        walk(doc, [])
+    section_notes: dict[str, str] = {}
+    for robot in ROBOTS:
+        for dotted, text in _comments(ROOT / "config" / f"{robot}.yaml").items():
+            if "." not in dotted:
+                section_notes.setdefault(dotted, text)
+    sections: dict[str, list[str]] = {}
+    for dotted, entry in keys.items():
+        top = dotted.split(".")[0] if "." in dotted else "(top level)"
+        robots = "all" if len(entry["robots"]) == len(ROBOTS) else ", ".join(entry["robots"])
+        kind = " or ".join(sorted(entry["kind"] - {"null"}) or ["null"])
+        sections.setdefault(top, []).append(
+            f"| `{dotted}` | {kind} | {robots} | {_first_sentence(notes.get(dotted, ''))} |")
+    parts = ["# Robot-file reference\n",
+             "A robot file (`config/<robot>.yaml`, or any file passed as `robot:=FILE` / `--robot"
+             " FILE`) holds every robot-specific number. `load_robot()` validates each field and"
+             " names the offending one in its error. Units are SI (m, kg, kg·m², rad, N·m) unless"
+             " the key ends in `_deg` / `_deg_s`; per-joint lists follow `joints`. This page is"
+             " generated from the shipped files and their comments (" + ", ".join(
+                 f"`config/{r}.yaml`" for r in ROBOTS) + ") by `python scripts/make_reference.py`;"
+             " the files themselves carry the full comments and the sources of their numbers."
+             " Deeper mappings (a prior box, a hardware-like profile) are described in the file"
+             " that uses them.\n"]
+    for top, rows in sections.items():
+        note = section_notes.get(top, "") if top != "(top level)" else ""
+        note = f"{_first_sentence(note, 400)}.\n\n" if note else ""
+        parts.append(f"## {top}\n\n{note}| key | type | robots | description |\n|---|---|---|---|\n"
+                     + "\n".join(rows) + "\n")
+    return "\n".join(parts)
+
+
+def parameters_markdown() -> str:
+    from sysid_ros.nodes.params import reference_markdown
+    return reference_markdown()
+
+
+PAGES: dict[str, Callable[[], str]] = {
+    "parameters.md": parameters_markdown,
+    "cli.md": cli_markdown,
+    "robot-file.md": robot_file_markdown,
+}
+
+
+def stale_pages(root: Path = REFERENCE) -> list[str]:
+    """Names of the pages under ``root`` that differ from their generated text."""
+    return [name for name, make in PAGES.items()
+            if not (root / name).is_file() or (root / name).read_text() != make()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--check", action="store_true", help="only compare; exit 1 if a page is stale")
+    args = p.parse_args(argv)
+    if args.check:
+        stale = stale_pages()
+        for name in stale:
+            print(f"docs/reference/{name} is stale: python scripts/make_reference.py",
+                  file=sys.stderr)
+        return 1 if stale else 0
+    REFERENCE.mkdir(parents=True, exist_ok=True)
+    for name, make in PAGES.items():
+        (REFERENCE / name).write_text(make())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

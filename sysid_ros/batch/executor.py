@@ -1,0 +1,192 @@
+"""One executor for every batch: local worker processes by default, a Ray cluster on request.
+
+``run_tasks(fn, items, jobs=N)`` calls ``fn(item)`` for every item on ``N`` worker processes
+(``N == 1``: in this process, one after another); ``ray_address`` sends the same calls to a Ray
+cluster instead (``"auto"``: join the running cluster; ``"local"``: start one on this machine,
+bound to 127.0.0.1, and stop it afterwards; any other value is the address of a head). ``fn``
+must be a module-level function of an importable module, and items and results plain picklable
+values; the results come back in the items' order whichever executor ran them, so the same
+inputs give the same outputs.
+
+An exception in one item is caught where it was raised and returned as that item's error
+(``Outcome.error``: its type and message); the other items go on. An item whose worker process
+dies (killed, out of memory, a crash in native code) fails with that reason, and only that item.
+
+Every item runs with its numerical libraries' thread pools (BLAS, OpenMP) limited to one
+thread, in this process, a worker process or on Ray alike: items run side by side, one per
+core, and an item's extra threads would only compete for the cores of the others (on 2 cores,
+two items with two BLAS threads each run slower than one after another). The same thread count
+everywhere also keeps results independent of the executor.
+
+Ray is imported only when ``ray_address`` is given: the local path needs no cluster. Local
+workers are forked from this process, so they start without importing anything again.
+"""
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from threadpoolctl import threadpool_limits
+
+from sysid_ros import progress
+from sysid_ros.errors import SysidError
+
+__all__ = ["BatchError", "Outcome", "run_tasks", "check_executor", "describe_executor",
+           "executor_fields"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+class BatchError(SysidError, ValueError):
+    """The batch cannot run as asked (bad ``jobs``, unreachable Ray cluster)."""
+
+
+@dataclass(frozen=True)
+class Outcome(Generic[R]):
+    """One item's result: ``value`` when it finished, else ``error`` (``"Type: message"``);
+    ``seconds`` is the item's wall time where it ran."""
+
+    index: int
+    value: R | None
+    error: str | None
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def check_executor(jobs: int, ray_address: str | None) -> None:
+    """Raise BatchError for a ``jobs`` < 1 or an empty ``ray_address``."""
+    if not isinstance(jobs, int) or jobs < 1:
+        raise BatchError(f"--jobs must be an integer >= 1, got {jobs!r}")
+    if ray_address is not None and not ray_address.strip():
+        raise BatchError("--ray-address is empty; use auto, local or HOST:PORT")
+
+
+def _call(fn: Callable[[T], R], index: int, item: T) -> Outcome[R]:
+    """Run one item, turning its exception into its error (in the worker)."""
+    clock = time.perf_counter()
+    try:
+        with threadpool_limits(limits=1):
+            value = fn(item)
+    except Exception as err:          # one item's failure is its result, not the batch's
+        last = traceback.extract_tb(err.__traceback__)[-1:]
+        where = f" (at {last[0].filename.rsplit('/', 1)[-1]}:{last[0].lineno})" if last else ""
+        return Outcome(index, None, f"{type(err).__name__}: {err}{where}",
+                       time.perf_counter() - clock)
+    return Outcome(index, value, None, time.perf_counter() - clock)
+
+
+def run_tasks(fn: Callable[[T], R], items: Sequence[T], *, jobs: int = 1,
+              ray_address: str | None = None, desc: str = "items", show_progress: bool = True,
+              on_done: Callable[[Outcome[R]], None] | None = None) -> list[Outcome[R]]:
+    """``fn`` over ``items`` (module docstring); one :class:`Outcome` per item, in order.
+
+    A progress bar on stderr counts items done / total with failures and the remaining time
+    (terminal only; ``show_progress`` False: never). ``on_done`` is called in this process as
+    each item finishes (e.g. to write its result at once).
+    """
+    check_executor(jobs, ray_address)
+    outcomes: list[Outcome[R] | None] = [None] * len(items)
+    with progress.bar(len(items), desc, show_progress, unit="item") as b:
+        failed = 0
+        stream = (_ray(fn, items, jobs, ray_address) if ray_address is not None
+                  else _local(fn, items, jobs))
+        for out in stream:
+            outcomes[out.index] = out
+            failed += not out.ok
+            if on_done is not None:
+                on_done(out)
+            b.set_postfix(failed=failed, refresh=False)
+            b.update(1)
+    assert all(o is not None for o in outcomes)
+    return [o for o in outcomes if o is not None]
+
+
+def _local(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> Iterator[Outcome[R]]:
+    if jobs == 1 or len(items) <= 1:
+        for i, item in enumerate(items):
+            yield _call(fn, i, item)
+        return
+    # fork: the workers inherit every module imported here instead of importing them again
+    # (about a second each, as long as a short item); a Ray worker imports them once
+    ctx = multiprocessing.get_context("fork")
+    unfinished: list[int] = []
+    with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=ctx) as pool:
+        futures: dict[Future[Outcome[R]], int] = {
+            pool.submit(_call, fn, i, item): i for i, item in enumerate(items)}
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for f in done:
+                try:
+                    yield f.result()
+                except BrokenProcessPool:
+                    unfinished.append(futures[f])
+    # A dead worker breaks the whole pool: the items it left unfinished run again one at a
+    # time, each in a process of its own, so that only the item that kills its process fails.
+    for i in sorted(unfinished):
+        with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as alone:
+            try:
+                yield alone.submit(_call, fn, i, items[i]).result()
+            except BrokenProcessPool:
+                yield Outcome(i, None, "the worker process died while running this item "
+                                       "(killed, out of memory or a crash in native code)", 0.0)
+
+
+def _ray(fn: Callable[[T], R], items: Sequence[T], jobs: int,
+         address: str) -> Iterator[Outcome[R]]:
+    import ray
+
+    started_here = not ray.is_initialized()
+    if started_here:
+        # a cluster started here reports nothing to the outside (Ray's usage statistics)
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        # Ray's start-up notices would fill the command's stderr; its errors still show
+        try:
+            if address == "local":
+                ray.init(address="local", num_cpus=jobs, include_dashboard=False,
+                         _node_ip_address="127.0.0.1", log_to_driver=False,
+                         logging_level=logging.ERROR)
+            else:
+                ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
+        except (ConnectionError, ValueError, RuntimeError) as err:
+            raise BatchError(f"--ray-address {address}: cannot join a Ray cluster: "
+                             f"{' '.join(str(err).split())}") from None
+    try:
+        remote: Any = ray.remote(num_cpus=1, max_retries=0)(_call)
+        refs = {remote.remote(fn, i, item): i for i, item in enumerate(items)}
+        pending = list(refs)
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            for ref in done:
+                try:
+                    yield ray.get(ref)
+                except ray.exceptions.RayError as err:
+                    yield Outcome(refs[ref], None, f"Ray task failed: "
+                                  f"{' '.join(str(err).split())[:500]}", 0.0)
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+def describe_executor(jobs: int, ray_address: str | None) -> str:
+    """A short description for logs and summaries: ``"2 local workers"``, ``"Ray (local)"``."""
+    if ray_address is not None:
+        return f"Ray ({ray_address})"
+    return "in-process" if jobs == 1 else f"{jobs} local worker processes"
+
+
+def executor_fields(jobs: int, ray_address: str | None) -> dict[str, Any]:
+    """The executor as recorded in a summary (a timing-like field: not part of results)."""
+    return {"jobs": jobs, "ray_address": ray_address,
+            "executor": describe_executor(jobs, ray_address)}
