@@ -16,9 +16,9 @@ Keys (all optional except the prior):
   − 1 ∈ ±g_j, is one constant per joint: with ``friction_unknowns`` a shared LP unknown of the
   rows (column −g_j·∫τ̂), otherwise g_j·|∫τ̂| in each row's radius. Unloaded data cannot see it
   (every parameter scaled by k fits them as well); a calibration with a known payload measures
-  it (``sysid-calibrate --payload-theta``, docs/calibration.md). Every torque bound of this
-  section (``torque_noise_abs/rel``, ``torque_rate_abs``) is on the measured torque: the rows
-  multiply them by the largest gain, torque_gain_j·(1 + g_j).
+  it (``sysid-calibrate --payload-bag``, docs/guide/calibrate.md#torque-reading-gain). Every
+  torque bound of this section (``torque_noise_abs/rel``, ``torque_rate_abs``) is on the
+  measured torque: the rows multiply them by the largest gain, torque_gain_j·(1 + g_j).
 - ``robot_uncertainty_rel``: θ_r box, radius = rel·|nominal| per parameter of every non-end-effector
   body (scalar, or one value per such body in model order). Default: the robot's link box
   (``model_uncertainty.links_rel``, or the calibrated link box).

@@ -21,7 +21,8 @@ sim's):
   the ``config`` box holds);
 - torque gain: the truth section's ``torque_gain_rel`` (the drawn reading's gain, 1 ± it per
   joint) as the identifier's ``torque_gain_rel``. With a calibration it is the calibration's to
-  state or measure (docs/calibration.md 2.14): one that ignored it has absorbed the gain.
+  state or measure (docs/guide/calibrate.md#torque-reading-gain): one that ignored it has
+  absorbed the gain.
 
 With a calibration (``calibrated``) its friction box and its torque-error bound stand: they
 were measured on data of this kind (window-averaged over its own windows), the error of its

@@ -14,8 +14,9 @@ Claims and their assumptions:
   into calib.yaml, and the identifier resting on it holds the truth.
 
 Velocities are exact so that only the gain is at stake (the Z1 driver's finite differences
-are a separate assumption, docs/hardware_like_data.md); the noise bound is measured, so the
-"holds" claims are as empirical as the calibration's (docs/calibration.md §3).
+are a separate assumption, docs/guide/hardware-like-data.md); the noise bound is measured, so
+the "holds" claims are as empirical as the calibration's
+(docs/guide/calibrate.md#assumptions-the-bounds-rest-on).
 """
 from __future__ import annotations
 
