@@ -134,4 +134,4 @@ def calibration_prior(robot: Robot, link_rel: float | None = None, friction_prio
                  np.concatenate([upper, f_hi.reshape(-1), unit]),
                  np.concatenate([theta, f_nom.reshape(-1), 0.0 * unit]), theta.size, rel,
                  friction_prior, payload_theta, None if ee_prior is None else cfg.prior_name,
-                 gains)
+                 gain_joints=gains)

@@ -11,8 +11,8 @@ import numpy as np
 
 from sysid_ros.identification import load_identification_config
 from sysid_ros.identification.problem import PayloadProblem
-from sysid_ros.identification.synthetic import simulate
 from sysid_ros.identification.windows import MomentumWindows
+from sysid_ros.simulation.synthetic import simulate
 
 GAIN_REL = 0.1
 
