@@ -243,3 +243,36 @@ def test_clis_write_and_use_the_adopted_term(setup, tmp_path, capsys):
     assert "harmonic 2" in doc["assumptions"]["friction_terms"]["boxes"]
     lo, hi = np.array(doc["lower"]), np.array(doc["upper"])
     assert np.all(lo <= case.payload.truth.theta_e) and np.all(case.payload.truth.theta_e <= hi)
+
+
+def test_adopted_term_beside_gain_unknowns_keeps_one_column_layout(setup):
+    """A stated gain bound with an adopted term: x = [θ | φ | ψ | v] in the calibration (the gain
+    unknowns after the term's coefficients), the exported rows keep the model's [θ | φ | ψ], and
+    the boxes of both hold their truths (this robot's reading has gain exactly 1: v = 0)."""
+    robot, ripple, case, _ = setup
+    res = calibrate(robot, case.recordings(), CalibrationOptions(link_boxes=False,
+                                                                 torque_gain_rel=0.05))
+    ft, prior = res.friction_terms, res.prior
+    assert ft is not None and ft.names == ("harmonic 2",)
+    n_model = 10 * robot.n_bodies + 6 * robot.nj
+    assert prior.n_model == n_model and prior.n_gain == robot.nj
+    assert prior.lower.size == res.rows.n_x == n_model + robot.nj
+    lower, upper = res.box()
+    assert lower.size == n_model + robot.nj
+    np.testing.assert_array_equal(lower[n_model - 2 * robot.nj:n_model], ft.lower.reshape(-1))
+    assert np.all(ft.lower <= ripple) and np.all(ripple <= ft.upper)
+    assert res.gain_box is not None
+    assert np.all(res.gain_box[0] <= 0.0) and np.all(0.0 <= res.gain_box[1])
+    k_lo, k_hi = res.torque_gain_box
+    assert np.all(k_lo <= 1.0) and np.all(1.0 <= k_hi)
+    rows = exported_rows(res)
+    assert rows.A.shape[1] == n_model and rows.columns[-1] == "cos(2q)[joint_7]"
+    doc = yaml.safe_load(yaml.safe_dump(calibration_document(res)))
+    calibrated = apply_calibration(robot, doc)
+    config = load_identification_config(calibrated, calibration_rows=rows)
+    assert np.all(config.torque_gain_rel > 0)
+    pay = case.payload
+    out = identify(calibrated, config, pay.t, pay.q, pay.dq, pay.tau_meas, "lp",
+                   point_estimate=False)
+    assert out.status == "ok", out.reason
+    assert out.contains(pay.truth.theta_e)
