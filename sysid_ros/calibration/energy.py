@@ -66,12 +66,13 @@ def energy_rows(robot: Robot, rows: CalibrationRows, recordings: list[Recording]
         power = prefix_trapezoid(t, np.sum(tau * dq, axis=1))
         absv = prefix_trapezoid(t, np.abs(dq))
         sq = prefix_trapezoid(t, dq * dq)
-        # the gain unknowns' columns (if any) stay 0: point-estimate rows, never in a bound
+        # the columns of adopted terms and gain unknowns (if any) stay 0: these are
+        # point-estimate rows, never in a bound, and x keeps the rows' layout [θ | φ | ψ | v]
         A = np.zeros((len(k), rows.n_x))
         A[:, :n_theta] = energy[ib] - energy[ia]
         fr = np.stack([absv[b] - absv[a], sq[b] - sq[a], 0.5 * (dq[b] ** 2 - dq[a] ** 2),
                        q[b] - q[a]], axis=2)                                  # (w, nj, 4)
-        A[:, n_theta:] = fr.reshape(len(k), -1)
+        A[:, n_theta:n_theta + fr[0].size] = fr.reshape(len(k), -1)
         A_parts.append(A)
         c_parts.append(power[b] - power[a])
         s_parts.append((absv[b] - absv[a]) @ delta + 1e-6)

@@ -250,7 +250,8 @@ def test_adopted_term_beside_gain_unknowns_keeps_one_column_layout(setup):
     unknowns after the term's coefficients), the exported rows keep the model's [θ | φ | ψ], and
     the boxes of both hold their truths (this robot's reading has gain exactly 1: v = 0)."""
     robot, ripple, case, _ = setup
-    res = calibrate(robot, case.recordings(), CalibrationOptions(link_boxes=False,
+    # energy rows too: they span the same x (their term and gain columns 0)
+    res = calibrate(robot, case.recordings(), CalibrationOptions(link_boxes=False, energy=True,
                                                                  torque_gain_rel=0.05))
     ft, prior = res.friction_terms, res.prior
     assert ft is not None and ft.names == ("harmonic 2",)
