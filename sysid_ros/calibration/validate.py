@@ -124,6 +124,7 @@ def validate(result: CalibrationResult, recordings: list[Recording],
     robot = result.robot
     nj = robot.nj
     rows = calibration_rows(robot, result.config, result.prior, recordings).with_timing()
+    terms = result.friction_terms
     lower, upper = result.box()
     scaled = scale_rows(rows, lower, upper)
     scale = common_scale(scaled, result.noise)
