@@ -48,8 +48,10 @@ COLUMNS = [("name", "robot"), ("robot", "model"), ("recordings", "recordings"),
            ("noise_max", "max noise bound (N*m)"), ("validation_scale", "validation scale"),
            ("warnings", "notes"), ("skipped", "skipped msgs"), ("wall_s", "wall (s)"),
            ("message", "verdict / error")]
-#: options of one calibration that a batch refuses (the manifest or DIR says them per robot)
-SINGLE_ONLY = ("bag", "validate", "out", "json", "report", "write_bag", "export_rows")
+#: options of one calibration that a batch refuses (the manifest or DIR says them per robot;
+#: recordings with a known payload, like the unloaded ones, belong to one robot)
+SINGLE_ONLY = ("bag", "validate", "out", "json", "report", "write_bag", "export_rows",
+               "payload_bag", "payload_prior")
 _STATUS = {0: "ok", 2: "bad_input", 3: "inconsistent", 4: "validation_inconsistent"}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _KEYS = {"bags", "validate", "robot", "config"}

@@ -100,6 +100,7 @@ def test_bad_manifest_exits_2_naming_the_entry(fleet, tmp_path, capsys, manifest
 
 @pytest.mark.parametrize("extra, words", [
     (["--bag", "x"], "--bag"), (["--report", "r"], "--report"), (["--out", "c.yaml"], "--out"),
+    (["--payload-bag", "x", "--payload-prior", "dumbbell_1kg"], "--payload-bag, --payload-prior"),
 ])
 def test_single_calibration_options_are_refused_in_a_batch(fleet, tmp_path, capsys, extra,
                                                            words):
