@@ -3,6 +3,7 @@ by a separate subscriber over DDS (loopback, per-process domain id from conftest
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -75,6 +76,7 @@ def test_identifier_node_publishes_sound_bounds_and_reports_bad_messages(tmp_pat
     rng = np.random.default_rng(5)
     theta = robot.theta_e() + random_payload_theta(rng, 3.0)
     run = simulate(robot, rng, theta_e=theta, duration=1.0, noise_rel=0.025)
+    run.tau_meas[700, 3] += 40.0    # a one-sample torque glitch: reported as a transient
     bag = _write_bag(tmp_path / "js_bag", run, robot.joint_names)
 
     ident = start("sysid_ros.nodes.identifier", "--ros-args", "--params-file",
@@ -116,7 +118,8 @@ def test_identifier_node_publishes_sound_bounds_and_reports_bad_messages(tmp_pat
         def seen_all():
             keys = diag_values()[1]
             return (len(got["bounds"]) >= 2 and int(diag_values()[1].get("window_restarts", 0)) >= 1
-                    and all(f"rejected: {kind}" in keys for kind in KINDS))
+                    and all(f"rejected: {kind}" in keys for kind in KINDS)
+                    and keys.get("transients", "0") != "0")
 
         # Sensor QoS is best effort: a bad message may be dropped in one loop, not in all.
         spin(60, seen_all)
@@ -137,6 +140,9 @@ def test_identifier_node_publishes_sound_bounds_and_reports_bad_messages(tmp_pat
         assert int(values["rejected_total"]) == sum(rejected.values())
         # the loop's jump back restarts the windows (persistent); the zero stamp does not
         assert int(values["window_restarts"]) >= 1
+        # the glitch, once per replayed loop, on joint_4 alone, at its stamp
+        assert re.match(r"\d+: joint_4 \d+ \(first listed at ", values["transients"]), values
+        assert f"{T0 + run.t[700]:.3f} s" in values["transients"], values
         # ~/reset answers and the node keeps running.
         cli = node.create_client(Trigger, "/identifier/reset")
         assert cli.wait_for_service(timeout_sec=10)
