@@ -592,7 +592,9 @@ def load_prior(spec: str, priors: dict[str, Any] | None = None, *,
         top = read_yaml(path, "prior", _prior_error, ("prior", *PRIOR_KEYS))
         nested = top.section("prior", PRIOR_KEYS, default=None)
         entry = top if nested is None else nested
-        if nested is not None and set(top.data) != {"prior"}:
+        # a 'prior:' key is the nested form even when empty: with top-level bounds beside it
+        # the file is ambiguous (which half did its author mean?), never read in part
+        if "prior" in top.data and (nested is None or set(top.data) != {"prior"}):
             raise _prior_error(f"{path}: give the bounds either under 'prior:' or at the top "
                                "level, not both")
         name = str(path)
