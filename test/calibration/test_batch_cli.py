@@ -47,6 +47,7 @@ def _strip(doc: dict) -> dict:
     return doc
 
 
+@pytest.mark.slow   # default suite stays under 5 min; CI runs the slow ones too
 def test_batch_of_robots_equals_single_calibrations(fleet, tmp_path, capsys):
     manifest, bags = fleet
     out = tmp_path / "out"

@@ -23,6 +23,7 @@ def test_plan_spreads_payloads_over_draws_and_is_reproducible():
         plan(["gen3"], 0, [500.0], 1, 0)
 
 
+@pytest.mark.slow   # default suite stays under 5 min; CI runs the slow ones too
 def test_calibrated_case_holds_the_truth_on_every_executor():
     campaign = plan(["gen3"], payloads=2, rates=[500.0], draws=1, seed=1, cal_seconds=10.0,
                     payload_seconds=4.0)

@@ -245,6 +245,7 @@ def test_clis_write_and_use_the_adopted_term(setup, tmp_path, capsys):
     assert np.all(lo <= case.payload.truth.theta_e) and np.all(case.payload.truth.theta_e <= hi)
 
 
+@pytest.mark.slow   # default suite stays under 5 min; CI runs the slow ones too
 def test_adopted_term_beside_gain_unknowns_keeps_one_column_layout(setup):
     """A stated gain bound with an adopted term: x = [θ | φ | ψ | v] in the calibration (the gain
     unknowns after the term's coefficients), the exported rows keep the model's [θ | φ | ψ], and

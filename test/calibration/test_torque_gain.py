@@ -124,6 +124,7 @@ def test_stated_gain_bound_holds_the_truth(z1, data):
     assert out.upper[0] - out.lower[0] < 0.6 * (config.prior.upper[0] - config.prior.lower[0])
 
 
+@pytest.mark.slow   # default suite stays under 5 min; CI runs the slow ones too
 def test_known_payload_calibration_measures_the_gains(z1, data):
     truth, known, cal, loaded, pay = data
     res = calibrate(z1, [_recording(cal), _recording(loaded, known.theta())],

@@ -103,6 +103,7 @@ def _random_motion(rng, bound: TrunkMotionBound, scale: float = 1.0):
     return rot, vec(scale * bound.accel), vec(scale * bound.omega), vec(scale * bound.alpha)
 
 
+@pytest.mark.slow   # default suite stays under 5 min; CI runs the slow ones too
 def test_bound_holds_for_every_sampled_trunk_motion_and_fails_outside_it(b1_z1, view):
     """Pinocchio's exact fictitious torque for random trunk motions inside the bound, arm speeds
     within the view's limits and the end-effector body anywhere in its prior box: never above
@@ -274,6 +275,7 @@ def test_calibrated_link_box_is_cut_to_the_arm_bodies(b1_z1):
                                atol=1e-12)
 
 
+@pytest.mark.slow   # default suite stays under 5 min; CI runs the slow ones too
 def test_a_wider_calibrated_link_box_widens_the_disturbance_bound(b1_z1):
     """The bound takes the links at the top of their box: a calibrated box twice as wide as
     links_rel gives a larger d̄ on every joint with links outward of it."""

@@ -96,6 +96,7 @@ def test_in_process_and_worker_processes_give_identical_bytes(recordings, tmp_pa
         assert json.dumps(a) == json.dumps(b)
 
 
+@pytest.mark.slow   # default suite stays under 5 min; CI runs the slow ones too
 def test_ray_cluster_started_on_loopback_gives_the_same_results(recordings, tmp_path):
     """``--ray-address local``: a Ray head on 127.0.0.1 started by the command, stopped when it
     ends (nothing left connected)."""

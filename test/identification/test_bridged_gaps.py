@@ -149,6 +149,7 @@ def test_without_a_stated_rate_the_same_drops_leave_too_little_data(gen3, lossy)
         calibrate(unstated, lossy.recordings(), CalibrationOptions(link_boxes=False))
 
 
+@pytest.mark.slow   # default suite stays under 5 min; CI runs the slow ones too
 def test_through_the_clis(gen3, lossy, tmp_path):
     """The same lossy bags through ``sysid-calibrate`` and ``sysid-identify``: both exit 0, the
     data line counts the bridged steps and the payload box holds the truth."""

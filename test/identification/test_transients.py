@@ -86,6 +86,7 @@ def test_the_cli_json_and_stderr_report_it(setup, tmp_path, capsys):
     assert "torque transients" in capsys.readouterr().err
 
 
+@pytest.mark.slow   # default suite stays under 5 min; CI runs the slow ones too
 def test_calibration_reports_a_spike_in_its_summary_and_report(setup, tmp_path):
     gen3, case, _, _ = setup
     rec = case.cal[0]

@@ -134,6 +134,7 @@ def test_gen3_realtime_publishes_holds_and_follows_commands(ros_node):
     assert proc.returncode == 0, out
 
 
+@pytest.mark.slow   # default suite stays under 5 min; CI runs the slow ones too
 def test_lockstep_waits_for_the_controller(ros_node):
     """Lock-step: every period's command is applied (efforts equal each reply ± noise) and the
     simulation does not run ahead of a controller that replies to each joint_states."""
