@@ -13,14 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-
 from rosbags.rosbag2 import Reader
 
+from bench.bench_bag import best_of
 from sysid_ros.bagio import read_joint_states
 from sysid_ros.cdr import JointStateDecoder
 from sysid_ros.identification.cli import main as identify_main
@@ -38,15 +36,6 @@ def read_with_cdr(bag: Path, names: tuple[str, ...]) -> np.ndarray:
             s = decoder.decode(data)
             rows.append(np.concatenate((s.q, s.dq, s.tau)))
     return np.asarray(rows)
-
-
-def best_of(fn: Callable[[], object], repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def main(argv: list[str] | None = None) -> int:

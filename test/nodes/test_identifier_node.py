@@ -62,6 +62,36 @@ def _write_bag(path: Path, run, names) -> Path:
 
 
 
+def _listen(node) -> dict[str, list]:
+    """The probe subscribes to the identifier's bounds and diagnostics; what arrives, by name."""
+    from diagnostic_msgs.msg import DiagnosticArray
+    from std_msgs.msg import Float64MultiArray
+
+    from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS
+
+    got: dict[str, list] = {"bounds": [], "diag": []}
+    node.create_subscription(Float64MultiArray, "/sysid/payload_bounds", got["bounds"].append,
+                             LATCHED_QOS)
+    node.create_subscription(DiagnosticArray, "/diagnostics", got["diag"].append,
+                             DIAGNOSTICS_QOS)
+    return got
+
+
+def _spin(ex, seconds: float, until) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and not until():
+        ex.spin_once(timeout_sec=0.02)
+
+
+def _values(got: dict[str, list]) -> dict[str, str]:
+    """The latest identifier diagnostic's values."""
+    for arr in reversed(got["diag"]):
+        for st in arr.status:
+            if st.name == "sysid_ros/identifier":
+                return {kv.key: kv.value for kv in st.values}
+    return {}
+
+
 def test_identifier_node_publishes_sound_bounds_and_reports_bad_messages(tmp_path):
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
@@ -170,11 +200,7 @@ def test_identifier_node_b1_with_trunk_imu(tmp_path, ros_node):
     diagnostics report the IMU samples used."""
     from types import SimpleNamespace
 
-    from std_msgs.msg import Float64MultiArray
-    from diagnostic_msgs.msg import DiagnosticArray
-
     from sysid_ros.simulation.synthetic import simulate_standing, write_bag
-    from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS
     from sysid_ros.nodes.messages import bounds_from_msg
     from sysid_ros.simulation import dumbbell_for
 
@@ -185,38 +211,21 @@ def test_identifier_node_b1_with_trunk_imu(tmp_path, ros_node):
     bag = write_bag(tmp_path / "b1_bag", run.run, robot.joint_names, imu,
                     imu_topic="/trunk/imu", t0=T0)
     node, ex = ros_node
-    got = {"bounds": [], "diag": []}
-    node.create_subscription(Float64MultiArray, "/sysid/payload_bounds", got["bounds"].append,
-                             LATCHED_QOS)
-    node.create_subscription(DiagnosticArray, "/diagnostics", got["diag"].append,
-                             DIAGNOSTICS_QOS)
+    got = _listen(node)
     ident = start("sysid_ros.nodes.identifier", "--ros-args", "--params-file",
                   str(ROOT / "config" / "identifier.yaml"), "-p", "robot:=b1_z1",
                   "-p", "method:=lp", "-p", "update_period:=0.3", "-p", "friction:=config",
                   "-p", "torque_noise_abs:=0.1", "-r", "imu:=/trunk/imu")
     replay = None
-
-    def spin(seconds, until):
-        end = time.monotonic() + seconds
-        while time.monotonic() < end and not until():
-            ex.spin_once(timeout_sec=0.02)
-
-    def values():
-        for arr in reversed(got["diag"]):
-            for st in arr.status:
-                if st.name == "sysid_ros/identifier":
-                    return {kv.key: kv.value for kv in st.values}
-        return {}
-
     try:
-        spin(20, lambda: bool(got["diag"]))
+        _spin(ex, 20, lambda: bool(got["diag"]))
         assert got["diag"], stop(ident)
         replay = start("sysid_ros.nodes.replay", str(bag), "--wait-subscribers", "1")
-        spin(60, lambda: bool(got["bounds"]) and int(values().get("imu_samples", 0)) > 500)
+        _spin(ex, 60, lambda: bool(got["bounds"]) and int(_values(got).get("imu_samples", 0)) > 500)
         assert got["bounds"], stop(ident) + stop(replay)
         for msg in got["bounds"]:
             assert bounds_from_msg(msg).contains(run.run.theta_e)
-        v = values()
+        v = _values(got)
         assert int(v["imu_received"]) > 500 and int(v["windows"]) > 0, v
     finally:
         out = (stop(replay) if replay else "") + stop(ident)
@@ -228,11 +237,8 @@ def test_identifier_node_bridges_short_gaps_of_a_lossy_stream(tmp_path, ros_node
     """A 500 Hz stream with 10 % of its messages lost at random (a UDP link), replayed into the
     real node: the Gen3 file's torque-rate bound bridges the runs of two to four lost samples,
     /diagnostics counts them, and the published boxes hold the truth."""
-    from diagnostic_msgs.msg import DiagnosticArray
-    from std_msgs.msg import Float64MultiArray
 
     from sysid_ros.nodes.messages import bounds_from_msg
-    from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS
     from sysid_ros.simulation.synthetic import write_bag
 
     robot = load_robot("gen3")
@@ -244,37 +250,21 @@ def test_identifier_node_bridges_short_gaps_of_a_lossy_stream(tmp_path, ros_node
                                 tau=run.tau[keep], tau_meas=run.tau_meas[keep])
     bag = write_bag(tmp_path / "lossy", lossy, robot.joint_names, t0=T0)
     node, ex = ros_node
-    got = {"bounds": [], "diag": []}
-    node.create_subscription(Float64MultiArray, "/sysid/payload_bounds", got["bounds"].append,
-                             LATCHED_QOS)
-    node.create_subscription(DiagnosticArray, "/diagnostics", got["diag"].append,
-                             DIAGNOSTICS_QOS)
+    got = _listen(node)
     ident = start("sysid_ros.nodes.identifier", "--ros-args", "--params-file",
                   str(ROOT / "config" / "identifier.yaml"), "-p", "update_period:=0.3",
                   "-p", "friction:=config", "-p", "torque_noise_abs:=0.1")
     replay = None
-
-    def spin(seconds, until):
-        end = time.monotonic() + seconds
-        while time.monotonic() < end and not until():
-            ex.spin_once(timeout_sec=0.02)
-
-    def values():
-        for arr in reversed(got["diag"]):
-            for st in arr.status:
-                if st.name == "sysid_ros/identifier":
-                    return {kv.key: kv.value for kv in st.values}
-        return {}
-
     try:
-        spin(20, lambda: bool(got["diag"]))
+        _spin(ex, 20, lambda: bool(got["diag"]))
         assert got["diag"], stop(ident)
         replay = start("sysid_ros.nodes.replay", str(bag), "--wait-subscribers", "1")
-        spin(60, lambda: bool(got["bounds"]) and int(values().get("bridged_steps", 0)) > 0)
+        _spin(ex, 60, lambda: bool(got["bounds"])
+              and int(_values(got).get("bridged_steps", 0)) > 0)
         assert got["bounds"], stop(ident) + stop(replay)
         for msg in got["bounds"]:
             assert bounds_from_msg(msg).contains(theta)
-        v = values()
+        v = _values(got)
         assert int(v["bridged_steps"]) > 0 and v["bridges_refused"] == "0", v
         assert "bridged" in v["sampling"], v
     finally:
