@@ -5,27 +5,13 @@ history lives in git and, by feature, in CHANGELOG.md.
 A hit is reported as ``path:line: text``; matches may span a line break (a wrapped comment)."""
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 from pathlib import Path
 
+from repo_files import tracked_files
+
 ROOT = Path(__file__).resolve().parents[1]
-_SKIP_DIRS = {".git", ".venv", "out", "build", "install", "log", "__pycache__", ".pytest_cache"}
 
-
-def _tracked_files() -> list[str]:
-    """git's tracked files; without git (an exported tarball) every file outside build output."""
-    try:
-        out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
-                             check=True, timeout=60).stdout
-        return sorted(p for p in out.decode().split("\0") if p)
-    except (OSError, subprocess.SubprocessError):
-        files = []
-        for dirpath, dirnames, filenames in os.walk(ROOT):
-            dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS and not d.endswith(".egg-info")]
-            files += [os.path.relpath(os.path.join(dirpath, f), ROOT) for f in filenames]
-        return sorted(Path(f).as_posix() for f in files)
 
 # Each pattern names a development step, never a ROS/pytest "session" (a fixture scope, a
 # process session) or a numbered item of a module's own docstring.
@@ -72,6 +58,6 @@ def test_the_pattern_finds_history_and_spares_ordinary_words() -> None:
 
 
 def test_no_tracked_file_mentions_development_sessions_or_issue_numbers() -> None:
-    hits = history_mentions(ROOT, _tracked_files())
+    hits = history_mentions(ROOT, tracked_files())
     assert not hits, "history in the repository (move it to git / CHANGELOG.md):\n" + \
         "\n".join(hits)

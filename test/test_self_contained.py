@@ -9,11 +9,11 @@ its entry can be removed. The set should end up empty.
 """
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 import warnings
 from pathlib import Path
+
+from repo_files import tracked_files
 
 import pytest
 
@@ -36,22 +36,7 @@ FORBIDDEN = (
 # directly above a key belong to that key's section).
 PENDING: set[str] = set()
 
-# Walked only when git is not available (e.g. an exported tarball).
-_SKIP_DIRS = {".git", ".venv", "out", "build", "install", "log", "__pycache__", ".pytest_cache"}
 _TOP_KEY = re.compile(r"[A-Za-z_][\w-]*\s*:")
-
-
-def _tracked_files() -> list[str]:
-    try:
-        out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
-                             check=True, timeout=60).stdout
-        return sorted(p for p in out.decode().split("\0") if p)
-    except (OSError, subprocess.SubprocessError):
-        files = []
-        for dirpath, dirnames, filenames in os.walk(ROOT):
-            dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS and not d.endswith(".egg-info")]
-            files += [os.path.relpath(os.path.join(dirpath, f), ROOT) for f in filenames]
-        return sorted(Path(f).as_posix() for f in files)
 
 
 def _yaml_sections(lines: list[str]) -> list[str | None]:
@@ -77,7 +62,7 @@ def _yaml_sections(lines: list[str]) -> list[str | None]:
 def _hits() -> list[tuple[str, int, str | None, str]]:
     """(path, line number, YAML section or None, line) of every forbidden mention."""
     hits = []
-    for rel in _tracked_files():
+    for rel in tracked_files():
         path = ROOT / rel
         if not path.is_file():
             continue                        # tracked but deleted in the working tree
