@@ -71,6 +71,7 @@ def test_arm_view_dynamics_equal_the_floating_models_arm_block(b1_z1, view):
     np.testing.assert_allclose(view.theta_e(), b1_z1.theta_e())
 
 
+@pytest.mark.slow   # default suite stays under 5 min; CI runs the slow ones too
 def test_the_view_carries_the_disturbance_in_its_beta_box(b1_z1, view):
     arm = [b1_z1.joint_names.index(n) for n in view.joint_names]
     d_bar = base_disturbance_bound(b1_z1, TrunkMotionBound.from_robot(b1_z1))

@@ -92,6 +92,7 @@ def _values(got: dict[str, list]) -> dict[str, str]:
     return {}
 
 
+@pytest.mark.slow   # default suite stays under 5 min; CI runs the slow ones too
 def test_identifier_node_publishes_sound_bounds_and_reports_bad_messages(tmp_path):
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray

@@ -272,6 +272,7 @@ def _thread_policies(pid: int) -> list[tuple[str, tuple[int, int]]]:
     return out
 
 
+@pytest.mark.slow   # default suite stays under 5 min; CI runs the slow ones too
 def test_stale_states_stop_commands_and_bad_trajectories_are_rejected(harness):
     from sysid_ros.model.robots import load_robot
 

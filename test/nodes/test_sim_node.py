@@ -72,6 +72,7 @@ def _assert_received_were_published(js: list, published: dict) -> None:
             np.testing.assert_array_equal(np.array(m.velocity), published[t].dq)
 
 
+@pytest.mark.slow   # default suite stays under 5 min; CI runs the slow ones too
 def test_gen3_realtime_publishes_holds_and_follows_commands(ros_node):
     """Asserts what holds however loaded the machine is (no message counts, no rates): received
     messages are published ones on the 1 ms sim-time grid; commands act, then time out."""
