@@ -105,10 +105,9 @@ def _option_row(strings: list[str], metavar: Any, choices: list[Any] | None, def
 
 def cli_markdown() -> str:
     parts = ["# Command-line reference\n",
-             "Generated from each console script's own parser by `python scripts/make_reference.py`"
-             " (`test/test_docs.py` fails when this page is stale); `<script> --help` prints the"
-             " same. The ROS nodes are configured by their parameters:"
-             " [parameters.md](parameters.md).\n"]
+             "Generated from each console script's parser by `python scripts/make_reference.py`"
+             " (`<script> --help` prints the same). The nodes take"
+             " [parameters](parameters.md).\n"]
     for name, target in _console_scripts():
         spec = _options(name, target)
         table = "".join(_option_row(*row) + "\n" for row in spec["rows"])
@@ -166,7 +165,7 @@ def _described_keys(block: list[str]) -> dict[str, str]:
     return out
 
 
-def _first_sentence(text: str, limit: int = 150) -> str:
+def _first_sentence(text: str, limit: int = 110) -> str:
     m = re.match(r"(.+?\.)(\s|$)", text)
     s = (m.group(1) if m else text).rstrip(".;:")
     s = s.replace("|", "\\|")
@@ -238,13 +237,12 @@ def robot_file_markdown() -> str:
             where = "" if robots == "all" else f", {robots}"
             bare.setdefault(top, []).append(f"`{dotted}` ({kind}{where})")
     parts = ["# Robot-file reference\n",
-             "A robot file (`config/<robot>.yaml`, or any file passed as `robot:=FILE` / `--robot"
-             " FILE`) holds every robot-specific number. `load_robot()` validates each field and"
-             " names the offending one in its error. Units are SI (m, kg, kg·m², rad, N·m) unless"
-             " the key ends in `_deg` / `_deg_s`; per-joint lists follow `joints`. This page is"
-             " generated from the shipped files and their comments (" + ", ".join(
+             "A robot file (`config/<robot>.yaml`, or `robot:=FILE` / `--robot FILE`) holds every"
+             " robot-specific number; `load_robot()` validates each field by name. Units are SI"
+             " unless the key ends in `_deg` / `_deg_s`; per-joint lists follow `joints`."
+             " Generated from the shipped files (" + ", ".join(
                  f"`config/{r}.yaml`" for r in ROBOTS) + ") by `python scripts/make_reference.py`;"
-             " the files carry the full comments and the sources of their numbers.\n"]
+             " their comments are the full text and give the sources of the numbers.\n"]
     for top, rows in sections.items():
         note = section_notes.get(top, "") if top != "(top level)" else ""
         note = f"{_first_sentence(note, 400)}.\n\n" if note else ""
