@@ -237,14 +237,14 @@ def _details_markdown(data: dict[str, Any], methods: list[str], masses: list[flo
                       exps: list[str], v_max: float) -> list[str]:
     """One row per episode (``--details``): the figures behind every cell of Table III."""
     out = ["### Episode details", "",
-            "max V / V_max and torque ratios over the task; worst = max (|τ₀| + ‖bound‖)/τ_max, "
-            "what the controller's guarantee may demand (> 1: the box is too wide to certify "
-            "the task; such successes are marked ✓* above); plans = executed (admitted by the "
-            "controller) / planning cycles (ours: certified; random: drawn, with how many would "
-            "have passed the sound check).", "",
-            "| exp | method | kg | verdict | m box [kg] | truth in box | plans | "
-            "max V/V_max | peak τ/τ_max | worst τ/τ_max | clearance [mm] |",
-            "|---|---|---|---|---|---|---|---|---|---|---|"]
+           "max V / V_max and torque ratios over the task; worst = max (|τ₀| + ‖bound‖)/τ_max, "
+           "what the controller's guarantee may demand (> 1: the box is too wide to certify "
+           "the task; such successes are marked ✓* above); plans = executed (admitted by the "
+           "controller) / planning cycles (ours: certified; random: drawn, with how many would "
+           "have passed the sound check).", "",
+           "| exp | method | kg | verdict | m box [kg] | truth in box | plans | "
+           "max V/V_max | peak τ/τ_max | worst τ/τ_max | clearance [mm] |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for exp in exps:
         for meth in methods:
             for m in masses:

@@ -12,7 +12,6 @@ page that differs from what would be written (``test/test_docs.py`` runs the sam
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import subprocess
 import sys

@@ -26,7 +26,7 @@ PENDING = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def function_lengths(root: Path = PACKAGE) -> dict[str, int]:
     """``path:qualified name`` → number of lines of every function and method under ``root``."""
     out: dict[str, int] = {}
