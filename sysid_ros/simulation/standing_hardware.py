@@ -1,0 +1,257 @@
+"""Hardware-like data of a standing floating-base robot (B1 + Z1): the joints as
+:mod:`.hardware_like` publishes them and a trunk IMU with a datasheet's bias and noise.
+
+The joint side is the fixed-base arms' hardware-like model applied to every joint of the
+standing robot: a :class:`~sysid_ros.simulation.truth.HardwareTruth` drawn off the catalogue
+(friction, armature, links, sensor offsets, optional reading gain) is what MuJoCo simulates (dry
+friction as MuJoCo's ``frictionloss``, legs on real foot contacts), and
+:class:`~sysid_ros.simulation.hardware_like.HardwareSensor` publishes it: ``rate_hz``, stamp
+jitter, i.i.d. drops, quantised encoders, current-based torques (τ̂ = (τ_motor + β)/k + noise,
+noise in ±(abs + rel·|τ|)), the profile's velocity field. The arm tracks a random sum of sines
+(:func:`~sysid_ros.simulation.synthetic.standing_motion`).
+
+The IMU (:class:`ImuProfile`, the robot file's ``simulation.hardware_like.imu``) reads the
+trunk's angular velocity and specific force with, per axis,
+
+- a constant bias drawn uniform in ±``gyro_bias`` / ±``accel_bias`` per recording: a MEMS
+  part's zero-rate / zero-g offset (the datasheet's bound; in-run drift over a recording of
+  seconds is far below it);
+- white noise of the datasheet's density times √bandwidth (the filter setting the robot
+  runs), Gaussian, truncated at ``noise_sigmas`` standard deviations — the per-sample bound the
+  identifier is given (:meth:`ImuProfile.identifier_bounds`); a real part exceeds 4σ on about
+  6·10⁻⁵ of its samples per axis, which that bound does not cover.
+
+Its samples travel in the same message as the joint states (Unitree's LowState carries both): one
+stamp, dropped together, so the identifier never interpolates between IMU samples.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from sysid_ros.model.robots import Robot
+from sysid_ros.simulation.errors import SimConfigError
+from sysid_ros.simulation.hardware_like import HardwareProfile, HardwareSensor, hardware_simulator
+from sysid_ros.simulation.payload import Payload
+from sysid_ros.simulation.synthetic import standing_motion
+from sysid_ros.simulation.truth import HardwareTruth, hardware_truth_settings, \
+    random_hardware_truth
+
+__all__ = ["ImuProfile", "ImuStream", "StandingHardwareRecording", "record_standing_hardware_like",
+           "imu_settings"]
+
+
+@dataclass(frozen=True)
+class ImuProfile:
+    """A trunk IMU's error model (module docstring); SI units per axis.
+
+    Attributes:
+        gyro_bias: bound of the gyro's constant zero-rate offset (rad/s).
+        gyro_noise_density: gyro rate noise density (rad/s/√Hz).
+        gyro_bandwidth_hz: the gyro's filter bandwidth (Hz).
+        accel_bias: bound of the accelerometer's constant zero-g offset (m/s²).
+        accel_noise_density: accelerometer noise density (m/s²/√Hz).
+        accel_bandwidth_hz: the accelerometer's filter bandwidth (Hz).
+        noise_sigmas: the Gaussian noise is truncated at this many standard deviations.
+    """
+
+    gyro_bias: float
+    gyro_noise_density: float
+    gyro_bandwidth_hz: float
+    accel_bias: float
+    accel_noise_density: float
+    accel_bandwidth_hz: float
+    noise_sigmas: float = 4.0
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            v = getattr(self, f.name)
+            try:
+                x = float(v)
+            except (TypeError, ValueError):
+                raise SimConfigError(f"ImuProfile.{f.name} must be a number, got {v!r}") from None
+            positive = f.name.endswith("_hz") or f.name == "noise_sigmas"
+            if not (math.isfinite(x) and (x > 0 if positive else x >= 0)):
+                raise SimConfigError(f"ImuProfile.{f.name} must be finite and "
+                                     f"{'> 0' if positive else '>= 0'}, got {v!r}")
+            object.__setattr__(self, f.name, x)
+
+    @property
+    def gyro_sigma(self) -> float:
+        """Standard deviation of the gyro noise per sample (rad/s)."""
+        return self.gyro_noise_density * math.sqrt(self.gyro_bandwidth_hz)
+
+    @property
+    def accel_sigma(self) -> float:
+        """Standard deviation of the accelerometer noise per sample (m/s²)."""
+        return self.accel_noise_density * math.sqrt(self.accel_bandwidth_hz)
+
+    def identifier_bounds(self) -> dict[str, float]:
+        """The identifier's ``imu`` error bounds for these readings: the bias bounds and the
+        truncation of the noise (``gyro_bias_abs``, ``gyro_noise_abs``, ``accel_bias_abs``,
+        ``accel_noise_abs``)."""
+        return {"gyro_bias_abs": self.gyro_bias,
+                "gyro_noise_abs": self.noise_sigmas * self.gyro_sigma,
+                "accel_bias_abs": self.accel_bias,
+                "accel_noise_abs": self.noise_sigmas * self.accel_sigma}
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, object], where: str = "imu profile"
+                     ) -> ImuProfile:
+        if not isinstance(values, Mapping):
+            raise SimConfigError(f"{where} must be a mapping, got {type(values).__name__}")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        missing = sorted(k for k in known - set(values) if k != "noise_sigmas")
+        if unknown or missing:
+            raise SimConfigError(f"{where}: unknown keys {unknown}, missing keys {missing}; "
+                                 f"known: {sorted(known)}")
+        try:
+            return cls(**values)  # type: ignore[arg-type]
+        except SimConfigError as err:
+            raise SimConfigError(f"{where}: {err}") from None
+
+    @classmethod
+    def from_robot(cls, robot: Robot) -> ImuProfile:
+        """The robot file's ``simulation.hardware_like.imu`` (SimConfigError without one)."""
+        section = ((robot.config.get("simulation", {}) or {}).get("hardware_like", {}) or {})
+        where = f"{robot.config_path}: simulation.hardware_like.imu"
+        if "imu" not in section:
+            raise SimConfigError(f"{where}: missing (the trunk IMU's datasheet error model)")
+        return cls.from_mapping(section["imu"], where)
+
+    def draw_bias(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """(gyro, accel) constant biases of one recording, uniform in ± the bounds per axis."""
+        return (self.gyro_bias * rng.uniform(-1.0, 1.0, 3),
+                self.accel_bias * rng.uniform(-1.0, 1.0, 3))
+
+    def noise(self, rng: np.random.Generator, n: int, sigma: float) -> np.ndarray:
+        """(n, 3) Gaussian noise of standard deviation ``sigma`` truncated at ``noise_sigmas``
+        of it (the tail is redrawn)."""
+        z = rng.standard_normal((n, 3))
+        out = np.abs(z) > self.noise_sigmas
+        while out.any():
+            z[out] = rng.standard_normal(int(out.sum()))
+            out = np.abs(z) > self.noise_sigmas
+        return sigma * z
+
+
+@dataclass(frozen=True, eq=False)
+class ImuStream:
+    """IMU samples as published: stamps t (M,) s, angular_velocity and linear_acceleration
+    (M, 3) in the IMU frame (the identifier's ``ImuSamples``)."""
+
+    t: np.ndarray
+    angular_velocity: np.ndarray
+    linear_acceleration: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class StandingHardwareRecording:
+    """A hardware-like log of the standing robot and its truth.
+
+    Attributes:
+        t, q, dq, tau_meas: the published joint states (as :class:`HardwareRecording`'s; dq
+            None when the profile's velocity is missing).
+        imu: the published IMU samples (the same stamps: one message).
+        imu_exact: the exact IMU at those samples (evaluation only).
+        gyro_bias, accel_bias: (3,) the recording's drawn IMU biases.
+        truth: the simulated robot (θ_e with the initial payload); profile, imu_profile.
+        dq_exact, tau_motor: exact joint velocities and applied motor torques of the published
+            samples; trunk_position, trunk_rotation (M, 3) the trunk's pose there.
+        swap_time, theta_e_after_swap: as :class:`HardwareRecording`'s.
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    dq: np.ndarray | None
+    tau_meas: np.ndarray
+    imu: ImuStream
+    imu_exact: ImuStream
+    gyro_bias: np.ndarray
+    accel_bias: np.ndarray
+    truth: HardwareTruth
+    profile: HardwareProfile
+    imu_profile: ImuProfile
+    dq_exact: np.ndarray
+    tau_motor: np.ndarray
+    trunk_position: np.ndarray
+    trunk_rotation: np.ndarray
+    swap_time: float | None = None
+    theta_e_after_swap: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return int(self.t.shape[0])
+
+
+def record_standing_hardware_like(
+        robot: Robot, rng: np.random.Generator, payload: Payload | None, duration: float,
+        profile: HardwareProfile | None = None, imu_profile: ImuProfile | None = None,
+        truth: HardwareTruth | None = None, *, swap_payload: Payload | None = None,
+        swap_time: float | None = None, settle: float = 0.4,
+        amplitude: float = 0.35) -> StandingHardwareRecording:
+    """Record ``duration`` s of the standing robot's hardware-like data (module docstring).
+
+    Args:
+        robot: a floating-base robot with ``arm_joints`` and a trunk IMU (``simulation.imu_body``).
+        rng: all randomness (truth if drawn, motion, drops, stamps, noise, IMU bias and noise).
+        payload: carried from the start (None: nothing in the gripper).
+        duration: seconds of data after ``settle`` (the drop onto the ground).
+        profile: publication profile (default ``HardwareProfile.from_robot(robot)``); its rate
+            must be a whole number of physics steps (its ``physics_step``).
+        imu_profile: default ``ImuProfile.from_robot(robot)``.
+        truth: the simulated robot; default drawn with the robot file's truth settings.
+        swap_payload, swap_time: the payload becomes ``swap_payload`` ``swap_time`` s into the
+            data (a changed grasp: violates the identifier's rigid-payload assumption).
+        settle, amplitude: as :func:`~sysid_ros.simulation.synthetic.standing_motion`.
+    """
+    if not robot.floating_base:
+        raise SimConfigError(f"record_standing_hardware_like simulates a standing floating-base "
+                             f"robot; {robot.name} is fixed-base (use record_hardware_like)")
+    if not (math.isfinite(duration) and duration > 0.0):
+        raise SimConfigError(f"duration must be a positive number of seconds, got {duration!r}")
+    if (swap_payload is None) != (swap_time is None):
+        raise SimConfigError("swap_payload and swap_time go together")
+    if swap_time is not None and not 0.0 < swap_time < duration:
+        raise SimConfigError(f"swap_time must be in (0, duration = {duration}), got {swap_time}")
+    profile = HardwareProfile.from_robot(robot) if profile is None else profile
+    imu_profile = ImuProfile.from_robot(robot) if imu_profile is None else imu_profile
+    every = profile.period / profile.physics_step
+    if abs(every - round(every)) > 1e-6:
+        raise SimConfigError(f"the period 1/rate_hz = {profile.period:g} s must be a whole "
+                             f"number of physics steps ({profile.physics_step:g} s)")
+    if truth is None:
+        truth = random_hardware_truth(robot, rng, **hardware_truth_settings(robot),
+                                      payload=payload)
+    sim = hardware_simulator(robot, payload, profile, truth)
+    initial_truth = sim.truth
+    assert initial_truth is not None
+    swap = None if swap_payload is None or swap_time is None else (swap_time, swap_payload)
+    m = standing_motion(robot, sim, rng, duration, settle=settle, amplitude=amplitude,
+                        every=int(round(every)), swap=swap)
+    pub = HardwareSensor(robot, profile, initial_truth, rng).read(m.t, m.q, m.dq, m.tau)
+    r = pub.index
+    gyro_bias, accel_bias = imu_profile.draw_bias(rng)
+    exact = ImuStream(pub.t, m.gyro[r], m.accel[r])
+    imu = ImuStream(pub.t, exact.angular_velocity + gyro_bias
+                    + imu_profile.noise(rng, r.size, imu_profile.gyro_sigma),
+                    exact.linear_acceleration + accel_bias
+                    + imu_profile.noise(rng, r.size, imu_profile.accel_sigma))
+    return StandingHardwareRecording(
+        t=pub.t, q=pub.q, dq=pub.dq, tau_meas=pub.tau_meas,
+        imu=imu, imu_exact=exact, gyro_bias=gyro_bias, accel_bias=accel_bias,
+        truth=initial_truth, profile=profile, imu_profile=imu_profile, dq_exact=m.dq[r],
+        tau_motor=m.tau[r], trunk_position=m.trunk_position[r],
+        trunk_rotation=m.trunk_rotation[r], swap_time=swap_time,
+        theta_e_after_swap=None if swap_time is None else sim.true_theta_e())
+
+
+def imu_settings(robot: Robot) -> dict[str, Any]:
+    """The identifier's ``imu`` mapping for this robot's hardware-like IMU: the robot file's
+    ``identification.imu`` rate bounds and gap with the datasheet model's error bounds."""
+    base = dict((robot.config.get("identification", {}) or {}).get("imu", {}) or {})
+    return base | ImuProfile.from_robot(robot).identifier_bounds()
