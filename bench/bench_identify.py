@@ -333,6 +333,8 @@ def _b1_z1_hardware_like(trials: int, duration: float) -> dict:
            "median_mass_width_kg": group["mass_width_kg_median"],
            "max_mass_width_kg": group["mass_width_kg_max"],
            "median_mass_width_of_prior": group["mass_width_of_prior_median"],
+           "median_mass_width_kg_exact_imu": float(np.nanmedian(
+               [r.get("mass_width_kg_exact_imu", np.nan) for r in results])),
            "mass_place_in_class_and_box": places,
            "gen3_median_mass_width_kg": gen3["median_mass_width_kg"],
            "gen3_contains_fraction": gen3["contains_fraction"], "gen3_trials": gen3["trials"]}
@@ -342,6 +344,8 @@ def _b1_z1_hardware_like(trials: int, duration: float) -> dict:
           f"{group['contained']:>5}/{group['cases']:<4}"
           f"{out['median_mass_width_kg'] or float('nan'):>15.3f}"
           f"{100 * (out['median_mass_width_of_prior'] or float('nan')):>9.0f}%")
+    print(f"{'  same data, exact IMU (reference)':<34}{'':>10}"
+          f"{out['median_mass_width_kg_exact_imu']:>15.3f}")
     print(f"{'Gen3 (joint torque sensors)':<34}"
           f"{round(gen3['contains_fraction'] * gen3['trials']):>5}/{gen3['trials']:<4}"
           f"{gen3['median_mass_width_kg'] or float('nan'):>15.3f}")

@@ -81,7 +81,9 @@ Keys (all optional except the prior):
   the boxes, :mod:`.windows`) and the armature term Ia·Δq̇ (2·|Ia|max·ε), along the window
   through Fv·∫q̇ (|Fv|max·ε·T), and it widens the Coulomb band by ε (a measured q̇ must clear
   the band by ε for the true one to be outside it). Its effect on the Coriolis terms (of order
-  2·|C|·ε) is left to the torque-noise bound. Fixed base only for now.
+  2·|C|·ε) is left to the torque-noise bound. On a floating base the arm joints' errors are
+  error directions of the base motion's radius rows instead (:mod:`.base_motion`: momentum and
+  the exact Coriolis/centrifugal terms, with the trunk rate's error).
 - ``velocity_noise_scope`` (``all``, default, or ``payload``): what of that error the rows
   carry. ``payload`` needs a calibration whose data came through the same velocities: its
   measured torque-error bound already absorbed the velocity error through the unloaded arm —

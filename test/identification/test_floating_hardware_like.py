@@ -207,3 +207,24 @@ def test_payload_swap_is_inconsistent(b1, profile):
     res = identify(b1, cfg, rec.t, rec.q, rec.dq, rec.tau_meas, "lp", imu=rec.imu,
                    point_estimate=False)
     assert res.status == "inconsistent", (res.status, res.lower, res.upper)
+
+
+@pytest.mark.slow
+def test_noisy_joint_velocities_enter_the_rows(b1, profile):
+    """Joint velocities reported within ±0.01 rad/s (a driver's filtered velocity, 'noisy'):
+    identifier_assumptions states the bound, the arm joints' errors enter the base motion's
+    radius rows, and the box holds the truth."""
+    noisy = dataclasses.replace(profile, velocity="noisy", velocity_noise=0.01)
+    box = b1.config["demo"]["prior_box"]
+    drawn = draw_in_class(b1, np.asarray(box["lower"]), np.asarray(box["upper"]), seed=1)
+    rec = record_standing_hardware_like(b1, np.random.default_rng([1, 5]), drawn.payload,
+                                        SECONDS, noisy)
+    assert rec.dq is not None
+    err = np.abs(rec.dq - rec.dq_exact)
+    assert err.max() <= 0.01 and err.max() > 0.009
+    kw = identifier_assumptions(b1, noisy)
+    np.testing.assert_array_equal(kw["velocity_noise_abs"], np.full(b1.nj, 0.01))
+    res = identify(b1, load_identification_config(b1, **kw), rec.t, rec.q, rec.dq,
+                   rec.tau_meas, "lp", imu=rec.imu, point_estimate=False)
+    assert res.status == "ok", res.reason
+    assert res.contains(rec.truth.theta_e)
