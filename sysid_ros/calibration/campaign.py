@@ -231,8 +231,8 @@ def _run_standing_case(case: Case) -> dict[str, Any]:
     # reference, not a claim: the same data with the exact IMU and its bounds at zero, i.e.
     # what the IMU's stated error costs in width
     assert config.imu is not None                       # a floating base's config has one
-    ref = identify(robot, config.with_overrides(imu=config.imu.scaled(0.0)), rec.q, rec.dq, rec.tau_meas, "lp",
-                   imu=rec.imu_exact, point_estimate=False)
+    ref = identify(robot, config.with_overrides(imu=config.imu.scaled(0.0)), rec.t, rec.q,
+                   rec.dq, rec.tau_meas, "lp", imu=rec.imu_exact, point_estimate=False)
     if ref.status == "ok" and ref.lower is not None and ref.upper is not None:
         out["mass_width_kg_exact_imu"] = float(ref.upper[0] - ref.lower[0])
     return out
