@@ -86,8 +86,7 @@ from sysid_ros.identification.alignment import Bridging, StreamAlignment
 from sysid_ros.identification.base_motion import BaseMotion, arm_model, arm_regressors, \
     imu_mount, trunk_bias
 from sysid_ros.identification.config import IdentificationConfig, SamplingPlan
-from sysid_ros.identification.errors import IdentificationConfigError, SampleError, \
-    UnsupportedRobotError
+from sysid_ros.identification.errors import SampleError, UnsupportedRobotError
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
 

@@ -276,6 +276,7 @@ def simulate_standing(robot: Robot, rng: np.random.Generator, payload: Payload |
     theta_e = sim.true_theta_e()
     m = standing_motion(robot, sim, rng, duration, settle=settle, amplitude=amplitude, swap=swap,
                         measure=True)
+    assert m.tau_meas is not None                       # measured (measure=True)
     return FloatingRun(SimulatedRun(m.t, m.q, m.dq, m.tau, m.tau_meas, theta_e), m.gyro, m.accel,
                        m.trunk_position, m.trunk_rotation)
 
