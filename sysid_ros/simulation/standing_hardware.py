@@ -35,7 +35,8 @@ import numpy as np
 
 from sysid_ros.model.robots import Robot
 from sysid_ros.simulation.errors import SimConfigError
-from sysid_ros.simulation.hardware_like import HardwareProfile, HardwareSensor, hardware_simulator
+from sysid_ros.simulation.hardware_like import HardwareProfile, HardwareSensor, \
+    check_recording, hardware_simulator
 from sysid_ros.simulation.payload import Payload
 from sysid_ros.simulation.synthetic import standing_motion
 from sysid_ros.simulation.truth import HardwareTruth, hardware_truth_settings, \
@@ -212,12 +213,7 @@ def record_standing_hardware_like(
     if not robot.floating_base:
         raise SimConfigError(f"record_standing_hardware_like simulates a standing floating-base "
                              f"robot; {robot.name} is fixed-base (use record_hardware_like)")
-    if not (math.isfinite(duration) and duration > 0.0):
-        raise SimConfigError(f"duration must be a positive number of seconds, got {duration!r}")
-    if (swap_payload is None) != (swap_time is None):
-        raise SimConfigError("swap_payload and swap_time go together")
-    if swap_time is not None and not 0.0 < swap_time < duration:
-        raise SimConfigError(f"swap_time must be in (0, duration = {duration}), got {swap_time}")
+    check_recording(duration, swap_payload, swap_time)
     profile = HardwareProfile.from_robot(robot) if profile is None else profile
     imu_profile = ImuProfile.from_robot(robot) if imu_profile is None else imu_profile
     every = profile.period / profile.physics_step

@@ -90,6 +90,16 @@ def test_arm_rows_need_only_omega_and_specific_force(b1):
             model.nv - 6)])[arm] - tau).max() > 1e-3
 
 
+def _column_box(b1, cfg, win):
+    """(lower, upper, |θ|max) of the window's body columns: θ_r's box and B₀."""
+    problem = PayloadProblem(b1, cfg)
+    lo, hi = np.zeros(b1.n_bodies * 10), np.zeros(b1.n_bodies * 10)
+    lo[problem._other], hi[problem._other] = cfg.theta_r_box
+    lo[problem._ee], hi[problem._ee] = cfg.prior.lower, cfg.prior.upper
+    lo, hi = lo[win.cols], hi[win.cols]
+    return lo, hi, np.maximum(np.abs(lo), np.abs(hi))
+
+
 def test_radius_rows_cover_imu_perturbations(b1, cfg):
     """Finite perturbations of ω and of the effective gravity within ±ε change W_m·θ and W_c·θ
     by at most r_m·|θ| and r_c·|θ| (θ anywhere in the θ_r box × B₀), and the bound is tight
@@ -105,12 +115,7 @@ def test_radius_rows_cover_imu_perturbations(b1, cfg):
     eps_w, eps_g = np.full((n, 3), 0.01), np.full((n, 3), 0.1)
     base = np.concatenate([omega, grav, eps_w, eps_g], axis=1)
     w_m, w_c, r_m, r_c, *_ = arm_regressors(arm, q, dq, base, np.zeros(3))
-    problem = PayloadProblem(b1, cfg)
-    lo, hi = np.zeros(b1.n_bodies * 10), np.zeros(b1.n_bodies * 10)
-    lo[problem._other], hi[problem._other] = cfg.theta_r_box
-    lo[problem._ee], hi[problem._ee] = cfg.prior.lower, cfg.prior.upper
-    lo, hi = lo[win.cols], hi[win.cols]
-    th_max = np.maximum(np.abs(lo), np.abs(hi))
+    lo, hi, th_max = _column_box(b1, cfg, win)
     worst = 0.0
     for _ in range(40):
         d_w = rng.choice([-1.0, 1.0], (n, 3)) * eps_w * rng.uniform(0.5, 1.0, (n, 1))
@@ -146,12 +151,7 @@ def test_radius_rows_cover_joint_velocity_errors(b1, cfg):
     w_m, w_c, r_m, r_c, *_ = arm_regressors(arm, q, dq, base, np.zeros(3), joint_eps)
     _, _, r_m0, r_c0, *_ = arm_regressors(arm, q, dq, base, np.zeros(3))
     assert np.all(r_c >= r_c0) and np.max(r_c - r_c0) > 0 and np.max(r_m - r_m0) > 0
-    problem = PayloadProblem(b1, cfg)
-    lo, hi = np.zeros(b1.n_bodies * 10), np.zeros(b1.n_bodies * 10)
-    lo[problem._other], hi[problem._other] = cfg.theta_r_box
-    lo[problem._ee], hi[problem._ee] = cfg.prior.lower, cfg.prior.upper
-    lo, hi = lo[win.cols], hi[win.cols]
-    th_max = np.maximum(np.abs(lo), np.abs(hi))
+    lo, hi, th_max = _column_box(b1, cfg, win)
     beyond_zero = 0.0
     for _ in range(40):
         d_q = np.zeros((n, b1.nj))
