@@ -20,7 +20,7 @@ sim's):
 - friction: ``wide`` (the drawn truth is up to ``friction_rel`` off the catalogue values that
   the ``config`` box holds);
 - trunk IMU (floating base): the datasheet model's bias bounds and truncated-noise bound
-  (:meth:`~sysid_ros.simulation.standing_hardware.ImuProfile.identifier_bounds`, the robot
+  (:meth:`~sysid_ros.simulation.imu.ImuProfile.identifier_bounds`, the robot
   file's ``simulation.hardware_like.imu``), with or without a calibration (none covers the IMU);
 - torque gain: the truth section's ``torque_gain_rel`` (the drawn reading's gain, 1 ± it per
   joint) as the identifier's ``torque_gain_rel``. With a calibration it is the calibration's to
@@ -46,7 +46,7 @@ import numpy as np
 from sysid_ros.model.robots import Robot
 from sysid_ros.simulation.errors import SimConfigError
 from sysid_ros.simulation.hardware_like import HardwareProfile
-from sysid_ros.simulation.standing_hardware import imu_settings
+from sysid_ros.simulation.imu import imu_settings
 from sysid_ros.simulation.truth import hardware_truth_settings
 
 __all__ = ["identifier_assumptions", "sampling_margin"]

@@ -15,7 +15,7 @@ acts, when lock-step waits (the ``sim`` node, ``sysid_ros.nodes.sim``, only move
 - hardware-like publication (:class:`HardwareSensor`): ``joint_states`` of a period may be
   dropped (``Publication.joint_states is None``), stamped late, noisy, without velocity; the
   clock and IMU keep every period, the IMU with its datasheet bias and noise
-  (:class:`~sysid_ros.simulation.standing_hardware.ImuProfile`).
+  (:class:`~sysid_ros.simulation.imu.ImuProfile`).
 
 Not thread-safe: the node serialises calls (one lock around command / advance / reset).
 """
@@ -34,7 +34,7 @@ from sysid_ros.simulation.errors import CommandError, SimConfigError
 from sysid_ros.simulation.hardware_like import HardwareProfile, HardwareSensor, hardware_simulator
 from sysid_ros.simulation.payload import Payload, dumbbell_for
 from sysid_ros.simulation.simulator import ImuReading, SimConfig, Simulator, robot_physics_dt
-from sysid_ros.simulation.standing_hardware import ImuProfile
+from sysid_ros.simulation.imu import ImuProfile
 from sysid_ros.simulation.truth import sim_truth
 
 __all__ = ["MODES", "COMMANDER_MEMORY_S", "RuntimeSettings", "JointSample", "Publication",
@@ -209,7 +209,7 @@ class SimRuntime:
             self.sensor = HardwareSensor(robot, self.profile, truth,
                                          np.random.default_rng([s.hardware_seed, 1]))
             if robot.floating_base:
-                # the trunk IMU's datasheet errors (standing_hardware): one bias per run
+                # the trunk IMU's datasheet errors (simulation.imu): one bias per run
                 self._imu_profile = ImuProfile.from_robot(robot)
                 self._imu_rng = np.random.default_rng([s.hardware_seed, 2])
                 self._imu_bias = self._imu_profile.draw_bias(self._imu_rng)

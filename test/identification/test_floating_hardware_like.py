@@ -23,8 +23,8 @@ from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import HardwareProfile, SimConfigError, dumbbell_for
 from sysid_ros.simulation.assumptions import identifier_assumptions
 from sysid_ros.simulation.offcentre import draw_in_class, place_in_box
-from sysid_ros.simulation.standing_hardware import ImuProfile, ImuStream, \
-    record_standing_hardware_like
+from sysid_ros.simulation.imu import ImuProfile
+from sysid_ros.simulation.standing_hardware import ImuStream, record_standing_hardware_like
 
 SECONDS = 3.0
 

@@ -229,7 +229,7 @@ def test_hardware_like_floating_base_imu_has_the_datasheet_error() -> None:
     same state measured again) plus one constant bias within the datasheet offset and noise
     within 4σ (ImuProfile of the robot file); the bias is the same over the run and the noise
     averages out around it."""
-    from sysid_ros.simulation.standing_hardware import ImuProfile
+    from sysid_ros.simulation.imu import ImuProfile
 
     b1 = load_robot("b1_z1")
     rt = SimRuntime(b1, RuntimeSettings(hardware_like=True, hardware_seed=2))
