@@ -36,7 +36,8 @@ from sysid_ros.calibration.campaign import ROBOT_SETUPS, calibrate_draw, plan, r
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--robots", nargs="+", default=["gen3", "z1"], choices=sorted(ROBOT_SETUPS))
+    p.add_argument("--robots", nargs="+", default=["gen3", "z1", "b1_z1"],
+                   choices=sorted(ROBOT_SETUPS))
     p.add_argument("--payloads", type=int, default=10, help="cases per robot and rate")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--rates", nargs="+", type=float, default=[500.0], metavar="HZ")
