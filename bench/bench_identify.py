@@ -26,6 +26,13 @@ stamp jitter, quantised positions) at each rate, identified uncalibrated (``fric
 with the sensor's noise bound plus the interpolation allowance of
 test/identification/test_real_data.py: containment and median mass width per rate.
 
+B1 + Z1 hardware-like (``--b1-hw-trials``, JSON key ``b1_z1_hardware_like``; ``--only-b1-hw``
+runs this section alone): the soundness campaign's B1 + Z1 cases
+(:mod:`sysid_ros.calibration.campaign`: drawn robot, 500 Hz with drops, current-based torques,
+trunk IMU with its datasheet bias and noise, payloads off the class centre), identified with the
+data's stated bounds: containment and median mass width, beside the Gen3's hardware-like 500 Hz
+row at the same duration.
+
 B1 + Z1 (``--b1-trials``, JSON key ``b1_z1``; ``--only-b1`` runs this section alone): the B1
 standing in the MuJoCo simulator (real foot contacts) while the Z1 moves, 1 kHz, random payloads
 0–2 kg (CoM and size from the law B₀ was derived for), 2.5 % relative torque noise, trunk-IMU
@@ -78,8 +85,17 @@ def main(argv=None) -> int:
     ap.add_argument("--b1-trials", type=int, default=5)
     ap.add_argument("--b1-duration", type=float, default=3.0)
     ap.add_argument("--only-b1", action="store_true", help="run the B1 + Z1 section only")
+    ap.add_argument("--b1-hw-trials", type=int, default=10)
+    ap.add_argument("--b1-hw-duration", type=float, default=6.0)
+    ap.add_argument("--only-b1-hw", action="store_true",
+                    help="run the B1 + Z1 hardware-like section only")
     ap.add_argument("--json")
     a = ap.parse_args(argv)
+    if a.only_b1_hw:
+        b1_hw = _b1_z1_hardware_like(a.b1_hw_trials, a.b1_hw_duration)
+        if a.json:
+            Path(a.json).write_text(json.dumps({"b1_z1_hardware_like": b1_hw}, indent=2))
+        return 0
     b1 = _b1_z1(a.b1_trials, a.b1_duration) if a.b1_trials > 0 else None
     if a.only_b1:
         if a.json:
@@ -137,6 +153,8 @@ def main(argv=None) -> int:
                         a.online_seconds, a.tighten_every)
     rates = _real_rates(robot, [float(r) for r in a.rates.split(",") if r.strip()],
                         a.rate_trials, a.duration)
+    b1_hw = (_b1_z1_hardware_like(a.b1_hw_trials, a.b1_hw_duration) if a.b1_hw_trials > 0
+             else None)
 
     table = {m: {"contains_fraction": float(np.mean(contains[m])),
                  "median_rel_width": dict(zip(PARAM_NAMES, np.nanmedian(widths[m], 0).tolist())),
@@ -186,7 +204,7 @@ def main(argv=None) -> int:
                                             "real_rates": rates,
                                             "baseline_momentum_pair_s": baseline,
                                             "trials": a.trials, "duration_s": a.duration,
-                                            "b1_z1": b1},
+                                            "b1_z1": b1, "b1_z1_hardware_like": b1_hw},
                                            indent=2))
     return 0
 
@@ -299,6 +317,41 @@ def _b1_z1(trials: int, duration: float) -> dict:
     return out
 
 
+def _b1_z1_hardware_like(trials: int, duration: float) -> dict:
+    """The B1 + Z1 hardware-like row (module docstring), the Gen3's hardware-like row at the same
+    rate and duration beside it; prints both."""
+    from sysid_ros.calibration.campaign import plan, run_case, tally
+
+    campaign = plan(["b1_z1"], trials, [500.0], 1, seed=0, payload_seconds=duration)
+    results = [run_case((c, None)) for c in progress.track(campaign.cases, "b1_z1 cases")]
+    group = tally(campaign.cases, results, [None] * len(results))["b1_z1@500Hz"]
+    places = [(r["mass_place_in_class"], r.get("mass_place_in_box")) for r in results]
+    gen3 = _real_rates(load_robot("gen3"), [500.0], min(trials, 5), duration)[0]
+    out = {"trials": trials, "duration_s": duration, "rate_hz": 500.0,
+           "contained": group["contained"], "cases": group["cases"], "wrong": group["wrong"],
+           "refused": group["refused"], "refusals": group["refusals"],
+           "median_mass_width_kg": group["mass_width_kg_median"],
+           "max_mass_width_kg": group["mass_width_kg_max"],
+           "median_mass_width_of_prior": group["mass_width_of_prior_median"],
+           "median_mass_width_kg_exact_imu": float(np.nanmedian(
+               [r.get("mass_width_kg_exact_imu", np.nan) for r in results])),
+           "mass_place_in_class_and_box": places,
+           "gen3_median_mass_width_kg": gen3["median_mass_width_kg"],
+           "gen3_contains_fraction": gen3["contains_fraction"], "gen3_trials": gen3["trials"]}
+    print(f"\nhardware-like, 500 Hz, {duration:.1f} s, uncalibrated (friction wide)")
+    print(f"{'robot':<34}{'contained':>10}{'mass width kg':>15}{'of prior':>10}")
+    print(f"{'B1 + Z1 (5 % current torque, IMU)':<34}"
+          f"{group['contained']:>5}/{group['cases']:<4}"
+          f"{out['median_mass_width_kg'] or float('nan'):>15.3f}"
+          f"{100 * (out['median_mass_width_of_prior'] or float('nan')):>9.0f}%")
+    print(f"{'  same data, exact IMU (reference)':<34}{'':>10}"
+          f"{out['median_mass_width_kg_exact_imu']:>15.3f}")
+    print(f"{'Gen3 (joint torque sensors)':<34}"
+          f"{round(gen3['contains_fraction'] * gen3['trials']):>5}/{gen3['trials']:<4}"
+          f"{gen3['median_mass_width_kg'] or float('nan'):>15.3f}")
+    return out
+
+
 # Interpolation allowance added to the sensor's noise bound (fraction of it), per rate: see
 # test/identification/test_real_data.py for the measurement behind it.
 INTERPOLATION = {100.0: 1.0, 500.0: 0.5, 1000.0: 0.5, 4000.0: 0.0}
@@ -307,6 +360,7 @@ INTERPOLATION = {100.0: 1.0, 500.0: 0.5, 1000.0: 0.5, 4000.0: 0.0}
 def _real_rates(robot, rates: list[float], trials: int, duration: float) -> list[dict]:
     from sysid_ros.simulation import HardwareProfile, dumbbell_for, random_hardware_truth, \
         record_hardware_like
+    from sysid_ros.simulation.assumptions import identifier_assumptions
 
     out = []
     for rate in rates:
@@ -319,10 +373,11 @@ def _real_rates(robot, rates: list[float], trials: int, duration: float) -> list
             payload = dumbbell_for(robot, float(rng.choice([1.81, 2.27, 2.72, 3.18, 3.63])))
             rec = record_hardware_like(robot, rng, payload, duration, prof, truth=truth)
             scale = 1.0 + INTERPOLATION.get(rate, 1.0)
-            cfg = load_identification_config(
-                robot, friction="wide",
-                torque_noise_abs=scale * np.broadcast_to(prof.torque_noise, (robot.nj,)),
-                torque_noise_rel=scale * prof.torque_noise_rel)
+            # the profile's other assumptions (its torque lag, friction wide) as the node states
+            # them; the noise bound with this table's allowance
+            cfg = load_identification_config(robot, **(identifier_assumptions(robot, prof) | {
+                "torque_noise_abs": scale * np.broadcast_to(prof.torque_noise, (robot.nj,)),
+                "torque_noise_rel": scale * prof.torque_noise_rel}))
             res = identify(robot, cfg, rec.t, rec.q, rec.dq, rec.tau_meas, "lp",
                            point_estimate=False)
             ok.append(res.status == "ok")

@@ -28,9 +28,17 @@ __all__ = ["ROBOT_SETUPS", "Draw", "Case", "plan", "calibrate_draw", "run_case",
 #: The Z1's driver differentiates positions, which the identifier refuses as velocities without
 #: an error bound; its campaign uses exact velocities, so that the friction, offsets, drops and
 #: noise are what is at stake.
+#: The standing B1 + Z1 (floating base) is not calibrated (the calibration stage takes fixed
+#: bases): it is identified with the hardware-like data's own assumptions
+#: (:func:`~sysid_ros.simulation.assumptions.identifier_assumptions`: the sensor's torque bound
+#: with the sampling margin, the wide friction box, the trunk IMU's datasheet bounds), its payloads
+#: drawn off the centre of the demo's payload class (``demo.prior_box``,
+#: :func:`~sysid_ros.simulation.offcentre.draw_in_class`) and its velocities exact, as the Z1's.
 ROBOT_SETUPS: dict[str, dict[str, Any]] = {
     "gen3": {"truth": "gen3", "profile": {}, "mass_kg": (0.5, 3.63)},
     "z1": {"truth": None, "profile": {"velocity": "exact"}, "mass_kg": (0.45, 1.0)},
+    "b1_z1": {"truth": None, "profile": {"velocity": "exact"}, "payload_class": "demo.prior_box",
+              "calibrate": False},
 }
 
 
@@ -57,6 +65,7 @@ class Case:
     index: int
     mass_kg: float
     payload_seconds: float
+    class_seed: int | None = None    # a payload drawn in the setup's class from this seed
 
 
 @dataclass
@@ -75,15 +84,40 @@ def plan(robots: list[str], payloads: int, rates: list[float], draws: int, seed:
         raise ValueError("need payloads >= 1, draws >= 1 and positive rates")
     out = CampaignPlan()
     for r_i, robot in enumerate(robots):
-        lo, hi = ROBOT_SETUPS[robot]["mass_kg"]
+        setup = ROBOT_SETUPS[robot]
         for k_i, rate in enumerate(rates):
             ds = [Draw(robot, float(rate), d, seed * 1000 + 100 * r_i + 10 * k_i + d,
                        cal_seconds) for d in range(min(draws, payloads))]
             out.draws += ds
-            masses = np.random.default_rng([seed, r_i, k_i]).uniform(lo, hi, payloads)
+            if "payload_class" in setup:
+                seeds = [seed * 1000 + 100 * r_i + 10 * k_i + p for p in range(payloads)]
+                masses = [float(_class_draw(robot, s).payload.mass) for s in seeds]
+                out.cases += [Case(ds[p % len(ds)], p, masses[p], payload_seconds, seeds[p])
+                              for p in range(payloads)]
+                continue
+            lo, hi = setup["mass_kg"]
+            masses = np.random.default_rng([seed, r_i, k_i]).uniform(lo, hi, payloads).tolist()
             out.cases += [Case(ds[p % len(ds)], p, float(masses[p]), payload_seconds)
                           for p in range(payloads)]
     return out
+
+
+def _payload_class(robot: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) of the robot's campaign payload class (``ROBOT_SETUPS[...]
+    ["payload_class"]``, a dotted key of its robot file)."""
+    node: Any = robot.config
+    for key in ROBOT_SETUPS[robot.name]["payload_class"].split("."):
+        node = node[key]
+    return np.asarray(node["lower"], float), np.asarray(node["upper"], float)
+
+
+def _class_draw(robot_name: str, seed: int) -> Any:
+    """The payload drawn off the class centre from ``seed`` (a :class:`ClassDraw`)."""
+    from sysid_ros.model.robots import load_robot
+    from sysid_ros.simulation.offcentre import draw_in_class
+
+    robot = load_robot(robot_name)
+    return draw_in_class(robot, *_payload_class(robot), seed)
 
 
 def _setup(draw: Draw):
@@ -113,6 +147,9 @@ def calibrate_draw(draw: Draw) -> dict[str, Any]:
     from sysid_ros.simulation import record_hardware_like
 
     clock = time.perf_counter()
+    if not ROBOT_SETUPS[draw.robot].get("calibrate", True):
+        return {"calibration": None, "refused": None, "friction_inside": None,
+                "uncalibrated": True, "seconds": 0.0}
     robot, profile, truth = _setup(draw)
     rec = record_hardware_like(robot, np.random.default_rng([draw.seed, 1]), None,
                                draw.cal_seconds, profile, truth)
@@ -135,6 +172,8 @@ def run_case(task: tuple[Case, dict[str, Any] | None]) -> dict[str, Any]:
     from sysid_ros.simulation import dumbbell_for, record_hardware_like
 
     case, calibration = task
+    if not ROBOT_SETUPS[case.draw.robot].get("calibrate", True):
+        return _run_standing_case(case)
     if calibration is None:
         return {"status": "refused", "reason": "the draw's calibration was refused"}
     clock = time.perf_counter()
@@ -154,6 +193,48 @@ def run_case(task: tuple[Case, dict[str, Any] | None]) -> dict[str, Any]:
                 "mass_width_kg": float(res.upper[0] - res.lower[0]),
                 "mass_width_of_prior": float((res.upper[0] - res.lower[0])
                                              / (config.prior.upper[0] - config.prior.lower[0]))}
+    return out
+
+
+def _run_standing_case(case: Case) -> dict[str, Any]:
+    """Record and identify one standing floating-base case (uncalibrated; ``ROBOT_SETUPS``):
+    the box against the truth, and against the payload class the truth was drawn in."""
+    from sysid_ros.identification import identify, load_identification_config
+    from sysid_ros.simulation.assumptions import identifier_assumptions
+    from sysid_ros.simulation.offcentre import place_in_box
+    from sysid_ros.simulation.standing_hardware import record_standing_hardware_like
+
+    clock = time.perf_counter()
+    robot, profile, truth = _setup(case.draw)
+    assert case.class_seed is not None
+    drawn = _class_draw(case.draw.robot, case.class_seed)
+    rng = np.random.default_rng([case.draw.seed, 2, case.index])
+    rec = record_standing_hardware_like(robot, rng, drawn.payload, case.payload_seconds,
+                                        profile, truth=truth)
+    config = load_identification_config(robot, **identifier_assumptions(robot, profile))
+    res = identify(robot, config, rec.t, rec.q, rec.dq, rec.tau_meas, "lp", imu=rec.imu,
+                   point_estimate=False)
+    theta = np.asarray(rec.truth.theta_e, float)
+    lo_c, hi_c = _payload_class(robot)
+    out: dict[str, Any] = {"status": res.status, "reason": res.reason,
+                           "mass_kg": float(theta[0]),
+                           "class_mass_kg": [float(lo_c[0]), float(hi_c[0])],
+                           "mass_place_in_class": float(place_in_box(theta, lo_c, hi_c)[0]),
+                           "seconds": time.perf_counter() - clock}
+    if res.status == "ok" and res.lower is not None and res.upper is not None:
+        out |= {"contains": bool(res.contains(theta)),
+                "mass_box_kg": [float(res.lower[0]), float(res.upper[0])],
+                "mass_width_kg": float(res.upper[0] - res.lower[0]),
+                "mass_width_of_prior": float((res.upper[0] - res.lower[0])
+                                             / (config.prior.upper[0] - config.prior.lower[0])),
+                "mass_place_in_box": float(place_in_box(theta, res.lower, res.upper)[0])}
+    # reference, not a claim: the same data with the exact IMU and its bounds at zero, i.e.
+    # what the IMU's stated error costs in width
+    assert config.imu is not None                       # a floating base's config has one
+    ref = identify(robot, config.with_overrides(imu=config.imu.scaled(0.0)), rec.t, rec.q,
+                   rec.dq, rec.tau_meas, "lp", imu=rec.imu_exact, point_estimate=False)
+    if ref.status == "ok" and ref.lower is not None and ref.upper is not None:
+        out["mass_width_kg_exact_imu"] = float(ref.upper[0] - ref.lower[0])
     return out
 
 

@@ -101,9 +101,9 @@ __all__ = ["ImuBounds", "BaseMotion", "ImuMount", "base_motion", "ImuStream",
 KEYS = ("gyro_bias_abs", "gyro_noise_abs", "accel_bias_abs", "accel_noise_abs",
         "angular_accel_abs", "jerk_abs", "max_gap")
 
-# Perturbed velocities per sample for the radius rows: v̂, v̂ ± e_k (3 + 3), v̂ + e_k + e_l (3),
-# and the three unit gravities at rest.
-_PAIRS = ((0, 1), (0, 2), (1, 2))
+# Perturbed velocities per sample for the radius rows (arm_regressors): v̂, v̂ ± e_d and
+# v̂ + e_d + e_l over the error directions d (the trunk's three axes, and the arm joints with a
+# velocity error), and the three unit gravities at rest.
 
 
 @dataclass(frozen=True)
@@ -370,17 +370,21 @@ class _ModelHolder:
 
 
 def arm_regressors(arm: ArmModel, q: np.ndarray, dq: np.ndarray, base: np.ndarray,
-                   gyro_bias: np.ndarray) -> tuple[np.ndarray, ...]:
+                   gyro_bias: np.ndarray, joint_eps: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, ...]:
     """Per sample, in the arm rows × column bodies (nr, nc): W_m, W_c, the radius rows r_m,
-    r_c of the per-sample IMU errors, and (N, 3, nr, nc) each: G_a = W_c's gravity part per
-    unit gravity along trunk axis a (what the accelerometer bias multiplies), M_k = W_m(e_k)
-    and B_k = 2B(v̂, e_k) (what a constant gyro bias multiplies).
+    r_c of the per-sample IMU and joint-velocity errors, and (N, 3, nr, nc) each: G_a = W_c's
+    gravity part per unit gravity along trunk axis a (what the accelerometer bias multiplies),
+    M_k = W_m(e_k) and B_k = 2B(v̂, e_k) (what a constant gyro bias multiplies).
 
     ``q``/``dq``: (N, nj) robot joints; ``base``: (N, 12) :meth:`BaseMotion.stacked`. The
     quadratic gyro term uses ε_ω + ``gyro_bias`` ((3,) per trunk axis, :func:`trunk_bias`: bias
     and noise together); the linear terms
     use ε_ω only — the constant bias's linear effect is bounded per window by the caller from
-    ΔM_k − ∫B_k (see the module docstring).
+    ΔM_k − ∫B_k (see the module docstring). ``joint_eps`` ((len(arm.kept),) rad/s, default
+    none): a bound on the error of each arm joint's measured velocity at every sample, which
+    enters exactly as a trunk-rate error does (W_m is linear and W_c quadratic in the whole
+    velocity): more directions e_d in r_m, 2B and the Q terms.
     """
     n = q.shape[0]
     model = arm.reg.model
@@ -391,16 +395,24 @@ def arm_regressors(arm: ArmModel, q: np.ndarray, dq: np.ndarray, base: np.ndarra
     v = np.zeros((n, model.nv))
     v[:, arm.v_index] = dq[:, arm.kept]
     v[:, 3:6] = omega
+    # error directions: the trunk's three axes, then every arm joint with a velocity error
+    jeps = np.zeros(arm.kept.size) if joint_eps is None else np.asarray(joint_eps, float)
+    noisy = np.flatnonzero(jeps > 0)
+    dirs = [3, 4, 5] + [int(arm.v_index[i]) for i in noisy]
+    eps_d = np.concatenate([eps_w, np.broadcast_to(jeps[noisy], (n, noisy.size))], axis=1)
+    eps_q = np.concatenate([eps_w + gyro_bias, eps_d[:, 3:]], axis=1)  # quadratic: bias too
+    nd = len(dirs)
+    pairs = [(k, ll) for k in range(nd) for ll in range(k + 1, nd)]
     vs = [v]
     for sign in (1.0, -1.0):
-        for k in range(3):
+        for d in dirs:
             vk = v.copy()
-            vk[:, 3 + k] += sign
+            vk[:, d] += sign
             vs.append(vk)
-    for k, ll in _PAIRS:
+    for k, ll in pairs:
         vkl = v.copy()
-        vkl[:, 3 + k] += 1.0
-        vkl[:, 3 + ll] += 1.0
+        vkl[:, dirs[k]] += 1.0
+        vkl[:, dirs[ll]] += 1.0
         vs.append(vkl)
     n_vel = len(vs)
     e = np.eye(3)
@@ -412,19 +424,19 @@ def arm_regressors(arm: ArmModel, q: np.ndarray, dq: np.ndarray, base: np.ndarra
     shape = (n_vel + 3, n, arm.rows_v.size, -1)
     w_m, w_c = w_m[:, arm.rows_v].reshape(shape), w_c[:, arm.rows_v].reshape(shape)
     c0 = w_c[0]
-    m_k = 0.5 * (w_m[1:4] - w_m[4:7])               # W_m(e_k): W_m is linear in v
-    b_k = 0.5 * (w_c[1:4] - w_c[4:7])               # 2B(v̂, e_k)
-    q_kk = 0.5 * (w_c[1:4] + w_c[4:7] - 2.0 * c0)   # Q_kk
-    eps_q = eps_w + gyro_bias                       # the quadratic term sees bias + noise
-    r_m = np.einsum("nk,knrc->nrc", eps_w, np.abs(m_k))
-    r_c = (np.einsum("nk,knrc->nrc", eps_w, np.abs(b_k))
+    plus, minus = slice(1, 1 + nd), slice(1 + nd, 1 + 2 * nd)
+    m_k = 0.5 * (w_m[plus] - w_m[minus])            # W_m(e_d): W_m is linear in v
+    b_k = 0.5 * (w_c[plus] - w_c[minus])            # 2B(v̂, e_d)
+    q_kk = 0.5 * (w_c[plus] + w_c[minus] - 2.0 * c0)  # Q_dd
+    r_m = np.einsum("nk,knrc->nrc", eps_d, np.abs(m_k))
+    r_c = (np.einsum("nk,knrc->nrc", eps_d, np.abs(b_k))
            + np.einsum("nk,knrc->nrc", eps_q**2, np.abs(q_kk))
            + np.einsum("nk,knrc->nrc", eps_g, np.abs(w_c[n_vel:])))
-    for p, (k, ll) in enumerate(_PAIRS):
-        both = w_c[7 + p] - w_c[1 + k] - w_c[1 + ll] + c0          # 2Q_kl
+    for p, (k, ll) in enumerate(pairs):
+        both = w_c[1 + 2 * nd + p] - w_c[1 + k] - w_c[1 + ll] + c0          # 2Q_kl
         r_c += (eps_q[:, k] * eps_q[:, ll])[:, None, None] * np.abs(both)
-    return (w_m[0], c0, r_m, r_c, np.swapaxes(w_c[n_vel:], 0, 1), np.swapaxes(m_k, 0, 1),
-            np.swapaxes(b_k, 0, 1))
+    return (w_m[0], c0, r_m, r_c, np.swapaxes(w_c[n_vel:], 0, 1), np.swapaxes(m_k[:3], 0, 1),
+            np.swapaxes(b_k[:3], 0, 1))
 
 
 def _neutral(model: Any) -> np.ndarray:

@@ -81,7 +81,9 @@ Keys (all optional except the prior):
   the boxes, :mod:`.windows`) and the armature term Ia·Δq̇ (2·|Ia|max·ε), along the window
   through Fv·∫q̇ (|Fv|max·ε·T), and it widens the Coulomb band by ε (a measured q̇ must clear
   the band by ε for the true one to be outside it). Its effect on the Coriolis terms (of order
-  2·|C|·ε) is left to the torque-noise bound. Fixed base only for now.
+  2·|C|·ε) is left to the torque-noise bound. On a floating base the arm joints' errors are
+  error directions of the base motion's radius rows instead (:mod:`.base_motion`: momentum and
+  the exact Coriolis/centrifugal terms, with the trunk rate's error).
 - ``velocity_noise_scope`` (``all``, default, or ``payload``): what of that error the rows
   carry. ``payload`` needs a calibration whose data came through the same velocities: its
   measured torque-error bound already absorbed the velocity error through the unloaded arm —
@@ -119,7 +121,8 @@ Keys (all optional except the prior):
   between IMU samples and for an off-origin mount, ``angular_accel_abs`` (rad/s²),
   ``jerk_abs`` (m/s³);
   ``max_gap`` (s): joint samples with no IMU sample within it form no window. See
-  :mod:`.base_motion`.
+  :mod:`.base_motion`. As an override of :func:`load_identification_config`, a mapping with
+  every one of these keys (an IMU other than the catalogue's, e.g. hardware-like data's).
 """
 from __future__ import annotations
 
@@ -638,8 +641,11 @@ def _friction_box(robot: Robot, sec: dict[str, Any], mode: str) -> tuple[np.ndar
         raise _fail("friction_wide", "radii must be >= 0")
     rad = absr + rel * np.abs(fr.nominal)
     lower, upper = fr.nominal - rad, fr.nominal + rad
-    lower[:, :3] = np.maximum(lower[:, :3], 0.0)          # Fc, Fv, Ia are non-negative
-    return np.minimum(lower, fr.lower), np.maximum(upper, fr.upper)
+    # it holds the catalogue box too; Fc, Fv, Ia are non-negative (a catalogue box "0 ± a"
+    # means [0, a], as in mode config)
+    lower = np.minimum(lower, fr.lower)
+    lower[:, :3] = np.maximum(lower[:, :3], 0.0)
+    return lower, np.maximum(upper, fr.upper)
 
 
 #: Keys of a prior (an entry of ``identification.priors`` or a prior file).
@@ -730,6 +736,10 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
     for key in ("torque_noise_abs", "velocity_noise_abs", "torque_gain", "torque_gain_rel"):
         if key in overrides:
             overrides[key] = _per_joint(overrides[key], robot.nj, key)
+    if isinstance(overrides.get("imu"), dict):
+        if not robot.floating_base:
+            raise _fail("imu", f"{robot.name} has a fixed base: no trunk IMU to bound")
+        overrides["imu"] = ImuBounds.from_mapping(overrides["imu"], "imu")
     return cfg.with_overrides(**overrides) if overrides else cfg
 
 

@@ -86,8 +86,7 @@ from sysid_ros.identification.alignment import Bridging, StreamAlignment
 from sysid_ros.identification.base_motion import BaseMotion, arm_model, arm_regressors, \
     imu_mount, trunk_bias
 from sysid_ros.identification.config import IdentificationConfig, SamplingPlan
-from sysid_ros.identification.errors import IdentificationConfigError, SampleError, \
-    UnsupportedRobotError
+from sysid_ros.identification.errors import SampleError, UnsupportedRobotError
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
 
@@ -245,10 +244,10 @@ class MomentumWindows:
         self.arm = arm_model(robot, self.row_joints, self.bodies) if self.floating else None
         self.gyro_bias = (trunk_bias(imu_mount(robot), config.imu.gyro_bias_abs)
                           if self.floating and config.imu is not None else np.zeros(3))
-        if self.floating and np.any(config.velocity_noise_abs > 0):
-            raise IdentificationConfigError(
-                "velocity_noise_abs: velocity noise is bounded for fixed-base robots only (the "
-                "floating base's momentum also carries the trunk's motion); set it to 0")
+        # floating base: the arm joints' velocity errors are error directions of the base
+        # motion's radius rows (:func:`~.base_motion.arm_regressors`), not _velocity_radius
+        self._joint_eps = (config.velocity_noise_abs[self.arm.kept] if self.arm is not None
+                           else None)
         self._theta_c, self._theta_rad = _velocity_theta_box(robot, config)
         self._theta_c, self._theta_rad = self._theta_c[self.cols], self._theta_rad[self.cols]
         self._fixed_rate = rate_hz
@@ -293,6 +292,8 @@ class MomentumWindows:
         Zero without velocity noise."""
         eps = self.config.velocity_noise_abs
         out = np.zeros((q.shape[0], self.nr))
+        if self.floating:
+            return out                  # in the base motion's radius rows (__init__)
         for i in np.flatnonzero(eps > 0):
             v = np.zeros((q.shape[0], self.robot.nj))
             v[:, i] = eps[i]
@@ -498,7 +499,7 @@ class MomentumWindows:
         n = q.shape[0]
         if b is not None:
             assert self.arm is not None
-            return arm_regressors(self.arm, q, dq, b, self.gyro_bias)
+            return arm_regressors(self.arm, q, dq, b, self.gyro_bias, self._joint_eps)
         q_full = np.tile(self.robot.neutral(), (n, 1))
         q_full[:, self.robot.q_index] = q
         dq_full = np.zeros((n, self.robot.nv))

@@ -56,7 +56,7 @@ PARAMETERS = (
           "states, in median sample steps (one constant per joint, either sign; 0.5: a command "
           "held over its period)", None, (0.0, 100.0)),
     Param("velocity_noise_abs", "double|double[]", "bound of the reported joint velocities' "
-          "error: one value for every joint or one per joint (0: exact; fixed base only)", None,
+          "error: one value for every joint or one per joint (0: exact)", None,
           (0.0, 10.0), unit="rad/s"),
     Param("velocity_noise_scope", "string", "what of the velocity error the rows state: all, or "
           "payload (only the payload's momentum; needs a calibration made from the same "

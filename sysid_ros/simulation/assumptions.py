@@ -13,12 +13,15 @@ sim's):
   between them, which the Simpson check cannot see. Measured on hardware-like Gen3 recordings
   against 4 kHz sampling of the same motion: up to 1.6× the sensor bound on average at 100 Hz,
   a few rows just above it at 500 Hz (test/identification/test_real_data.py);
-- velocity: ``exact`` → 0, ``noisy`` → the profile's bound (fixed base only: the identifier has no
-  velocity-error rows for a floating base). ``finite_difference`` and ``missing`` are refused:
+- velocity: ``exact`` → 0, ``noisy`` → the profile's bound (on a floating base the arm joints'
+  errors enter the base motion's radius rows). ``finite_difference`` and ``missing`` are refused:
   a finite difference of quantised positions over jittered stamps has no bound without one on
   the acceleration, and the identifier needs q̇; the user states ``velocity_noise_abs``;
 - friction: ``wide`` (the drawn truth is up to ``friction_rel`` off the catalogue values that
   the ``config`` box holds);
+- trunk IMU (floating base): the datasheet model's bias bounds and truncated-noise bound
+  (:meth:`~sysid_ros.simulation.imu.ImuProfile.identifier_bounds`, the robot
+  file's ``simulation.hardware_like.imu``), with or without a calibration (none covers the IMU);
 - torque gain: the truth section's ``torque_gain_rel`` (the drawn reading's gain, 1 ± it per
   joint) as the identifier's ``torque_gain_rel``. With a calibration it is the calibration's to
   state or measure (docs/guide/calibrate.md#torque-reading-gain): one that ignored it has
@@ -43,6 +46,7 @@ import numpy as np
 from sysid_ros.model.robots import Robot
 from sysid_ros.simulation.errors import SimConfigError
 from sysid_ros.simulation.hardware_like import HardwareProfile
+from sysid_ros.simulation.imu import imu_settings
 from sysid_ros.simulation.truth import hardware_truth_settings
 
 __all__ = ["identifier_assumptions", "sampling_margin"]
@@ -61,8 +65,9 @@ def identifier_assumptions(robot: Robot, profile: HardwareProfile | None = None,
                            velocity_stated: bool = False) -> dict[str, Any]:
     """Keyword overrides of ``load_identification_config`` for data published with ``profile``
     (default: the robot file's ``simulation.hardware_like.profile``): ``torque_noise_abs``
-    (per joint), ``torque_noise_rel``, ``velocity_noise_abs`` (per joint, fixed base),
-    ``friction="wide"``, the driver's torque lag (``torque_lag_s`` ± one period) and the drawn
+    (per joint), ``torque_noise_rel``, ``velocity_noise_abs`` (per joint),
+    ``friction="wide"``, ``imu`` (floating base: the hardware-like IMU's bounds), the
+    driver's torque lag (``torque_lag_s`` ± one period) and the drawn
     reading's gain bound (``torque_gain_rel``, when the truth section draws one); only the
     velocity bound when ``calibrated`` (the calibration measured the lag; module doc). Raises
     SimConfigError for velocities the identifier cannot be given a bound for (module doc),
@@ -74,6 +79,10 @@ def identifier_assumptions(robot: Robot, profile: HardwareProfile | None = None,
         "torque_noise_abs": scale * np.broadcast_to(np.asarray(profile.torque_noise, float),
                                                     (robot.nj,)).copy(),
         "torque_noise_rel": scale * float(profile.torque_noise_rel), "friction": "wide"}
+    if robot.floating_base:
+        # the trunk IMU's datasheet errors, as the hardware-like IMU draws them (the robot
+        # file's rate bounds and gap: the IMU shares the joint states' message)
+        out["imu"] = imu_settings(robot)
     gain_rel = float(hardware_truth_settings(robot).get("torque_gain_rel", 0.0))
     if not calibrated and gain_rel > 0:
         out["torque_gain_rel"] = gain_rel
@@ -93,16 +102,10 @@ def identifier_assumptions(robot: Robot, profile: HardwareProfile | None = None,
             f"{where} is {profile.velocity!r}: the identifier needs joint velocities with a "
             "stated error bound, and a (smoothed) difference of quantised positions over "
             "jittered stamps has none without an acceleration bound. State it (identifier "
-            "parameter velocity_noise_abs, fixed base) or simulate 'noisy' velocities")
+            "parameter velocity_noise_abs) or simulate 'noisy' velocities")
     if profile.velocity == "noisy":
-        eps = np.broadcast_to(np.asarray(profile.velocity_noise, float), (robot.nj,)).copy()
-        if robot.floating_base and np.any(eps > 0):
-            raise SimConfigError(
-                f"{where} is 'noisy' on a floating base ({robot.name}): the identifier has no "
-                "velocity-error rows for a moving trunk, so no sound box could be stated; "
-                "simulate 'exact' velocities for this robot")
-        if not robot.floating_base:
-            out["velocity_noise_abs"] = eps
-            if calibrated:
-                out["velocity_noise_scope"] = "payload"
+        out["velocity_noise_abs"] = np.broadcast_to(np.asarray(profile.velocity_noise, float),
+                                                    (robot.nj,)).copy()
+        if calibrated:
+            out["velocity_noise_scope"] = "payload"
     return out

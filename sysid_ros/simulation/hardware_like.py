@@ -56,6 +56,7 @@ __all__ = [
     "VELOCITY_MODES", "HardwareProfile", "HardwareTruth", "random_hardware_truth",
     "hardware_truth_settings", "HardwareSensor", "PublishedSamples", "ExactSamples",
     "HardwareRecording", "hardware_simulator", "record_hardware_like", "write_joint_states_bag",
+    "check_recording",
 ]
 
 #: What the published velocity field holds (see :class:`HardwareProfile`).
@@ -550,6 +551,17 @@ class _TrackingController:
         return g + self.fv * dq_d + self.kp * (q_d - q) + self.kd * (dq_d - dq)
 
 
+def check_recording(duration: float, swap_payload: Payload | None,
+                    swap_time: float | None) -> None:
+    """SimConfigError unless ``duration`` > 0 s and the payload swap is complete and inside it."""
+    if not (math.isfinite(duration) and duration > 0.0):
+        raise SimConfigError(f"duration must be a positive number of seconds, got {duration!r}")
+    if (swap_payload is None) != (swap_time is None):
+        raise SimConfigError("swap_payload and swap_time go together")
+    if swap_time is not None and not 0.0 < swap_time < duration:
+        raise SimConfigError(f"swap_time must be in (0, duration = {duration}), got {swap_time}")
+
+
 def record_hardware_like(robot: Robot, rng: np.random.Generator, payload: Payload | None,
                          duration: float, profile: HardwareProfile,
                          truth: HardwareTruth | None = None, reference: SumOfSines | None = None,
@@ -575,13 +587,8 @@ def record_hardware_like(robot: Robot, rng: np.random.Generator, payload: Payloa
     """
     if robot.floating_base:
         raise SimConfigError(f"record_hardware_like simulates fixed-base arms; {robot.name} has a "
-                             "floating base (run the sim node with hardware_like:=true instead)")
-    if not (math.isfinite(duration) and duration > 0.0):
-        raise SimConfigError(f"duration must be a positive number of seconds, got {duration!r}")
-    if (swap_payload is None) != (swap_time is None):
-        raise SimConfigError("swap_payload and swap_time go together")
-    if swap_time is not None and not 0.0 < swap_time < duration:
-        raise SimConfigError(f"swap_time must be in (0, duration = {duration}), got {swap_time}")
+                             "floating base (standing_hardware.record_standing_hardware_like)")
+    check_recording(duration, swap_payload, swap_time)
     if truth is None:
         truth = random_hardware_truth(robot, rng, **hardware_truth_settings(robot),
                                       payload=payload)

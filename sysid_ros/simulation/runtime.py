@@ -14,12 +14,14 @@ acts, when lock-step waits (the ``sim`` node, ``sysid_ros.nodes.sim``, only move
 - :meth:`SimRuntime.reset` — restart from the initial posture, the clock continuing;
 - hardware-like publication (:class:`HardwareSensor`): ``joint_states`` of a period may be
   dropped (``Publication.joint_states is None``), stamped late, noisy, without velocity; the
-  clock and IMU keep every period.
+  clock and IMU keep every period, the IMU with its datasheet bias and noise
+  (:class:`~sysid_ros.simulation.imu.ImuProfile`).
 
 Not thread-safe: the node serialises calls (one lock around command / advance / reset).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,6 +34,7 @@ from sysid_ros.simulation.errors import CommandError, SimConfigError
 from sysid_ros.simulation.hardware_like import HardwareProfile, HardwareSensor, hardware_simulator
 from sysid_ros.simulation.payload import Payload, dumbbell_for
 from sysid_ros.simulation.simulator import ImuReading, SimConfig, Simulator, robot_physics_dt
+from sysid_ros.simulation.imu import ImuProfile
 from sysid_ros.simulation.truth import sim_truth
 
 __all__ = ["MODES", "COMMANDER_MEMORY_S", "RuntimeSettings", "JointSample", "Publication",
@@ -191,6 +194,7 @@ class SimRuntime:
                                              s.payload_inertia)
         self.profile: HardwareProfile | None = None
         self.sensor: HardwareSensor | None = None
+        self._imu_profile: ImuProfile | None = None
         if s.hardware_like:
             self.profile = HardwareProfile.from_robot(robot)
             if self.profile.velocity == "filtered":
@@ -204,6 +208,11 @@ class SimRuntime:
                                           integrator=s.integrator)
             self.sensor = HardwareSensor(robot, self.profile, truth,
                                          np.random.default_rng([s.hardware_seed, 1]))
+            if robot.floating_base:
+                # the trunk IMU's datasheet errors (simulation.imu): one bias per run
+                self._imu_profile = ImuProfile.from_robot(robot)
+                self._imu_rng = np.random.default_rng([s.hardware_seed, 2])
+                self._imu_bias = self._imu_profile.draw_bias(self._imu_rng)
             self.rate_hz = self.profile.rate_hz
         else:
             self.rate_hz = s.rate_hz
@@ -318,7 +327,19 @@ class SimRuntime:
         clock_tick = int(stamp_ns * self.settings.clock_rate_hz // 1_000_000_000)
         clock = self._k == 0 or clock_tick != self._clock_tick
         self._clock_tick = clock_tick
-        return Publication(self._k, stamp_ns, js, m.imu, clock)
+        return Publication(self._k, stamp_ns, js, self._imu_error(m.imu), clock)
+
+    def _imu_error(self, imu: ImuReading | None) -> ImuReading | None:
+        """The hardware-like IMU's reading: the exact one + the run's bias + truncated noise."""
+        p = self._imu_profile
+        if p is None or imu is None:
+            return imu
+        gyro_bias, accel_bias = self._imu_bias
+        return dataclasses.replace(
+            imu, angular_velocity=imu.angular_velocity + gyro_bias
+            + p.noise(self._imu_rng, 1, p.gyro_sigma)[0],
+            linear_acceleration=imu.linear_acceleration + accel_bias
+            + p.noise(self._imu_rng, 1, p.accel_sigma)[0])
 
 
 class RealtimePacer:

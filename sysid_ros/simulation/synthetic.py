@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from sysid_ros.simulation import Payload
 
 __all__ = ["SimulatedRun", "random_payload_theta", "perturbed_model", "simulate",
-           "exciting_reference", "FloatingRun", "simulate_standing", "write_bag", "z1_payload"]
+           "exciting_reference", "FloatingRun", "simulate_standing", "StandingMotion",
+           "standing_motion", "write_bag", "z1_payload"]
 
 #: A joint reference t → (q_d, q̇_d).
 Reference = Callable[[float], tuple[np.ndarray, np.ndarray]]
@@ -262,19 +263,56 @@ def simulate_standing(robot: Robot, rng: np.random.Generator, payload: Payload |
                       ) -> FloatingRun:
     """The floating-base robot standing on the simulator's ground (legs on the simulator's
     posture controller) while its arm tracks a random sum of sines with PD + nominal full-body
-    gravity feed-forward, around ``simulation.home`` moved (during ``settle``) at least
-    amplitude + 0.15 rad inside the joint limits — MuJoCo's limit constraint is a torque the
-    identifier does not model (it reports ``inconsistent`` when an arm joint hits its limit);
-    sampled every physics step after
-    ``settle`` seconds (the drop onto the ground). Positions exact (not quantised), torque
-    noise uniform in ±``noise_tau``; the IMU readings are the simulator's exact ones.
-    ``swap`` = (t, payload): the payload is replaced t seconds into the recording (the run's
-    ``theta_e`` is then the first payload's)."""
+    gravity feed-forward (:func:`standing_motion`), sampled every physics step after ``settle``
+    seconds (the drop onto the ground). Positions exact (not quantised), torque noise uniform in
+    ±``noise_tau``; the IMU readings are the simulator's exact ones. ``swap`` = (t, payload):
+    the payload is replaced t seconds into the recording (the run's ``theta_e`` is then the
+    first payload's)."""
     from sysid_ros.simulation import SimConfig, Simulator
 
     sim = Simulator(robot, payload, SimConfig(noise_tau=noise_tau, quantize=False,
                                               physics_dt=physics_dt),
                     seed=int(rng.integers(2**31)))
+    theta_e = sim.true_theta_e()
+    m = standing_motion(robot, sim, rng, duration, settle=settle, amplitude=amplitude, swap=swap,
+                        measure=True)
+    assert m.tau_meas is not None                       # measured (measure=True)
+    return FloatingRun(SimulatedRun(m.t, m.q, m.dq, m.tau, m.tau_meas, theta_e), m.gyro, m.accel,
+                       m.trunk_position, m.trunk_rotation)
+
+
+@dataclass(frozen=True, eq=False)
+class StandingMotion:
+    """Exact samples of :func:`standing_motion`: t (N,), q, q̇, applied motor torque τ (N, nj),
+    the simulator's measured torque (its own noise and offset; None unless measured), the exact
+    IMU (gyro, specific force (N, 3), IMU frame) and the trunk pose (position, rotation
+    vector (N, 3))."""
+
+    t: np.ndarray
+    q: np.ndarray
+    dq: np.ndarray
+    tau: np.ndarray
+    tau_meas: np.ndarray | None
+    gyro: np.ndarray
+    accel: np.ndarray
+    trunk_position: np.ndarray
+    trunk_rotation: np.ndarray
+
+
+def standing_motion(robot: Robot, sim: Any, rng: np.random.Generator, duration: float, *,
+                    settle: float = 0.4, amplitude: float = 0.35, every: int = 1,
+                    swap: tuple[float, Payload] | None = None,
+                    measure: bool = False) -> StandingMotion:
+    """Drive the floating-base robot of ``sim`` (a :class:`~sysid_ros.simulation.Simulator`;
+    reset here to ``simulation.home``): legs on the simulator's standing controller, the arm
+    tracking a random sum of sines with PD (80 N·m/rad, 4 N·m·s/rad) + the *nominal* model's
+    full-body gravity, around ``simulation.home`` moved (during ``settle``) at least
+    amplitude + 0.15 rad inside the joint limits — MuJoCo's limit constraint is a torque the
+    identifier does not model. Sampled every ``every`` physics steps after ``settle`` seconds
+    (the drop onto the ground): the state at the sample instant, the motor torque of the
+    physics step that ended there and the exact IMU. ``measure``: also the simulator's own
+    torque reading (:meth:`Simulator.measure`). ``swap`` = (t, payload): the payload is
+    replaced t seconds after ``settle``."""
     sim.reset()
     arm = np.array([robot.joint_names.index(j) for j in robot.config["arm_joints"]])
     home = sim.q[arm].copy()
@@ -294,13 +332,13 @@ def simulate_standing(robot: Robot, rng: np.random.Generator, payload: Payload |
 
     steps = int(np.ceil((settle + duration) / sim.physics_dt))
     skip = int(round(settle / sim.physics_dt))
-    n, nj = steps - skip, robot.nj
+    n, nj = len(range(skip + every - 1, steps, every)), robot.nj
     t = np.empty(n)
     q, dq, tau, tau_meas = (np.empty((n, nj)) for _ in range(4))
     gyro, acc, pos, rot = (np.empty((n, 3)) for _ in range(4))
     cmd = np.zeros(nj)
-    theta_e = sim.true_theta_e()
     swap_step = None if swap is None else skip + int(round(swap[0] / sim.physics_dt))
+    k = 0
     for i in range(steps):
         if i == swap_step and swap is not None:
             sim.set_payload(swap[1])
@@ -309,9 +347,8 @@ def simulate_standing(robot: Robot, rng: np.random.Generator, payload: Payload |
         grav = pin.computeGeneralizedGravity(model, data, state.q)[robot.v_index]
         cmd[arm] = grav[arm] + kp * (q_d - sim.q[arm]) + kd * (dq_d - sim.dq[arm])
         sim.step(cmd)
-        if i < skip:
+        if i < skip or (i - skip + 1) % every:
             continue
-        k = i - skip
         meas = sim.measure()
         assert meas.imu is not None
         t[k], q[k], dq[k], tau_meas[k] = meas.t, meas.q, meas.dq, meas.tau_measured
@@ -320,7 +357,8 @@ def simulate_standing(robot: Robot, rng: np.random.Generator, payload: Payload |
         base = sim.state().q
         pos[k] = base[:3]
         rot[k] = pin.log3(pin.Quaternion(base[3:7]).toRotationMatrix())
-    return FloatingRun(SimulatedRun(t, q, dq, tau, tau_meas, theta_e), gyro, acc, pos, rot)
+        k += 1
+    return StandingMotion(t, q, dq, tau, tau_meas if measure else None, gyro, acc, pos, rot)
 
 
 def write_bag(path: _PathT, run: SimulatedRun, names: Sequence[str], imu: ImuSamples | None = None,

@@ -41,3 +41,36 @@ def test_calibrated_case_holds_the_truth_on_every_executor():
     # every case is either contained or refused with its reason
     assert g["contained"] + g["refused"] == 2 and len(g["refusals"]) == g["refused"]
     assert [r["status"] for r in strip].count("ok") == g["contained"]
+
+
+def test_b1_z1_cases_draw_payloads_off_the_class_centre():
+    """The standing B1 + Z1 is planned without calibration, its payloads drawn in the demo's
+    payload class off its centre (reproducibly from the plan's seed)."""
+    from sysid_ros.model.robots import load_robot
+    from sysid_ros.simulation.offcentre import MASS_FRACTION
+
+    a = plan(["b1_z1"], payloads=2, rates=[500.0], draws=1, seed=4)
+    assert a == plan(["b1_z1"], payloads=2, rates=[500.0], draws=1, seed=4)
+    robot = load_robot("b1_z1")
+    box = robot.config["demo"]["prior_box"]
+    lo, hi = box["lower"][0], box["upper"][0]
+    body = float(robot.theta_e()[0])        # the joint6 body + gripper, without payload
+    for c in a.cases:
+        assert c.class_seed is not None
+        place = (body + c.mass_kg - 0.5 * (lo + hi)) / (0.5 * (hi - lo))
+        assert MASS_FRACTION[0] - 0.05 <= abs(place) <= MASS_FRACTION[1] + 0.05
+    assert calibrate_draw(a.draws[0])["uncalibrated"]
+
+
+@pytest.mark.slow
+def test_b1_z1_case_holds_the_truth():
+    """One B1 + Z1 hardware-like case: ok, the truth inside, placed in the class and the box."""
+    campaign = plan(["b1_z1"], payloads=1, rates=[500.0], draws=1, seed=0, payload_seconds=3.0)
+    (out,) = run_tasks(run_case, [(campaign.cases[0], None)], show_progress=False)
+    assert out.ok, out.error
+    res = out.value
+    assert res["status"] == "ok" and res["contains"], res
+    assert 0.3 - 0.05 <= abs(res["mass_place_in_class"]) <= 0.8 + 0.05
+    assert -1.0 <= res["mass_place_in_box"] <= 1.0
+    groups = tally(campaign.cases, [res], [None])
+    assert groups["b1_z1@500Hz"]["contained"] == 1

@@ -90,6 +90,16 @@ def test_arm_rows_need_only_omega_and_specific_force(b1):
             model.nv - 6)])[arm] - tau).max() > 1e-3
 
 
+def _column_box(b1, cfg, win):
+    """(lower, upper, |θ|max) of the window's body columns: θ_r's box and B₀."""
+    problem = PayloadProblem(b1, cfg)
+    lo, hi = np.zeros(b1.n_bodies * 10), np.zeros(b1.n_bodies * 10)
+    lo[problem._other], hi[problem._other] = cfg.theta_r_box
+    lo[problem._ee], hi[problem._ee] = cfg.prior.lower, cfg.prior.upper
+    lo, hi = lo[win.cols], hi[win.cols]
+    return lo, hi, np.maximum(np.abs(lo), np.abs(hi))
+
+
 def test_radius_rows_cover_imu_perturbations(b1, cfg):
     """Finite perturbations of ω and of the effective gravity within ±ε change W_m·θ and W_c·θ
     by at most r_m·|θ| and r_c·|θ| (θ anywhere in the θ_r box × B₀), and the bound is tight
@@ -105,12 +115,7 @@ def test_radius_rows_cover_imu_perturbations(b1, cfg):
     eps_w, eps_g = np.full((n, 3), 0.01), np.full((n, 3), 0.1)
     base = np.concatenate([omega, grav, eps_w, eps_g], axis=1)
     w_m, w_c, r_m, r_c, *_ = arm_regressors(arm, q, dq, base, np.zeros(3))
-    problem = PayloadProblem(b1, cfg)
-    lo, hi = np.zeros(b1.n_bodies * 10), np.zeros(b1.n_bodies * 10)
-    lo[problem._other], hi[problem._other] = cfg.theta_r_box
-    lo[problem._ee], hi[problem._ee] = cfg.prior.lower, cfg.prior.upper
-    lo, hi = lo[win.cols], hi[win.cols]
-    th_max = np.maximum(np.abs(lo), np.abs(hi))
+    lo, hi, th_max = _column_box(b1, cfg, win)
     worst = 0.0
     for _ in range(40):
         d_w = rng.choice([-1.0, 1.0], (n, 3)) * eps_w * rng.uniform(0.5, 1.0, (n, 1))
@@ -125,6 +130,43 @@ def test_radius_rows_cover_imu_perturbations(b1, cfg):
             assert np.all(np.abs(dc @ theta) <= r_c @ th_max + 1e-9)
             worst = max(worst, float(np.max(np.abs(dc @ theta) / (r_c @ th_max))))
     assert worst > 0.5, worst
+
+
+def test_radius_rows_cover_joint_velocity_errors(b1, cfg):
+    """With an error bound ε on the arm joints' measured velocities, finite perturbations of
+    those velocities (and of ω) within their bounds change W_m·θ and W_c·θ by at most
+    r_m·|θ| and r_c·|θ| (θ in the θ_r box × B₀); the velocity directions do add to the radius,
+    and without them (ε = 0) the same perturbations exceed it (the check can fail)."""
+    win = MomentumWindows(b1, cfg, rate_hz=500.0)
+    arm = win.arm
+    rng = np.random.default_rng(4)
+    n = 8
+    q = np.tile(b1.config["simulation"]["home"], (n, 1)) + rng.uniform(-0.3, 0.3, (n, b1.nj))
+    dq = rng.uniform(-1.5, 1.5, (n, b1.nj))
+    eps_w = np.full((n, 3), 0.005)
+    base = np.concatenate([rng.uniform(-0.1, 0.1, (n, 3)),
+                           np.array([0.0, 0.0, -9.81]) + rng.uniform(-0.5, 0.5, (n, 3)), eps_w,
+                           np.zeros((n, 3))], axis=1)
+    joint_eps = np.full(arm.kept.size, 0.02)
+    w_m, w_c, r_m, r_c, *_ = arm_regressors(arm, q, dq, base, np.zeros(3), joint_eps)
+    _, _, r_m0, r_c0, *_ = arm_regressors(arm, q, dq, base, np.zeros(3))
+    assert np.all(r_c >= r_c0) and np.max(r_c - r_c0) > 0 and np.max(r_m - r_m0) > 0
+    lo, hi, th_max = _column_box(b1, cfg, win)
+    beyond_zero = 0.0
+    for _ in range(40):
+        d_q = np.zeros((n, b1.nj))
+        d_q[:, arm.kept] = rng.choice([-1.0, 1.0], (n, arm.kept.size)) * joint_eps
+        d_w = rng.choice([-1.0, 1.0], (n, 3)) * eps_w
+        true_base = base.copy()
+        true_base[:, 0:3] += d_w
+        true_base[:, 6:] = 0.0
+        w_m2, w_c2, *_ = arm_regressors(arm, q, dq + d_q, true_base, np.zeros(3))
+        theta = rng.uniform(lo, hi)
+        dm, dc = w_m2 - w_m, w_c2 - w_c
+        assert np.all(np.abs(dm @ theta) <= r_m @ th_max + 1e-9)
+        assert np.all(np.abs(dc @ theta) <= r_c @ th_max + 1e-9)
+        beyond_zero = max(beyond_zero, float(np.max(np.abs(dm @ theta) - r_m0 @ th_max)))
+    assert beyond_zero > 0.0
 
 
 def test_window_rows_cover_constant_biases(b1, cfg, standing):

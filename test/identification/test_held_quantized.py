@@ -90,14 +90,29 @@ def test_noisy_velocities_need_their_bound(gen3):
     assert exact.upper[0] - exact.lower[0] < width < 1.0   # it costs width; the prior: 4.5 kg
 
 
-def test_velocity_noise_is_refused_on_a_floating_base():
-    import pytest
-
+def test_velocity_noise_on_a_floating_base_widens_the_rows():
+    """The arm joints' velocity error on the B1 + Z1 enters the base motion's radius rows
+    (their coverage of perturbations: test_floating_base.py): the same samples give larger
+    IMU-and-velocity radii with it than without."""
     from sysid_ros.identification import MomentumWindows
-    from sysid_ros.identification.errors import IdentificationConfigError
+    from sysid_ros.identification.base_motion import BaseMotion
     from sysid_ros.model.robots import load_robot
 
     b1 = load_robot("b1_z1")
-    cfg = load_identification_config(b1).with_overrides(velocity_noise_abs=0.001)
-    with pytest.raises(IdentificationConfigError, match="velocity_noise_abs"):
-        MomentumWindows(b1, cfg)
+    rng = np.random.default_rng(0)
+    n = 200
+    t = np.arange(n) * 2e-3
+    q = np.tile(b1.config["simulation"]["home"], (n, 1)) + 0.1 * np.sin(
+        np.outer(t, rng.uniform(1.0, 3.0, b1.nj)))
+    dq = np.gradient(q, t, axis=0)
+    tau = rng.uniform(-1.0, 1.0, (n, b1.nj))
+    z = np.zeros((n, 3))
+    base = BaseMotion(z, np.tile([0.0, 0.0, -9.81], (n, 1)), np.full((n, 3), 1e-3),
+                      np.full((n, 3), 1e-2), np.ones(n, bool))
+    cfg = load_identification_config(b1)
+    plain = MomentumWindows(b1, cfg, rate_hz=500.0).extend(t, q, dq, tau, base)
+    noisy = MomentumWindows(b1, cfg.with_overrides(velocity_noise_abs=0.01),
+                            rate_hz=500.0).extend(t, q, dq, tau, base)
+    assert len(plain) == len(noisy) > 0
+    assert np.all(noisy.base_W >= plain.base_W - 1e-12)
+    assert np.all(noisy.base_W.sum(axis=1) > plain.base_W.sum(axis=1))

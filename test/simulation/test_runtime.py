@@ -222,3 +222,29 @@ def test_a_commanded_arm_steps_as_the_per_substep_loop(gen3, integrator: str) ->
             mujoco.mj_step2(model, ref)
         assert np.array_equal(sim.data.qpos, ref.qpos) and np.array_equal(sim.data.qvel, ref.qvel)
         assert np.array_equal(sim.measure().clipped, np.abs(tau) > tau_max)
+
+
+def test_hardware_like_floating_base_imu_has_the_datasheet_error() -> None:
+    """B1 + Z1 with hardware_like: every imu publication is the simulator's exact reading (the
+    same state measured again) plus one constant bias within the datasheet offset and noise
+    within 4σ (ImuProfile of the robot file); the bias is the same over the run and the noise
+    averages out around it."""
+    from sysid_ros.simulation.imu import ImuProfile
+
+    b1 = load_robot("b1_z1")
+    rt = SimRuntime(b1, RuntimeSettings(hardware_like=True, hardware_seed=2))
+    p = ImuProfile.from_robot(b1)
+    gyro, acc = [], []
+    for _ in range(400):
+        pub = rt.advance()
+        exact = rt.sim.measure().imu
+        assert pub.imu is not None and exact is not None
+        gyro.append(pub.imu.angular_velocity - exact.angular_velocity)
+        acc.append(pub.imu.linear_acceleration - exact.linear_acceleration)
+    for err, bias, sigma in ((np.array(gyro), p.gyro_bias, p.gyro_sigma),
+                             (np.array(acc), p.accel_bias, p.accel_sigma)):
+        mean = err.mean(axis=0)
+        assert np.all(np.abs(mean) <= bias + 5.0 * sigma / np.sqrt(len(err)))
+        noise = err - mean
+        assert np.abs(noise).max() <= 4.0 * sigma + 2.0 * 5.0 * sigma / np.sqrt(len(err))
+        assert np.std(noise) == pytest.approx(sigma, rel=0.15)
