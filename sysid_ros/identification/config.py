@@ -82,6 +82,11 @@ Keys (all optional except the prior):
   through Fv·∫q̇ (|Fv|max·ε·T), and it widens the Coulomb band by ε (a measured q̇ must clear
   the band by ε for the true one to be outside it). Its effect on the Coriolis terms (of order
   2·|C|·ε) is left to the torque-noise bound. Fixed base only for now.
+- ``velocity_estimate`` (mapping, default none): the published velocities are replaced by a
+  least-squares slope of the positions (:mod:`.velocity_estimate`) whose per-sample error
+  bound follows from the stated encoder resolution, stamp delay, acceleration and jerk bounds;
+  samples whose bound exceeds ``velocity_noise_abs`` are not used, and data that contradict the
+  premises make the result ``inconsistent``. Fixed base only.
 - ``velocity_noise_scope`` (``all``, default, or ``payload``): what of that error the rows
   carry. ``payload`` needs a calibration whose data came through the same velocities: its
   measured torque-error bound already absorbed the velocity error through the unloaded arm —
@@ -132,6 +137,7 @@ import numpy as np
 from sysid_ros.identification.base_motion import ImuBounds
 from sysid_ros.identification.calibration_rows import CalibrationConstraints
 from sysid_ros.identification.errors import IdentificationConfigError
+from sysid_ros.identification.velocity_estimate import VelocityEstimate
 from sysid_ros.model.box import ParameterBox, theta_e_box
 from sysid_ros.model.errors import BoxError
 from sysid_ros.model.friction_terms import FrictionTerms
@@ -203,6 +209,7 @@ class IdentificationConfig:
     torque_delay_samples: float = 0.5
     velocity_noise_abs: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (nj,) rad/s
     velocity_noise_scope: str = "all"          # "all" | "payload" (module docstring)
+    velocity_estimate: VelocityEstimate | None = None   # dq from positions (module docstring)
     # (nj,) s: calibrated lag of the torque stream behind the states, compensated (.alignment)
     torque_lag_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
     # (nj,) s: how far the true lag may be from torque_lag_s (a bounded timing unknown)
@@ -374,6 +381,12 @@ class IdentificationConfig:
             "positions_velocities": "dq within velocity_noise_abs of the truth at the sample "
                                     "instants (0: exact); q may be read to an encoder count "
                                     "(it enters the regressors only)",
+            "velocity_estimate": "published dq" if self.velocity_estimate is None else
+            {"dq": "least-squares slope of the positions; every sample used is within "
+                   "velocity_noise_abs when |q̈| <= accel_abs, q̈ changes at most jerk_abs x "
+                   "(|dt| + accel_hold_s), q is read to half an encoder count and stamps lag "
+                   "their instants by at most stamp_delay_s",
+             **self.velocity_estimate.assumptions()},
             "velocity_sign": "dq stays on one side of the Coulomb band between two samples "
                              "that are both outside it on that side",
             "rigid_grasp": "payload rigidly attached and unchanged during the data",
@@ -455,6 +468,9 @@ def _check(c: IdentificationConfig) -> None:
             or not np.all(np.isfinite(c.velocity_noise_abs)) or np.any(c.velocity_noise_abs < 0):
         raise _fail("velocity_noise_abs", "expected one finite value >= 0 rad/s per joint (or "
                     "one for all)")
+    if c.velocity_estimate is not None and np.any(c.velocity_noise_abs <= 0):
+        raise _fail("velocity_noise_abs", "velocity_estimate needs the stated bound of its "
+                    "estimates (> 0 rad/s per joint): samples above it are not used")
     if c.velocity_noise_scope not in VELOCITY_NOISE_SCOPES:
         raise _fail("velocity_noise_scope", f"{c.velocity_noise_scope!r} is not one of "
                     f"{VELOCITY_NOISE_SCOPES}")
@@ -664,6 +680,9 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
             velocity_noise_abs=_per_joint(sec.get("velocity_noise_abs", 0.0), robot.nj,
                                           "velocity_noise_abs"),
             velocity_noise_scope=str(sec.get("velocity_noise_scope", "all")),
+            velocity_estimate=None if sec.get("velocity_estimate") is None else
+            VelocityEstimate.from_mapping(sec["velocity_estimate"], robot.nj,
+                                          f"{robot.config_path}: identification.velocity_estimate"),
             torque_lag_s=_per_joint(sec.get("torque_lag_s", 0.0), robot.nj, "torque_lag_s"),
             torque_lag_radius_s=_per_joint(sec.get("torque_lag_radius_s", 0.0), robot.nj,
                                            "torque_lag_radius_s"),
