@@ -1,0 +1,100 @@
+"""The velocity estimate from differenced encoder positions (identification.velocity_estimate):
+its per-sample bound against the simulator's exact velocities on hardware-like Z1 data (500 Hz,
+drops, jittered stamps, 0.01° counts), the identifier's box on those data against the truth,
+and the loud outcomes when a premise is broken or not stated."""
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+import numpy as np
+import pytest
+
+from sysid_ros.identification import identify, load_identification_config
+from sysid_ros.identification.velocity_estimate import VelocityEstimate
+from sysid_ros.model.robots import load_robot
+from sysid_ros.simulation import HardwareProfile, dumbbell_for, record_hardware_like
+from sysid_ros.simulation.assumptions import identifier_assumptions
+from sysid_ros.simulation.errors import SimConfigError
+
+
+@pytest.fixture(scope="module")
+def z1():
+    return load_robot("z1")
+
+
+@pytest.fixture(scope="module")
+def recording(z1):
+    prof = HardwareProfile.from_robot(z1)
+    assert prof.velocity == "finite_difference" and prof.quantize
+    return prof, record_hardware_like(z1, np.random.default_rng(3), dumbbell_for(z1, 1.0), 8.0,
+                                      prof)
+
+
+def test_bound_holds_against_exact_velocities(z1, recording):
+    prof, rec = recording
+    kw = identifier_assumptions(z1, prof)
+    est = kw["velocity_estimate"]
+    out = est.estimate(rec.t, rec.q, 2.5 * prof.period)
+    used = np.isfinite(out.bound)
+    assert used.mean() > 0.9
+    err = np.abs(out.dq - rec.exact.dq)
+    assert np.all(err[used] <= out.bound[used])
+    assert np.all(out.bound[used].max(axis=0) <= 2.0 * kw["velocity_noise_abs"])
+    assert np.nanmax(out.check) <= 0.0                 # the data agree with the premises
+    # the driver's own backward difference is outside the bound the identifier states
+    assert np.abs(rec.dq - rec.exact.dq).max() > kw["velocity_noise_abs"].max()
+
+
+def test_jerk_beyond_the_stated_bound_is_detected():
+    rng = np.random.default_rng(0)
+    period, res = 0.002, np.deg2rad(0.01)
+    t_true = np.arange(0.0, 4.0, period)
+    stamps = t_true + 0.2 * period * rng.random(t_true.size)
+    w = 2 * np.pi * 10.0                # |q̈| ≤ 0.05·w² ≈ 197, jerk ≤ 0.05·w³ ≈ 12400
+    q = (0.05 * np.sin(w * t_true))[:, None]
+    dq = (0.05 * w * np.cos(w * t_true))[:, None]
+    q_pub = np.round(q / res) * res
+
+    def estimate(jerk: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        est = VelocityEstimate(0.02, np.array([res]), 0.2 * period, np.array([0.05 * w ** 2]),
+                               np.array([jerk]))
+        out = est.estimate(stamps, q_pub, 2.5 * period)
+        return out.dq, out.bound, out.check
+
+    v, bound, check = estimate(0.05 * w ** 3)           # the true bound
+    used = np.isfinite(bound)
+    assert np.all(np.abs(v - dq)[used] <= bound[used]) and np.nanmax(check) <= 0
+    v, bound, check = estimate(0.0005 * w ** 3)         # stated 100x too low
+    used = np.isfinite(bound)
+    assert np.any(np.abs(v - dq)[used] > bound[used])   # the bound is then wrong ...
+    assert np.nanmax(check) > 0                          # ... and the data say so
+
+
+@pytest.mark.slow
+def test_identifier_box_holds_the_truth_and_a_broken_premise_is_inconsistent(z1, recording):
+    prof, rec = recording
+    kw = identifier_assumptions(z1, prof)
+    cfg = load_identification_config(z1, prior="rated", **kw)
+    res = identify(z1, cfg, rec.t, rec.q, rec.dq, rec.tau_meas, "lp", point_estimate=False)
+    assert res.status == "ok" and res.contains(rec.truth.theta_e)
+    # an encoder stated 100x finer than it is, with the motion's bounds stated near zero: the
+    # two estimates disagree beyond their bounds
+    broken = dataclasses.replace(kw["velocity_estimate"],
+                                 resolution=kw["velocity_estimate"].resolution / 100.0,
+                                 accel_abs=np.full(z1.nj, 0.01), jerk_abs=np.full(z1.nj, 0.01))
+    cfg = load_identification_config(z1, prior="rated", **{**kw, "velocity_estimate": broken})
+    res = identify(z1, cfg, rec.t, rec.q, rec.dq, rec.tau_meas, "lp", point_estimate=False)
+    assert res.status == "inconsistent" and res.box is None
+    assert "velocity estimate premises broken" in res.reason
+
+
+def test_differenced_velocities_without_a_statement_are_refused(z1):
+    config = copy.deepcopy(z1.config)
+    del config["identification"]["differenced_velocity"]
+    robot = dataclasses.replace(z1, config=config)
+    with pytest.raises(SimConfigError, match="finite_difference"):
+        identifier_assumptions(robot)
+    kw = identifier_assumptions(z1)
+    assert isinstance(kw["velocity_estimate"], VelocityEstimate)
+    assert np.all(kw["velocity_noise_abs"] > 0)
