@@ -19,7 +19,8 @@ Then, with σ_i = s_i − s_k, Σ|w| = Σ_i |w_i| and κ = D·Σ|w|/2 (D the sta
 e_k = v̂_k − q̇(t_k) obeys (Taylor about t_k; Σ w_i δ_i = Σ w_i (δ_i − D/2))
 
     |e_k|·(1 − κ) ≤ κ·|v̂_k| + ½·A·(|Σ w_i σ_i²| + 2D·Σ|w_i σ_i| + D²·Σ|w|)
-                    + J·Σ|w_i|·((|σ_i| + D)³/6 + h₀·(|σ_i| + D)²/2) + (res/2)·Σ|w|,
+                    + Σ|w_i|·min(A·ρ_i², J·(ρ_i³/6 + h₀·ρ_i²/2)) + (res/2)·Σ|w|,
+    ρ_i = |σ_i| + D,
 
 which :meth:`VelocityEstimate.estimate` returns per sample. The identifier states one bound per
 joint, ``velocity_noise_abs``: a sample whose own bound exceeds it (drops, a stall near it) is not
@@ -163,7 +164,9 @@ class VelocityEstimate:
             reach = np.abs(sig) + D
             accel = 0.5 * A * (abs(float(w @ sig ** 2)) + 2.0 * D * float(np.abs(w * sig).sum())
                                + D * D * sw)
-            jerk = J * float(np.abs(w) @ (reach ** 3 / 6.0 + 0.5 * h0 * reach ** 2))
+            # |q̈(u) − q̈(t_k)| ≤ min(2A, J·(|u − t_k| + h₀)), integrated twice
+            jerk = np.abs(w) @ np.minimum(A[None, :] * reach[:, None] ** 2, J[None, :] * (
+                reach[:, None] ** 3 / 6.0 + 0.5 * h0 * reach[:, None] ** 2))
             dq[n] = v
             bound[n] = (kappa * np.abs(v) + accel + jerk + 0.5 * res * sw) / (1.0 - kappa)
         return dq, bound

@@ -35,6 +35,11 @@ def test_bound_holds_against_exact_velocities(z1, recording):
     prof, rec = recording
     kw = identifier_assumptions(z1, prof)
     est = kw["velocity_estimate"]
+    # the stated premises hold on the simulator's exact accelerations (its physics steps)
+    ddq = rec.exact.step_ddq
+    assert np.all(np.abs(ddq) <= est.accel_abs)
+    dt = np.diff(rec.t_true)[:, None]
+    assert np.all(np.abs(np.diff(ddq, axis=0)) <= est.jerk_abs * (dt + est.accel_hold_s))
     out = est.estimate(rec.t, rec.q, 2.5 * prof.period)
     used = np.isfinite(out.bound)
     assert used.mean() > 0.9
