@@ -90,8 +90,10 @@ def main(argv: list[str] | None = None) -> int:
         r = z1[mode]
         print(f"{'Z1':<8}{mode:<40}{r['ok_fraction']:>6.2f}{r['contains_fraction']:>10.2f}"
               f"{r['median_mass_width_kg']:>22.3f}")
+    width = gen3["median_mass_width_kg"]
     print(f"{'Gen3':<8}{'exact (uncalibrated, 10 % drops)':<40}{gen3['ok_fraction']:>6.2f}"
-          f"{gen3['contains_fraction']:>10.2f}{gen3['median_mass_width_kg']:>22.3f}")
+          f"{gen3['contains_fraction']:>10.2f}"
+          + (f"{width:>22.3f}" if width is not None else f"{'no ok box':>22}"))
     if a.json:
         Path(a.json).write_text(json.dumps({"z1": z1, "gen3_500hz": gen3,
                                             "trials": a.trials, "duration_s": a.duration},

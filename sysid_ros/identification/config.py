@@ -728,6 +728,9 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
     for key in ("torque_noise_abs", "velocity_noise_abs", "torque_gain", "torque_gain_rel"):
         if key in overrides:
             overrides[key] = _per_joint(overrides[key], robot.nj, key)
+    if isinstance(overrides.get("velocity_estimate"), dict):
+        overrides["velocity_estimate"] = VelocityEstimate.from_mapping(
+            overrides["velocity_estimate"], robot.nj, "velocity_estimate")
     return cfg.with_overrides(**overrides) if overrides else cfg
 
 

@@ -7,7 +7,9 @@ lie within ``half_width_s`` of s_k,
 
     v̂_k = Σ_i w_i q̂_i,   w_i = (s_i − s̄) / Σ_j (s_j − s̄)²   (Σ w_i = 0, Σ w_i s_i = 1).
 
-Premises (``identification.velocity_estimate`` of the robot file, per joint where it says so):
+Premises (the identification config's ``velocity_estimate``: the robot file's
+``identification.velocity_estimate``, or ``differenced_velocity`` for hardware-like data; per
+joint where it says so):
 
 - the published position q̂_i is within ``encoder_resolution_deg``/2 of q(t_i) (rounding);
 - a stamp lags its sample's true instant t_i by δ_i ∈ [0, ``stamp_delay_s``];
@@ -72,8 +74,8 @@ class VelocityCheck:
         return (f"velocity estimate premises broken: at t = {self.t:.3f} s {self.joint}'s "
                 f"estimates over the full and the half width differ by {self.excess:.4f} rad/s "
                 f"more than their bounds allow ({self.count} samples): the stated jerk, "
-                "acceleration, encoder or stamp-delay bound (identification.velocity_estimate) "
-                "does not hold for these data")
+                "acceleration, encoder or stamp-delay bound of the velocity estimate does not "
+                "hold for these data")
 
 
 @dataclass(frozen=True)

@@ -46,8 +46,6 @@ from typing import Any
 
 import numpy as np
 
-from sysid_ros.identification.errors import IdentificationConfigError
-from sysid_ros.identification.velocity_estimate import VelocityEstimate
 from sysid_ros.model.robots import Robot
 from sysid_ros.simulation.errors import SimConfigError
 from sysid_ros.simulation.hardware_like import HardwareProfile
@@ -65,20 +63,16 @@ def sampling_margin(rate_hz: float) -> float:
 
 
 def differenced_velocity(robot: Robot, section: Any) -> dict[str, Any]:
-    """``velocity_estimate`` and ``velocity_noise_abs`` overrides from the robot file's
-    ``identification.differenced_velocity`` (module doc): the estimate's premises and the
-    stated bound of every sample used."""
+    """``velocity_estimate`` (the estimate's premises, a mapping the identification config
+    checks) and ``velocity_noise_abs`` overrides from the robot file's
+    ``identification.differenced_velocity`` (module doc)."""
     where = f"{robot.config_path}: identification.differenced_velocity"
     if not isinstance(section, dict) or "velocity_noise_abs" not in section:
         raise SimConfigError(f"{where}: expected a mapping with velocity_noise_abs and the "
-                             "estimate's premises (velocity_estimate module)")
-    rest = {k: v for k, v in section.items() if k != "velocity_noise_abs"}
-    try:
-        est = VelocityEstimate.from_mapping(rest, robot.nj, where)
-    except IdentificationConfigError as exc:
-        raise SimConfigError(str(exc)) from None
+                             "estimate's premises (sysid_ros.identification.velocity_estimate)")
     eps = np.broadcast_to(np.asarray(section["velocity_noise_abs"], float), (robot.nj,)).copy()
-    return {"velocity_estimate": est, "velocity_noise_abs": eps}
+    return {"velocity_estimate": {k: v for k, v in section.items() if k != "velocity_noise_abs"},
+            "velocity_noise_abs": eps}
 
 
 def identifier_assumptions(robot: Robot, profile: HardwareProfile | None = None,

@@ -10,11 +10,12 @@ import dataclasses
 import numpy as np
 import pytest
 
-from sysid_ros.identification import identify, load_identification_config
+from sysid_ros.identification import IdentificationConfigError, identify, \
+    load_identification_config
 from sysid_ros.identification.velocity_estimate import VelocityEstimate
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import HardwareProfile, dumbbell_for, record_hardware_like
-from sysid_ros.simulation.assumptions import identifier_assumptions
+from sysid_ros.simulation.assumptions import differenced_velocity, identifier_assumptions
 from sysid_ros.simulation.errors import SimConfigError
 
 
@@ -34,7 +35,8 @@ def recording(z1):
 def test_bound_holds_against_exact_velocities(z1, recording):
     prof, rec = recording
     kw = identifier_assumptions(z1, prof)
-    est = kw["velocity_estimate"]
+    est = load_identification_config(z1, **kw).velocity_estimate
+    assert est is not None
     # the stated premises hold on the simulator's exact accelerations (its physics steps)
     ddq = rec.exact.step_ddq
     assert np.all(np.abs(ddq) <= est.accel_abs)
@@ -81,12 +83,13 @@ def test_identifier_box_holds_the_truth_and_a_broken_premise_is_inconsistent(z1,
     prof, rec = recording
     kw = identifier_assumptions(z1, prof)
     cfg = load_identification_config(z1, prior="rated", **kw)
+    assert cfg.velocity_estimate is not None
     res = identify(z1, cfg, rec.t, rec.q, rec.dq, rec.tau_meas, "lp", point_estimate=False)
     assert res.status == "ok" and res.contains(rec.truth.theta_e)
     # an encoder stated 100x finer than it is, with the motion's bounds stated near zero: the
     # two estimates disagree beyond their bounds
-    broken = dataclasses.replace(kw["velocity_estimate"],
-                                 resolution=kw["velocity_estimate"].resolution / 100.0,
+    broken = dataclasses.replace(cfg.velocity_estimate,
+                                 resolution=cfg.velocity_estimate.resolution / 100.0,
                                  accel_abs=np.full(z1.nj, 0.01), jerk_abs=np.full(z1.nj, 0.01))
     cfg = load_identification_config(z1, prior="rated", **{**kw, "velocity_estimate": broken})
     res = identify(z1, cfg, rec.t, rec.q, rec.dq, rec.tau_meas, "lp", point_estimate=False)
@@ -100,6 +103,11 @@ def test_differenced_velocities_without_a_statement_are_refused(z1):
     robot = dataclasses.replace(z1, config=config)
     with pytest.raises(SimConfigError, match="finite_difference"):
         identifier_assumptions(robot)
-    kw = identifier_assumptions(z1)
-    assert isinstance(kw["velocity_estimate"], VelocityEstimate)
-    assert np.all(kw["velocity_noise_abs"] > 0)
+    cfg = load_identification_config(z1, **identifier_assumptions(z1))
+    assert isinstance(cfg.velocity_estimate, VelocityEstimate)
+    assert np.all(cfg.velocity_noise_abs > 0)
+    # a premise missing from the section is named
+    section = {k: v for k, v in z1.config["identification"]["differenced_velocity"].items()
+               if k != "jerk_abs"}
+    with pytest.raises(IdentificationConfigError, match="jerk_abs"):
+        load_identification_config(z1, **differenced_velocity(z1, section))
