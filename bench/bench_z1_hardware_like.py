@@ -6,7 +6,7 @@ Z1: the robot file's hardware-like profile (500 Hz, 1 % drops, stamps up to 0.2 
 0.01° encoder counts, current-based torque with 5 % relative noise, the driver's backward-difference
 velocities) on robots drawn as the sim node draws them (``simulation.sim_truth``, seeds 0…),
 calibrated without payload (20 s, margin 1.5) and then identified on ``--duration`` s with the
-1 kg dumbbell, offline (``lp``, rated prior 2.45 kg wide), three ways:
+1 kg dumbbell, offline (``lp``, the robot file's prior), three ways:
 
 - ``estimate``: the identifier's velocity estimate with its stated bound
   (``identification.differenced_velocity``; sysid_ros.identification.velocity_estimate), the
@@ -17,8 +17,9 @@ calibrated without payload (20 s, margin 1.5) and then identified on ``--duratio
   torque bound alone absorbing their error: no premise covers the payload's share, shown
   for the width it would give).
 
-Gen3: the hardware-like section of ``bench.bench_identify`` at 500 Hz (10 % drops, uncalibrated,
-exact velocities), the same code path.
+Gen3: its robot file's hardware-like profile (1 kHz, reported velocities within ±0.002 rad/s,
+torque lag), calibrated the same way, a 3.63 kg dumbbell, its velocities with their stated bound
+(``published``, the Gen3 demo's path).
 """
 from __future__ import annotations
 
@@ -41,36 +42,41 @@ from sysid_ros.simulation.assumptions import identifier_assumptions
 MODES = ("estimate", "exact", "differences")
 
 
-def z1_rows(trials: int, duration: float) -> dict:
-    """Per mode: ok and containment fractions, median mass width (kg)."""
-    z1 = load_robot("z1")
-    base = HardwareProfile.from_robot(z1)
-    payload = dumbbell_for(z1, 1.0)
-    out: dict = {m: {"ok": [], "contains": [], "mass_width_kg": []} for m in MODES}
-    for k in progress.track(range(trials), "Z1 robots"):
-        for mode in MODES:
-            prof = dataclasses.replace(base, velocity="exact") if mode == "exact" else base
-            cal = record_hardware_like(z1, np.random.default_rng([k, 2, 0]), None, 20.0, prof,
-                                       sim_truth(z1, k))
-            pay = record_hardware_like(z1, np.random.default_rng([k, 2, 2]), payload, duration,
-                                       prof, sim_truth(z1, k, payload))
-            res = calibrate(z1, [Recording(cal.t, cal.q, cal.dq, cal.tau_meas)],
-                            CalibrationOptions(margin=1.5, link_boxes=False))
-            robot = apply_calibration(z1, calibration_document(res))
-            kw = identifier_assumptions(robot, prof, calibrated=True) if mode == "estimate" \
-                else {}
-            cfg = load_identification_config(robot, **kw)
-            r = identify(robot, cfg, pay.t, pay.q, pay.dq, pay.tau_meas, "lp",
-                         point_estimate=False)
-            row = out[mode]
-            row["ok"].append(r.status == "ok")
-            row["contains"].append(r.contains(pay.truth.theta_e))
-            row["mass_width_kg"].append(float(r.upper[0] - r.lower[0]) if r.lower is not None
-                                        else float("nan"))
-    return {m: {"ok_fraction": float(np.mean(v["ok"])),
-                "contains_fraction": float(np.mean(v["contains"])),
-                "median_mass_width_kg": float(np.nanmedian(v["mass_width_kg"])),
-                "mass_width_kg": v["mass_width_kg"]} for m, v in out.items()}
+def _identified(name: str, k: int, mode: str, payload_kg: float, duration: float
+                ) -> tuple[bool, bool, float]:
+    """(ok, contains, mass width) of drawn robot ``k`` of ``name``, calibrated without payload
+    and identified on ``duration`` s with a ``payload_kg`` dumbbell; ``mode`` (module doc) or
+    ``published`` (the profile's own velocities with their stated bound)."""
+    robot0 = load_robot(name)
+    base = HardwareProfile.from_robot(robot0)
+    prof = dataclasses.replace(base, velocity="exact") if mode == "exact" else base
+    payload = dumbbell_for(robot0, payload_kg)
+    cal = record_hardware_like(robot0, np.random.default_rng([k, 2, 0]), None, 20.0, prof,
+                               sim_truth(robot0, k))
+    pay = record_hardware_like(robot0, np.random.default_rng([k, 2, 2]), payload, duration,
+                               prof, sim_truth(robot0, k, payload))
+    res = calibrate(robot0, [Recording(cal.t, cal.q, cal.dq, cal.tau_meas)],
+                    CalibrationOptions(margin=1.5, link_boxes=False))
+    robot = apply_calibration(robot0, calibration_document(res))
+    kw = identifier_assumptions(robot, prof, calibrated=True) \
+        if mode in ("estimate", "published") else {}
+    r = identify(robot, load_identification_config(robot, **kw), pay.t, pay.q, pay.dq,
+                 pay.tau_meas, "lp", point_estimate=False)
+    width = float(r.upper[0] - r.lower[0]) if r.lower is not None else float("nan")
+    return r.status == "ok", r.contains(pay.truth.theta_e), width
+
+
+def rows(name: str, modes: tuple[str, ...], payload_kg: float, trials: int,
+         duration: float) -> dict:
+    """Per mode: ok and containment fractions, median and per-robot mass widths (kg)."""
+    out: dict = {m: [] for m in modes}
+    for k in progress.track(range(trials), f"{name} robots"):
+        for mode in modes:
+            out[mode].append(_identified(name, k, mode, payload_kg, duration))
+    return {m: {"ok_fraction": float(np.mean([v[0] for v in r])),
+                "contains_fraction": float(np.mean([v[1] for v in r])),
+                "median_mass_width_kg": float(np.nanmedian([v[2] for v in r])),
+                "mass_width_kg": [v[2] for v in r]} for m, r in out.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,25 +85,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--duration", type=float, default=10.0)
     ap.add_argument("--json")
     a = ap.parse_args(argv)
-    from bench.bench_identify import _real_rates
-
-    z1 = z1_rows(a.trials, a.duration)
-    gen3 = _real_rates(load_robot("gen3"), [500.0], a.trials, a.duration)[0]
-    print(f"\nmass width on hardware-like data at 500 Hz, {a.trials} robots x {a.duration:.0f} s "
-          "of payload data")
-    print(f"{'robot':<8}{'velocities':<40}{'ok':>6}{'contains':>10}{'median mass width kg':>22}")
-    for mode in MODES:
-        r = z1[mode]
-        print(f"{'Z1':<8}{mode:<40}{r['ok_fraction']:>6.2f}{r['contains_fraction']:>10.2f}"
-              f"{r['median_mass_width_kg']:>22.3f}")
-    width = gen3["median_mass_width_kg"]
-    print(f"{'Gen3':<8}{'exact (uncalibrated, 10 % drops)':<40}{gen3['ok_fraction']:>6.2f}"
-          f"{gen3['contains_fraction']:>10.2f}"
-          + (f"{width:>22.3f}" if width is not None else f"{'no ok box':>22}"))
+    z1 = rows("z1", MODES, 1.0, a.trials, a.duration)
+    gen3 = rows("gen3", ("published",), 3.63, a.trials, a.duration)
+    print(f"\nmass width on hardware-like data, calibrated, {a.trials} drawn robots x "
+          f"{a.duration:.0f} s of payload data")
+    print(f"{'robot':<28}{'velocities':<14}{'ok':>6}{'contains':>10}{'median mass width kg':>22}"
+          f"{'prior kg':>10}")
+    prior = {n: float(load_identification_config(load_robot(n)).prior.width[0])
+             for n in ("z1", "gen3")}
+    table = [("Z1 500 Hz, 1 kg", m, z1[m], prior["z1"]) for m in MODES] + \
+        [("Gen3 1 kHz, 3.63 kg", "published", gen3["published"], prior["gen3"])]
+    for robot, mode, r, prior in table:
+        print(f"{robot:<28}{mode:<14}{r['ok_fraction']:>6.2f}{r['contains_fraction']:>10.2f}"
+              f"{r['median_mass_width_kg']:>22.3f}{prior:>10.2f}")
     if a.json:
-        Path(a.json).write_text(json.dumps({"z1": z1, "gen3_500hz": gen3,
-                                            "trials": a.trials, "duration_s": a.duration},
-                                           indent=2))
+        Path(a.json).write_text(json.dumps({"z1": z1, "gen3": gen3, "trials": a.trials,
+                                            "duration_s": a.duration}, indent=2))
     return 0
 
 
