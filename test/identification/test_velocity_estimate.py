@@ -32,6 +32,7 @@ def recording(z1):
                                       prof)
 
 
+@pytest.mark.slow
 def test_bound_holds_against_exact_velocities(z1, recording):
     prof, rec = recording
     kw = identifier_assumptions(z1, prof)
