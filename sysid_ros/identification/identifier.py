@@ -295,8 +295,10 @@ def exclusion_notes(win: MomentumWindows) -> list[str]:
         out.append(f"excluded by the stated rule ({win.config.assumptions()['excluded_windows']}"
                    f"): {dropped} rows " + str({k: v for k, v in win.excluded.items() if v})
                    + f"; first: {where}")
-    if win.n_unaligned:
-        out.append(f"torque alignment: {win.n_unaligned} samples whose lagged torque fell into "
+    # not aligned: the torque's or the velocity estimate's; the torque's alone are the rest
+    torque_only = win.n_unaligned - win.align.n_velocity_unbounded
+    if torque_only:
+        out.append(f"torque alignment: {torque_only} samples whose lagged torque fell into "
                    "a gap or beyond the end were dropped (each split its run)")
     if win.align.n_velocity_unbounded:
         out.append(f"velocity estimate: {win.align.n_velocity_unbounded} samples whose bound "

@@ -10,7 +10,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from sysid_ros.identification import IdentificationConfigError, identify, \
+from sysid_ros.identification import IdentificationConfigError, OnlineIdentifier, identify, \
     load_identification_config
 from sysid_ros.identification.velocity_estimate import VelocityEstimate
 from sysid_ros.model.robots import load_robot
@@ -96,6 +96,13 @@ def test_identifier_box_holds_the_truth_and_a_broken_premise_is_inconsistent(z1,
     res = identify(z1, cfg, rec.t, rec.q, rec.dq, rec.tau_meas, "lp", point_estimate=False)
     assert res.status == "inconsistent" and res.box is None
     assert "velocity estimate premises broken" in res.reason
+    # the streaming identifier (the node's) says so too, at its next update
+    online = OnlineIdentifier(z1, cfg, "lp", point_estimate=False)
+    for s in range(0, len(rec), 500):
+        online.add_samples(rec.t[s:s + 500], rec.q[s:s + 500], rec.dq[s:s + 500],
+                           rec.tau_meas[s:s + 500])
+        online.update()
+    assert online.status == "inconsistent" and "velocity estimate" in online.reason
 
 
 def test_differenced_velocities_without_a_statement_are_refused(z1):
