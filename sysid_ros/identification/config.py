@@ -137,7 +137,7 @@ import numpy as np
 from sysid_ros.identification.base_motion import ImuBounds
 from sysid_ros.identification.calibration_rows import CalibrationConstraints
 from sysid_ros.identification.errors import IdentificationConfigError
-from sysid_ros.identification.velocity_estimate import VelocityEstimate
+from sysid_ros.identification.velocity_estimate import VelocityEstimate, slope_source
 from sysid_ros.model.box import ParameterBox, theta_e_box
 from sysid_ros.model.errors import BoxError
 from sysid_ros.model.friction_terms import FrictionTerms
@@ -731,7 +731,24 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
     if isinstance(overrides.get("velocity_estimate"), dict):
         overrides["velocity_estimate"] = VelocityEstimate.from_mapping(
             overrides["velocity_estimate"], robot.nj, "velocity_estimate")
-    return cfg.with_overrides(**overrides) if overrides else cfg
+    cfg = cfg.with_overrides(**overrides) if overrides else cfg
+    _check_estimate_calibration(robot, cfg)
+    return cfg
+
+
+def _check_estimate_calibration(robot: Robot, cfg: IdentificationConfig) -> None:
+    """Scope ``payload`` with the identifier's own velocity estimate rests on a calibration whose
+    bound absorbed that estimate's error through the unloaded arm: its recordings' velocities
+    must be the same estimate's."""
+    if cfg.velocity_estimate is None or cfg.velocity_noise_scope != "payload":
+        return
+    want = slope_source(cfg.velocity_estimate.half_width_s)
+    used = (((robot.config.get("calibration") or {}).get("provenance") or {})
+            .get("velocity_source") or [])
+    if not used or any(u != want for u in used):
+        raise _fail("velocity_noise_scope", f"'payload' with the velocity estimate needs a "
+                    f"calibration made from the same estimate ({want!r}; sysid-calibrate "
+                    f"--state-estimate slope); this one used {used or 'unknown velocities'}")
 
 
 def _calibration_rows(robot: Robot, spec: Any, rows_max: int,

@@ -43,7 +43,13 @@ import numpy as np
 
 from sysid_ros.identification.errors import IdentificationConfigError
 
-__all__ = ["VelocityEstimate", "VelocityCheck", "EstimatedVelocity"]
+__all__ = ["VelocityEstimate", "VelocityCheck", "EstimatedVelocity", "slope_source"]
+
+def slope_source(half_width_s: float) -> str:
+    """The velocity source a calibration records for recordings whose velocities are this
+    estimate's (``sysid-calibrate --state-estimate slope``)."""
+    return f"state estimate (slope +-{half_width_s:g} s, positions only)"
+
 
 _KEYS = ("half_width_s", "encoder_resolution_deg", "stamp_delay_s", "accel_abs", "jerk_abs",
          "accel_hold_s")

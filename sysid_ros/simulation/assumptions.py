@@ -18,8 +18,8 @@ sim's):
   from the positions with the bound the robot file's ``identification.differenced_velocity``
   states (its ``velocity_noise_abs`` and the estimate's premises: encoder resolution, stamp
   delay, acceleration and jerk bounds, :mod:`sysid_ros.identification.velocity_estimate`);
-  the rows carry that bound in every term, with a calibration too (scope ``all``: a calibration
-  from the driver's differences measured another velocity error than the estimate's);
+  with a calibration the payload's share only (scope ``payload``), which needs one made from
+  the same estimate (``sysid-calibrate --state-estimate slope``; refused otherwise);
   without that section it is refused, as ``filtered`` and ``missing`` are: a difference of
   quantised positions over jittered stamps has no bound without one on the acceleration, and
   the identifier needs q̇; the user may state ``velocity_noise_abs`` instead;
@@ -110,9 +110,11 @@ def identifier_assumptions(robot: Robot, profile: HardwareProfile | None = None,
     differenced = (robot.config.get("identification") or {}).get("differenced_velocity")
     if profile.velocity == "finite_difference" and differenced is not None \
             and not robot.floating_base:
-        # scope 'all' even with a calibration: one made from the driver's own differences
-        # measured another velocity error than this estimate's
+        # calibrated: the payload's share only, which rests on a calibration made from this
+        # estimate's velocities (the identification config refuses it otherwise)
         out.update(differenced_velocity(robot, differenced))
+        if calibrated:
+            out["velocity_noise_scope"] = "payload"
         return out
     if profile.velocity in ("finite_difference", "filtered"):
         raise SimConfigError(

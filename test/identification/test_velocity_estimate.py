@@ -12,7 +12,7 @@ import pytest
 
 from sysid_ros.identification import IdentificationConfigError, OnlineIdentifier, identify, \
     load_identification_config
-from sysid_ros.identification.velocity_estimate import VelocityEstimate
+from sysid_ros.identification.velocity_estimate import VelocityEstimate, slope_source
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import HardwareProfile, dumbbell_for, record_hardware_like
 from sysid_ros.simulation.assumptions import differenced_velocity, identifier_assumptions
@@ -119,3 +119,21 @@ def test_differenced_velocities_without_a_statement_are_refused(z1):
                if k != "jerk_abs"}
     with pytest.raises(IdentificationConfigError, match="jerk_abs"):
         load_identification_config(z1, **differenced_velocity(z1, section))
+
+
+def test_payload_scope_needs_a_calibration_made_from_the_same_estimate(z1):
+    """With a calibration the rows state only the payload's share of the velocity error: the
+    calibration's bound must have absorbed the rest through the same estimate. One made from
+    other velocities (the driver's differences) is refused, naming the remedy."""
+    half = z1.config["identification"]["differenced_velocity"]["half_width_s"]
+
+    def calibrated_on(sources: list[str]):
+        config = {**z1.config, "calibration": {"provenance": {"velocity_source": sources}}}
+        robot = dataclasses.replace(z1, config=config)
+        return load_identification_config(robot, **identifier_assumptions(robot,
+                                                                          calibrated=True))
+
+    with pytest.raises(IdentificationConfigError, match="--state-estimate slope"):
+        calibrated_on(["measured"])
+    cfg = calibrated_on([slope_source(half)])
+    assert cfg.velocity_noise_scope == "payload" and cfg.velocity_estimate is not None
