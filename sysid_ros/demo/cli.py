@@ -29,7 +29,8 @@ the planner waits for the identifier's first box, learnt at rest.
 Exit codes: 0 — ``Result: success``; 1 — ``Result: failure`` (report written, reasons in it and
 on stderr); 2 — bad input (robot file without a demo task, unknown prior, unreadable
 calibration); 3 — refused before starting: the prior cannot be certified at the start pose, or
-``--hardware-like`` without ``--calibration`` for the robust controller (nothing ran); 4 — the run
+``--hardware-like`` without ``--calibration`` for the robust controller, or with velocities off by
+more than the robot file's ``controller.velocity_error_max`` (nothing ran); 4 — the run
 produced no bag to evaluate (a node failed to start; see graph.log).
 
 ``--hardware-like --calibration calib.yaml``: the same run on hardware-like data of a robot
