@@ -137,3 +137,33 @@ def test_payload_scope_needs_a_calibration_made_from_the_same_estimate(z1):
         calibrated_on(["measured"])
     cfg = calibrated_on([slope_source(half)])
     assert cfg.velocity_noise_scope == "payload" and cfg.velocity_estimate is not None
+
+
+@pytest.mark.slow
+def test_calibrated_on_the_estimate_the_payload_box_holds_the_truth(z1):
+    """The product path on a drawn hardware-like Z1: calibrated without payload on the
+    identifier's own estimate (``--state-estimate slope``), then 1 kg dumbbell data identified
+    with the estimate and the payload's share of its bound (scope payload): ``ok``, truth in."""
+    from sysid_ros.calibration import CalibrationOptions, Recording, calibrate
+    from sysid_ros.calibration.document import calibration_document
+    from sysid_ros.calibration.state import slope_derivative
+    from sysid_ros.model.calibration import apply_calibration
+    from sysid_ros.simulation import sim_truth
+
+    prof = HardwareProfile.from_robot(z1)
+    payload = dumbbell_for(z1, 1.0)
+    cal = record_hardware_like(z1, np.random.default_rng([1, 2, 0]), None, 20.0, prof,
+                               sim_truth(z1, 1))
+    pay = record_hardware_like(z1, np.random.default_rng([1, 2, 2]), payload, 10.0, prof,
+                               sim_truth(z1, 1, payload))
+    half = z1.config["identification"]["differenced_velocity"]["half_width_s"]
+    rec = Recording(cal.t, cal.q, cal.dq, cal.tau_meas)
+    rec = rec.with_velocity(slope_derivative(cal.t, cal.q, half).dq, slope_source(half))
+    res = calibrate(z1, [rec], CalibrationOptions(margin=1.5, link_boxes=False))
+    robot = apply_calibration(z1, calibration_document(res))
+    cfg = load_identification_config(robot, **identifier_assumptions(robot, prof,
+                                                                     calibrated=True))
+    assert cfg.velocity_noise_scope == "payload" and cfg.velocity_estimate is not None
+    out = identify(robot, cfg, pay.t, pay.q, pay.dq, pay.tau_meas, "lp", point_estimate=False)
+    assert out.status == "ok", out.reason
+    assert out.contains(pay.truth.theta_e)
