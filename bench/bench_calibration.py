@@ -51,7 +51,7 @@ from sysid_ros.calibration.state import encoder_sigma, rts_smoother
 from sysid_ros.calibration.synthetic import as_recording, draw_case
 from sysid_ros.calibration.validate import nominal_model, predict_torque
 from sysid_ros.identification import OnlineIdentifier, identify, load_identification_config
-from sysid_ros.model.calibration import apply_calibration
+from sysid_ros import apply_calibration
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import FRICTION_NAMES, load_robot
 

@@ -45,7 +45,7 @@ from sysid_ros.calibration.data import Recording, read_recording
 from sysid_ros.calibration.document import calibration_document, write_calibration
 from sysid_ros.calibration.validate import aligned_torque, nominal_model, predict_torque, validate
 from sysid_ros.identification import identify, load_identification_config
-from sysid_ros.model.calibration import apply_calibration
+from sysid_ros import apply_calibration
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot, load_robot
 

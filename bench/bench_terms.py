@@ -25,7 +25,7 @@ from sysid_ros.calibration import CalibrationOptions, calibrate
 from sysid_ros.calibration.document import calibration_document
 from sysid_ros.calibration.synthetic import draw_case
 from sysid_ros.identification import identify, load_identification_config
-from sysid_ros.model.calibration import apply_calibration
+from sysid_ros import apply_calibration
 from sysid_ros.model.robots import Robot, load_robot
 
 

@@ -28,7 +28,7 @@ from sysid_ros.calibration import CalibrationOptions, Recording, calibrate
 from sysid_ros.calibration.document import calibration_document
 from sysid_ros.calibration.synthetic import draw_gain_case
 from sysid_ros.identification import identify, load_identification_config
-from sysid_ros.model.calibration import apply_calibration
+from sysid_ros import apply_calibration
 from sysid_ros.model.robots import load_robot
 
 OPTIONS = dict(margin=1.5, link_boxes=False, terms=False, torque_lag="none", velocity_lag="none")

@@ -72,7 +72,7 @@ from sysid_ros import progress
 from sysid_ros.calibration import CalibrationOptions, CalibrationResult, Recording, calibrate
 from sysid_ros.calibration.calibrate import exported_rows
 from sysid_ros.calibration.document import calibration_document
-from sysid_ros.model.calibration import apply_calibration
+from sysid_ros import apply_calibration
 
 from sysid_ros.demo.pipeline import EpisodeConfig, identification_cond, simulate_episode
 from sysid_ros.demo.class_payload import class_prior

@@ -30,7 +30,7 @@ Usage:
                                [--experiments a,b] [--random-seeds N] [--quick]
                                [--objective cond|box|staged] [--planner KEY=VALUE ...]
                                [--cpu-budget] [--jobs N | --ray-address ADDR] [--no-progress]
-                               [--markdown docs/results.md]
+                               [--markdown docs/results.md] [--details]
 The markdown's generated block (between the BEGIN/END markers) is replaced; the hand-written
 discussion around it is kept.
 """
@@ -227,15 +227,24 @@ def _markdown(args, data: dict[str, Any], robot) -> str:
         out.append("")
     if data.get("final_widths"):
         out += _widths_markdown(data["final_widths"], masses, exps)
-    out += ["### Episode details", "",
-            "max V / V_max and torque ratios over the task; worst = max (|τ₀| + ‖bound‖)/τ_max, "
-            "what the controller's guarantee may demand (> 1: the box is too wide to certify "
-            "the task; such successes are marked ✓* above); plans = executed (admitted by the "
-            "controller) / planning cycles (ours: certified; random: drawn, with how many would "
-            "have passed the sound check).", "",
-            "| exp | method | kg | verdict | m box [kg] | truth in box | plans | "
-            "max V/V_max | peak τ/τ_max | worst τ/τ_max | clearance [mm] |",
-            "|---|---|---|---|---|---|---|---|---|---|---|"]
+    if args.details:
+        out += _details_markdown(data, methods, masses, exps, v_max)
+    out += ["", END]
+    return "\n".join(out)
+
+
+def _details_markdown(data: dict[str, Any], methods: list[str], masses: list[float],
+                      exps: list[str], v_max: float) -> list[str]:
+    """One row per episode (``--details``): the figures behind every cell of Table III."""
+    out = ["### Episode details", "",
+           "max V / V_max and torque ratios over the task; worst = max (|τ₀| + ‖bound‖)/τ_max, "
+           "what the controller's guarantee may demand (> 1: the box is too wide to certify "
+           "the task; such successes are marked ✓* above); plans = executed (admitted by the "
+           "controller) / planning cycles (ours: certified; random: drawn, with how many would "
+           "have passed the sound check).", "",
+           "| exp | method | kg | verdict | m box [kg] | truth in box | plans | "
+           "max V/V_max | peak τ/τ_max | worst τ/τ_max | clearance [mm] |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for exp in exps:
         for meth in methods:
             for m in masses:
@@ -257,8 +266,7 @@ def _markdown(args, data: dict[str, Any], robot) -> str:
                         f"{plans} | {x['max_V_task_J'] / v_max:.2f} | "
                         f"{x['peak_torque_ratio']:.2f} | {x['worst_torque_ratio']:.2f} | "
                         f"{x['min_clearance_mm']:.0f} |")
-    out += ["", END]
-    return "\n".join(out)
+    return out
 
 
 class _Result:
@@ -283,6 +291,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m bench.paper_tables",
                                  description=__doc__.splitlines()[0])
     ap.add_argument("--json", type=Path, help="write the figures here (stable keys)")
+    ap.add_argument("--details", action="store_true",
+                    help="also a table of every episode in the markdown (the JSON always has them)")
     ap.add_argument("--dumbbells", help="comma-separated kg (default: S3's five)")
     ap.add_argument("--methods", help=f"comma-separated, of {', '.join(METHODS)} (default all)")
     ap.add_argument("--experiments", default="a,b", help="comma-separated of a, b")

@@ -1,7 +1,7 @@
 """Regenerate the reference pages in docs/reference/ from their single sources.
 
 - ``parameters.md``: every node's ``PARAMETERS`` table (``sysid_ros.nodes.params``);
-- ``cli.md``: the ``--help`` of every console script that ``setup.py`` declares as a CLI (the
+- ``cli.md``: the options of every console script that ``setup.py`` declares as a CLI (the
   argparse parsers themselves; the ROS nodes' settings are their parameters);
 - ``robot-file.md``: the keys of the shipped robot files ``config/<robot>.yaml`` with the
   comment each file gives them.
@@ -12,7 +12,6 @@ page that differs from what would be written (``test/test_docs.py`` runs the sam
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import subprocess
 import sys
@@ -41,28 +40,79 @@ def _console_scripts() -> list[tuple[str, str]]:
     return out
 
 
-def _help_text(name: str, target: str) -> str:
-    """What ``<name> --help`` prints, run as the console script runs (its own process)."""
+_DUMP = """
+import argparse, json, sys
+sys.argv = [{name!r}, '--help']
+captured = []
+_parse = argparse.ArgumentParser.parse_args
+def grab(self, args=None, namespace=None):
+    captured.append(self)
+    raise SystemExit(0)
+argparse.ArgumentParser.parse_args = grab
+import contextlib, io
+import {module} as m
+said = io.StringIO()
+try:
+  with contextlib.redirect_stderr(said), contextlib.redirect_stdout(said):
+    if hasattr(m, 'build_parser'):
+        captured.append(m.build_parser())
+    elif hasattr(m, 'parse_args'):
+        m.parse_args(['--help'])
+    else:
+        m.{func}(['--help'])
+except SystemExit:
+    pass
+if not captured:  # a script without options answers --help with its usage line
+    print(json.dumps({{'description': said.getvalue().strip(), 'rows': []}}))
+    sys.exit(0)
+parser = captured[0]
+rows = [[a.option_strings, a.metavar or a.dest.upper(), list(a.choices) if a.choices else None,
+         a.default if isinstance(a.default, (int, float, str)) else None, a.help or '',
+         a.nargs == 0, a.required]
+        for a in parser._actions if not isinstance(a, argparse._HelpAction)]
+print(json.dumps({{'description': parser.description or '', 'rows': rows}}))
+"""
+
+
+def _options(name: str, target: str) -> dict[str, Any]:
+    """The parser of console script ``name``: its description and its options, read in a process
+    of their own (as the console script runs; a node's entry point would otherwise start)."""
+    import json
+
     module, func = target.split(":")
-    # The parser alone where the module exposes it (a node's entry point would start the node);
-    # otherwise the entry point with --help, which argparse answers before doing anything.
-    code = (f"import sys; sys.argv = [{name!r}, '--help']; import {module} as m\n"
-            "if hasattr(m, 'build_parser'):\n    m.build_parser().print_help()\n"
-            "elif hasattr(m, 'parse_args'):\n    m.parse_args(['--help'])\n"
-            f"else:\n    sys.exit(m.{func}(['--help']))\n")
-    env = {**os.environ, "COLUMNS": "100"}          # argparse wraps to the terminal otherwise
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                          cwd=ROOT, timeout=60)
-    return (proc.stdout or proc.stderr).rstrip() + "\n"
+    proc = subprocess.run([sys.executable, "-c", _DUMP.format(name=name, module=module, func=func)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    if proc.returncode != 0 or not proc.stdout.strip():
+        raise RuntimeError(f"{name}: cannot read its parser: {proc.stderr[-2000:]}")
+    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+def _option_row(strings: list[str], metavar: Any, choices: list[Any] | None, default: Any,
+                help_text: str, flag: bool, required: bool) -> str:
+    names = ", ".join(strings) if strings else str(metavar)
+    if not flag and strings:
+        names += " " + ("{" + ",".join(map(str, choices)) + "}" if choices
+                        else str(metavar))
+    text = " ".join(help_text.replace("%(default)s", str(default)).split()).replace("|", "\\|")
+    if required:
+        text = "required; " + text
+    if default not in (None, False, "") and not flag and "default" not in text.lower():
+        text += f" (default `{default}`)"
+    cell = names.replace("|", "\\|")
+    return f"| `{cell}` | {text} |"
 
 
 def cli_markdown() -> str:
     parts = ["# Command-line reference\n",
-             "Generated from each console script's own `--help` by `python scripts/make_reference.py`"
-             " (`test/test_docs.py` fails when this page is stale). The ROS nodes are configured by"
-             " their parameters: [parameters.md](parameters.md).\n"]
+             "Generated from each console script's parser by `python scripts/make_reference.py`"
+             " (`<script> --help` prints the same). The nodes take"
+             " [parameters](parameters.md).\n"]
     for name, target in _console_scripts():
-        parts.append(f"## {name}\n\n```text\n{_help_text(name, target)}```\n")
+        spec = _options(name, target)
+        table = "".join(_option_row(*row) + "\n" for row in spec["rows"])
+        if table:
+            table = f"\n| option | meaning |\n|---|---|\n{table}"
+        parts.append(f"## {name}\n\n{' '.join(spec['description'].split())}\n{table}")
     return "\n".join(parts)
 
 
@@ -114,7 +164,7 @@ def _described_keys(block: list[str]) -> dict[str, str]:
     return out
 
 
-def _first_sentence(text: str, limit: int = 150) -> str:
+def _first_sentence(text: str, limit: int = 110) -> str:
     m = re.match(r"(.+?\.)(\s|$)", text)
     s = (m.group(1) if m else text).rstrip(".;:")
     s = s.replace("|", "\\|")
@@ -173,27 +223,33 @@ def robot_file_markdown() -> str:
             if "." not in dotted:
                 section_notes.setdefault(dotted, text)
     sections: dict[str, list[str]] = {}
+    bare: dict[str, list[str]] = {}            # keys the files give no comment: listed, not tabled
     for dotted, entry in keys.items():
         top = dotted.split(".")[0] if "." in dotted else "(top level)"
         robots = "all" if len(entry["robots"]) == len(ROBOTS) else ", ".join(entry["robots"])
         kind = " or ".join(sorted(entry["kind"] - {"null"}) or ["null"])
-        sections.setdefault(top, []).append(
-            f"| `{dotted}` | {kind} | {robots} | {_first_sentence(notes.get(dotted, ''))} |")
+        note = _first_sentence(notes.get(dotted, ""))
+        if note:
+            sections.setdefault(top, []).append(f"| `{dotted}` | {kind} | {robots} | {note} |")
+        else:
+            sections.setdefault(top, [])
+            where = "" if robots == "all" else f", {robots}"
+            bare.setdefault(top, []).append(f"`{dotted}` ({kind}{where})")
     parts = ["# Robot-file reference\n",
-             "A robot file (`config/<robot>.yaml`, or any file passed as `robot:=FILE` / `--robot"
-             " FILE`) holds every robot-specific number. `load_robot()` validates each field and"
-             " names the offending one in its error. Units are SI (m, kg, kg·m², rad, N·m) unless"
-             " the key ends in `_deg` / `_deg_s`; per-joint lists follow `joints`. This page is"
-             " generated from the shipped files and their comments (" + ", ".join(
+             "A robot file (`config/<robot>.yaml`, or `robot:=FILE` / `--robot FILE`) holds every"
+             " robot-specific number; `load_robot()` validates each field by name. Units are SI"
+             " unless the key ends in `_deg` / `_deg_s`; per-joint lists follow `joints`."
+             " Generated from the shipped files (" + ", ".join(
                  f"`config/{r}.yaml`" for r in ROBOTS) + ") by `python scripts/make_reference.py`;"
-             " the files themselves carry the full comments and the sources of their numbers."
-             " Deeper mappings (a prior box, a hardware-like profile) are described in the file"
-             " that uses them.\n"]
+             " their comments are the full text and give the sources of the numbers.\n"]
     for top, rows in sections.items():
         note = section_notes.get(top, "") if top != "(top level)" else ""
         note = f"{_first_sentence(note, 400)}.\n\n" if note else ""
-        parts.append(f"## {top}\n\n{note}| key | type | robots | description |\n|---|---|---|---|\n"
-                     + "\n".join(rows) + "\n")
+        table = ("| key | type | robots | description |\n|---|---|---|---|\n"
+                 + "".join(row + "\n" for row in rows)) if rows else ""
+        others = (f"{chr(10) if rows else ''}{'Also' if rows else 'Keys'}: {', '.join(bare[top])}.\n"
+                  if top in bare else "")
+        parts.append(f"## {top}\n\n{note}{table}{others}")
     return "\n".join(parts)
 
 

@@ -19,7 +19,7 @@ _WHERE = {
     # robots and parameter boxes
     "Robot": "sysid_ros.model.robots",
     "load_robot": "sysid_ros.model.robots",
-    "apply_calibration": "sysid_ros.model.calibration",
+    "apply_calibration": "sysid_ros.model.calibration_overlay",
     "ParameterBox": "sysid_ros.model.box",
     "theta_e_box": "sysid_ros.model.box",
     # recordings

@@ -413,6 +413,83 @@ class _Screen:
         return True
 
 
+class _Chunk:
+    """The rows of the chunk being read, and what carries across chunk boundaries (the last
+    stamp, the first message's index, the fields present, the messages kept so far)."""
+
+    def __init__(self, bag: Path, topic: str, decoder: _JointStateDecoder) -> None:
+        self.bag, self.topic, self.decoder = bag, topic, decoder
+        # Fields whose presence is decided by the first message: empty there = absent throughout.
+        self.present: list[bool] | None = None
+        self.prev_stamp: int | None = None
+        self.rows: list[list[np.ndarray]] = [[], [], []]
+        self.stamps: list[int] = []
+        self.first = 0
+        self.done = 0
+
+    def decide_fields(self, index: int, values: Sequence[np.ndarray],
+                      require: Sequence[str]) -> list[bool]:
+        """The first message decides which fields are present; a required one must be."""
+        self.present = [v.shape[0] > 0 for v in values]
+        for field, ok in zip(_FIELDS, self.present):
+            if field in require and not ok:
+                raise ArrayLengthError(
+                    f"bag {self.bag} topic {self.topic} message {index}: {field} is empty"
+                )
+        return self.present
+
+    def screened(self, screen: _Screen, index: int, stamp: int,
+                 values: Sequence[np.ndarray]) -> bool:
+        """Whether the screen keeps this message; a kept one it finds out of line is taken
+        back out of the chunk."""
+        assert self.present is not None
+        n_kept = len(self.stamps)
+        if not screen.accept(
+                index, stamp, [(f, v) for f, v, ok in zip(_FIELDS, values, self.present) if ok],
+                self.decoder.joint_names or [], self.stamps):
+            return False
+        if len(self.stamps) < n_kept:        # the last kept message was out of line
+            for k in range(len(_FIELDS)):
+                if self.present[k]:
+                    self.rows[k].pop()
+            self.done -= 1
+        return True
+
+    def add(self, index: int, stamp: int, values: Sequence[np.ndarray]) -> None:
+        assert self.present is not None
+        for k, v in enumerate(values):
+            if self.present[k] != (v.shape[0] > 0):
+                raise ArrayLengthError(
+                    f"bag {self.bag} topic {self.topic} message {index}: {_FIELDS[k]} has "
+                    f"{v.shape[0]} values, expected {len(self.decoder.joint_names or ())}"
+                )
+            if self.present[k]:
+                self.rows[k].append(v)
+        self.stamps.append(stamp)
+        self.done += 1
+
+    def flush(self) -> JointStateSeries:
+        """The chunk as a validated series; the next chunk starts empty."""
+        assert self.decoder.joint_names is not None and self.present is not None
+        names = tuple(self.decoder.joint_names)
+        st = np.asarray(self.stamps, dtype=np.int64)
+        _check_stamps(st, self.first, self.prev_stamp, self.bag, self.topic)
+        fields: list[np.ndarray | None] = [
+            (np.vstack(self.rows[k]) if self.rows[k] else np.empty((0, len(names))))
+            if self.present[k] else None
+            for k in range(len(_FIELDS))
+        ]
+        _check_finite(
+            [(f, a) for f, a in zip(_FIELDS, fields) if a is not None], names, self.first,
+            self.bag, self.topic
+        )
+        series = JointStateSeries(st * 1e-9, st, names, *fields)
+        self.prev_stamp = int(st[-1])
+        self.first += len(self.stamps)
+        self.rows, self.stamps = [[], [], []], []
+        return series
+
+
 def iter_joint_states(
     bag_path: str | os.PathLike[str],
     topic: str = "/joint_states",
@@ -439,33 +516,7 @@ def iter_joint_states(
         if total == 0:
             raise EmptyTopicError(f"topic {topic} in bag {bag} has no messages")
         decoder = _JointStateDecoder(bag, topic, joint_names)
-        # Fields whose presence is decided by the first message: empty there = absent throughout.
-        present: list[bool] | None = None
-        prev_stamp: int | None = None
-        done = 0
-        rows: list[list[np.ndarray]] = [[], [], []]
-        stamps: list[int] = []
-        first = 0
-
-        def flush() -> JointStateSeries:
-            nonlocal first, prev_stamp, rows, stamps
-            assert decoder.joint_names is not None and present is not None
-            names = tuple(decoder.joint_names)
-            st = np.asarray(stamps, dtype=np.int64)
-            _check_stamps(st, first, prev_stamp, bag, topic)
-            fields: list[np.ndarray | None] = [
-                (np.vstack(rows[k]) if rows[k] else np.empty((0, len(names)))) if present[k] else None
-                for k in range(len(_FIELDS))
-            ]
-            _check_finite(
-                [(f, a) for f, a in zip(_FIELDS, fields) if a is not None], names, first, bag, topic
-            )
-            series = JointStateSeries(st * 1e-9, st, names, *fields)
-            prev_stamp = int(st[-1])
-            first += len(stamps)
-            rows, stamps = [[], [], []], []
-            return series
-
+        chunk = _Chunk(bag, topic, decoder)
         screen = None if skip is None else _Screen(skip, bag, topic)
         for index, data in _raw_messages(reader, bag, conns):
             if screen is None:
@@ -477,43 +528,20 @@ def iter_joint_states(
                     decoder.forget_layout()
                     screen.missing_joint(index, data, err)
                     continue
-            if present is None:
-                present = [v.shape[0] > 0 for v in values]
-                for field, ok in zip(_FIELDS, present):
-                    if field in require and not ok:
-                        raise ArrayLengthError(
-                            f"bag {bag} topic {topic} message {index}: {field} is empty"
-                        )
-            if screen is not None:
-                n_kept = len(stamps)
-                if not screen.accept(
-                        index, stamp, [(f, v) for f, v, ok in zip(_FIELDS, values, present) if ok],
-                        decoder.joint_names or [], stamps):
-                    continue
-                if len(stamps) < n_kept:        # the last kept message was out of line
-                    for k in range(len(_FIELDS)):
-                        if present[k]:
-                            rows[k].pop()
-                    done -= 1
-            for k, v in enumerate(values):
-                if present[k] != (v.shape[0] > 0):
-                    raise ArrayLengthError(
-                        f"bag {bag} topic {topic} message {index}: {_FIELDS[k]} has "
-                        f"{v.shape[0]} values, expected {len(decoder.joint_names or ())}"
-                    )
-                if present[k]:
-                    rows[k].append(v)
-            stamps.append(stamp)
-            done += 1
-            if len(stamps) >= chunk_size:
-                yield flush()
+            if chunk.present is None:
+                chunk.decide_fields(index, values, require)
+            if screen is not None and not chunk.screened(screen, index, stamp, values):
+                continue
+            chunk.add(index, stamp, values)
+            if len(chunk.stamps) >= chunk_size:
+                yield chunk.flush()
                 if progress is not None:
-                    progress(done, total)
-        if stamps:
-            yield flush()
+                    progress(chunk.done, total)
+        if chunk.stamps:
+            yield chunk.flush()
         if progress is not None:
-            progress(done, total)
-        if done == 0:
+            progress(chunk.done, total)
+        if chunk.done == 0:
             if skip is not None and skip.total:
                 raise EmptyTopicError(f"topic {topic} in bag {bag}: every message was skipped "
                                       f"({skip.describe()})")

@@ -4,7 +4,7 @@ From recordings of the robot moving without payload (or with a known one), measu
 bound on the torque error the identifier must allow and boxes of the friction/armature/offset
 coefficients [Fc, Fv, Ia, β] (and of body parameters where the data tighten them), plus point
 estimates, and write them as the calibration overlay ``calib.yaml``
-(:mod:`sysid_ros.model.calibration`). Velocities can be estimated from positions first
+(:mod:`sysid_ros.model.calibration_overlay`). Velocities can be estimated from positions first
 (:mod:`.state`). See docs/guide/calibrate.md; the CLI is ``sysid-calibrate`` (:mod:`.cli`).
 """
 from __future__ import annotations

@@ -131,7 +131,7 @@ def calibrate_draw(draw: Draw) -> dict[str, Any]:
 def run_case(task: tuple[Case, dict[str, Any] | None]) -> dict[str, Any]:
     """Record and identify one case on its draw's calibration (None: the draw was refused)."""
     from sysid_ros.identification import identify, load_identification_config
-    from sysid_ros.model.calibration import apply_calibration
+    from sysid_ros.model.calibration_overlay import apply_calibration
     from sysid_ros.simulation import dumbbell_for, record_hardware_like
 
     case, calibration = task

@@ -56,6 +56,16 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="exit codes: 0 ok, 2 bad input, 3 calibration data inconsistent with the prior, "
                "4 a validation bag needs a larger bound than written; batch: 0 all ok, 2 nothing "
                "run, 6 some robot not ok (DIR/summary.md)")
+    _add_recording_arguments(p)
+    _add_fit_arguments(p)
+    _add_payload_arguments(p)
+    _add_timing_and_reading_arguments(p)
+    add_batch_arguments(p, "robot")
+    return p
+
+
+def _add_recording_arguments(p: argparse.ArgumentParser) -> None:
+    """The robot, its recordings and what is written."""
     p.add_argument("--robot", default="gen3", help="robot registry name (default gen3)")
     p.add_argument("--config", help="robot facts file to use instead of the registry's")
     p.add_argument("--bag", action="append",
@@ -73,6 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "the shared link and friction unknowns (narrower payload boxes; "
                         "theta_r_unknowns on; docs/guide/calibrate.md#limits-and-open-questions)")
     p.add_argument("--report", metavar="DIR", help="markdown report with plots")
+
+
+def _add_fit_arguments(p: argparse.ArgumentParser) -> None:
+    """The friction law, the noise bound's margin, the windows and the prior boxes."""
     p.add_argument("--friction-law", choices=FRICTION_LAWS, default="linear",
                    help="linear (boxes and nominal) or stribeck (adds a smooth fit for "
                         "prediction; the boxes stay linear)")
@@ -94,6 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="skip the body-parameter LPs (the prior box stays)")
     p.add_argument("--energy", action="store_true", help="energy rows in the point estimate")
     p.add_argument("--robust", choices=ROBUST_LOSSES, default="huber", help="IRLS loss")
+
+
+def _add_payload_arguments(p: argparse.ArgumentParser) -> None:
+    """A known payload, the torque reading's gain and the end-effector body's prior."""
     p.add_argument("--payload-theta", metavar="V1,...,V10",
                    help="a known payload's 10 parameters (Pinocchio order, end-effector frame): "
                         "in the --payload-bag bags, or in every bag without one")
@@ -111,6 +129,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the end-effector body's box is this prior (a name of the robot file's "
                         "priors or a YAML file, as sysid-identify --prior): for a tool the URDF "
                         "does not describe (default: the URDF's body, links-rel box)")
+
+
+def _add_timing_and_reading_arguments(p: argparse.ArgumentParser) -> None:
+    """Stream lags, excluded windows and how the bags are read."""
     p.add_argument("--torque-lag", choices=TORQUE_LAG_MODES, default="estimate",
                    help="estimate the torque stream's lag behind the states per joint, with "
                         "its uncertainty, and compensate it (default), or take the streams as "
@@ -137,8 +159,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --state-estimate and one --bag: write that bag with estimated "
                         "velocities (for sysid-identify)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
-    add_batch_arguments(p, "robot")
-    return p
 
 
 def _fail(msg: object) -> int:

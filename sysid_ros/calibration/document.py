@@ -1,4 +1,4 @@
-"""A calibration result as the calib.yaml overlay (format: :mod:`sysid_ros.model.calibration`)
+"""A calibration result as the calib.yaml overlay (format: :mod:`sysid_ros.model.calibration_overlay`)
 and as the ``--json`` summary."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import yaml
 
 from sysid_ros.identification.transients import transient_summary
-from sysid_ros.model.calibration import COMPLETE, FORMAT_VERSION
+from sysid_ros.model.calibration_overlay import COMPLETE, FORMAT_VERSION
 from sysid_ros.model.robots import FRICTION_NAMES
 
 __all__ = ["calibration_document", "write_calibration", "summary_json"]

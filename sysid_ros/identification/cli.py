@@ -26,6 +26,7 @@ floor is computed (exit 0): how well the payload can be known at all before reco
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -149,65 +150,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run_single(args: argparse.Namespace) -> int:
     """One recording (or the floor alone): the JSON at ``args.out``; returns the exit code."""
-    from sysid_ros.bagio import BagError, read_imu, read_joint_states
+    from sysid_ros.bagio import BagError
 
     clock = time.perf_counter()
     robot = None
     try:
         robot = load_robot(args.robot, args.config, args.calibration)
-        overrides = dict(torque_noise_abs=args.torque_noise_abs,
-                         torque_noise_rel=args.torque_noise_rel,
-                         torque_gain_rel=args.torque_gain_rel,
-                         robot_uncertainty_rel=args.robot_uncertainty_rel, window=args.window,
-                         stride=args.stride, friction=args.friction, window_s=args.window_s,
-                         stride_s=args.stride_s, max_sample_gap=args.max_sample_gap,
-                         coulomb_band=args.coulomb_band, prior=args.prior,
-                         velocity_noise_abs=args.velocity_noise_abs,
-                         velocity_noise_scope=args.velocity_noise_scope,
-                         calibration_rows=None if args.calibration_rows is None
-                         else str(Path(args.calibration_rows).resolve()))
-        # A noise flag given alone replaces the whole noise model, not just its own half.
-        if args.torque_noise_abs is not None and args.torque_noise_rel is None:
-            overrides["torque_noise_rel"] = 0.0
-        if args.torque_noise_rel is not None and args.torque_noise_abs is None:
-            overrides["torque_noise_abs"] = 0.0
-        config = load_identification_config(robot, **overrides)
+        config = load_identification_config(robot, **_config_overrides(args))
         if args.bag is None:
             return _floor_only(robot, config, args)
-        bar, done = progress.callback("reading", not args.no_progress, unit="msg")
-        skip = SkipLog(refuse=args.strict)
-        try:
-            series = read_joint_states(args.bag, args.topic, robot.joint_names, progress=bar,
-                                       require=("position", "effort"), skip=skip)
-        finally:
-            done()
-        if skip is not None and skip.total:
-            print(f"sysid-identify: {skip.describe()}", file=sys.stderr)
-        if series.velocity is None:
-            return _fail(f"{args.bag}: {args.topic} has no joint velocities; the identifier "
-                         "never assumes them zero — estimate them first (sysid-calibrate "
-                         "--state-estimate writes a bag with estimated velocities)")
-        imu, imu_skip = None, None
-        if robot.floating_base:
-            # the arm rows of a floating base need the trunk's motion (identification.base_motion)
-            imu_skip = SkipLog(refuse=args.strict)
-            imu = read_imu(args.bag, args.imu_topic, skip=imu_skip)
-            if imu_skip.total:
-                print(f"sysid-identify: {args.imu_topic}: {imu_skip.describe()}",
-                      file=sys.stderr)
+        reading = _read_recording(args, robot)
         t_read = time.perf_counter() - clock
-        if series.t.size >= 2 and np.all(np.diff(series.t) > 0):
-            plan = config.sampling_plan(float(np.median(np.diff(series.t))))
-            print("sysid-identify: data: "
-                  + summarize(series.t, robot.joint_names, plan).describe(), file=sys.stderr)
-        # read_joint_states raised unless every message has them (require=)
-        assert series.position is not None and series.effort is not None
-        bar, done = progress.callback("identifying", not args.no_progress, unit="sample")
-        try:
-            result = identify(robot, config, series.t, series.position, series.velocity,
-                              series.effort, args.method, imu=imu, progress=bar)
-        finally:
-            done()
+        _print_data_summary(reading.series, robot, config)
+        result = _identify_recording(args, robot, config, reading)
     except BagError as err:
         if robot is not None and robot.floating_base and args.imu_topic in str(err):
             return _fail(f"{err} (the floating-base robot {robot.name} needs the trunk IMU on "
@@ -216,12 +171,114 @@ def run_single(args: argparse.Namespace) -> int:
     except (IdentificationError, UnknownRobotError, RobotConfigError) as err:
         return _fail(str(err))
     seconds = {"read": t_read, **result.seconds, "total": time.perf_counter() - clock}
-    t0 = float(series.t[0])
-    # the box as the box writes itself (names, units, frame); no box when inconsistent
+    doc = _result_doc(args, robot, config, result, reading, seconds)
+    if args.floor:
+        about = result.box.nominal if result.box is not None and result.estimated else None
+        try:
+            doc["floor"] = _floor_doc(robot, config, about, args.floor_states, result)
+        except IdentificationError as err:
+            return _fail(str(err))
+    try:
+        Path(args.out).write_text(json.dumps(doc, indent=2) + "\n")
+    except OSError as err:
+        return _fail(f"cannot write {args.out}: {err}")
+    return _verdict(result, args.fail_on_warning)
+
+
+def _config_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The identification settings the command line gives (None: the robot file's)."""
+    overrides = dict(torque_noise_abs=args.torque_noise_abs,
+                     torque_noise_rel=args.torque_noise_rel,
+                     torque_gain_rel=args.torque_gain_rel,
+                     robot_uncertainty_rel=args.robot_uncertainty_rel, window=args.window,
+                     stride=args.stride, friction=args.friction, window_s=args.window_s,
+                     stride_s=args.stride_s, max_sample_gap=args.max_sample_gap,
+                     coulomb_band=args.coulomb_band, prior=args.prior,
+                     velocity_noise_abs=args.velocity_noise_abs,
+                     velocity_noise_scope=args.velocity_noise_scope,
+                     calibration_rows=None if args.calibration_rows is None
+                     else str(Path(args.calibration_rows).resolve()))
+    # A noise flag given alone replaces the whole noise model, not just its own half.
+    if args.torque_noise_abs is not None and args.torque_noise_rel is None:
+        overrides["torque_noise_rel"] = 0.0
+    if args.torque_noise_rel is not None and args.torque_noise_abs is None:
+        overrides["torque_noise_abs"] = 0.0
+    return overrides
+
+
+@dataclasses.dataclass
+class _Reading:
+    """What the recording gave: the joint states, the trunk IMU of a floating base, and the
+    messages skipped in each."""
+
+    series: Any
+    skip: SkipLog
+    imu: Any = None
+    imu_skip: SkipLog | None = None
+
+
+def _read_recording(args: argparse.Namespace, robot: Robot) -> _Reading:
+    """Read ``args.bag`` (and the trunk IMU of a floating base); skipped messages are reported
+    on stderr. Raises BagError, or IdentificationError for a recording without velocities."""
+    from sysid_ros.bagio import read_imu, read_joint_states
+
+    bar, done = progress.callback("reading", not args.no_progress, unit="msg")
+    skip = SkipLog(refuse=args.strict)
+    try:
+        series = read_joint_states(args.bag, args.topic, robot.joint_names, progress=bar,
+                                   require=("position", "effort"), skip=skip)
+    finally:
+        done()
+    if skip.total:
+        print(f"sysid-identify: {skip.describe()}", file=sys.stderr)
+    if series.velocity is None:
+        raise IdentificationError(
+            f"{args.bag}: {args.topic} has no joint velocities; the identifier never assumes "
+            "them zero — estimate them first (sysid-calibrate --state-estimate writes a bag "
+            "with estimated velocities)")
+    reading = _Reading(series, skip)
+    if robot.floating_base:
+        # the arm rows of a floating base need the trunk's motion (identification.base_motion)
+        reading.imu_skip = SkipLog(refuse=args.strict)
+        reading.imu = read_imu(args.bag, args.imu_topic, skip=reading.imu_skip)
+        if reading.imu_skip.total:
+            print(f"sysid-identify: {args.imu_topic}: {reading.imu_skip.describe()}",
+                  file=sys.stderr)
+    return reading
+
+
+def _print_data_summary(series: Any, robot: Robot, config: IdentificationConfig) -> None:
+    """The first stderr line: samples, joints, span, median rate, gaps."""
+    if series.t.size >= 2 and np.all(np.diff(series.t) > 0):
+        plan = config.sampling_plan(float(np.median(np.diff(series.t))))
+        print("sysid-identify: data: "
+              + summarize(series.t, robot.joint_names, plan).describe(), file=sys.stderr)
+
+
+def _identify_recording(args: argparse.Namespace, robot: Robot, config: IdentificationConfig,
+                        reading: _Reading) -> IdentificationResult:
+    series = reading.series
+    # read_joint_states raised unless every message has them (require=)
+    assert series.position is not None and series.effort is not None
+    bar, done = progress.callback("identifying", not args.no_progress, unit="sample")
+    try:
+        return identify(robot, config, series.t, series.position, series.velocity,
+                        series.effort, args.method, imu=reading.imu, progress=bar)
+    finally:
+        done()
+
+
+def _result_doc(args: argparse.Namespace, robot: Robot, config: IdentificationConfig,
+                result: IdentificationResult, reading: _Reading,
+                seconds: dict[str, float]) -> dict[str, Any]:
+    """The result JSON: the box as the box writes itself (names, units, frame; no box when
+    inconsistent), the data, the consistency and every assumption used."""
+    t0 = float(reading.series.t[0])
     box = result.box.as_dict() if result.box is not None else {
         "names": list(PARAM_NAMES), "units": list(PARAM_UNITS), "frame": robot.ee_joint,
         "lower": None, "nominal": None, "upper": None}
-    doc = {
+    skipped_imu = {} if reading.imu_skip is None else {"skipped_imu": reading.imu_skip.as_dict()}
+    return {
         "robot": robot.name,
         "body": box["frame"],
         "method": result.method,
@@ -236,8 +293,7 @@ def run_single(args: argparse.Namespace) -> int:
         "warnings": result.warnings,
         "prior": config.prior_name,
         "data": None if result.summary is None else
-        result.summary.as_dict() | {"skipped": None if skip is None else skip.as_dict()}
-        | ({"skipped_imu": imu_skip.as_dict()} if imu_skip is not None else {}),
+        result.summary.as_dict() | {"skipped": reading.skip.as_dict()} | skipped_imu,
         "consistency": None if result.consistency is None else
         result.consistency.as_dict(robot.joint_names, t0),
         "samples_used": result.samples_used,
@@ -251,17 +307,6 @@ def run_single(args: argparse.Namespace) -> int:
         "imu_topic": args.imu_topic if robot.floating_base else None,
         "calibration": args.calibration,
     }
-    if args.floor:
-        about = result.box.nominal if result.box is not None and result.estimated else None
-        try:
-            doc["floor"] = _floor_doc(robot, config, about, args.floor_states, result)
-        except IdentificationError as err:
-            return _fail(str(err))
-    try:
-        Path(args.out).write_text(json.dumps(doc, indent=2) + "\n")
-    except OSError as err:
-        return _fail(f"cannot write {args.out}: {err}")
-    return _verdict(result, args.fail_on_warning)
 
 
 def _floor_doc(robot: Robot, config: IdentificationConfig, about: np.ndarray | None,

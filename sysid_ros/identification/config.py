@@ -319,99 +319,138 @@ class IdentificationConfig:
 
     def assumptions(self) -> dict[str, Any]:
         """Every bound used, JSON-ready (for result files and diagnostics)."""
-        lo, hi = self.theta_r_box
-        return {
-            "torque_noise_abs_Nm": self.torque_noise_abs.tolist(),
-            "torque_noise_rel": self.torque_noise_rel,
-            "torque_noise_model": "|tau_meas - tau| <= abs_j + rel*|tau| per sample and joint",
-            "torque_gain": self.torque_gain.tolist(),
-            "torque_gain_rel": self.torque_gain_rel.tolist(),
-            "torque_gain_model": "true torque = k_j*tau_meas, one constant k_j per joint in "
-                                 "torque_gain_j*[1 - torque_gain_rel_j, 1 + torque_gain_rel_j]; "
-                                 "torque bounds are on tau_meas",
-            "theta_r_box": ("explicit (calibrated) box" if self.theta_r_lower is not None
-                            else f"relative {self.robot_uncertainty_rel.tolist()}"),
-            "theta_r_lower": lo.tolist(),
-            "theta_r_upper": hi.tolist(),
-            "friction": self.friction,
-            "friction_law": "tau_f = Fc*sigma(dq) + Fv*dq + Ia*ddq + beta; sigma = sign(dq) "
-                            "for |dq| > coulomb_band, any value in [-1, 1] inside it",
-            "friction_lower_Fc_Fv_Ia_beta": self.friction_lower.tolist(),
-            "friction_upper_Fc_Fv_Ia_beta": self.friction_upper.tolist(),
-            "friction_terms": ({} if self.friction_terms is None else
-                               {"law": "tau_f += sum_c psi_jc * feature_c(q_j, dq_j) (calibrated "
-                                       "terms; each coefficient psi in its box)",
-                                "boxes": self.friction_terms.as_dict()}),
-            "friction_unknowns": ("LP unknowns shared by all windows" if self.friction_unknowns
-                                  else "per-row radius"),
-            "coulomb_band_rad_s": self.coulomb_band,
-            "prior": self.prior_name,
-            "prior_lower": self.prior.lower.tolist(),
-            "prior_upper": self.prior.upper.tolist(),
-            "window_s": self.window_s, "stride_s": self.stride_s,
-            "window_samples": self.window or "from window_s and the median step",
-            "stride_samples": self.stride or "from stride_s and the median step",
-            "max_sample_gap_s": self.max_sample_gap or
-            f"max({self.gap_factor} x median step, {self.gap_floor} s)",
-            "quadrature_safety": self.quadrature_safety,
-            "torque_delay_samples": self.torque_delay_samples,
-            "velocity_noise_abs_rad_s": self.velocity_noise_abs.tolist(),
-            "velocity_noise_scope": self.velocity_noise_scope if self.velocity_noise_scope == "all"
-            else "payload: the calibration's bound covers the velocity error through the unloaded "
-                 "arm (same velocities, speeds it saw); the rows state the payload's momentum only",
-            "torque_timing": "the torque stream lags the joint states by torque_lag_s per joint "
-                             "(compensated) up to torque_lag_radius_s plus torque_delay_samples x "
-                             "the median step (a held command: 0.5), either sign",
-            "torque_lag_s": self.torque_lag_s.tolist(),
-            "torque_lag_radius_s": self.torque_lag_radius_s.tolist(),
-            "velocity_lag_s": self.velocity_lag_s.tolist(),
-            "excluded_windows": _exclusion_statement(self),
-            "sampling": "windows only over runs of samples at most max_sample_gap apart, or "
-                        "up to bridge_factor x the median step when torque_rate_abs is "
-                        "stated; trapezoid error within quadrature_safety x |Simpson - "
-                        "trapezoid|",
-            "torque_rate": (
-                "the applied torque of joint j is within torque_rate_abs_j x the median step / 2 "
-                "of a path whose rate never exceeds torque_rate_abs_j: a bridged step of length h adds "
-                "torque_rate_abs_j x (h^2/4 + h x the median step) to its rows' radius; a "
-                "bridged step whose end torques contradict the bound splits the run"
-                if self.bridges_gaps else "not stated: no gap is bridged"),
-            "torque_rate_abs_Nm_s": self.torque_rate_abs.tolist(),
-            "bridge_factor": self.bridge_factor,
-            "positions_velocities": "dq within velocity_noise_abs of the truth at the sample "
-                                    "instants (0: exact); q may be read to an encoder count "
-                                    "(it enters the regressors only)",
-            "velocity_estimate": "published dq" if self.velocity_estimate is None else
-            {"dq": "least-squares slope of the positions; every sample used is within "
-                   "velocity_noise_abs when |q̈| <= accel_abs, q̈ changes at most jerk_abs x "
-                   "(|dt| + accel_hold_s), q is read to half an encoder count and stamps lag "
-                   "their instants by at most stamp_delay_s",
-             **self.velocity_estimate.assumptions()},
-            "velocity_sign": "dq stays on one side of the Coulomb band between two samples "
-                             "that are both outside it on that side",
-            "rigid_grasp": "payload rigidly attached and unchanged during the data",
-            "sources": list(self.sources),
-        } | ({} if self.calibration_rows is None else {
-            "calibration_rows": {
-                "rows": len(self.calibration_rows),
-                "noise_abs_Nm": self.calibration_rows.noise.tolist(),
-                "statement": "the calibration's momentum rows constrain the shared theta_r and "
-                             "friction unknowns: same robot (links, friction, torque offsets "
-                             "unchanged since the calibration recordings), the calibration's "
-                             "window-averaged noise bound held on them, the end-effector body "
-                             "during calibration inside its calibration prior box",
-                "provenance": self.calibration_rows.info}
-        }) | ({} if self.imu is None else {
-            "imu_bounds": {"gyro_bias_abs_rad_s": self.imu.gyro_bias_abs,
-                           "gyro_noise_abs_rad_s": self.imu.gyro_noise_abs,
-                           "accel_bias_abs_m_s2": self.imu.accel_bias_abs,
-                           "accel_noise_abs_m_s2": self.imu.accel_noise_abs,
-                           "angular_accel_abs_rad_s2": self.imu.angular_accel_abs,
-                           "jerk_abs_m_s3": self.imu.jerk_abs, "max_gap_s": self.imu.max_gap},
-            "floating_base": "rows of the arm joints only, trunk motion from the IMU (angular "
-                             "velocity + specific force, bias included in the bounds); no "
-                             "contact on the arm or payload; IMU rigidly mounted as modelled",
-        })
+        return (_torque_assumptions(self) | _box_assumptions(self) | _sampling_assumptions(self)
+                | _model_assumptions(self) | _calibration_rows_assumptions(self)
+                | _floating_base_assumptions(self))
+
+
+def _torque_assumptions(c: IdentificationConfig) -> dict[str, Any]:
+    """The torque reading: noise bound and gain."""
+    return {
+        "torque_noise_abs_Nm": c.torque_noise_abs.tolist(),
+        "torque_noise_rel": c.torque_noise_rel,
+        "torque_noise_model": "|tau_meas - tau| <= abs_j + rel*|tau| per sample and joint",
+        "torque_gain": c.torque_gain.tolist(),
+        "torque_gain_rel": c.torque_gain_rel.tolist(),
+        "torque_gain_model": "true torque = k_j*tau_meas, one constant k_j per joint in "
+                             "torque_gain_j*[1 - torque_gain_rel_j, 1 + torque_gain_rel_j]; "
+                             "torque bounds are on tau_meas",
+    }
+
+
+def _box_assumptions(c: IdentificationConfig) -> dict[str, Any]:
+    """The θ_r, friction and prior boxes."""
+    lo, hi = c.theta_r_box
+    return {
+        "theta_r_box": ("explicit (calibrated) box" if c.theta_r_lower is not None
+                        else f"relative {c.robot_uncertainty_rel.tolist()}"),
+        "theta_r_lower": lo.tolist(),
+        "theta_r_upper": hi.tolist(),
+        "friction": c.friction,
+        "friction_law": "tau_f = Fc*sigma(dq) + Fv*dq + Ia*ddq + beta; sigma = sign(dq) "
+                        "for |dq| > coulomb_band, any value in [-1, 1] inside it",
+        "friction_lower_Fc_Fv_Ia_beta": c.friction_lower.tolist(),
+        "friction_upper_Fc_Fv_Ia_beta": c.friction_upper.tolist(),
+        "friction_terms": ({} if c.friction_terms is None else
+                           {"law": "tau_f += sum_c psi_jc * feature_c(q_j, dq_j) (calibrated "
+                                   "terms; each coefficient psi in its box)",
+                            "boxes": c.friction_terms.as_dict()}),
+        "friction_unknowns": ("LP unknowns shared by all windows" if c.friction_unknowns
+                              else "per-row radius"),
+        "coulomb_band_rad_s": c.coulomb_band,
+        "prior": c.prior_name,
+        "prior_lower": c.prior.lower.tolist(),
+        "prior_upper": c.prior.upper.tolist(),
+    }
+
+
+def _sampling_assumptions(c: IdentificationConfig) -> dict[str, Any]:
+    """Windows, gaps, quadrature, stream timing and velocity noise."""
+    return {
+        "window_s": c.window_s, "stride_s": c.stride_s,
+        "window_samples": c.window or "from window_s and the median step",
+        "stride_samples": c.stride or "from stride_s and the median step",
+        "max_sample_gap_s": c.max_sample_gap or
+        f"max({c.gap_factor} x median step, {c.gap_floor} s)",
+        "quadrature_safety": c.quadrature_safety,
+        "torque_delay_samples": c.torque_delay_samples,
+        "velocity_noise_abs_rad_s": c.velocity_noise_abs.tolist(),
+        "velocity_noise_scope": c.velocity_noise_scope if c.velocity_noise_scope == "all"
+        else "payload: the calibration's bound covers the velocity error through the unloaded "
+             "arm (same velocities, speeds it saw); the rows state the payload's momentum only",
+        "torque_timing": "the torque stream lags the joint states by torque_lag_s per joint "
+                         "(compensated) up to torque_lag_radius_s plus torque_delay_samples x "
+                         "the median step (a held command: 0.5), either sign",
+        "torque_lag_s": c.torque_lag_s.tolist(),
+        "torque_lag_radius_s": c.torque_lag_radius_s.tolist(),
+        "velocity_lag_s": c.velocity_lag_s.tolist(),
+        "excluded_windows": _exclusion_statement(c),
+        "sampling": "windows only over runs of samples at most max_sample_gap apart, or "
+                    "up to bridge_factor x the median step when torque_rate_abs is "
+                    "stated; trapezoid error within quadrature_safety x |Simpson - "
+                    "trapezoid|",
+        "torque_rate": (
+            "the applied torque of joint j is within torque_rate_abs_j x the median step / 2 "
+            "of a path whose rate never exceeds torque_rate_abs_j: a bridged step of length h adds "
+            "torque_rate_abs_j x (h^2/4 + h x the median step) to its rows' radius; a "
+            "bridged step whose end torques contradict the bound splits the run"
+            if c.bridges_gaps else "not stated: no gap is bridged"),
+        "torque_rate_abs_Nm_s": c.torque_rate_abs.tolist(),
+        "bridge_factor": c.bridge_factor,
+    }
+
+
+def _model_assumptions(c: IdentificationConfig) -> dict[str, Any]:
+    """What the rows take the motion and the grasp to be."""
+    return {
+        "positions_velocities": "dq within velocity_noise_abs of the truth at the sample "
+                                "instants (0: exact); q may be read to an encoder count "
+                                "(it enters the regressors only)",
+        "velocity_estimate": "published dq" if c.velocity_estimate is None else
+        {"dq": "least-squares slope of the positions; every sample used is within "
+               "velocity_noise_abs when |q̈| <= accel_abs, q̈ changes at most jerk_abs x "
+               "(|dt| + accel_hold_s), q is read to half an encoder count and stamps lag "
+               "their instants by at most stamp_delay_s",
+         **c.velocity_estimate.assumptions()},
+        "velocity_sign": "dq stays on one side of the Coulomb band between two samples "
+                         "that are both outside it on that side",
+        "rigid_grasp": "payload rigidly attached and unchanged during the data",
+        "sources": list(c.sources),
+    }
+
+
+def _calibration_rows_assumptions(c: IdentificationConfig) -> dict[str, Any]:
+    """What calibration rows add (nothing without them)."""
+    if c.calibration_rows is None:
+        return {}
+    return {
+        "calibration_rows": {
+            "rows": len(c.calibration_rows),
+            "noise_abs_Nm": c.calibration_rows.noise.tolist(),
+            "statement": "the calibration's momentum rows constrain the shared theta_r and "
+                         "friction unknowns: same robot (links, friction, torque offsets "
+                         "unchanged since the calibration recordings), the calibration's "
+                         "window-averaged noise bound held on them, the end-effector body "
+                         "during calibration inside its calibration prior box",
+            "provenance": c.calibration_rows.info}
+    }
+
+
+def _floating_base_assumptions(c: IdentificationConfig) -> dict[str, Any]:
+    """The trunk IMU's bounds and the floating base's premises (nothing on a fixed base)."""
+    if c.imu is None:
+        return {}
+    return {
+        "imu_bounds": {"gyro_bias_abs_rad_s": c.imu.gyro_bias_abs,
+                       "gyro_noise_abs_rad_s": c.imu.gyro_noise_abs,
+                       "accel_bias_abs_m_s2": c.imu.accel_bias_abs,
+                       "accel_noise_abs_m_s2": c.imu.accel_noise_abs,
+                       "angular_accel_abs_rad_s2": c.imu.angular_accel_abs,
+                       "jerk_abs_m_s3": c.imu.jerk_abs, "max_gap_s": c.imu.max_gap},
+        "floating_base": "rows of the arm joints only, trunk motion from the IMU (angular "
+                         "velocity + specific force, bias included in the bounds); no "
+                         "contact on the arm or payload; IMU rigidly mounted as modelled",
+    }
 
 
 def _fail(key: str, why: str) -> IdentificationConfigError:
@@ -419,7 +458,14 @@ def _fail(key: str, why: str) -> IdentificationConfigError:
 
 
 def _check(c: IdentificationConfig) -> None:
-    nj = c.torque_noise_abs.shape[0]
+    """Refuse a setting out of its range, naming its key (the checks run in this order)."""
+    for check in (_check_noise, _check_boxes, _check_windows, _check_velocity_noise,
+                  _check_timing, _check_gaps, _check_torque_gain, _check_lp):
+        check(c)
+
+
+def _check_noise(c: IdentificationConfig) -> None:
+    """The torque-noise bounds and the θ_r box's relative radius."""
     if np.any(~np.isfinite(c.torque_noise_abs)) or np.any(c.torque_noise_abs < 0):
         raise _fail("torque_noise_abs", "must be finite and >= 0")
     if not 0.0 <= c.torque_noise_rel < 1.0:
@@ -428,6 +474,11 @@ def _check(c: IdentificationConfig) -> None:
         raise _fail("torque_noise_abs", "both noise bounds are zero; give a positive bound")
     if np.any(~np.isfinite(c.robot_uncertainty_rel)) or np.any(c.robot_uncertainty_rel < 0):
         raise _fail("robot_uncertainty_rel", "must be finite and >= 0")
+
+
+def _check_boxes(c: IdentificationConfig) -> None:
+    """The friction mode, the friction and extra-term boxes, an explicit θ_r box."""
+    nj = c.torque_noise_abs.shape[0]
     if c.friction not in FRICTION_MODES:
         raise _fail("friction", f"{c.friction!r} is not one of {FRICTION_MODES}")
     for name, a in (("friction_lower", c.friction_lower), ("friction_upper", c.friction_upper)):
@@ -453,6 +504,10 @@ def _check(c: IdentificationConfig) -> None:
                 or c.theta_r_upper.shape != c.theta_r_nominal.shape \
                 or np.any(c.theta_r_lower > c.theta_r_upper):
             raise _fail("theta_r", "explicit theta_r box malformed (shape or lower > upper)")
+
+
+def _check_windows(c: IdentificationConfig) -> None:
+    """The Coulomb band, the windows and the quadrature allowance."""
     if c.coulomb_band < 0:
         raise _fail("coulomb_band", "must be >= 0 (rad/s)")
     if c.window or c.stride:
@@ -464,6 +519,10 @@ def _check(c: IdentificationConfig) -> None:
                     "0 < stride_s <= window_s")
     if c.quadrature_safety < 0:
         raise _fail("quadrature_safety", "must be >= 0")
+
+
+def _check_velocity_noise(c: IdentificationConfig) -> None:
+    """The velocity-noise bound and what of its effect the rows state."""
     if c.velocity_noise_abs.shape != c.torque_noise_abs.shape \
             or not np.all(np.isfinite(c.velocity_noise_abs)) or np.any(c.velocity_noise_abs < 0):
         raise _fail("velocity_noise_abs", "expected one finite value >= 0 rad/s per joint (or "
@@ -478,6 +537,10 @@ def _check(c: IdentificationConfig) -> None:
         raise _fail("velocity_noise_scope", "'payload' states only what a payload adds to the "
                     "velocity error's effect and rests on a calibration that measured the rest "
                     "through the same velocities; no calibration is loaded (use 'all')")
+
+
+def _check_timing(c: IdentificationConfig) -> None:
+    """Stream lags, excluded windows and the torque samples' offset."""
     for key in ("torque_lag_s", "torque_lag_radius_s", "velocity_lag_s", "exclude_speed_rad_s"):
         if getattr(c, key).shape != c.torque_noise_abs.shape:
             raise _fail(key, "expected one value per joint (or one for all)")
@@ -493,6 +556,10 @@ def _check(c: IdentificationConfig) -> None:
         raise _fail("exclude_after_start_s", "must be a finite number of seconds >= 0")
     if not (np.isfinite(c.torque_delay_samples) and c.torque_delay_samples >= 0):
         raise _fail("torque_delay_samples", "must be a finite number of sample steps >= 0")
+
+
+def _check_gaps(c: IdentificationConfig) -> None:
+    """Where the windows split at gaps, and the torque rate that bridges short ones."""
     if c.max_sample_gap < 0:
         raise _fail("max_sample_gap", "must be >= 0 seconds (0 = gap_factor x median step)")
     if c.gap_floor < 0:
@@ -503,6 +570,10 @@ def _check(c: IdentificationConfig) -> None:
             np.all(np.isfinite(c.torque_rate_abs)) and np.all(c.torque_rate_abs >= 0)):
         raise _fail("torque_rate_abs", "must be finite N*m/s >= 0, one value or one per joint "
                                        "(0 = not stated)")
+
+
+def _check_torque_gain(c: IdentificationConfig) -> None:
+    """The torque reading's gain and its bound."""
     if c.torque_gain.shape != c.torque_noise_abs.shape or not (
             np.all(np.isfinite(c.torque_gain)) and np.all(c.torque_gain > 0)):
         raise _fail("torque_gain", "must be finite gains > 0, one value or one per joint")
@@ -510,6 +581,10 @@ def _check(c: IdentificationConfig) -> None:
             np.all(np.isfinite(c.torque_gain_rel)) and np.all(c.torque_gain_rel >= 0)
             and np.all(c.torque_gain_rel < 1)):
         raise _fail("torque_gain_rel", "must be fractions in [0, 1), one value or one per joint")
+
+
+def _check_lp(c: IdentificationConfig) -> None:
+    """Bridged steps, cut rounds, calibration rows, the online row caps and the prior B₀."""
     if not (np.isfinite(c.bridge_factor) and c.bridge_factor >= 1.0):
         raise _fail("bridge_factor", "must be a finite multiple >= 1 of the median step")
     if c.cut_rounds < 0 or c.max_cuts < 0:
@@ -645,69 +720,12 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
         raise IdentificationConfigError(
             f"{robot.config_path}: no 'identification:' section (prior box, noise bounds)")
     overrides = {k: v for k, v in overrides.items() if v is not None}
-    priors = sec.get("priors") or {}
-    prior_spec = overrides.pop("prior", None) or sec.get("prior")
-    if isinstance(prior_spec, dict):
-        _, prior = load_prior("inline", {"inline": prior_spec}, frame=robot.ee_joint)
-        prior_name = "robot file"
-    elif isinstance(prior_spec, str):
-        prior_name, prior = load_prior(prior_spec, priors, frame=robot.ee_joint)
-    else:
-        raise _fail("prior", "expected the name of an entry of 'priors:' or a mapping with "
-                    "'lower' and 'upper'")
+    prior_name, prior = _prior(robot, sec, overrides.pop("prior", None))
     mode = str(overrides.pop("friction", None) or sec.get("friction", "config"))
     if mode not in FRICTION_MODES:
         raise _fail("friction", f"{mode!r} is not one of {FRICTION_MODES}")
-    n_other = robot.n_bodies - 1
     try:
-        f_lo, f_hi = _friction_box(robot, sec, mode)
-        explicit = robot.theta_r_box
-        kwargs: dict[str, Any] = dict(
-            torque_noise_abs=_per_joint(sec.get("torque_noise_abs", 0.0), robot.nj,
-                                        "torque_noise_abs"),
-            torque_noise_rel=float(sec.get("torque_noise_rel", 0.0)),
-            theta_r_nominal=robot.theta_r(),
-            robot_uncertainty_rel=_per_joint(
-                sec.get("robot_uncertainty_rel", robot.links_rel_uncertainty), n_other,
-                "robot_uncertainty_rel"),
-            theta_r_lower=None if explicit is None else explicit[0],
-            theta_r_upper=None if explicit is None else explicit[1],
-            friction=mode, friction_lower=f_lo, friction_upper=f_hi,
-            friction_terms=robot.friction.terms if mode == "config" else None,
-            prior=prior, prior_name=prior_name,
-            friction_unknowns=bool(sec.get("friction_unknowns", True)),
-            theta_r_unknowns=bool(sec.get("theta_r_unknowns", False)),
-            velocity_noise_abs=_per_joint(sec.get("velocity_noise_abs", 0.0), robot.nj,
-                                          "velocity_noise_abs"),
-            velocity_noise_scope=str(sec.get("velocity_noise_scope", "all")),
-            velocity_estimate=None if sec.get("velocity_estimate") is None else
-            VelocityEstimate.from_mapping(sec["velocity_estimate"], robot.nj,
-                                          f"{robot.config_path}: identification.velocity_estimate"),
-            torque_lag_s=_per_joint(sec.get("torque_lag_s", 0.0), robot.nj, "torque_lag_s"),
-            torque_lag_radius_s=_per_joint(sec.get("torque_lag_radius_s", 0.0), robot.nj,
-                                           "torque_lag_radius_s"),
-            velocity_lag_s=_per_joint(sec.get("velocity_lag_s", 0.0), robot.nj,
-                                      "velocity_lag_s"),
-            torque_rate_abs=_per_joint(sec.get("torque_rate_abs", 0.0), robot.nj,
-                                       "torque_rate_abs"),
-            torque_gain=_per_joint(sec.get("torque_gain", 1.0), robot.nj, "torque_gain"),
-            torque_gain_rel=_per_joint(sec.get("torque_gain_rel", 0.0), robot.nj,
-                                       "torque_gain_rel"),
-            exclude_speed_rad_s=_per_joint(_none_is_inf(sec.get("exclude_speed_rad_s")),
-                                           robot.nj, "exclude_speed_rad_s"),
-            calibrated="calibration" in robot.config,
-            sources=tuple(robot.sources),
-        )
-        if robot.floating_base:
-            if "imu" not in sec:
-                raise _fail("imu", f"{robot.config_path}: a floating-base robot needs the trunk "
-                            "IMU's bounds (gyro_bias_abs, gyro_noise_abs, accel_bias_abs, "
-                            "accel_noise_abs, angular_accel_abs, jerk_abs, max_gap)")
-            kwargs["imu"] = ImuBounds.from_mapping(sec["imu"], "identification.imu")
-        if "robot_uncertainty_rel" in sec and explicit is not None:
-            kwargs["theta_r_lower"] = kwargs["theta_r_upper"] = None
-        kwargs.update({k: int(sec[k]) for k in _INT_KEYS if k in sec})
-        kwargs.update({k: float(sec[k]) for k in _FLOAT_KEYS if k in sec})
+        kwargs = _section_settings(robot, sec, mode, prior, prior_name)
         rows_max = int(kwargs.pop("calibration_rows_max", 0))
         rows_max = int(overrides.pop("calibration_rows_max", rows_max))
         spec = overrides.pop("calibration_rows", None) or sec.get("calibration_rows")
@@ -749,6 +767,72 @@ def _check_estimate_calibration(robot: Robot, cfg: IdentificationConfig) -> None
         raise _fail("velocity_noise_scope", f"'payload' with the velocity estimate needs a "
                     f"calibration made from the same estimate ({want!r}; sysid-calibrate "
                     f"--state-estimate slope); this one used {used or 'unknown velocities'}")
+
+
+def _prior(robot: Robot, sec: dict[str, Any], override: Any) -> tuple[str, ParameterBox]:
+    """(name, box) of the prior B₀: the override (a name or a file), else the section's."""
+    prior_spec = override or sec.get("prior")
+    if isinstance(prior_spec, dict):
+        _, prior = load_prior("inline", {"inline": prior_spec}, frame=robot.ee_joint)
+        return "robot file", prior
+    if isinstance(prior_spec, str):
+        return load_prior(prior_spec, sec.get("priors") or {}, frame=robot.ee_joint)
+    raise _fail("prior", "expected the name of an entry of 'priors:' or a mapping with "
+                "'lower' and 'upper'")
+
+
+def _section_settings(robot: Robot, sec: dict[str, Any], mode: str, prior: ParameterBox,
+                      prior_name: str) -> dict[str, Any]:
+    """The IdentificationConfig fields the robot (and its calibration) and its section give;
+    the calibration rows aside."""
+    n_other = robot.n_bodies - 1
+    f_lo, f_hi = _friction_box(robot, sec, mode)
+    explicit = robot.theta_r_box
+
+    def per_joint(key: str, default: float) -> np.ndarray:
+        return _per_joint(sec.get(key, default), robot.nj, key)
+
+    kwargs: dict[str, Any] = dict(
+        torque_noise_abs=per_joint("torque_noise_abs", 0.0),
+        torque_noise_rel=float(sec.get("torque_noise_rel", 0.0)),
+        theta_r_nominal=robot.theta_r(),
+        robot_uncertainty_rel=_per_joint(
+            sec.get("robot_uncertainty_rel", robot.links_rel_uncertainty), n_other,
+            "robot_uncertainty_rel"),
+        theta_r_lower=None if explicit is None else explicit[0],
+        theta_r_upper=None if explicit is None else explicit[1],
+        friction=mode, friction_lower=f_lo, friction_upper=f_hi,
+        friction_terms=robot.friction.terms if mode == "config" else None,
+        prior=prior, prior_name=prior_name,
+        friction_unknowns=bool(sec.get("friction_unknowns", True)),
+        theta_r_unknowns=bool(sec.get("theta_r_unknowns", False)),
+        velocity_noise_abs=per_joint("velocity_noise_abs", 0.0),
+        velocity_noise_scope=str(sec.get("velocity_noise_scope", "all")),
+        velocity_estimate=None if sec.get("velocity_estimate") is None else
+        VelocityEstimate.from_mapping(sec["velocity_estimate"], robot.nj,
+                                      f"{robot.config_path}: identification.velocity_estimate"),
+        torque_lag_s=per_joint("torque_lag_s", 0.0),
+        torque_lag_radius_s=per_joint("torque_lag_radius_s", 0.0),
+        velocity_lag_s=per_joint("velocity_lag_s", 0.0),
+        torque_rate_abs=per_joint("torque_rate_abs", 0.0),
+        torque_gain=per_joint("torque_gain", 1.0),
+        torque_gain_rel=per_joint("torque_gain_rel", 0.0),
+        exclude_speed_rad_s=_per_joint(_none_is_inf(sec.get("exclude_speed_rad_s")),
+                                       robot.nj, "exclude_speed_rad_s"),
+        calibrated="calibration" in robot.config,
+        sources=tuple(robot.sources),
+    )
+    if robot.floating_base:
+        if "imu" not in sec:
+            raise _fail("imu", f"{robot.config_path}: a floating-base robot needs the trunk "
+                        "IMU's bounds (gyro_bias_abs, gyro_noise_abs, accel_bias_abs, "
+                        "accel_noise_abs, angular_accel_abs, jerk_abs, max_gap)")
+        kwargs["imu"] = ImuBounds.from_mapping(sec["imu"], "identification.imu")
+    if "robot_uncertainty_rel" in sec and explicit is not None:
+        kwargs["theta_r_lower"] = kwargs["theta_r_upper"] = None
+    kwargs.update({k: int(sec[k]) for k in _INT_KEYS if k in sec})
+    kwargs.update({k: float(sec[k]) for k in _FLOAT_KEYS if k in sec})
+    return kwargs
 
 
 def _calibration_rows(robot: Robot, spec: Any, rows_max: int,

@@ -140,14 +140,51 @@ def identifiability_floor(robot: Robot, config: IdentificationConfig,
             nominal one.
         seed: random states' seed; ``check_states`` fresh states check the witnesses.
     """
-    import cvxpy as cp
-
     if robot.floating_base:
         raise UnsupportedRobotError(f"{robot.name}: the floor needs a fixed-base robot (pass the "
                                     "arm view, sysid_ros.control.arm_view)")
-    nb = robot.n_bodies
-    ee = robot.ee_columns
     theta_e = robot.theta_e() if theta_e is None else np.asarray(theta_e, float)
+    stack = _stack(robot, config, theta_e, calibration_ee)
+    truth, lo, hi = stack.truth, stack.lower, stack.upper
+    rng = np.random.default_rng(seed)
+    y = _rows(robot, rng, states, stack.cal, stack.terms)
+    width = hi - lo
+    scale = np.where(width > 0, width, np.maximum(np.abs(truth), 1.0))
+    fixed = width <= 1e-12 * np.maximum(np.abs(truth), 1.0)
+    n = _null_space(y, scale, fixed)
+    nb = robot.n_bodies
+    bodies = [slice(10 * b, 10 * b + 10) for b in range(nb)]
+    if stack.cal:
+        bodies.append(slice(10 * nb + stack.n_phi, 10 * nb + stack.n_phi + 10))
+    lower, upper, wit = _extremes(stack, n, fixed, bodies, robot.ee_columns.start, theta_e)
+    residual = _residual(robot, wit, truth, rng, check_states, stack.cal, stack.terms)
+    flat = wit.reshape(-1, truth.size)
+    slack = 1e-7 * np.maximum(width, np.maximum(np.abs(truth), 1e-3))
+    consistent = bool(np.all(flat >= lo - slack) and np.all(flat <= hi + slack)) and all(
+        bool(is_physically_consistent(w[sl], -1e-9 * max(1.0, abs(w[sl][0]))))
+        for w in flat for sl in bodies)
+    box = theta_e_box(np.minimum(lower, theta_e), np.maximum(upper, theta_e), theta_e,
+                      frame=robot.ee_joint)
+    return Floor(box, truth, wit, n.shape[1], residual, consistent, states)
+
+
+@dataclass(frozen=True)
+class _Stack:
+    """The unknowns x = [θ of every body | friction (| extra terms) (| calibration EE body)]:
+    the truth the floor is taken about and the box of each entry."""
+
+    truth: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    n_phi: int          # friction and extra-term entries
+    cal: bool           # the calibration's EE body is stacked last
+    terms: bool         # extra friction terms are stacked after the friction coefficients
+
+
+def _stack(robot: Robot, config: IdentificationConfig, theta_e: np.ndarray,
+           calibration_ee: ParameterBox | None) -> _Stack:
+    """Check ``theta_e`` and the boxes, and stack the truth and the boxes of every unknown."""
+    nb, ee = robot.n_bodies, robot.ee_columns
     if theta_e.shape != (10,):
         raise IdentificationConfigError(f"theta_e must have 10 entries, got {theta_e.shape}")
     if not config.prior.contains(theta_e, tol=1e-12) or not is_physically_consistent(theta_e, -1e-12):
@@ -173,27 +210,24 @@ def identifiability_floor(robot: Robot, config: IdentificationConfig,
         lo, hi = np.r_[lo, terms.lower.ravel()], np.r_[hi, terms.upper.ravel()]
         truth = np.r_[truth, terms.centre.ravel()]
     n_phi = truth.size - 10 * nb
-    cal = calibration_ee is not None
-    if cal:
-        assert calibration_ee is not None
+    if calibration_ee is not None:
         if not calibration_ee.contains(robot.theta_e(), tol=1e-12):
             raise IdentificationConfigError("calibration_ee must contain the nominal EE body")
         truth = np.r_[truth, robot.theta_e()]
         lo, hi = np.r_[lo, calibration_ee.lower], np.r_[hi, calibration_ee.upper]
     if np.any(truth < lo - 1e-12) or np.any(truth > hi + 1e-12):
         raise IdentificationConfigError("the nominal links/friction lie outside their boxes")
+    return _Stack(truth, lo, hi, n_phi, calibration_ee is not None, terms is not None)
 
-    rng = np.random.default_rng(seed)
-    y = _rows(robot, rng, states, cal, terms is not None)
-    width = hi - lo
-    scale = np.where(width > 0, width, np.maximum(np.abs(truth), 1.0))
-    fixed = width <= 1e-12 * np.maximum(np.abs(truth), 1.0)
-    n = _null_space(y, scale, fixed)
+
+def _extremes(stack: _Stack, n: np.ndarray, fixed: np.ndarray, bodies: list[slice],
+              ee_start: int, theta_e: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Min and max of each θ_e entry over x = truth + n·z inside the boxes with every body's
+    pseudo-inertia ⪰ 0 (20 small SDPs): (lower, upper, witnesses[side, entry])."""
+    import cvxpy as cp
+
+    truth, lo, hi = stack.truth, stack.lower, stack.upper
     k = n.shape[1]
-
-    bodies = [slice(10 * b, 10 * b + 10) for b in range(nb)]
-    if cal:
-        bodies.append(slice(10 * nb + n_phi, 10 * nb + n_phi + 10))
     basis = pseudo_inertia(np.eye(10))
     z = cp.Variable(k)
     c = cp.Parameter(k)
@@ -207,14 +241,14 @@ def identifiability_floor(robot: Robot, config: IdentificationConfig,
     wit = np.tile(truth, (2, 10, 1))
     lower, upper = theta_e.copy(), theta_e.copy()
     for i in range(10):
-        col = ee.start + i
+        col = ee_start + i
         if k == 0 or not np.any(np.abs(n[col]) > 0):
             continue
         for side, sgn in ((0, 1.0), (1, -1.0)):
             c.value = sgn * n[col]
             assert prob is not None
             with warnings.catch_warnings():
-                # an inaccurate optimum is still a witness; it is checked below like any other
+                # an inaccurate optimum is still a witness; the caller checks it like any other
                 warnings.simplefilter("ignore", UserWarning)
                 prob.solve(solver=cp.CLARABEL)
             if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or z.value is None:
@@ -223,15 +257,7 @@ def identifiability_floor(robot: Robot, config: IdentificationConfig,
             xv = truth + n @ z.value
             wit[side, i] = xv
             (lower if side == 0 else upper)[i] = xv[col]
-    residual = _residual(robot, wit, truth, rng, check_states, cal, terms is not None)
-    flat = wit.reshape(-1, truth.size)
-    slack = 1e-7 * np.maximum(width, np.maximum(np.abs(truth), 1e-3))
-    consistent = bool(np.all(flat >= lo - slack) and np.all(flat <= hi + slack)) and all(
-        bool(is_physically_consistent(w[sl], -1e-9 * max(1.0, abs(w[sl][0]))))
-        for w in flat for sl in bodies)
-    box = theta_e_box(np.minimum(lower, theta_e), np.maximum(upper, theta_e), theta_e,
-                      frame=robot.ee_joint)
-    return Floor(box, truth, wit, k, residual, consistent, states)
+    return lower, upper, wit
 
 
 def _residual(robot: Robot, wit: np.ndarray, truth: np.ndarray, rng: np.random.Generator,

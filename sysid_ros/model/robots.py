@@ -198,14 +198,14 @@ def load_robot(name_or_path: str | Path, config_path: str | Path | None = None,
     """Load a robot by registry name (``gen3``, ``z1``, ``b1_z1``) or from a config file path.
 
     ``config_path`` overrides the registry file for a named robot (a user's edited copy);
-    ``calibration`` overlays a ``sysid-calibrate`` result (see :mod:`sysid_ros.model.calibration`).
+    ``calibration`` overlays a ``sysid-calibrate`` result (see :mod:`sysid_ros.model.calibration_overlay`).
     Raises ``UnknownRobotError`` for an unknown name and ``RobotConfigError`` naming the field
     for a missing file or a malformed config.
     """
     path = Path(config_path) if config_path is not None else _resolve_config(name_or_path)
     robot = _build(read_yaml_mapping(path, "robot config"), path)
     if calibration is not None:
-        from sysid_ros.model.calibration import apply_calibration
+        from sysid_ros.model.calibration_overlay import apply_calibration
         robot = apply_calibration(robot, calibration)
     return robot
 

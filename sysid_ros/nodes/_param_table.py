@@ -152,10 +152,11 @@ def check_yaml(path: str | Path, table: Sequence[Param]) -> list[str]:
 
 def markdown(node: str, table: Sequence[Param]) -> str:
     """The parameter reference of one node as a Markdown table."""
-    lines = [f"### `{node}`", "", "| name | type | default | range | unit | description |",
-             "|---|---|---|---|---|---|"]
+    lines = [f"### `{node}`", "", "| name | type | default | description |", "|---|---|---|---|"]
     for p in table:
         default = "(absent)" if p.default is None else f"`{yaml.safe_dump(p.default).split(chr(10))[0]}`"
-        lines.append(f"| `{p.name}` | {p.type} | {default} | {p.constraint_text()} | {p.unit} | "
-                     f"{p.description} |")
+        kind = f"{p.type}, {p.unit}" if p.unit else p.type
+        limits = p.constraint_text()
+        lines.append(f"| `{p.name}` | {kind} | {default} | {p.description}"
+                     + (f"; {limits}" if limits else "") + " |")
     return "\n".join(lines) + "\n"

@@ -89,11 +89,10 @@ def node_tables() -> dict[str, tuple[Param, ...]]:
 def reference_markdown() -> str:
     """docs/reference/parameters.md: the parameter reference of every table-driven node."""
     head = ("# Node parameters\n\n"
-            "Generated from each node's `PARAMETERS` table by `python -m sysid_ros.nodes.params`"
-            " (test/nodes/test_params.py fails when this page or a config/<node>.yaml disagrees"
-            " with a table). *(absent)*: optional — not given means the robot file's value or"
-            " off, as described; no sentinel values. Ranges are inclusive and enforced by"
-            " rclpy's parameter descriptors (`ros2 param describe`).\n\n")
+            "Generated from each node's `PARAMETERS` table (`python -m sysid_ros.nodes.params`;"
+            " test/nodes/test_params.py keeps it and config/<node>.yaml current). *(absent)*:"
+            " optional, meaning the robot file's value or off. Ranges are inclusive and enforced"
+            " by rclpy (`ros2 param describe`).\n\n")
     return head + "\n".join(markdown(n, t) for n, t in sorted(node_tables().items()))
 
 

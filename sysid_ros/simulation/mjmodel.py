@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -189,6 +190,22 @@ def build_mujoco_model(robot: Robot, payload: Payload | None = None, physics_dt:
     if not (np.isfinite(physics_dt) and 0.0 < physics_dt <= 1e-3):
         raise SimConfigError(f"physics_dt must be in (0, 1e-3] s, got {physics_dt!r}")
     section = robot.config.get("simulation", {}) or {}
+    spec = _base_spec(robot, section, physics_dt, integrator)
+    root = spec.worldbody.first_body()
+    if robot.floating_base:
+        _add_ground_and_imu(spec, root, section)
+    if payload is not None:
+        _add_payload(spec, robot, payload)
+    _set_joint_friction(spec, robot, robot.friction.nominal if truth is None else truth.friction,
+                        coulomb)
+    model = spec.compile()
+    return _compiled(robot, model, root.name, truth, payload)
+
+
+def _base_spec(robot: Robot, section: dict[str, Any], physics_dt: float,
+               integrator: str) -> mujoco.MjSpec:
+    """The URDF as MuJoCo reads it: visuals dropped, fixed joints fused, inertias only from
+    ``<inertial>``, locked joints welded."""
     contact_links = set(section.get("contact_links", []) or [])
     spec = mujoco.MjSpec.from_string(_strip(_urdf_path(robot).read_text(), contact_links))
     spec.compiler.fusestatic = True
@@ -198,38 +215,46 @@ def build_mujoco_model(robot: Robot, payload: Payload | None = None, physics_dt:
     spec.compiler.autolimits = True
     spec.option.timestep = float(physics_dt)
     spec.option.integrator = INTEGRATORS[integrator]
-
     _repair_placeholder_inertias(spec)
     for name, value in (robot.config["model"].get("locked_joints", {}) or {}).items():
         _weld_joint(spec, str(name), float(value))
+    return spec
 
-    root = spec.worldbody.first_body()
-    if robot.floating_base:
-        root.add_freejoint(name="root_free")
-        spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 1], name="ground",
-                                friction=[1.0, 0.005, 0.0001])
-        imu_name = str(section.get("imu_body", root.name))
-        imu_body = spec.body(imu_name)
-        if imu_body is None:
-            raise SimConfigError(f"simulation.imu_body {imu_name!r} is not a body of the model")
-        site = imu_body.add_site(name="imu_site")
-        spec.add_sensor(name="imu_quat", type=mujoco.mjtSensor.mjSENS_FRAMEQUAT,
-                        objtype=mujoco.mjtObj.mjOBJ_SITE, objname="imu_site")
-        spec.add_sensor(name="imu_gyro", type=mujoco.mjtSensor.mjSENS_GYRO,
-                        objtype=mujoco.mjtObj.mjOBJ_SITE, objname=site.name)
-        spec.add_sensor(name="imu_acc", type=mujoco.mjtSensor.mjSENS_ACCELEROMETER,
-                        objtype=mujoco.mjtObj.mjOBJ_SITE, objname=site.name)
 
-    if payload is not None:
-        ee = spec.joint(robot.ee_joint).parent
-        holder = ee.add_body(name="sim_payload")
-        holder.explicitinertial = True
-        holder.mass = payload.mass
-        holder.ipos = payload.com
-        i = payload.inertia_com
-        holder.fullinertia = [i[0, 0], i[1, 1], i[2, 2], i[0, 1], i[0, 2], i[1, 2]]
+def _add_ground_and_imu(spec: mujoco.MjSpec, root: mujoco.MjsBody, section: dict[str, Any]) -> None:
+    """A floating base: a free joint on the root, a ground plane, and the IMU's site and
+    sensors on ``simulation.imu_body`` (default the root)."""
+    root.add_freejoint(name="root_free")
+    spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 1], name="ground",
+                            friction=[1.0, 0.005, 0.0001])
+    imu_name = str(section.get("imu_body", root.name))
+    imu_body = spec.body(imu_name)
+    if imu_body is None:
+        raise SimConfigError(f"simulation.imu_body {imu_name!r} is not a body of the model")
+    site = imu_body.add_site(name="imu_site")
+    spec.add_sensor(name="imu_quat", type=mujoco.mjtSensor.mjSENS_FRAMEQUAT,
+                    objtype=mujoco.mjtObj.mjOBJ_SITE, objname="imu_site")
+    spec.add_sensor(name="imu_gyro", type=mujoco.mjtSensor.mjSENS_GYRO,
+                    objtype=mujoco.mjtObj.mjOBJ_SITE, objname=site.name)
+    spec.add_sensor(name="imu_acc", type=mujoco.mjtSensor.mjSENS_ACCELEROMETER,
+                    objtype=mujoco.mjtObj.mjOBJ_SITE, objname=site.name)
 
-    friction = robot.friction.nominal if truth is None else truth.friction
+
+def _add_payload(spec: mujoco.MjSpec, robot: Robot, payload: Payload) -> None:
+    """The payload as a rigid body welded to the end-effector body."""
+    ee = spec.joint(robot.ee_joint).parent
+    holder = ee.add_body(name="sim_payload")
+    holder.explicitinertial = True
+    holder.mass = payload.mass
+    holder.ipos = payload.com
+    i = payload.inertia_com
+    holder.fullinertia = [i[0, 0], i[1, 1], i[2, 2], i[0, 1], i[0, 2], i[1, 2]]
+
+
+def _set_joint_friction(spec: mujoco.MjSpec, robot: Robot, friction: np.ndarray,
+                        coulomb: str) -> None:
+    """Armature and damping per joint; dry friction as MuJoCo's stiff constraint only with
+    ``coulomb="mujoco"`` (otherwise the simulator applies the law)."""
     for k, name in enumerate(robot.joint_names):
         joint = spec.joint(name)
         if joint is None:
@@ -241,7 +266,11 @@ def build_mujoco_model(robot: Robot, payload: Payload | None = None, physics_dt:
             joint.solref_friction = list(DRY_FRICTION_SOLREF)
             joint.solimp_friction = list(DRY_FRICTION_SOLIMP)
 
-    model = spec.compile()
+
+def _compiled(robot: Robot, model: mujoco.MjModel, root_name: str, truth: HardwareTruth | None,
+              payload: Payload | None) -> MujocoRobot:
+    """Check the compiled model against the robot and index it (joint addresses, the body of
+    every Pinocchio joint); a truth's inertias are written into it."""
     jids = [model.joint(n).id for n in robot.joint_names]
     hinge_dofs = int(np.sum(model.jnt_type == mujoco.mjtJoint.mjJNT_HINGE))
     if hinge_dofs != robot.nj:
@@ -252,7 +281,7 @@ def build_mujoco_model(robot: Robot, payload: Payload | None = None, physics_dt:
                         if model.geom_type[g] != mujoco.mjtGeom.mjGEOM_PLANE], dtype=int)
     # Pinocchio joint j's body is the MuJoCo body of the joint of the same name (the free
     # flyer's is the root body): both lump fixed children into it.
-    body_of = np.array([model.body(root.name).id if (robot.floating_base and j == 1)
+    body_of = np.array([model.body(root_name).id if (robot.floating_base and j == 1)
                         else int(model.jnt_bodyid[model.joint(robot.model.names[j]).id])
                         for j in range(1, robot.model.njoints)], dtype=int)
     if truth is not None:

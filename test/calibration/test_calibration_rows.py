@@ -19,7 +19,7 @@ from sysid_ros.identification import IdentificationConfigError, OnlineIdentifier
     load_identification_config
 from sysid_ros.identification.calibration_rows import CalibrationConstraints
 from sysid_ros.identification.problem import PayloadProblem
-from sysid_ros.model.calibration import apply_calibration
+from sysid_ros import apply_calibration
 from sysid_ros.model.robots import load_robot
 
 pytestmark = pytest.mark.slow      # ~45 s: a calibration and three payload identifications

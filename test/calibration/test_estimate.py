@@ -109,7 +109,7 @@ def test_links_are_written_with_consistent_nominals_and_applied(gen3, cases):
     (the LP box, inside the prior), and apply_calibration turns them into the θ_r box."""
     from sysid_ros.calibration.document import calibration_document
     from sysid_ros.identification import load_identification_config
-    from sysid_ros.model.calibration import apply_calibration
+    from sysid_ros import apply_calibration
 
     res = calibrate(gen3, cases[0].recordings(), CalibrationOptions(link_rel=0.08))
     doc = calibration_document(res)

@@ -25,7 +25,7 @@ from sysid_ros.calibration.errors import CalibrationInconsistentError
 from sysid_ros.calibration.exclusion import speed_clamps
 from sysid_ros.calibration.synthetic import as_recording
 from sysid_ros.identification import identify, load_identification_config
-from sysid_ros.model.calibration import apply_calibration
+from sysid_ros import apply_calibration
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import HardwareProfile, dumbbell_for, random_hardware_truth, \
     record_hardware_like

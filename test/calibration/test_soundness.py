@@ -19,7 +19,7 @@ import pytest
 from sysid_ros.calibration import CalibrationOptions, Recording, calibrate
 from sysid_ros.calibration.document import calibration_document
 from sysid_ros.identification import IdentificationConfigError, identify, load_identification_config
-from sysid_ros.model.calibration import apply_calibration
+from sysid_ros import apply_calibration
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import HardwareProfile, dumbbell_for, record_hardware_like, sim_truth
 

@@ -11,7 +11,7 @@ from sysid_ros.calibration.document import calibration_document
 from sysid_ros.calibration.state import butterworth_derivative, encoder_sigma, rts_smoother
 from sysid_ros.calibration.synthetic import draw_case
 from sysid_ros.identification import identify, load_identification_config
-from sysid_ros.model.calibration import apply_calibration
+from sysid_ros import apply_calibration
 
 
 @pytest.fixture(scope="module")

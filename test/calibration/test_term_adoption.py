@@ -24,7 +24,7 @@ from sysid_ros.calibration.synthetic import draw_case
 from sysid_ros.identification import IdentificationConfigError, OnlineIdentifier, identify, \
     load_identification_config
 from sysid_ros.identification.windows import MomentumWindows
-from sysid_ros.model.calibration import apply_calibration
+from sysid_ros import apply_calibration
 from sysid_ros.model.errors import RobotConfigError
 from sysid_ros.model.friction_terms import FrictionTerms
 from sysid_ros.model.regressors import Regressors

@@ -30,7 +30,7 @@ from sysid_ros.calibration.document import calibration_document
 from sysid_ros.calibration.synthetic import draw_gain_case
 from sysid_ros.identification import IdentificationConfigError, identify, \
     load_identification_config
-from sysid_ros.model.calibration import apply_calibration
+from sysid_ros import apply_calibration
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import HardwareProfile, random_hardware_truth, record_hardware_like
 

@@ -23,7 +23,7 @@ from sysid_ros.identification import OnlineIdentifier, identify, load_identifica
 from sysid_ros.identification.cli import main as identify_main
 from sysid_ros.identification.runtime import IdentifierRuntime
 from sysid_ros.identification.transients import TransientStream, find_transients
-from sysid_ros.model.calibration import apply_calibration
+from sysid_ros import apply_calibration
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import write_joint_states_bag
 

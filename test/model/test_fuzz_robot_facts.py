@@ -1,5 +1,5 @@
 """Hypothesis fuzz of the robot-facts and calibration loaders (model/robots.py,
-model/calibration.py): a malformed value anywhere they read gives a ModelError that names the
+model/calibration_overlay.py): a malformed value anywhere they read gives a ModelError that names the
 file and the key — never a TypeError/ValueError/AttributeError from deep inside, and never a
 robot built from a value that is not what the file claims (non-finite, wrong length)."""
 from __future__ import annotations

@@ -44,7 +44,7 @@ from sysid_ros.model.parameters import is_physically_consistent
 from sysid_ros.schema import Section, read_yaml
 
 if TYPE_CHECKING:  # robots.py imports this module at run time, never the other way
-    from sysid_ros.model.robots import Robot
+    from sysid_ros.model.robots import FrictionModel, Robot
 
 __all__ = ["COMPLETE", "FORMAT_VERSION", "apply_calibration", "read_calibration"]
 
@@ -149,62 +149,92 @@ def apply_calibration(robot: Robot, calibration: str | Path | dict[str, Any]) ->
         path = Path(calibration)
         doc = read_calibration(path)
     _check(path, doc, robot)
-    friction = robot.friction
-    if "friction" in doc:
-        nom, lo, hi = (_friction_table(doc["friction"][k]) for k in ("nominal", "lower", "upper"))
-        if np.any(lo > nom) or np.any(nom > hi):
-            raise _fail(path, "friction", "nominal must lie inside [lower, upper]")
-        sec, nj = doc["friction"], robot.nj
-        terms = None
-        if sec.get("terms"):
-            try:
-                terms = FrictionTerms.from_mapping(sec["terms"], nj)
-            except ValueError as err:
-                raise _fail(path, "friction.terms", str(err)) from None
-        friction = dataclasses.replace(friction, nominal=nom, lower=lo, upper=hi, terms=terms)
-
+    friction = _calibrated_friction(path, doc, robot)
     model = robot.model.copy()
     theta_r_box = robot.theta_r_box
+    per_body = _calibrated_links(path, doc, robot, model)
+    if per_body is not None:
+        theta_r_box = _theta_r_box(robot, model, per_body)
+    return dataclasses.replace(robot, model=model, friction=friction,
+                               config=_calibrated_config(path, doc, robot),
+                               theta_r_box=theta_r_box,
+                               sources=(*robot.sources, str(path)))
+
+
+def _calibrated_friction(path: Path, doc: dict[str, Any], robot: Robot) -> FrictionModel:
+    """The robot's friction model with the overlay's ``friction`` section (if any) applied."""
+    friction = robot.friction
+    if "friction" not in doc:
+        return friction
+    nom, lo, hi = (_friction_table(doc["friction"][k]) for k in ("nominal", "lower", "upper"))
+    if np.any(lo > nom) or np.any(nom > hi):
+        raise _fail(path, "friction", "nominal must lie inside [lower, upper]")
+    sec, nj = doc["friction"], robot.nj
+    terms = None
+    if sec.get("terms"):
+        try:
+            terms = FrictionTerms.from_mapping(sec["terms"], nj)
+        except ValueError as err:
+            raise _fail(path, "friction.terms", str(err)) from None
+    return dataclasses.replace(friction, nominal=nom, lower=lo, upper=hi, terms=terms)
+
+
+def _calibrated_links(path: Path, doc: dict[str, Any], robot: Robot, model: pin.Model
+                      ) -> dict[int, tuple[np.ndarray, np.ndarray]] | None:
+    """Apply the overlay's ``links`` section to ``model`` (nominal inertias, in place) and return
+    joint id → (lower, upper) of every listed body; None without a ``links`` section."""
     links = Section(str(path), doc, "", RobotConfigError).section("links", default={})
     assert links is not None
-    if links.data:
-        if links.data.keys() & {robot.ee_joint}:
-            raise _fail(path, "links", f"{robot.ee_joint} is the payload body θ_e: it is "
-                        "identified online, not calibrated")
-        per_body: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        for joint in links.data:
-            if not model.existJointName(str(joint)):
-                raise _fail(path, f"links.{joint}", "no such joint in the model")
-            entry = links.section(joint, ("nominal", "lower", "upper"))
-            assert entry is not None
-            vals = {k: entry.numbers(k, 10, "inertial parameters, Pinocchio order")
-                    for k in ("nominal", "lower", "upper")}
-            if np.any(vals["lower"] > vals["nominal"]) or np.any(vals["nominal"] > vals["upper"]):
-                raise _fail(path, f"links.{joint}", "nominal must lie inside [lower, upper]")
-            if not is_physically_consistent(vals["nominal"]):
-                raise _fail(path, f"links.{joint}.nominal", "not a physically consistent body")
-            jid = model.getJointId(str(joint))
-            model.inertias[jid] = pin.Inertia.FromDynamicParameters(vals["nominal"])
-            per_body[jid] = (vals["lower"], vals["upper"])
-        # θ_r box in model order: listed bodies from the file, the others links_rel around
-        # their (uncalibrated) nominal.
-        lo_parts, hi_parts = [], []
-        for jid in range(1, model.njoints):
-            if jid == robot.ee_joint_id:
-                continue
-            if jid in per_body:
-                lo_b, hi_b = per_body[jid]
-            elif theta_r_box is not None:
-                slot = _body_slot(robot, jid)
-                lo_b, hi_b = theta_r_box[0][slot:slot + 10], theta_r_box[1][slot:slot + 10]
-            else:
-                th = model.inertias[jid].toDynamicParameters()
-                rad = robot.links_rel_uncertainty * np.abs(th)
-                lo_b, hi_b = th - rad, th + rad
-            lo_parts.append(lo_b)
-            hi_parts.append(hi_b)
-        theta_r_box = (np.concatenate(lo_parts), np.concatenate(hi_parts))
+    if not links.data:
+        return None
+    if links.data.keys() & {robot.ee_joint}:
+        raise _fail(path, "links", f"{robot.ee_joint} is the payload body θ_e: it is "
+                    "identified online, not calibrated")
+    per_body: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for joint in links.data:
+        if not model.existJointName(str(joint)):
+            raise _fail(path, f"links.{joint}", "no such joint in the model")
+        entry = links.section(joint, ("nominal", "lower", "upper"))
+        assert entry is not None
+        vals = {k: entry.numbers(k, 10, "inertial parameters, Pinocchio order")
+                for k in ("nominal", "lower", "upper")}
+        if np.any(vals["lower"] > vals["nominal"]) or np.any(vals["nominal"] > vals["upper"]):
+            raise _fail(path, f"links.{joint}", "nominal must lie inside [lower, upper]")
+        if not is_physically_consistent(vals["nominal"]):
+            raise _fail(path, f"links.{joint}.nominal", "not a physically consistent body")
+        jid = model.getJointId(str(joint))
+        model.inertias[jid] = pin.Inertia.FromDynamicParameters(vals["nominal"])
+        per_body[jid] = (vals["lower"], vals["upper"])
+    return per_body
 
+
+def _theta_r_box(robot: Robot, model: pin.Model,
+                 per_body: dict[int, tuple[np.ndarray, np.ndarray]]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """θ_r box in model order: listed bodies from the file, the others as the robot had them
+    (or links_rel around their uncalibrated nominal)."""
+    lo_parts, hi_parts = [], []
+    for jid in range(1, model.njoints):
+        if jid == robot.ee_joint_id:
+            continue
+        if jid in per_body:
+            lo_b, hi_b = per_body[jid]
+        elif robot.theta_r_box is not None:
+            slot = _body_slot(robot, jid)
+            lo_b = robot.theta_r_box[0][slot:slot + 10]
+            hi_b = robot.theta_r_box[1][slot:slot + 10]
+        else:
+            th = model.inertias[jid].toDynamicParameters()
+            rad = robot.links_rel_uncertainty * np.abs(th)
+            lo_b, hi_b = th - rad, th + rad
+        lo_parts.append(lo_b)
+        hi_parts.append(hi_b)
+    return np.concatenate(lo_parts), np.concatenate(hi_parts)
+
+
+def _calibrated_config(path: Path, doc: dict[str, Any], robot: Robot) -> dict[str, Any]:
+    """The robot's config with the overlay's ``identification`` keys merged in and the
+    calibration recorded under ``calibration``."""
     config = copy.deepcopy(robot.config)
     ident = doc.get("identification") or {}
     if not isinstance(ident, dict):
@@ -224,9 +254,7 @@ def apply_calibration(robot: Robot, calibration: str | Path | dict[str, Any]) ->
         if config["identification"].get("friction") == "wide":
             config["identification"]["friction"] = "config"
     config["calibration"] = {"file": str(path), "provenance": doc.get("provenance", {})}
-    return dataclasses.replace(robot, model=model, friction=friction, config=config,
-                               theta_r_box=theta_r_box,
-                               sources=(*robot.sources, str(path)))
+    return config
 
 
 def _body_slot(robot: Robot, jid: int) -> int:
