@@ -37,7 +37,7 @@ from sysid_ros.calibration.document import calibration_document
 from sysid_ros.calibration.state import slope_derivative
 from sysid_ros.identification import identify, load_identification_config
 from sysid_ros.identification.velocity_estimate import slope_source
-from sysid_ros.model.calibration import apply_calibration
+from sysid_ros import apply_calibration
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import HardwareProfile, dumbbell_for, record_hardware_like, sim_truth
 from sysid_ros.simulation.assumptions import identifier_assumptions

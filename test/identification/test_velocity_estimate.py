@@ -147,7 +147,7 @@ def test_calibrated_on_the_estimate_the_payload_box_holds_the_truth(z1):
     from sysid_ros.calibration import CalibrationOptions, Recording, calibrate
     from sysid_ros.calibration.document import calibration_document
     from sysid_ros.calibration.state import slope_derivative
-    from sysid_ros.model.calibration import apply_calibration
+    from sysid_ros import apply_calibration
     from sysid_ros.simulation import sim_truth
 
     prof = HardwareProfile.from_robot(z1)
