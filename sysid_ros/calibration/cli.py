@@ -39,6 +39,7 @@ from sysid_ros.calibration.errors import CalibrationInconsistentError, Calibrati
 from sysid_ros.calibration.map_estimate import ROBUST_LOSSES
 from sysid_ros.calibration.prior import FRICTION_PRIORS
 from sysid_ros.calibration.state import ESTIMATORS, encoder_sigma, estimate_state
+from sysid_ros.identification.velocity_estimate import slope_source
 
 __all__ = ["main", "build_parser", "run_single", "EXIT_CODES", "write_recording_bag",
            "with_estimated_state"]
@@ -168,9 +169,14 @@ def _say(msg: str) -> None:
     say(PROG, msg)
 
 
-def with_estimated_state(rec: Recording, method: str, sigma_q) -> Recording:
-    """``rec`` with velocities from the state estimator ``method``."""
-    est = estimate_state(rec.t, rec.q, rec.dq, method, sigma_q=sigma_q)
+def with_estimated_state(rec: Recording, method: str, sigma_q, half_width_s: float = 0.02
+                         ) -> Recording:
+    """``rec`` with velocities from the state estimator ``method`` (``slope``: the identifier's
+    own, over ±``half_width_s``, from the positions only)."""
+    est = estimate_state(rec.t, rec.q, rec.dq, method, sigma_q=sigma_q,
+                         half_width_s=half_width_s)
+    if method == "slope":
+        return rec.with_velocity(est.dq, slope_source(half_width_s))
     source = f"state estimate ({method}" + (", positions + measured velocities)"
                                             if rec.dq is not None else ", positions only)")
     return rec.with_velocity(est.dq, source)
@@ -327,8 +333,11 @@ def run_single(args: argparse.Namespace) -> int:
         args.skipped = {b: log.as_dict() for b, log in skips.items() if log is not None}
         if args.state_estimate is not None:
             sigma_q = encoder_sigma(robot)
-            recs = [with_estimated_state(r, args.state_estimate, sigma_q) for r in recs]
-            vals = [with_estimated_state(r, args.state_estimate, sigma_q) for r in vals]
+            # slope: the half-width the identifier's estimate uses (the robot file's)
+            half = float(((robot.config.get("identification") or {}).get(
+                "differenced_velocity") or {}).get("half_width_s", 0.02))
+            recs = [with_estimated_state(r, args.state_estimate, sigma_q, half) for r in recs]
+            vals = [with_estimated_state(r, args.state_estimate, sigma_q, half) for r in vals]
             _say(f"velocities from the '{args.state_estimate}' state estimator")
             if args.write_bag is not None:
                 out = write_recording_bag(args.write_bag, recs[0], robot)

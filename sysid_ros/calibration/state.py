@@ -1,6 +1,7 @@
 """Joint velocity (and acceleration) estimates from positions, with or without measured velocity.
 
-Two estimators, both per joint and both non-causal (offline):
+Two estimators, both per joint and both non-causal (offline), and the identifier's own
+(:func:`slope_derivative`, for a calibration the identifier's estimate rests on):
 
 - :func:`butterworth_derivative` — the baseline: central differences on the real stamps, then
   a zero-phase Butterworth low-pass (``filtfilt``) designed at the median rate; q̈ the same way
@@ -28,9 +29,9 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["StateEstimate", "butterworth_derivative", "rts_smoother", "estimate_state",
-           "encoder_sigma", "ESTIMATORS"]
+           "encoder_sigma", "ESTIMATORS", "slope_derivative"]
 
-ESTIMATORS = ("rts", "butterworth")
+ESTIMATORS = ("rts", "butterworth", "slope")
 
 
 @dataclass(frozen=True)
@@ -195,11 +196,30 @@ def rts_smoother(t: np.ndarray, q: np.ndarray, dq: np.ndarray | None = None,
     return StateEstimate(c(xb[..., 0]), c(xb[..., 1]), c(xb[..., 2]), "rts", settings)
 
 
+def slope_derivative(t: np.ndarray, q: np.ndarray, half_width_s: float = 0.02) -> StateEstimate:
+    """The identifier's own estimate of differenced velocities
+    (:mod:`sysid_ros.identification.velocity_estimate`: the least-squares slope of the positions
+    over ±``half_width_s``), so that a calibration can rest on the velocities the identifier
+    will use; the central difference where it has no window (the ends, gaps)."""
+    from sysid_ros.identification.velocity_estimate import VelocityEstimate
+
+    t, q = np.asarray(t, float), np.asarray(q, float)
+    nj = q.shape[1]
+    est = VelocityEstimate(half_width_s, np.zeros(nj), 0.0, np.zeros(nj), np.zeros(nj))
+    out = est.estimate(t, q, 2.5 * float(np.median(np.diff(t))))
+    dq = np.where(np.isfinite(out.bound), out.dq, _central_diff(t, q))
+    return StateEstimate(q, dq, _central_diff(t, dq), "slope", {"half_width_s": half_width_s})
+
+
 def estimate_state(t: np.ndarray, q: np.ndarray, dq: np.ndarray | None, method: str = "rts",
-                   sigma_q: np.ndarray | float = 1e-4) -> StateEstimate:
-    """Dispatch on ``method`` (``rts`` or ``butterworth``)."""
+                   sigma_q: np.ndarray | float = 1e-4, half_width_s: float = 0.02
+                   ) -> StateEstimate:
+    """Dispatch on ``method`` (``rts``, ``butterworth`` or ``slope``)."""
+    if method == "slope":
+        return slope_derivative(t, q, half_width_s)
     if method == "rts":
         return rts_smoother(t, q, dq, sigma_q=sigma_q)
     if method == "butterworth":
         return butterworth_derivative(t, q)
     raise ValueError(f"state estimator {method!r} is not one of {ESTIMATORS}")
+

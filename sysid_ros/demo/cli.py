@@ -29,7 +29,8 @@ the planner waits for the identifier's first box, learnt at rest.
 Exit codes: 0 — ``Result: success``; 1 — ``Result: failure`` (report written, reasons in it and
 on stderr); 2 — bad input (robot file without a demo task, unknown prior, unreadable
 calibration); 3 — refused before starting: the prior cannot be certified at the start pose, or
-``--hardware-like`` without ``--calibration`` for the robust controller (nothing ran); 4 — the run
+``--hardware-like`` without ``--calibration`` for the robust controller, or with velocities off by
+more than the robot file's ``controller.velocity_error_max`` (nothing ran); 4 — the run
 produced no bag to evaluate (a node failed to start; see graph.log).
 
 ``--hardware-like --calibration calib.yaml``: the same run on hardware-like data of a robot
@@ -225,6 +226,13 @@ def main(argv: list[str] | None = None) -> int:
     # B1 + Z1: the arm with the trunk as base (demo/floating.py), built once with the run's prior
     # (its disturbance bound depends on it and takes ~1 s)
     robot = arm_view(full_robot)
+    if args.hardware_like and args.controller == "robust":
+        # the law holds V <= V_max for the velocities it is fed (demo/velocity_premise.py)
+        from sysid_ros.demo.velocity_premise import controller_velocity_refusal
+        why = controller_velocity_refusal(full_robot)
+        if why:
+            _log(f"refused: {why}")
+            return EXIT_REFUSED
     if args.hardware_like and not calib and args.controller == "robust":
         # the controller's and the planner's friction/offset box is the robot file's, the
         # catalogue robot's; the simulated one is drawn up to 50 % off it, with dry friction and

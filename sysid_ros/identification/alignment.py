@@ -26,13 +26,21 @@ A driver's velocity filter lags the same way (``velocity_lag_s``): q̇_j(t_k) is
 t_k + Lv_j, by the same interpolation. What is left of the filter after that (its smoothing) is
 velocity error the calibration's noise bound absorbs, as it absorbs a driver's velocity noise.
 
-With all lags zero the stage passes every sample through unchanged.
+With a velocity estimate (:mod:`.velocity_estimate`) the stage also replaces the published
+velocities by the slope of the held positions: a sample waits until the stream has passed its
+half-width, and one whose error bound exceeds the stated ``velocity_noise_abs`` (the window not
+yet covered after a start, a gap near it) is not aligned — it splits the run. The first sample
+whose two estimates contradict the premises is kept in :attr:`StreamAlignment.velocity_check`.
+
+With all lags zero and no velocity estimate the stage passes every sample through unchanged.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
+
+from sysid_ros.identification.velocity_estimate import VelocityCheck, VelocityEstimate
 
 __all__ = ["AlignedSamples", "Bridging", "StreamAlignment"]
 
@@ -70,16 +78,32 @@ class StreamAlignment:
     Args:
         lag: (nj,) L_j in seconds (positive: the torque stream lags the positions).
         velocity_lag: (nj,) Lv_j in seconds (positive: the velocities lag); default none.
+        velocity_estimate: replaces the published velocities (module docstring), with
+        ``velocity_bound`` (nj,) rad/s the stated bound a used sample must be within.
+        joint_names: for the premise check's report.
     """
 
-    def __init__(self, lag: np.ndarray, velocity_lag: np.ndarray | None = None) -> None:
+    def __init__(self, lag: np.ndarray, velocity_lag: np.ndarray | None = None,
+                 velocity_estimate: VelocityEstimate | None = None,
+                 velocity_bound: np.ndarray | None = None,
+                 joint_names: tuple[str, ...] = ()) -> None:
         self.lag = np.asarray(lag, float).reshape(-1)
         self.velocity_lag = (np.zeros_like(self.lag) if velocity_lag is None
                              else np.asarray(velocity_lag, float).reshape(-1))
+        self.estimate = velocity_estimate
+        self.velocity_bound = (np.zeros_like(self.lag) if velocity_bound is None
+                               else np.asarray(velocity_bound, float).reshape(-1))
+        self.joint_names = joint_names
         both = np.concatenate([self.lag, self.velocity_lag])
-        self.active = bool(np.any(both != 0.0))
-        self._lead = max(0.0, float(both.max(initial=0.0)))
-        self._back = max(0.0, -float(both.min(initial=0.0)))
+        self.active = bool(np.any(both != 0.0)) or velocity_estimate is not None
+        # an estimate needs the positions up to a step beyond its half-width on either side
+        half = 0.0 if velocity_estimate is None else velocity_estimate.half_width_s
+        self._lead = max(0.0, float(both.max(initial=0.0)), 1.000001 * half)
+        self._back = max(0.0, -float(both.min(initial=0.0)), 2.0 * half)
+        #: the first contradiction of the velocity estimate's premises (None: none seen)
+        self.velocity_check: VelocityCheck | None = None
+        #: samples whose velocity bound exceeded the stated one (not used)
+        self.n_velocity_unbounded = 0
         self.reset()
 
     def reset(self) -> None:
@@ -115,7 +139,10 @@ class StreamAlignment:
             return self._empty()
         idx = np.arange(self._next, int(ready[-1]) + 1)
         tau_a, valid, tau_err = self._aligned(idx, self._tau, self.lag, max_gap, bridging)
-        dq_a, valid_dq, _ = self._aligned(idx, self._dq, self.velocity_lag, max_gap)
+        if self.estimate is None:
+            dq_a, valid_dq, _ = self._aligned(idx, self._dq, self.velocity_lag, max_gap)
+        else:
+            dq_a, valid_dq = self._estimated(idx, max_gap)
         out = AlignedSamples(self._t[idx], self._q[idx], dq_a, tau_a,
                              None if self._extra is None else self._extra[idx], valid & valid_dq,
                              tau_err)
@@ -162,6 +189,26 @@ class StreamAlignment:
                 err[:, j] = np.where(inside, bridging.rate_abs[j] * (
                     2.0 * d1 * d2 / np.maximum(h, 1e-12) + bridging.step), 0.0)
         return out, valid, err
+
+    def _estimated(self, idx: np.ndarray, max_gap: float) -> tuple[np.ndarray, np.ndarray]:
+        """The velocity estimate at the samples ``idx``, and where it is within the stated
+        bound; records the first premise contradiction."""
+        assert self.estimate is not None and self._q is not None
+        est = self.estimate.estimate(self._t, self._q, max_gap, idx)
+        valid = np.all(est.bound <= self.velocity_bound, axis=1)
+        self.n_velocity_unbounded += int(np.sum(~valid))
+        broken = np.nan_to_num(est.check, nan=0.0) > 0
+        if broken.any():
+            k, j = np.argwhere(broken)[0]
+            count = int(broken.any(axis=1).sum())
+            if self.velocity_check is None:
+                name = self.joint_names[j] if j < len(self.joint_names) else f"joint {j}"
+                self.velocity_check = VelocityCheck(name, float(self._t[idx[k]]),
+                                                    float(est.check[k, j]), count)
+            else:
+                c = self.velocity_check
+                self.velocity_check = VelocityCheck(c.joint, c.t, c.excess, c.count + count)
+        return est.dq, valid
 
     def _trim(self) -> None:
         """Keep what later samples still interpolate from: back to t_next − max(0, −L_min)."""

@@ -84,6 +84,11 @@ Keys (all optional except the prior):
   2·|C|·ε) is left to the torque-noise bound. On a floating base the arm joints' errors are
   error directions of the base motion's radius rows instead (:mod:`.base_motion`: momentum and
   the exact Coriolis/centrifugal terms, with the trunk rate's error).
+- ``velocity_estimate`` (mapping, default none): the published velocities are replaced by a
+  least-squares slope of the positions (:mod:`.velocity_estimate`) whose per-sample error
+  bound follows from the stated encoder resolution, stamp delay, acceleration and jerk bounds;
+  samples whose bound exceeds ``velocity_noise_abs`` are not used, and data that contradict the
+  premises make the result ``inconsistent``. Fixed base only.
 - ``velocity_noise_scope`` (``all``, default, or ``payload``): what of that error the rows
   carry. ``payload`` needs a calibration whose data came through the same velocities: its
   measured torque-error bound already absorbed the velocity error through the unloaded arm —
@@ -135,6 +140,7 @@ import numpy as np
 from sysid_ros.identification.base_motion import ImuBounds
 from sysid_ros.identification.calibration_rows import CalibrationConstraints
 from sysid_ros.identification.errors import IdentificationConfigError
+from sysid_ros.identification.velocity_estimate import VelocityEstimate, slope_source
 from sysid_ros.model.box import ParameterBox, theta_e_box
 from sysid_ros.model.errors import BoxError
 from sysid_ros.model.friction_terms import FrictionTerms
@@ -206,6 +212,7 @@ class IdentificationConfig:
     torque_delay_samples: float = 0.5
     velocity_noise_abs: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (nj,) rad/s
     velocity_noise_scope: str = "all"          # "all" | "payload" (module docstring)
+    velocity_estimate: VelocityEstimate | None = None   # dq from positions (module docstring)
     # (nj,) s: calibrated lag of the torque stream behind the states, compensated (.alignment)
     torque_lag_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
     # (nj,) s: how far the true lag may be from torque_lag_s (a bounded timing unknown)
@@ -402,6 +409,12 @@ def _model_assumptions(c: IdentificationConfig) -> dict[str, Any]:
         "positions_velocities": "dq within velocity_noise_abs of the truth at the sample "
                                 "instants (0: exact); q may be read to an encoder count "
                                 "(it enters the regressors only)",
+        "velocity_estimate": "published dq" if c.velocity_estimate is None else
+        {"dq": "least-squares slope of the positions; every sample used is within "
+               "velocity_noise_abs when |q̈| <= accel_abs, q̈ changes at most jerk_abs x "
+               "(|dt| + accel_hold_s), q is read to half an encoder count and stamps lag "
+               "their instants by at most stamp_delay_s",
+         **c.velocity_estimate.assumptions()},
         "velocity_sign": "dq stays on one side of the Coulomb band between two samples "
                          "that are both outside it on that side",
         "rigid_grasp": "payload rigidly attached and unchanged during the data",
@@ -517,6 +530,9 @@ def _check_velocity_noise(c: IdentificationConfig) -> None:
             or not np.all(np.isfinite(c.velocity_noise_abs)) or np.any(c.velocity_noise_abs < 0):
         raise _fail("velocity_noise_abs", "expected one finite value >= 0 rad/s per joint (or "
                     "one for all)")
+    if c.velocity_estimate is not None and np.any(c.velocity_noise_abs <= 0):
+        raise _fail("velocity_noise_abs", "velocity_estimate needs the stated bound of its "
+                    "estimates (> 0 rad/s per joint): samples above it are not used")
     if c.velocity_noise_scope not in VELOCITY_NOISE_SCOPES:
         raise _fail("velocity_noise_scope", f"{c.velocity_noise_scope!r} is not one of "
                     f"{VELOCITY_NOISE_SCOPES}")
@@ -740,7 +756,27 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
         if not robot.floating_base:
             raise _fail("imu", f"{robot.name} has a fixed base: no trunk IMU to bound")
         overrides["imu"] = ImuBounds.from_mapping(overrides["imu"], "imu")
-    return cfg.with_overrides(**overrides) if overrides else cfg
+    if isinstance(overrides.get("velocity_estimate"), dict):
+        overrides["velocity_estimate"] = VelocityEstimate.from_mapping(
+            overrides["velocity_estimate"], robot.nj, "velocity_estimate")
+    cfg = cfg.with_overrides(**overrides) if overrides else cfg
+    _check_estimate_calibration(robot, cfg)
+    return cfg
+
+
+def _check_estimate_calibration(robot: Robot, cfg: IdentificationConfig) -> None:
+    """Scope ``payload`` with the identifier's own velocity estimate rests on a calibration whose
+    bound absorbed that estimate's error through the unloaded arm: its recordings' velocities
+    must be the same estimate's."""
+    if cfg.velocity_estimate is None or cfg.velocity_noise_scope != "payload":
+        return
+    want = slope_source(cfg.velocity_estimate.half_width_s)
+    used = (((robot.config.get("calibration") or {}).get("provenance") or {})
+            .get("velocity_source") or [])
+    if not used or any(u != want for u in used):
+        raise _fail("velocity_noise_scope", f"'payload' with the velocity estimate needs a "
+                    f"calibration made from the same estimate ({want!r}; sysid-calibrate "
+                    f"--state-estimate slope); this one used {used or 'unknown velocities'}")
 
 
 def _prior(robot: Robot, sec: dict[str, Any], override: Any) -> tuple[str, ParameterBox]:
@@ -782,6 +818,9 @@ def _section_settings(robot: Robot, sec: dict[str, Any], mode: str, prior: Param
         theta_r_unknowns=bool(sec.get("theta_r_unknowns", False)),
         velocity_noise_abs=per_joint("velocity_noise_abs", 0.0),
         velocity_noise_scope=str(sec.get("velocity_noise_scope", "all")),
+        velocity_estimate=None if sec.get("velocity_estimate") is None else
+        VelocityEstimate.from_mapping(sec["velocity_estimate"], robot.nj,
+                                      f"{robot.config_path}: identification.velocity_estimate"),
         torque_lag_s=per_joint("torque_lag_s", 0.0),
         torque_lag_radius_s=per_joint("torque_lag_radius_s", 0.0),
         velocity_lag_s=per_joint("velocity_lag_s", 0.0),

@@ -245,6 +245,12 @@ def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.nd
                                     {"regressors": t_reg}, notes, [],
                                     insufficient_reason(t, plan), summary,
                                     transients=transients)
+    if win.align.velocity_check is not None:
+        # the velocity bounds rest on premises these data contradict: no box is sound
+        return IdentificationResult(INCONSISTENT, None, win.n_samples, win.n_windows, method,
+                                    {"regressors": t_reg}, notes, [],
+                                    win.align.velocity_check.describe(), summary,
+                                    transients=transients)
     lp_rows = PayloadRows.concat([rows, cal_rows], problem.n_x)
     clock = time.perf_counter()
     box = _box(method, lp_rows, x_lo, x_hi, config, robot)
@@ -289,9 +295,14 @@ def exclusion_notes(win: MomentumWindows) -> list[str]:
         out.append(f"excluded by the stated rule ({win.config.assumptions()['excluded_windows']}"
                    f"): {dropped} rows " + str({k: v for k, v in win.excluded.items() if v})
                    + f"; first: {where}")
-    if win.n_unaligned:
-        out.append(f"torque alignment: {win.n_unaligned} samples whose lagged torque fell into "
+    # not aligned: the torque's or the velocity estimate's; the torque's alone are the rest
+    torque_only = win.n_unaligned - win.align.n_velocity_unbounded
+    if torque_only:
+        out.append(f"torque alignment: {torque_only} samples whose lagged torque fell into "
                    "a gap or beyond the end were dropped (each split its run)")
+    if win.align.n_velocity_unbounded:
+        out.append(f"velocity estimate: {win.align.n_velocity_unbounded} samples whose bound "
+                   "exceeded velocity_noise_abs (a start, a gap near them) were not used")
     if win.n_bridged or win.n_bridge_refused:
         out.append(f"bridged {win.n_bridged} short gaps with the stated torque-rate bound "
                    "(its allowance is in the rows' radius)"
@@ -542,7 +553,14 @@ class OnlineIdentifier:
 
     def update(self) -> str:
         """Recompute the box from the recent rows; returns the status."""
-        if self.status == INCONSISTENT or self._new_rows == 0:
+        if self.status == INCONSISTENT:
+            return self.status
+        check = self.windows.align.velocity_check
+        if check is not None:
+            with self._lock:
+                self.status, self.reason = INCONSISTENT, check.describe()
+            return self.status
+        if self._new_rows == 0:
             return self.status
         with self._lock:
             new = PayloadRows.concat(self._pending, self.problem.n_x)

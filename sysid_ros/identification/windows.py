@@ -251,7 +251,9 @@ class MomentumWindows:
         self._theta_c, self._theta_rad = _velocity_theta_box(robot, config)
         self._theta_c, self._theta_rad = self._theta_c[self.cols], self._theta_rad[self.cols]
         self._fixed_rate = rate_hz
-        self.align = StreamAlignment(config.torque_lag_s, config.velocity_lag_s)
+        self.align = StreamAlignment(config.torque_lag_s, config.velocity_lag_s,
+                                     config.velocity_estimate, config.velocity_noise_abs,
+                                     tuple(robot.joint_names))
         self._fast = np.asarray(config.exclude_speed_rad_s, float)[self.row_joints]
         self._terms = config.friction_terms
         self.n_term_cols = 0 if self._terms is None else self._terms.width
@@ -317,6 +319,7 @@ class MomentumWindows:
         self.excluded_examples: list[tuple[str, str, float, float]] = []
         self.excluded_by_joint = np.zeros(self.nr, int)
         self.align.reset()
+        self.align.velocity_check, self.align.n_velocity_unbounded = None, 0
         self.longest_gap = 0.0
         self.plan: SamplingPlan | None = None
         # held (t, q, q̇, τ, base or None) batches until the sampling rate is known

@@ -14,9 +14,16 @@ sim's):
   against 4 kHz sampling of the same motion: up to 1.6× the sensor bound on average at 100 Hz,
   a few rows just above it at 500 Hz (test/identification/test_real_data.py);
 - velocity: ``exact`` → 0, ``noisy`` → the profile's bound (on a floating base the arm joints'
-  errors enter the base motion's radius rows). ``finite_difference`` and ``missing`` are refused:
-  a finite difference of quantised positions over jittered stamps has no bound without one on
-  the acceleration, and the identifier needs q̇; the user states ``velocity_noise_abs``;
+  errors enter the base motion's radius rows). ``finite_difference`` (fixed base): the identifier
+  estimates q̇ from the positions with the bound the robot file's
+  ``identification.differenced_velocity`` states (its ``velocity_noise_abs`` and the estimate's
+  premises: encoder resolution, stamp delay, acceleration and jerk bounds,
+  :mod:`sysid_ros.identification.velocity_estimate`); with a calibration the payload's share only
+  (scope ``payload``), which needs one made from the same estimate (``sysid-calibrate
+  --state-estimate slope``; refused otherwise); without that section it is refused, as
+  ``filtered`` and ``missing`` are: a difference of quantised positions over jittered stamps has
+  no bound without one on the acceleration, and the identifier needs q̇; the user may state
+  ``velocity_noise_abs`` instead;
 - friction: ``wide`` (the drawn truth is up to ``friction_rel`` off the catalogue values that
   the ``config`` box holds);
 - trunk IMU (floating base): the datasheet model's bias bounds and truncated-noise bound
@@ -49,7 +56,7 @@ from sysid_ros.simulation.hardware_like import HardwareProfile
 from sysid_ros.simulation.imu import imu_settings
 from sysid_ros.simulation.truth import hardware_truth_settings
 
-__all__ = ["identifier_assumptions", "sampling_margin"]
+__all__ = ["identifier_assumptions", "sampling_margin", "differenced_velocity"]
 
 
 def sampling_margin(rate_hz: float) -> float:
@@ -58,6 +65,19 @@ def sampling_margin(rate_hz: float) -> float:
     if not (np.isfinite(rate_hz) and rate_hz > 0):
         raise SimConfigError(f"rate_hz must be a positive number, got {rate_hz!r}")
     return 1.0 if rate_hz < 500.0 else 0.5
+
+
+def differenced_velocity(robot: Robot, section: Any) -> dict[str, Any]:
+    """``velocity_estimate`` (the estimate's premises, a mapping the identification config
+    checks) and ``velocity_noise_abs`` overrides from the robot file's
+    ``identification.differenced_velocity`` (module doc)."""
+    where = f"{robot.config_path}: identification.differenced_velocity"
+    if not isinstance(section, dict) or "velocity_noise_abs" not in section:
+        raise SimConfigError(f"{where}: expected a mapping with velocity_noise_abs and the "
+                             "estimate's premises (sysid_ros.identification.velocity_estimate)")
+    eps = np.broadcast_to(np.asarray(section["velocity_noise_abs"], float), (robot.nj,)).copy()
+    return {"velocity_estimate": {k: v for k, v in section.items() if k != "velocity_noise_abs"},
+            "velocity_noise_abs": eps}
 
 
 def identifier_assumptions(robot: Robot, profile: HardwareProfile | None = None,
@@ -96,6 +116,15 @@ def identifier_assumptions(robot: Robot, profile: HardwareProfile | None = None,
     if profile.velocity == "missing":
         raise SimConfigError(f"{where} is 'missing': the identifier needs joint velocities")
     if velocity_stated:
+        return out
+    differenced = (robot.config.get("identification") or {}).get("differenced_velocity")
+    if profile.velocity == "finite_difference" and differenced is not None \
+            and not robot.floating_base:
+        # calibrated: the payload's share only, which rests on a calibration made from this
+        # estimate's velocities (the identification config refuses it otherwise)
+        out.update(differenced_velocity(robot, differenced))
+        if calibrated:
+            out["velocity_noise_scope"] = "payload"
         return out
     if profile.velocity in ("finite_difference", "filtered"):
         raise SimConfigError(

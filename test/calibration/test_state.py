@@ -56,3 +56,25 @@ def test_positions_only_keeps_the_downstream_box_sound(gen3, positions_only):
                    "lp", point_estimate=False)
     assert out.status == "ok", out.reason
     assert out.contains(case.payload.truth.theta_e)
+
+
+def test_slope_is_the_identifiers_estimate():
+    """``--state-estimate slope`` gives a calibration the identifier's own velocity estimate
+    (what its payload-scope rows rest on): the same numbers where the identifier has a window,
+    close to the true velocity of a quantised, jittered sinusoid."""
+    from sysid_ros.calibration.state import slope_derivative
+    from sysid_ros.identification.velocity_estimate import VelocityEstimate
+
+    rng = np.random.default_rng(1)
+    t_true = np.arange(0.0, 2.0, 0.002)
+    t = t_true + 0.0004 * rng.random(t_true.size)
+    res = np.deg2rad(0.01)
+    q = np.round(0.3 * np.sin(2.0 * t_true)[:, None] / res) * res
+    est = slope_derivative(t, q, 0.02)
+    ident = VelocityEstimate(0.02, np.array([res]), 0.0004, np.array([1.2]),
+                             np.array([2.4])).estimate(t, q, 0.005)
+    inside = np.isfinite(ident.bound[:, 0])
+    assert inside.mean() > 0.9
+    np.testing.assert_allclose(est.dq[inside], ident.dq[inside])
+    truth = 0.6 * np.cos(2.0 * t_true)
+    assert np.all(np.abs(est.dq[inside, 0] - truth[inside]) <= ident.bound[inside, 0])

@@ -77,9 +77,12 @@ def test_hardware_like_demo_needs_a_calibration(tmp_path, capsys):
     assert not (out / "graph.log").exists()
     assert main(["--hardware-like", "--calibration", str(tmp_path / "missing.yaml"),
                  "--out", str(out)]) == EXIT_BAD_INPUT
-    # the Z1's driver differentiates encoder angles: the identifier could state no velocity
-    # bound, so even the conservative baseline (no calibration needed) is refused up front
+    # the Z1's driver differentiates encoder angles: the identifier bounds its own estimate
+    # (test/identification/test_velocity_estimate.py), but the robust law would be fed the
+    # differences, beyond the velocity error its robot file says it tolerates: refused up
+    # front, before the calibration is even asked for
     capsys.readouterr()
-    assert main(["--robot", "z1", "--hardware-like", "--controller", "conservative",
-                 "--out", str(out)]) == EXIT_REFUSED
-    assert "finite_difference" in capsys.readouterr().err
+    assert main(["--robot", "z1", "--hardware-like", "--out", str(out)]) == EXIT_REFUSED
+    err = capsys.readouterr().err
+    assert "velocity_error_max" in err and "finite_difference" in err
+    assert not (out / "graph.log").exists()

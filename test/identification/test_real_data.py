@@ -19,6 +19,8 @@ states exactly these with ``hardware_like:=true`` (``simulation.assumptions``).
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -85,11 +87,24 @@ def test_the_stated_bounds_are_the_profiles_with_the_sampling_margin(gen3):
         assert calibrated["velocity_noise_scope"] == "payload"
         np.testing.assert_allclose(calibrated["velocity_noise_abs"], profile.velocity_noise)
     z1 = load_robot("z1")
+    # the Z1 file states the premises of the identifier's own estimate of its differenced
+    # velocities: that estimate and its bound; calibrated, the payload's share only
+    section = z1.config["identification"]["differenced_velocity"]
+    for calibrated_z1 in (False, True):
+        kw = identifier_assumptions(z1, calibrated=calibrated_z1)
+        assert kw["velocity_estimate"] == {k: v for k, v in section.items()
+                                           if k != "velocity_noise_abs"}
+        np.testing.assert_allclose(kw["velocity_noise_abs"], section["velocity_noise_abs"])
+        assert kw.get("velocity_noise_scope") == ("payload" if calibrated_z1 else None)
+    # without that statement the differences have no bound: refused, calibrated or not
+    config = {**z1.config, "identification": {
+        k: v for k, v in z1.config["identification"].items() if k != "differenced_velocity"}}
+    bare = dataclasses.replace(z1, config=config)
     with pytest.raises(SimConfigError, match="finite_difference.*velocity_noise_abs"):
-        identifier_assumptions(z1)
-    with pytest.raises(SimConfigError, match="finite_difference"):   # calibrated or not
-        identifier_assumptions(z1, calibrated=True)
-    assert identifier_assumptions(z1, calibrated=True, velocity_stated=True) == {}
+        identifier_assumptions(bare)
+    with pytest.raises(SimConfigError, match="finite_difference"):
+        identifier_assumptions(bare, calibrated=True)
+    assert identifier_assumptions(bare, calibrated=True, velocity_stated=True) == {}
     with pytest.raises(SimConfigError, match="'filtered'.*velocity_noise_abs"):
         identifier_assumptions(gen3, HardwareProfile.from_robot(gen3, velocity="filtered"))
     with pytest.raises(SimConfigError, match="missing"):

@@ -4,7 +4,10 @@ launch's ``friction: auto`` resolves to the wide box, explicit parameters still 
 profile whose velocities it cannot bound stops the node at start with the reason."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import yaml
 
 from sysid_ros.identification import load_identification_config
 from sysid_ros.model.robots import load_robot
@@ -61,10 +64,16 @@ def test_a_stated_velocity_bound_lets_a_finite_difference_profile_run():
         prof.torque_noise, (z1.nj,)))
 
 
-def test_a_profile_without_velocity_bounds_stops_the_node_with_the_reason():
-    """The Z1's hardware-like driver differentiates encoder angles: no bound the identifier
-    could state, so the node does not start (exit 1) and says what to do."""
-    proc = start_node("identifier", "robot:=z1", "hardware_like:=true",
+def test_a_profile_without_velocity_bounds_stops_the_node_with_the_reason(tmp_path):
+    """The Z1's hardware-like driver differentiates encoder angles: without the robot file's
+    premises of the identifier's own estimate (identification.differenced_velocity) no bound
+    could be stated, so the node does not start (exit 1) and says what to do."""
+    z1 = load_robot("z1")
+    config = yaml.safe_load(Path(z1.config_path).read_text())
+    del config["identification"]["differenced_velocity"]
+    robot_file = tmp_path / "z1.yaml"
+    robot_file.write_text(yaml.safe_dump(config))
+    proc = start_node("identifier", f"robot:={robot_file}", "hardware_like:=true",
                       env_extra={"ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"})
     out = finish(proc, timeout=60.0)
     assert proc.returncode == 1, out
