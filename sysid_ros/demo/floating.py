@@ -173,3 +173,28 @@ def _alpha_against_command(bag: Path, nj: int, alpha_max: float,
             f"{np.median(rms[over]):.3g} N·m there against "
             f"{np.median(rms[calm]) if calm.any() else float('nan'):.3g} in the blocks within "
             "the bound)")
+
+
+def envelope_refusal(full: Robot, payload_kg: float | None) -> list[str]:
+    """Why a B1 + Z1 run with this robot file (its θ_e prior, demo task and V_max) and this
+    simulated payload lies outside the operating envelope (``demo.envelope``; empty: inside),
+    the limiting premise first: the payload inside the prior's class, then
+    :func:`~sysid_ros.demo.envelope.premise_failures`."""
+    from sysid_ros.control.prior import prior_box
+    from sysid_ros.demo.envelope import premise_failures, task_poses
+    from sysid_ros.simulation.errors import PayloadError
+    from sysid_ros.simulation.payload import dumbbell_for, true_theta_e
+
+    klass = prior_box(full)
+    out = []
+    if payload_kg is not None:
+        try:
+            theta = true_theta_e(full, dumbbell_for(full, payload_kg))
+        except PayloadError as exc:
+            return [f"payload: {exc}"]
+        if not klass.contains(theta):
+            out.append(f"payload in its class: a {payload_kg:g} kg dumbbell at the grip is "
+                       f"outside the θ_e prior (mass {klass.lower[0]:.4g}–{klass.upper[0]:.4g} "
+                       "kg with the EE body), which every bound of the run assumes")
+    v_max = float((full.config.get("controller") or {})["V_max"])
+    return out + premise_failures(full, klass, task_poses(full), v_max)[1]
