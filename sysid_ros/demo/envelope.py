@@ -4,12 +4,12 @@ hold, and the first one that fails everywhere else (``sysid-demo --robot b1_z1 -
 
 Premises, in the order they are checked for one point (:func:`premise_failures`):
 
-1. **legs' contract** (``control.legs``): the trunk's α the legs can promise over the view's
+1. **task poses in the workspace**: every task pose (start and waypoints) inside
+   ``arm_view.workspace``, the held joints at their start angle;
+2. **legs' contract** (``control.legs``): the trunk's α the legs can promise over the view's
    workspace, α̅ per axis from the friction jumps of the joints the task moves, is within the
    bound the arm view assumes (``arm_view.trunk_motion.alpha_max``, per axis); the stance's
    static answer W/K within ``tilt_max_deg``;
-2. **task poses in the workspace**: every task pose (start and waypoints) inside
-   ``arm_view.workspace``, the held joints at their start angle;
 3. **certified hold**: at every task pose the planner's sound reachability certifies holding it
    for every θ_e in the payload class, with d̄ from that bound, at that V_max (the tracking box
    scaled with √V_max) — torque limits (joint 3 is the tight one), tracking box, positions.
@@ -127,8 +127,10 @@ def premise_failures(full: Robot, klass: ParameterBox, poses: np.ndarray, v_max:
 
     contract = LegsContract.from_robot(full)
     motion = TrunkMotionBound.from_robot(full)
+    out = _pose_failures(full, contract, poses)
+    if out:
+        return np.full(3, np.nan), out
     alpha_bar, out = _contract_part(full, contract, motion)
-    out += _pose_failures(full, contract, poses)
     if out:
         return alpha_bar, out
     view = _with_level(arm_view(_with_class(full, klass), motion), v_max)
