@@ -1,12 +1,14 @@
 """What the demo adds for a floating-base robot (B1 + Z1): the planner and the controller run on
 the arm view (:func:`sysid_ros.control.arm_view.arm_view`), whose guarantee rests on the trunk
-staying inside ``arm_view.trunk_motion`` — an assumption the standing controller has to meet,
-so the recorded IMU is checked against it after the run — and certifies obstacles in the trunk
-frame, not the world frame. Both go into the report; a violated motion bound fails the run. The
-report also gives what the guarantee actually uses, |d| ≤ d̄: the fictitious torque of the
-recorded trunk motion, exactly (sup over the parameter boxes), against d̄ — a disturbance above
-d̄ fails the run as well — and, when the trunk left its bound, how many of those moments were
-ones where the arm's command switched (the measured cause, docs/theory/controller.md#law)."""
+staying inside ``arm_view.trunk_motion`` — the bound the legs' contract gives
+(``arm_view.legs``, :mod:`sysid_ros.control.legs`) — and certifies obstacles in the trunk frame,
+not the world frame. Before a run, :func:`envelope_refusal` says why it would lie outside the
+operating envelope (:mod:`sysid_ros.demo.envelope`); after it, the recording is checked against
+every premise: the trunk's motion (per axis when the bound is), the contract's held joints in
+their Coulomb band, and what the guarantee actually uses, |d| ≤ d̄: the fictitious torque of the
+recorded trunk motion, exactly (sup over the parameter boxes). Any of them broken fails the run,
+with the value; when the trunk left its bound the report also says how many of those moments
+were ones where the arm's command switched."""
 from __future__ import annotations
 
 from pathlib import Path
