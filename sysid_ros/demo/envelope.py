@@ -149,7 +149,8 @@ def envelope(full: Robot, masses: list[float], levels: list[float], rel: float
         klass = dumbbell_class(full, m, rel)
         for v in levels:
             alpha_bar, fails = premise_failures(full, klass, poses, v)
-            points.append(EnvelopePoint(m, v, tuple(float(x) for x in alpha_bar), tuple(fails)))
+            axes = (float(alpha_bar[0]), float(alpha_bar[1]), float(alpha_bar[2]))
+            points.append(EnvelopePoint(m, v, axes, tuple(fails)))
     return points
 
 

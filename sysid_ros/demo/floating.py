@@ -77,7 +77,7 @@ def floating_base_findings(full: Robot, view: Robot, bag: Path,
             + (f" against {', '.join(f'{a:g}' for a in bound.alpha_axes)}"
                if bound.alpha_axes is not None else "") + "), "
             f"tilt {np.degrees(rep.tilt):.3g}° (assumed ≤ {bound.accel:g}, {bound.omega:g}, "
-            f"{bound.alpha:g}, {np.degrees(bound.tilt):.3g}°: "
+            f"{bound.alpha:.3g}, {np.degrees(bound.tilt):.3g}°: "
             f"{'violated' if rep.violations else 'held'}; α is the mean over each IMU interval, "
             f"longest {rep.max_step * 1e3:.3g} ms)"),
         "base disturbance bound d̄ (N·m)": ", ".join(f"{x:.2f}" for x in d_bar)
