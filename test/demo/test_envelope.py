@@ -63,7 +63,6 @@ def test_a_payload_outside_its_class_is_refused_naming_it(full, tmp_path):
     assert reasons and reasons[0].startswith("payload in its class: a 2 kg dumbbell")
 
 
-@pytest.mark.slow
 def test_moving_joint_1_breaks_the_legs_contract_and_is_named(full, tmp_path):
     """Joint 1 moved (not held): its Coulomb reversal about the trunk's z axis at the Z1's
     mount height rolls the trunk at ~3 rad/s² per N·m, far above the view's 0.9 — the first
