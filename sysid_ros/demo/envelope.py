@@ -43,6 +43,8 @@ class EnvelopePoint:
     v_max: float
     alpha_bar: tuple[float, float, float]
     failures: tuple[str, ...]
+    #: N·m per arm joint: the view's d̄ for the class (empty when a premise before it failed)
+    d_bar: tuple[float, ...] = ()
 
     @property
     def inside(self) -> bool:
@@ -120,9 +122,11 @@ def _with_level(view: Robot, v_max: float) -> Robot:
 
 
 def premise_failures(full: Robot, klass: ParameterBox, poses: np.ndarray, v_max: float,
-                     hold_intervals: int = 32) -> tuple[np.ndarray, list[str]]:
+                     hold_intervals: int = 32, d_bar: list[float] | None = None
+                     ) -> tuple[np.ndarray, list[str]]:
     """(α̅ per trunk axis, the failed premises, first the limiting one; empty: inside) for the
-    payload class ``klass``, the task ``poses`` and ``v_max`` (module doc)."""
+    payload class ``klass``, the task ``poses`` and ``v_max`` (module doc); ``d_bar``, if
+    given, receives the view's d̄ (N·m per arm joint) once it is built."""
     from sysid_ros.demo.priors import start_refusal
 
     contract = LegsContract.from_robot(full)
@@ -134,6 +138,8 @@ def premise_failures(full: Robot, klass: ParameterBox, poses: np.ndarray, v_max:
     if out:
         return alpha_bar, out
     view = _with_level(arm_view(_with_class(full, klass), motion), v_max)
+    if d_bar is not None:
+        d_bar[:] = view.config["arm_view"]["base_disturbance_Nm"]
     for k, q in enumerate(poses):
         out += [f"certified hold at task pose {k} (class, V_max {v_max:g}): {r}"
                 for r in start_refusal(view, q, hold_intervals)]
@@ -148,9 +154,10 @@ def envelope(full: Robot, masses: list[float], levels: list[float], rel: float
     for m in masses:
         klass = dumbbell_class(full, m, rel)
         for v in levels:
-            alpha_bar, fails = premise_failures(full, klass, poses, v)
+            d_bar: list[float] = []
+            alpha_bar, fails = premise_failures(full, klass, poses, v, d_bar=d_bar)
             axes = (float(alpha_bar[0]), float(alpha_bar[1]), float(alpha_bar[2]))
-            points.append(EnvelopePoint(m, v, axes, tuple(fails)))
+            points.append(EnvelopePoint(m, v, axes, tuple(fails), tuple(d_bar)))
     return points
 
 
@@ -167,12 +174,23 @@ def format_envelope(full: Robot, points: list[EnvelopePoint], rel: float) -> lis
              f"{np.degrees(motion.tilt):.3g}°",
              f"task poses (demo.start, demo.waypoints): {task_poses(full).tolist()}",
              f"payload classes: dumbbell at the grip + EE body, every parameter ±{rel:g}",
-             "payload kg | V_max | α̅ (x, y, z) rad/s² | inside | limiting premise"]
+             "payload kg | V_max | α̅ (x, y, z) rad/s² | d̄ N·m (joints 1-6) | inside | "
+             "limiting premise"]
     for p in points:
         lines.append(f"{p.payload_kg:10.3g} | {p.v_max:.2g} | "
                      f"{', '.join(f'{a:.3g}' for a in p.alpha_bar)} | "
+                     f"{', '.join(f'{d:.2f}' for d in p.d_bar) or '-'} | "
                      f"{'yes' if p.inside else 'no'} | {p.failures[0] if p.failures else '-'}")
     return lines
+
+
+def _label(failure: str) -> str:
+    """A short name of a failed premise for the plot (the printout has the whole text)."""
+    text = failure.split("): ", 1)[-1] if failure.startswith("certified hold") else failure
+    head = text.split(":")[0]
+    if head == "torque limit":
+        return "torque " + text.split("joint ")[1].split(" ")[0]
+    return head
 
 
 def plot_envelope(points: list[EnvelopePoint], path: Path) -> Path:
@@ -181,16 +199,21 @@ def plot_envelope(points: list[EnvelopePoint], path: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plt.subplots(figsize=(8, 4.5))
     for p in points:
         ax.scatter(p.payload_kg, p.v_max, c="tab:green" if p.inside else "tab:red", s=80)
-        ax.annotate("inside" if p.inside else p.failures[0].split(":")[0],
+        ax.annotate("inside" if p.inside else _label(p.failures[0]),
                     (p.payload_kg, p.v_max), fontsize=7, xytext=(5, 4),
                     textcoords="offset points")
+    masses = sorted({p.payload_kg for p in points})
+    if len(masses) > 1:
+        pad = 0.15 * (masses[-1] - masses[0])
+        ax.set_xlim(masses[0] - 0.3 * pad, masses[-1] + pad)
     ax.set_xlabel("payload class (dumbbell mass, kg)")
     ax.set_ylabel("V_max")
     ax.set_yscale("log")
-    ax.set_title("standing B1 + Z1: operating envelope of the arm view's guarantee")
+    ax.set_title("standing B1 + Z1: operating envelope (green: every premise can hold)",
+                 fontsize=10)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)

@@ -87,3 +87,20 @@ def test_a_task_pose_outside_the_workspace_is_named(full, tmp_path):
     assert reasons == ["task pose 2: outside arm_view.workspace",
                        "task pose 2: moves held joints ['joint5'] (legs' contract: no reversal "
                        "there)"]
+
+
+@pytest.mark.slow
+def test_the_envelope_holds_the_demo_class_and_names_joint_3_for_2_kg(full, tmp_path):
+    """The demo's own point (1 kg class, V_max 2e-4) is inside; the 2 kg class at the same
+    level is outside, limited by joint 3's certified torque — the printout and the plot say so."""
+    from sysid_ros.demo.envelope import envelope, format_envelope, plot_envelope
+
+    points = envelope(full, [1.0, 2.0], [2e-4], 0.03)
+    assert points[0].inside and len(points[0].d_bar) == 6
+    assert not points[1].inside
+    assert "torque limit: joint joint3 may need" in points[1].failures[0]
+    lines = format_envelope(full, points, 0.03)
+    assert lines[-2].split(" | ")[-2:] == ["yes", "-"]
+    assert lines[-1].split(" | ")[-1] == points[1].failures[0]
+    path = plot_envelope(points, tmp_path / "envelope.png")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
