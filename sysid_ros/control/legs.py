@@ -34,7 +34,8 @@ import pinocchio as pin
 from sysid_ros.model.errors import RobotConfigError
 from sysid_ros.model.robots import Robot
 
-__all__ = ["LegsContract", "reaction_response", "contract_alpha_bound", "static_tilt_bound"]
+__all__ = ["LegsContract", "reaction_response", "contract_alpha_bound", "static_tilt_bound",
+           "stance_stiffness"]
 
 
 @dataclass(frozen=True)

@@ -104,3 +104,15 @@ def test_the_envelope_holds_the_demo_class_and_names_joint_3_for_2_kg(full, tmp_
     assert lines[-1].split(" | ")[-1] == points[1].failures[0]
     path = plot_envelope(points, tmp_path / "envelope.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_stated_stiffness_is_the_legs_pd_through_the_pinned_feet(full):
+    """The robot file's contract states the stance's stiffness: it must be the legs' posture PD
+    (hold_kp) seen at the trunk with the feet pinned, to its 4 digits — a change of the legs'
+    gains or posture without restating the contract fails here."""
+    from sysid_ros.control.legs import stance_stiffness
+
+    contract = LegsContract.from_robot(full)
+    k = stance_stiffness(full, contract.feet)
+    np.testing.assert_allclose(contract.stiffness, k, rtol=5e-4)
+    assert np.all(k > 0)
