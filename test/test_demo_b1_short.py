@@ -42,8 +42,8 @@ def test_b1_z1_demo_reports_the_trunk_motion_the_imu_recorded(tmp_path):
     out = tmp_path / "demo"
     exe = Path(sys.executable).with_name("sysid-demo")
     proc = subprocess.run(
-        [str(exe), "--robot", "b1_z1", "--trajectories", "2", "--timeout", "400",
-         "--out", str(out)], capture_output=True, text=True, timeout=460,
+        [str(exe), "--robot", "b1_z1", "--trajectories", "2", "--timeout", "520",
+         "--out", str(out)], capture_output=True, text=True, timeout=580,
         env={**os.environ, "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"})
     assert proc.returncode in (0, 1), proc.stderr[-3000:]
     text = (out / "report.md").read_text()
