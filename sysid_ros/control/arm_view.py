@@ -78,31 +78,51 @@ _PER_JOINT_KEYS = ("limits.position_lower", "limits.position_upper", "limits.vel
 class TrunkMotionBound:
     """Assumed bound on the trunk's motion while the arm works (trunk frame, at its origin):
     ‖a‖ ≤ accel (m/s², linear acceleration), ‖ω‖ ≤ omega (rad/s), ‖α‖ ≤ alpha (rad/s²), and
-    the angle between the trunk's z axis and the vertical ≤ tilt (rad)."""
+    the angle between the trunk's z axis and the vertical ≤ tilt (rad). ``alpha_axes``: per-axis
+    bounds |α_x|, |α_y|, |α_z| instead (the trunk's roll, pitch and yaw answer the arm's
+    reaction differently; ``alpha`` is then their norm)."""
 
     accel: float
     omega: float
     alpha: float
     tilt: float
+    alpha_axes: tuple[float, float, float] | None = None
 
     @classmethod
     def from_robot(cls, robot: Robot) -> TrunkMotionBound:
-        """``arm_view.trunk_motion`` of the robot file: accel_max, omega_max, alpha_max,
-        tilt_max_deg; RobotConfigError naming the field otherwise."""
+        """``arm_view.trunk_motion`` of the robot file: accel_max, omega_max, alpha_max (a
+        number, or three per-axis bounds), tilt_max_deg; RobotConfigError naming the field
+        otherwise."""
         where = f"{robot.config_path}: field 'arm_view.trunk_motion"
         sec = ((robot.config.get("arm_view") or {}).get("trunk_motion"))
         if not isinstance(sec, dict):
             raise RobotConfigError(f"{where}': missing (accel_max, omega_max, alpha_max, "
                                    "tilt_max_deg)")
-        values = {}
+        values: dict[str, float] = {}
+        axes = None
         for key in ("accel_max", "omega_max", "alpha_max", "tilt_max_deg"):
             v = sec.get(key)
+            if key == "alpha_max" and isinstance(v, list):
+                arr = np.asarray(v, float) if all(
+                    isinstance(x, (int, float)) and not isinstance(x, bool) for x in v) \
+                    else np.array([np.nan])
+                if arr.shape != (3,) or not np.all(np.isfinite(arr)) or np.any(arr < 0):
+                    raise RobotConfigError(f"{where}.{key}': expected a non-negative number "
+                                           f"or three (x, y, z), got {v!r}")
+                axes = (float(arr[0]), float(arr[1]), float(arr[2]))
+                values[key] = float(np.linalg.norm(arr))
+                continue
             if not isinstance(v, (int, float)) or isinstance(v, bool) or not np.isfinite(v) \
                     or v < 0:
                 raise RobotConfigError(f"{where}.{key}': expected a non-negative number, got {v!r}")
             values[key] = float(v)
         return cls(values["accel_max"], values["omega_max"], values["alpha_max"],
-                   np.deg2rad(values["tilt_max_deg"]))
+                   np.deg2rad(values["tilt_max_deg"]), axes)
+
+    @property
+    def alpha_input(self) -> float | np.ndarray:
+        """What the workspace enclosure of d̄ takes: the per-axis bounds, else the norm bound."""
+        return self.alpha if self.alpha_axes is None else np.asarray(self.alpha_axes, float)
 
     @property
     def frame_accel(self) -> float:
@@ -260,7 +280,7 @@ def _disturbance_bound(robot: Robot, model: pin.Model, motion: TrunkMotionBound,
                               lower, upper)
     q_lo, q_hi = workspace(robot)
     enclosed = trunk_acceleration_bound(model, robot.name, lower, upper, q_lo, q_hi, accel,
-                                        motion.alpha, max_boxes)
+                                        motion.alpha_input, max_boxes)
     return np.minimum(closed, enclosed + spin)
 
 
@@ -353,12 +373,21 @@ class TrunkMotionReport:
     bound: TrunkMotionBound
     #: longest IMU sampling interval (s): α is a mean over each interval (interval_alpha)
     max_step: float = 0.0
+    #: max |α_k| per trunk axis (x, y, z) over the recording
+    alpha_axes: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
     @property
     def violations(self) -> list[str]:
         out = []
-        for name, unit, scale in (("accel", "m/s²", 1.0), ("omega", "rad/s", 1.0),
-                                  ("alpha", "rad/s²", 1.0), ("tilt", "deg", 180.0 / np.pi)):
+        if self.bound.alpha_axes is not None:
+            for axis, seen, bound in zip("xyz", self.alpha_axes, self.bound.alpha_axes):
+                if seen > bound:
+                    out.append(f"trunk alpha_{axis} {seen:.3g} rad/s² > assumed {bound:.3g} "
+                               "rad/s²")
+        checked = (("accel", "m/s²", 1.0), ("omega", "rad/s", 1.0),
+                   ("alpha", "rad/s²", 1.0), ("tilt", "deg", 180.0 / np.pi))
+        for name, unit, scale in (c for c in checked if c[0] != "alpha"
+                                  or self.bound.alpha_axes is None):
             seen, bound = getattr(self, name), getattr(self.bound, name)
             if seen > bound:
                 out.append(f"trunk {name} {seen * scale:.3g} {unit} > assumed "
@@ -392,11 +421,14 @@ def trunk_motion_report(t: np.ndarray, orientation_xyzw: np.ndarray, gyro: np.nd
     up = np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=1)
     accel = np.linalg.norm(f - GRAVITY * up, axis=1)
     tilt = np.arccos(np.clip(up[:, 2] / np.linalg.norm(up, axis=1), -1.0, 1.0))
-    alpha = (np.linalg.norm(interval_alpha(t, gyro), axis=1) if t.size > 1 else np.zeros(1))
+    steps = interval_alpha(t, gyro) if t.size > 1 else np.zeros((1, 3))
+    alpha = np.linalg.norm(steps, axis=1)
+    per_axis = np.abs(steps).max(axis=0, initial=0.0)
     return TrunkMotionReport(float(accel.max(initial=0.0)),
                              float(np.linalg.norm(gyro, axis=1).max(initial=0.0)),
                              float(alpha.max(initial=0.0)), float(tilt.max(initial=0.0)), bound,
-                             float(np.diff(t).max(initial=0.0)))
+                             float(np.diff(t).max(initial=0.0)),
+                             (float(per_axis[0]), float(per_axis[1]), float(per_axis[2])))
 
 
 class DisturbanceRows:

@@ -161,9 +161,37 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
                          "robot, docs/guide/hardware-like-data.md)")
     ap.add_argument("--sim-mode", default="lockstep", choices=["lockstep", "realtime"],
                     help="lockstep: the simulator waits for each command (exact closed loop)")
+    ap.add_argument("--envelope", action="store_true",
+                    help="floating base: print the operating envelope (payload classes x V_max "
+                    "for the demo's task, the legs' contract, the limiting premise of each) and "
+                    "plot it (--out/envelope.png); nothing runs (sysid_ros.demo.envelope)")
     ap.add_argument("--no-progress", action="store_true",
                     help="no progress bar of the phases on stderr (shown on a terminal only)")
     return ap.parse_args(argv)
+
+
+def _envelope(full_robot, out: Path | None) -> int:
+    """``--envelope``: print the envelope of ``demo.envelope``'s grid and plot it."""
+    from sysid_ros.demo.envelope import envelope, format_envelope, plot_envelope
+
+    if not full_robot.floating_base:
+        _log(f"bad input: --envelope is for a floating-base robot ({full_robot.name} is not)")
+        return EXIT_BAD_INPUT
+    grid = (full_robot.config.get("demo") or {}).get("envelope") or {}
+    try:
+        masses = [float(x) for x in grid["payload_kg"]]
+        levels = [float(x) for x in grid["V_max"]]
+        rel = float(grid.get("class_rel", 0.03))
+    except (KeyError, TypeError, ValueError):
+        _log(f"bad input: {full_robot.config_path}: demo.envelope needs payload_kg and V_max "
+             "lists")
+        return EXIT_BAD_INPUT
+    points = envelope(full_robot, masses, levels, rel)
+    for line in format_envelope(full_robot, points, rel):
+        print(line)
+    path = plot_envelope(points, (out or Path("out")).resolve() / "envelope.png")
+    print(f"plot: {path}")
+    return EXIT_SUCCESS
 
 
 def _log(msg: str) -> None:
@@ -202,6 +230,8 @@ def main(argv: list[str] | None = None) -> int:
         _log(f"bad input: {exc}")
         return EXIT_BAD_INPUT
     demo_cfg = full_robot.config.get("demo", {})      # (the arm view reads it as it is)
+    if args.envelope:
+        return _envelope(full_robot, args.out)
     if "waypoints" not in demo_cfg:
         _log(f"config/{args.robot}.yaml has no demo.waypoints: the demo needs a task")
         return EXIT_BAD_INPUT
@@ -232,6 +262,15 @@ def main(argv: list[str] | None = None) -> int:
         why = controller_velocity_refusal(full_robot)
         if why:
             _log(f"refused: {why}")
+            return EXIT_REFUSED
+    if full_robot.floating_base and args.controller == "robust":
+        from sysid_ros.demo.floating import envelope_refusal
+        outside = envelope_refusal(full_robot, args.payload)
+        if outside:
+            _log(f"refused: outside the operating envelope (sysid-demo --robot {args.robot} "
+                 f"--envelope); limiting premise: {outside[0]}"
+                 + (f" (and {len(outside) - 1} more: {'; '.join(outside[1:3])})"
+                    if len(outside) > 1 else ""))
             return EXIT_REFUSED
     if args.hardware_like and not calib and args.controller == "robust":
         # the controller's and the planner's friction/offset box is the robot file's, the

@@ -17,7 +17,8 @@ of J_α, at e_k (angular) — RNEA with the base's spatial acceleration in place
     |J_a,j a + J_α,j α| ≤ a̅ ‖J_a,j‖₂ + α̅ ‖J_α,j‖₂,   ‖J_j‖₂ ≤ (Σ_k mag(J_jk)²)^½,
 
 with mag the interval magnitude of the enclosure over a sub-box of Q and the parameter box
-Θ (every body's 10 parameters in an interval). The bound is the largest over a grid of
+Θ (every body's 10 parameters in an interval). For a per-axis bound |α_k| ≤ α̅_k (trunk
+frame) the α part is Σ_k α̅_k mag(J_α,jk) instead. The bound is the largest over a grid of
 sub-boxes covering Q. Sound by the interval arithmetic's guarantee (``enclosures.interval``);
 loose only by the dependency effect inside a sub-box, which shrinks with the sub-box.
 """
@@ -56,27 +57,34 @@ def workspace_grid(lower: np.ndarray, upper: np.ndarray, max_boxes: int) -> list
     return [np.linspace(a, b, n + 1) for a, b, n in zip(lower, upper, cells(hi))]
 
 
-def _norm_columns(chain: SerialChain, cs: list, theta: list, linear: bool) -> np.ndarray:
-    """(N, nb) upper bounds of ‖J_j‖₂ over the sub-boxes, J = J_a (linear) or J_α."""
+def _norm_columns(chain: SerialChain, cs: list, theta: list, linear: bool,
+                  weights: np.ndarray | None = None) -> np.ndarray:
+    """(N, nb) upper bounds of ‖J_j‖₂ over the sub-boxes, J = J_a (linear) or J_α; with
+    ``weights`` (3,), of Σ_k weights_k |J_jk| instead (a per-axis box of the input)."""
     zero3 = (0.0, 0.0, 0.0)
     zeros = [0.0] * chain.nb
     total = np.zeros(())
     for k in range(3):
+        if weights is not None and weights[k] == 0.0:
+            continue
         unit = tuple(1.0 if i == k else 0.0 for i in range(3))
         base = (unit, zero3) if linear else (zero3, unit)
         fwd = forward_pass(chain, cs, zeros, zeros, zeros, base=base)
         tau = passivity_torque(chain, cs, zeros, zeros, zeros, theta, forward=fwd)
         mag = np.stack([t.mag() for t in tau], axis=-1)
-        total = total + mag ** 2         # (N, nb)
+        total = total + (mag ** 2 if weights is None else weights[k] * mag)     # (N, nb)
+    if weights is not None:          # (some weight > 0: the caller's)
+        return total * (1.0 + 1e-12)
     return np.sqrt(total) * (1.0 + 1e-12)       # the root's rounding, outward
 
 
 def trunk_acceleration_bound(model: pin.Model, name: str, theta_lower: np.ndarray,
                              theta_upper: np.ndarray, q_lower: np.ndarray,
-                             q_upper: np.ndarray, accel: float, alpha: float,
+                             q_upper: np.ndarray, accel: float, alpha: float | np.ndarray,
                              max_boxes: int = 20000) -> np.ndarray:
     """(nb,) N·m: max over q ∈ [q_lower, q_upper] and θ in the box of |J_a,j a + J_α,j α| for
-    ‖a‖ ≤ ``accel`` (m/s²) and ‖α‖ ≤ ``alpha`` (rad/s²) (module doc). ``model``: the fixed-base
+    ‖a‖ ≤ ``accel`` (m/s²) and ‖α‖ ≤ ``alpha`` (rad/s²), or |α_k| ≤ ``alpha[k]`` for three
+    per-axis bounds in the trunk frame (module doc). ``model``: the fixed-base
     arm (revolute chain, base = the trunk frame); ``theta_lower/upper`` (nb, 10): each body's
     Pinocchio parameters [m, mc, I about the joint origin] in an interval."""
     chain = SerialChain.from_model(model, name)
@@ -96,7 +104,10 @@ def trunk_acceleration_bound(model: pin.Model, name: str, theta_lower: np.ndarra
         part = np.zeros((len(rows), chain.nb))
         if accel > 0:
             part += accel * _norm_columns(chain, cs, theta, linear=True)
-        if alpha > 0:
+        if np.ndim(alpha) == 1:
+            if np.any(np.asarray(alpha) > 0):
+                part += _norm_columns(chain, cs, theta, False, np.asarray(alpha, float))
+        elif alpha > 0:
             part += alpha * _norm_columns(chain, cs, theta, linear=False)
         worst = np.maximum(worst, part.max(axis=0))
     return worst

@@ -117,3 +117,41 @@ def test_workspace_grid_covers_the_box_within_the_budget():
     assert edges[2].size == 2                      # a zero-width joint: one cell
     with pytest.raises(ValueError):
         workspace_grid(hi, lo, 10)
+
+
+def test_a_per_axis_bound_is_the_weighted_sum_on_a_point_box(setup):
+    """Per-axis bounds |α_k| ≤ ᾱ_k: on a point box the enclosure is Σ_k ᾱ_k |J_α,jk|
+    exactly (Pinocchio's columns), attained at a vertex of the α box."""
+    full, view, model, lower, upper, rows = setup
+    alpha = np.array([0.9, 0.45, 0.05])
+    rng = np.random.default_rng(6)
+    q = view.random_configuration(rng)
+    theta = _view_theta(view, lower, upper, 0.5)
+    point = theta.reshape(lower.shape)
+    cols = np.stack([_exact(rows, q, theta, np.zeros(3), e) for e in np.eye(3)], axis=1)
+    got = trunk_acceleration_bound(model, "z1", point, point, q, q, 0.0, alpha)
+    np.testing.assert_allclose(got, np.abs(cols) @ alpha, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.slow
+def test_a_per_axis_bound_covers_every_vertex_over_the_workspace(setup):
+    """Over the workspace no vertex of the α box at random q and θ vertices exceeds the
+    per-axis enclosure, which is within the ball through the box's corner."""
+    full, view, model, lower, upper, rows = setup
+    alpha = np.array([0.9, 0.45, 0.05])
+    rng = np.random.default_rng(6)
+    q_lo, q_hi = av.workspace(full)
+    bound = trunk_acceleration_bound(model, "z1", lower, upper, q_lo, q_hi, 0.0, alpha)
+    worst = np.zeros(view.nj)
+    signs = np.array(np.meshgrid(*[[-1.0, 1.0]] * 3)).reshape(3, -1).T
+    for _ in range(100):
+        q = rng.uniform(q_lo, q_hi)
+        theta = _view_theta(view, lower, upper, rng.integers(0, 2, size=lower.shape))
+        d = np.stack([_exact(rows, q, theta, np.zeros(3), s * alpha)
+                      - _exact(rows, q, theta, np.zeros(3), np.zeros(3)) for s in signs])
+        worst = np.maximum(worst, np.abs(d).max(axis=0))
+    assert np.all(worst <= bound), (worst, bound)
+    # and a per-axis box is tighter than the ball through its corner on the joints it spares
+    ball = trunk_acceleration_bound(model, "z1", lower, upper, q_lo, q_hi, 0.0,
+                                    float(np.linalg.norm(alpha)))
+    assert np.all(bound <= ball * (1 + 1e-9))
