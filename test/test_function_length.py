@@ -17,11 +17,9 @@ PENDING = {
     "sysid_ros/demo/cli.py:main",
     "sysid_ros/demo/pipeline.py:simulate_episode",
     "sysid_ros/calibration/calibrate.py:calibrate",
-    "sysid_ros/simulation/simulator.py:Simulator.__init__",
     "sysid_ros/identification/identifier.py:identify",
     "sysid_ros/planning/planner.py:ExcitingPlanner.plan",
     "sysid_ros/identification/problem.py:PayloadProblem.__init__",
-    "sysid_ros/simulation/hardware_like.py:record_hardware_like",
     "sysid_ros/identification/problem.py:PayloadProblem.rows",
 }
 
