@@ -630,6 +630,7 @@ class _Schedule:
     @classmethod
     def plan(cls, profile: HardwareProfile, reference: SumOfSines, duration: float,
              swap_time: float | None) -> _Schedule:
+        """The schedule of ``duration`` s at the profile's physics step and rates."""
         h = profile.physics_step
         total = int(round(duration / h))
         per_control = profile.steps_per_control
