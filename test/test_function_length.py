@@ -17,7 +17,6 @@ PENDING = {
     "sysid_ros/demo/cli.py:main",
     "sysid_ros/demo/pipeline.py:simulate_episode",
     "sysid_ros/calibration/calibrate.py:calibrate",
-    "sysid_ros/identification/identifier.py:identify",
     "sysid_ros/identification/problem.py:PayloadProblem.__init__",
     "sysid_ros/identification/problem.py:PayloadProblem.rows",
 }
