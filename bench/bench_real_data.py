@@ -22,10 +22,13 @@ held out in turn:
    and the extra friction terms: the best candidate's cross-validated gain, the selected and the
    adopted ones (docs/guide/calibrate.md#extra-friction-terms-judged-then-adopted);
 3. **identification** — ``sysid-identify`` of the held-out run with that calibration and the
-   prior ``--prior``: status, mass box, warnings.
+   prior ``--prior``: status, mass box, warnings, and per joint the rows' mean radius as a
+   window-averaged torque with the share of it that is the calibrated torque-error bound δ
+   (what a narrower box would have to shrink).
 
-The wall time of each calibration is printed; the last table lists the mass boxes and whether
-they all overlap (one robot, one tool).
+The wall time of each calibration is printed; the last table lists the mass boxes, whether
+they all overlap (one robot, one tool), their intersection and how many lower ends are the
+prior's face (an overlap the prior alone makes says little).
 """
 from __future__ import annotations
 
@@ -45,6 +48,8 @@ from sysid_ros.calibration.data import Recording, read_recording
 from sysid_ros.calibration.document import calibration_document, write_calibration
 from sysid_ros.calibration.validate import aligned_torque, nominal_model, predict_torque, validate
 from sysid_ros.identification import identify, load_identification_config
+from sysid_ros.identification.problem import PayloadProblem
+from sysid_ros.identification.windows import MomentumWindows
 from sysid_ros.model.calibration import apply_calibration
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot, load_robot
@@ -95,11 +100,29 @@ def _lab_model(robot: Robot, data: Path) -> tuple[Any, np.ndarray] | None:
     return nominal_model(robot, theta), friction
 
 
+def _radius(robot: Robot, cfg: Any, rec: Recording) -> dict[str, list[float]]:
+    """Per joint, the identification rows' mean radius as a window-averaged torque (N·m) and
+    the share of it that is the calibrated torque-error bound (the rest: Coulomb interval,
+    quadrature, bridged gaps, link box, timing remainder)."""
+    m = MomentumWindows(robot, cfg, Regressors(robot), rate_hz=rec.rate_hz).extend(
+        rec.t, rec.q, rec.dq, rec.tau)
+    rows = PayloadProblem(robot, cfg).rows(m)
+    T = rows.t_end - rows.t_start
+    per_s, share = [], []
+    for j in range(robot.nj):
+        s = rows.joint == j
+        per_s.append(float(np.mean(rows.r[s] / T[s])) if s.any() else float("nan"))
+        share.append(float(np.sum(rows.r_noise[s]) / np.sum(rows.r[s])) if s.any()
+                     else float("nan"))
+    return {"mean_Nm": per_s, "noise_share": share}
+
+
 def _identify(robot: Robot, calib: Path, rec: Recording, prior: str) -> dict[str, Any]:
     cal = apply_calibration(robot, calib)
     cfg = load_identification_config(cal, prior=prior)
     res = identify(cal, cfg, rec.t, rec.q, rec.dq, rec.tau)
-    out: dict[str, Any] = {"status": res.status, "warnings": list(res.warnings)}
+    out: dict[str, Any] = {"status": res.status, "warnings": list(res.warnings),
+                           "row_radius": _radius(cal, cfg, rec)}
     if res.status == "ok" and res.box is not None:
         out["mass"] = [float(res.box.lower[0]), float(res.box.upper[0])]
         prior_box = cfg.prior
@@ -107,6 +130,12 @@ def _identify(robot: Robot, calib: Path, rec: Recording, prior: str) -> dict[str
                                   if res.box.lower[k] <= prior_box.lower[k] + 1e-9
                                   and res.box.upper[k] >= prior_box.upper[k] - 1e-9]
     return out
+
+
+def _prior_mass(robot: Robot, prior: str) -> list[float]:
+    """[lower, upper] of the mass in the identification prior ``prior``."""
+    box = load_identification_config(robot, prior=prior).prior
+    return [float(box.lower[0]), float(box.upper[0])]
 
 
 def _table(names: list[str], rows: dict[str, np.ndarray]) -> list[str]:
@@ -124,7 +153,8 @@ def run(data: Path, prior: str, link_rel: float | None) -> dict[str, Any]:
     robot = load_robot("gen3")
     runs = _runs(data)
     lab = _lab_model(robot, data)
-    out: dict[str, Any] = {"runs": runs, "prior": prior, "link_rel": link_rel, "held_out": []}
+    out: dict[str, Any] = {"runs": runs, "prior": prior, "link_rel": link_rel, "held_out": [],
+                           "prior_mass": _prior_mass(robot, prior)}
     with tempfile.TemporaryDirectory() as tmp:
         tmp_dir = Path(tmp)
         recs = {k: read_recording(_import(data, k, tmp_dir), robot) for k in runs}
@@ -158,6 +188,7 @@ def run(data: Path, prior: str, link_rel: float | None) -> dict[str, Any]:
                     "rms": {m: v.tolist() for m, v in rms.items()},
                     "consistent": bool(val.consistent), "needs_scale": float(val.scale),
                     "torque_lag_s": result.config.torque_lag_s.tolist(),
+                    "noise_bound_Nm": result.noise.tolist(),
                     "excluded_rows": result.excluded.get("rows_by_reason", {}),
                     "terms": _terms(result),
                     "identification": ident}
@@ -171,6 +202,11 @@ def run(data: Path, prior: str, link_rel: float | None) -> dict[str, Any]:
                      f"{ident['pinned_to_prior'] or 'none'}" if "mass" in ident else "")
                   + (f"; warnings: {ident['warnings']}" if ident["warnings"] else ""))
             print(f"extra friction terms: {item['terms']}")
+            rr = ident["row_radius"]
+            print("row radius (N·m, window-averaged; noise-bound share): "
+                  + ", ".join(f"{n} {r:.2f} ({100 * f:.0f} %)" for n, r, f in
+                              zip(robot.joint_names, rr["mean_Nm"], rr["noise_share"]))
+                  + "; noise bound δ " + ", ".join(f"{d:.2f}" for d in result.noise))
     _summary(out, list(robot.joint_names))
     return out
 
@@ -195,12 +231,19 @@ def _summary(out: dict[str, Any], names: list[str]) -> None:
     print("\n".join(_table(names, mean)))
     boxes = [it["identification"].get("mass") for it in items]
     ok = [b for b in boxes if b is not None]
-    overlap = bool(ok) and max(b[0] for b in ok) <= min(b[1] for b in ok)
+    common = (max(b[0] for b in ok), min(b[1] for b in ok)) if ok else None
+    overlap = common is not None and common[0] <= common[1]
+    # an overlap that only the prior's face makes says nothing about the runs agreeing
+    floor = out["prior_mass"][0]
+    at_floor = sum(b[0] <= floor + 1e-9 for b in ok)
     out["summary"] = {"rms_mean": {m: v.tolist() for m, v in mean.items()},
-                      "mass_boxes_overlap": overlap,
+                      "mass_boxes_overlap": overlap, "mass_intersection": common,
+                      "mass_lower_at_prior": at_floor,
                       "calibration_s_max": max(it["calibration_s"] for it in items)}
     print(f"\nmass boxes {'overlap' if overlap else 'DO NOT overlap'}: "
           + ", ".join("-" if b is None else f"[{b[0]:.3f}, {b[1]:.3f}]" for b in boxes)
+          + ("" if not overlap else f" (common [{common[0]:.3f}, {common[1]:.3f}] kg; "
+             f"{at_floor} of {len(ok)} lower ends on the prior's {floor:g} kg)")
           + f"; slowest calibration {out['summary']['calibration_s_max']:.1f} s")
 
 
