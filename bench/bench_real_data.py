@@ -1,6 +1,7 @@
 """Real-data benchmark: calibration and identification on a real arm's logs, by rotation.
 
-    python -m bench.bench_real_data --data DIR [--prior none] [--link-rel R] [--json PATH]
+    python -m bench.bench_real_data --data DIR [--prior none] [--link-rel R] [--method M]
+        [--calibration-rows] [--json PATH]
 
 DIR holds runs in the per-quantity text layout of docs/guide/identify-recording.md: for each run N the files
 ``t_downsampled_N.csv`` (s), ``q_downsampled_N.csv`` (rad), ``q_d_downsampled_N.csv`` (rad/s),
@@ -21,10 +22,11 @@ held out in turn:
 2. **consistency** — whether the held-out run's rows fit the written bounds (``validate``),
    and the extra friction terms: the best candidate's cross-validated gain, the selected and the
    adopted ones (docs/guide/calibrate.md#extra-friction-terms-judged-then-adopted);
-3. **identification** — ``sysid-identify`` of the held-out run with that calibration and the
-   prior ``--prior``: status, mass box, warnings, and per joint the rows' mean radius as a
-   window-averaged torque with the share of it that is the calibrated torque-error bound δ
-   (what a narrower box would have to shrink).
+3. **identification** — ``sysid-identify`` of the held-out run with that calibration, the
+   prior ``--prior``, ``--method`` and, with ``--calibration-rows``, the calibration's own rows
+   (``sysid-calibrate --export-rows``): status, mass box, warnings, and per joint the rows'
+   mean radius as a window-averaged torque with the share of it that is the calibrated
+   torque-error bound δ (what a narrower box would have to shrink).
 
 The wall time of each calibration is printed; the last table lists the mass boxes, whether
 they all overlap (one robot, one tool), their intersection and how many lower ends are the
@@ -45,9 +47,10 @@ import numpy as np
 from sysid_ros.bagio.import_cli import main as import_main
 from sysid_ros.calibration import CalibrationOptions, calibrate
 from sysid_ros.calibration.data import Recording, read_recording
+from sysid_ros.calibration.calibrate import exported_rows
 from sysid_ros.calibration.document import calibration_document, write_calibration
 from sysid_ros.calibration.validate import aligned_torque, nominal_model, predict_torque, validate
-from sysid_ros.identification import identify, load_identification_config
+from sysid_ros.identification import METHODS, identify, load_identification_config
 from sysid_ros.identification.problem import PayloadProblem
 from sysid_ros.identification.windows import MomentumWindows
 from sysid_ros.model.calibration import apply_calibration
@@ -117,10 +120,11 @@ def _radius(robot: Robot, cfg: Any, rec: Recording) -> dict[str, list[float]]:
     return {"mean_Nm": per_s, "noise_share": share}
 
 
-def _identify(robot: Robot, calib: Path, rec: Recording, prior: str) -> dict[str, Any]:
+def _identify(robot: Robot, calib: Path, rec: Recording, prior: str, method: str
+              ) -> dict[str, Any]:
     cal = apply_calibration(robot, calib)
     cfg = load_identification_config(cal, prior=prior)
-    res = identify(cal, cfg, rec.t, rec.q, rec.dq, rec.tau)
+    res = identify(cal, cfg, rec.t, rec.q, rec.dq, rec.tau, method=method)
     out: dict[str, Any] = {"status": res.status, "warnings": list(res.warnings),
                            "row_radius": _radius(cal, cfg, rec)}
     if res.status == "ok" and res.box is not None:
@@ -149,11 +153,13 @@ def _table(names: list[str], rows: dict[str, np.ndarray]) -> list[str]:
     return lines
 
 
-def run(data: Path, prior: str, link_rel: float | None) -> dict[str, Any]:
+def run(data: Path, prior: str, link_rel: float | None, method: str = "lp",
+        calibration_rows: bool = False) -> dict[str, Any]:
     robot = load_robot("gen3")
     runs = _runs(data)
     lab = _lab_model(robot, data)
-    out: dict[str, Any] = {"runs": runs, "prior": prior, "link_rel": link_rel, "held_out": [],
+    out: dict[str, Any] = {"runs": runs, "prior": prior, "link_rel": link_rel, "method": method,
+                           "calibration_rows": calibration_rows, "held_out": [],
                            "prior_mass": _prior_mass(robot, prior)}
     with tempfile.TemporaryDirectory() as tmp:
         tmp_dir = Path(tmp)
@@ -182,8 +188,14 @@ def run(data: Path, prior: str, link_rel: float | None) -> dict[str, Any]:
             rms["sysid-calibrate"] = _rms(tau_lagged - ours)
             val = validate(result, [rec])
             calib = tmp_dir / f"calib_without_{k}.yaml"
-            write_calibration(calib, calibration_document(result, val))
-            ident = _identify(robot, calib, rec, prior)
+            doc = calibration_document(result, val)
+            if calibration_rows:
+                # as sysid-calibrate --export-rows: the rows beside the overlay, θ_r shared
+                exported_rows(result).save(calib.with_suffix(".rows.npz"))
+                doc["identification"]["calibration_rows"] = calib.with_suffix(".rows.npz").name
+                doc["identification"]["theta_r_unknowns"] = True
+            write_calibration(calib, doc)
+            ident = _identify(robot, calib, rec, prior, method)
             item = {"run": k, "calibrated_on": others, "calibration_s": seconds,
                     "rms": {m: v.tolist() for m, v in rms.items()},
                     "consistent": bool(val.consistent), "needs_scale": float(val.scale),
@@ -242,8 +254,9 @@ def _summary(out: dict[str, Any], names: list[str]) -> None:
                       "calibration_s_max": max(it["calibration_s"] for it in items)}
     print(f"\nmass boxes {'overlap' if overlap else 'DO NOT overlap'}: "
           + ", ".join("-" if b is None else f"[{b[0]:.3f}, {b[1]:.3f}]" for b in boxes)
-          + ("" if not overlap else f" (common [{common[0]:.3f}, {common[1]:.3f}] kg; "
-             f"{at_floor} of {len(ok)} lower ends on the prior's {floor:g} kg)")
+          + ("" if common is None or not overlap else
+             f" (common [{common[0]:.3f}, {common[1]:.3f}] kg; {at_floor} of {len(ok)} lower "
+             f"ends on the prior's {floor:g} kg)")
           + f"; slowest calibration {out['summary']['calibration_s_max']:.1f} s")
 
 
@@ -256,9 +269,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--link-rel", type=float,
                    help="calibration prior of the link parameters, relative (default: the robot "
                         "file's model_uncertainty.links_rel)")
+    p.add_argument("--method", choices=METHODS, default="lp",
+                   help="identification method (default lp)")
+    p.add_argument("--calibration-rows", action="store_true",
+                   help="identify with the calibration's own rows as further constraints "
+                        "(sysid-calibrate --export-rows)")
     p.add_argument("--json", type=Path, help="write the figures as JSON")
     args = p.parse_args(argv)
-    out = run(args.data, args.prior, args.link_rel)
+    out = run(args.data, args.prior, args.link_rel, args.method, args.calibration_rows)
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")
     return 0
