@@ -1,7 +1,7 @@
 """Real-data benchmark: calibration and identification on a real arm's logs, by rotation.
 
     python -m bench.bench_real_data --data DIR [--prior none] [--link-rel R] [--method M]
-        [--calibration-rows] [--json PATH]
+        [--calibration-rows] [--noise-speed] [--json PATH]
 
 DIR holds runs in the per-quantity text layout of docs/guide/identify-recording.md: for each run N the files
 ``t_downsampled_N.csv`` (s), ``q_downsampled_N.csv`` (rad), ``q_d_downsampled_N.csv`` (rad/s),
@@ -26,7 +26,9 @@ held out in turn:
    prior ``--prior``, ``--method`` and, with ``--calibration-rows``, the calibration's own rows
    (``sysid-calibrate --export-rows``): status, mass box, warnings, and per joint the rows'
    mean radius as a window-averaged torque with the share of it that is the calibrated
-   torque-error bound δ (what a narrower box would have to shrink).
+   torque-error bound δ (what a narrower box would have to shrink). With ``--noise-speed`` the
+   calibration writes a speed-dependent bound δ0 + δ1·|mean speed| (``CalibrationOptions``
+   ``noise_speed``).
 
 The wall time of each calibration is printed; the last table lists the mass boxes, whether
 they all overlap (one robot, one tool), their intersection and how many lower ends are the
@@ -154,12 +156,13 @@ def _table(names: list[str], rows: dict[str, np.ndarray]) -> list[str]:
 
 
 def run(data: Path, prior: str, link_rel: float | None, method: str = "lp",
-        calibration_rows: bool = False) -> dict[str, Any]:
+        calibration_rows: bool = False, noise_speed: bool = False) -> dict[str, Any]:
     robot = load_robot("gen3")
     runs = _runs(data)
     lab = _lab_model(robot, data)
     out: dict[str, Any] = {"runs": runs, "prior": prior, "link_rel": link_rel, "method": method,
-                           "calibration_rows": calibration_rows, "held_out": [],
+                           "calibration_rows": calibration_rows, "noise_speed": noise_speed,
+                           "held_out": [],
                            "prior_mass": _prior_mass(robot, prior)}
     with tempfile.TemporaryDirectory() as tmp:
         tmp_dir = Path(tmp)
@@ -170,7 +173,8 @@ def run(data: Path, prior: str, link_rel: float | None, method: str = "lp",
             others = [r for r in runs if r != k]
             clock = time.perf_counter()
             result = calibrate(robot, [recs[r] for r in others],
-                               CalibrationOptions(ee_prior=prior, link_rel=link_rel))
+                               CalibrationOptions(ee_prior=prior, link_rel=link_rel,
+                                                  noise_speed=noise_speed))
             seconds = time.perf_counter() - clock
             rec = recs[k]
             keep, tau_lagged = aligned_torque(rec, result.config)
@@ -201,6 +205,8 @@ def run(data: Path, prior: str, link_rel: float | None, method: str = "lp",
                     "consistent": bool(val.consistent), "needs_scale": float(val.scale),
                     "torque_lag_s": result.config.torque_lag_s.tolist(),
                     "noise_bound_Nm": result.noise.tolist(),
+                    "noise_speed_Nm_per_rad_s": None if result.noise_speed is None
+                    else result.noise_speed.tolist(),
                     "excluded_rows": result.excluded.get("rows_by_reason", {}),
                     "terms": _terms(result),
                     "identification": ident}
@@ -218,7 +224,9 @@ def run(data: Path, prior: str, link_rel: float | None, method: str = "lp",
             print("row radius (N·m, window-averaged; noise-bound share): "
                   + ", ".join(f"{n} {r:.2f} ({100 * f:.0f} %)" for n, r, f in
                               zip(robot.joint_names, rr["mean_Nm"], rr["noise_share"]))
-                  + "; noise bound δ " + ", ".join(f"{d:.2f}" for d in result.noise))
+                  + "; noise bound δ " + ", ".join(f"{d:.2f}" for d in result.noise)
+                  + ("" if result.noise_speed is None else " + |speed| x "
+                     + ", ".join(f"{d:.2f}" for d in result.noise_speed)))
     _summary(out, list(robot.joint_names))
     return out
 
@@ -274,9 +282,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--calibration-rows", action="store_true",
                    help="identify with the calibration's own rows as further constraints "
                         "(sysid-calibrate --export-rows)")
+    p.add_argument("--noise-speed", action="store_true",
+                   help="calibrate a speed-dependent torque-error bound (δ0 + δ1·|mean speed|)")
     p.add_argument("--json", type=Path, help="write the figures as JSON")
     args = p.parse_args(argv)
-    out = run(args.data, args.prior, args.link_rel, args.method, args.calibration_rows)
+    out = run(args.data, args.prior, args.link_rel, args.method, args.calibration_rows,
+              args.noise_speed)
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")
     return 0

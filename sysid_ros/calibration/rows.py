@@ -115,6 +115,21 @@ class CalibrationRows:
         return replace(self, r_fixed=self.r_fixed + self.r_timing,
                        r_timing=np.zeros_like(self.r_timing))
 
+    def mean_speed(self) -> np.ndarray:
+        """(n,) |∫q̇ dt|/T of each row's joint over its window (rad/s): the Fv column over T."""
+        n = len(self)
+        fv = np.asarray(self.A[np.arange(n), friction_column(self.n_theta, self.joint, 1)])
+        return np.abs(fv.reshape(-1)) / (self.t_end - self.t_start)
+
+    def with_noise_speed(self, kappa: np.ndarray) -> CalibrationRows:
+        """The rows with a speed-dependent noise radius: T' times (1 + κ_j·|v_w|), so that a
+        bound δ_j on the noise term means δ_j + δ_j·κ_j·|v_w| at the window's mean speed v_w
+        (κ = 0: the rows themselves)."""
+        kappa = np.asarray(kappa, float)
+        if not np.any(kappa):
+            return self
+        return replace(self, t_noise=self.t_noise * (1.0 + kappa[self.joint] * self.mean_speed()))
+
     def sides(self) -> tuple[sp.csr_matrix, sp.csr_matrix]:
         """(A_up, A_lo): the Fc column at s − s_r and at s + s_r (module docstring)."""
         n = len(self)
