@@ -27,7 +27,7 @@ held out in turn:
    (``sysid-calibrate --export-rows``): status, mass box, warnings, and per joint the rows'
    mean radius as a window-averaged torque with the share of it that is the calibrated
    torque-error bound δ (what a narrower box would have to shrink). With ``--noise-speed`` the
-   calibration writes a speed-dependent bound δ0 + δ1·|mean speed| (``CalibrationOptions``
+   calibration writes a speed-dependent bound δ0 + δ1·mean |speed| (``CalibrationOptions``
    ``noise_speed``).
 
 The wall time of each calibration is printed; the last table lists the mass boxes, whether
@@ -225,7 +225,7 @@ def run(data: Path, prior: str, link_rel: float | None, method: str = "lp",
                   + ", ".join(f"{n} {r:.2f} ({100 * f:.0f} %)" for n, r, f in
                               zip(robot.joint_names, rr["mean_Nm"], rr["noise_share"]))
                   + "; noise bound δ " + ", ".join(f"{d:.2f}" for d in result.noise)
-                  + ("" if result.noise_speed is None else " + |speed| x "
+                  + ("" if result.noise_speed is None else " + mean |speed| x "
                      + ", ".join(f"{d:.2f}" for d in result.noise_speed)))
     _summary(out, list(robot.joint_names))
     return out
@@ -283,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="identify with the calibration's own rows as further constraints "
                         "(sysid-calibrate --export-rows)")
     p.add_argument("--noise-speed", action="store_true",
-                   help="calibrate a speed-dependent torque-error bound (δ0 + δ1·|mean speed|)")
+                   help="calibrate a speed-dependent torque-error bound (δ0 + δ1·mean |speed|)")
     p.add_argument("--json", type=Path, help="write the figures as JSON")
     args = p.parse_args(argv)
     out = run(args.data, args.prior, args.link_rel, args.method, args.calibration_rows,

@@ -209,7 +209,7 @@ class CalibrationResult:
     torque_lag: LagEstimate | None = None  # the torque stream's lag, when estimated
     excluded: dict[str, Any] = field(default_factory=dict)  # rows the exclusion rule dropped
     margin: np.ndarray | None = None       # (nj,) factor on δ*: options.margin or hold-out
-    #: (nj,) δ1 written (N·m per rad/s): the bound is noise + noise_speed·|mean speed|
+    #: (nj,) δ1 written (N·m per rad/s): the bound is noise + noise_speed·mean |speed|
     noise_speed: np.ndarray | None = None
     terms: Any = None                      # terms.TermSelection or None
     friction_terms: FrictionTerms | None = None  # adopted extra terms with calibrated boxes
@@ -265,7 +265,7 @@ class CalibrationResult:
             f"{c.torque_noise_rel} x |tau|: it is NOT a per-sample bound, so use it only with "
             "the window_s/stride_s written next to it",
             *(["the window-averaged torque error is within torque_noise_abs + "
-               "torque_noise_speed x |mean speed over the window| (a speed-dependent bound "
+               "torque_noise_speed x the mean |speed| over the window (a speed-dependent bound "
                "whose shape is the smallest envelope of the calibration windows: speeds beyond "
                "theirs extrapolate it)"] if self.noise_speed is not None else []),
             f"noise bound = {o.margin} x the smallest consistent bound + {o.noise_floor} N*m: "
@@ -581,7 +581,7 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
     delta = margin * delta_min + options.noise_floor
     delta_speed = margin * delta_min * kappa
     if options.noise_speed:
-        # the floor joins δ0 only: the rows below carry δ0 + δ1·|v| exactly, with δ = δ0
+        # the floor joins δ0 only: the rows below carry δ0 + δ1·v exactly, with δ = δ0
         rows = plain.with_noise_speed(delta_speed / delta)
     seconds["noise"] = time.perf_counter() - clock
 

@@ -79,8 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="noise bound = margin x smallest consistent bound + floor")
     p.add_argument("--noise-floor", type=float, default=0.02, help="N*m added to every bound")
     p.add_argument("--noise-speed", action="store_true",
-                   help="a speed-dependent bound torque_noise_abs + torque_noise_speed x |mean "
-                        "speed| per window instead of a constant one")
+                   help="a speed-dependent bound torque_noise_abs + torque_noise_speed x the "
+                        "window's mean |speed| instead of a constant one")
     p.add_argument("--window-s", type=float, default=0.4,
                    help="momentum window (s), written for the identifier (default 0.4)")
     p.add_argument("--stride-s", type=float, default=0.1,
@@ -367,7 +367,7 @@ def _finish(args, robot, result, vals, clock) -> int:
         return _fail(f"cannot write output: {err}")
     noise = ", ".join(f"{v:.3f}" for v in result.noise)
     speed = ("" if result.noise_speed is None else " + [" + ", ".join(
-        f"{v:.3f}" for v in result.noise_speed) + "] N*m/(rad/s) x |mean speed|")
+        f"{v:.3f}" for v in result.noise_speed) + "] N*m/(rad/s) x mean |speed|")
     head = (f"ok: wrote {args.out}; torque_noise_abs [{noise}] N*m{speed} for "
             f"{result.config.window_s} s windows; {time.perf_counter() - clock:.1f} s")
     if validation is not None and not validation.consistent:

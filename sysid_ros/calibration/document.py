@@ -58,7 +58,7 @@ def calibration_document(result, validation=None, bags: list[str] | None = None
         "exclude_after_start_s": float(c.exclude_after_start_s),
     }
     if result.noise_speed is not None:
-        # the bound's speed-dependent part: δ0 + δ1·|mean speed| per window (assumptions)
+        # the bound's speed-dependent part: δ0 + δ1·mean |speed| per window (assumptions)
         ident["torque_noise_speed"] = _lst(result.noise_speed)
     if result.gain_box is not None or np.any(c.torque_gain != 1.0):
         # the reading's gain box k ∈ [lo, hi] as centre·(1 ± rel): the identifier rescales τ̂ by

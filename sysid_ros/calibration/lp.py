@@ -162,9 +162,9 @@ def min_noise(s: ScaledRows, nj: int) -> tuple[np.ndarray, np.ndarray] | None:
 
 def noise_speed_shape(s: ScaledRows, speed: np.ndarray, nj: int) -> np.ndarray:
     """(nj,) κ_j (s/rad): the shape of the smallest speed-dependent envelope of the rows, a
-    bound δ0_j + δ1_j·|v_w| on the window-averaged error of window w at mean speed |v_w|
+    bound δ0_j + δ1_j·v_w on the window-averaged error of window w of mean |speed| v_w
     (rad/s), κ_j = δ1_j/δ0_j. One LP over the parameters and (δ0, δ1): minimise every joint's
-    bound averaged over its windows, Σ_j (δ0_j + δ1_j·mean_w |v_w|), with every row consistent
+    bound averaged over its windows, Σ_j (δ0_j + δ1_j·mean_w v_w), with every row consistent
     and δ0_j at least the joint's mean error in the best L1 fit (:func:`noise_profile`, the
     same floor as :func:`min_noise`: no joint's bound at rest is traded down to zero); κ_j = 0
     where that floor is zero."""

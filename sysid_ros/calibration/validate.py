@@ -125,7 +125,7 @@ def validate(result: CalibrationResult, recordings: list[Recording],
     nj = robot.nj
     rows = calibration_rows(robot, result.config, result.prior, recordings).with_timing()
     if result.noise_speed is not None:
-        # the written bound δ0 + δ1·|v|: the rows' noise term is δ0·T'·(1 + δ1/δ0·|v|)
+        # the written bound δ0 + δ1·v, v the mean |speed|: noise term δ0·T'·(1 + δ1/δ0·v)
         rows = rows.with_noise_speed(result.noise_speed / result.noise)
     terms = result.friction_terms
     lower, upper = result.box()

@@ -10,7 +10,7 @@ Keys (all optional except the prior):
   |τ̂ − τ| ≤ (a_j + r·|τ̂|)/(1 − r), which is what the per-row radius uses (requires r < 1).
 - ``torque_noise_speed`` (N·m per rad/s, scalar or one per joint; default 0): a calibrated
   speed-dependent part of the window-averaged bound, which is a_j + ``torque_noise_speed``_j·|v|
-  over a window of mean speed v = ∫q̇ dt/T (friction and actuation error growing with speed, as
+  over a window whose mean |speed| is v = ∫|q̇| dt/T (friction and actuation error growing with speed, as
   on real gears; :class:`sysid_ros.calibration.CalibrationOptions` ``noise_speed``).
 - ``torque_gain`` (default 1) and ``torque_gain_rel`` (default 0), one value or one per joint:
   a constant gain error of the torque reading, as a current-based estimate has when its motor
