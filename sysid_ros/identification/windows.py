@@ -262,7 +262,7 @@ class MomentumWindows:
 
     # Integrand columns: [W_c (nr·nc) | τ̂ (nr) | |τ̂| (nr) | σ(q̇) (nr) | floating base:
     # r_c (nr·nc) | G (3·nr·nc) | B (3·nr·nc) | extra friction terms (nr·width) | τ̂ error (nr) |
-    # |q̇| (nr) | fast (nr) | q̇ (nr)]; "fast" is 1 where |q̇_j| ≥ exclude_speed_rad_s: its integral over a
+    # fast (nr) | q̇ (nr) | |q̇| (nr)]; "fast" is 1 where |q̇_j| ≥ exclude_speed_rad_s: its integral over a
     # window is > 0 iff a sample reached it; "τ̂ error" bounds torques read inside a bridged step
     # (.alignment).
     def _integrand(self, w_c: np.ndarray, tau: np.ndarray, sigma: np.ndarray,
@@ -274,9 +274,9 @@ class MomentumWindows:
         if self._terms is not None:
             parts.append(self._terms.features(q, dq).reshape(n, -1))
         parts.append(tau_err)
-        parts.append(np.abs(dq))
         parts.append((np.abs(dq) >= self._fast).astype(float))
         parts.append(dq)
+        parts.append(np.abs(dq))
         return np.concatenate(parts, axis=1)
 
     def _sigma(self, dq: np.ndarray) -> np.ndarray:
@@ -647,10 +647,10 @@ class MomentumWindows:
         quad = np.abs(d_fine - (cb.coarse - ca.coarse)) / 3.0
         o = nr * nc
         T = cb.t - ca.t
-        o_v = d_fine.size - nr                         # ∫q̇: the integrand's last block
-        o_a = o_v - 2 * nr                             # ∫|q̇|
-        o_e = o_a - nr                                 # ∫ of the bridged torques' error bound
-        fric = np.stack([d_fine[o + 2 * nr:o + 3 * nr], d_fine[o_v:], cb.dq - ca.dq,
+        o_a = d_fine.size - nr                         # ∫|q̇|: the integrand's last block
+        o_v = o_a - nr                                 # ∫q̇
+        o_e = o_v - 2 * nr                             # ∫ of the bridged torques' error bound
+        fric = np.stack([d_fine[o + 2 * nr:o + 3 * nr], d_fine[o_v:o_a], cb.dq - ca.dq,
                          np.full(nr, T)], axis=1)
         o_t = o_e - nr * self.n_term_cols              # the extra terms' block, before "τ̂ error"
         terms = d_fine[o_t:o_e].reshape(nr, self.n_term_cols)
@@ -671,7 +671,7 @@ class MomentumWindows:
             quad_W=self._full(quad[:o].reshape(nr, nc)), joint=self.row_joints.copy(),
             start=np.full(nr, a), end=np.full(nr, b), t_start=np.full(nr, ca.t),
             t_end=np.full(nr, cb.t), base_W=base_W, G=G, quad_G=quad_G, D_omega=D_omega,
-            tau_start=ca.tau.copy(), tau_end=cb.tau.copy(), quad_dq=quad[o_v:],
+            tau_start=ca.tau.copy(), tau_end=cb.tau.copy(), quad_dq=quad[o_v:o_a],
             delay=self.plan.torque_delay + self.config.torque_lag_radius_s[self.row_joints],
             vel_rad=ca.v_m + cb.v_m, gap_rad=cb.gap_rad - ca.gap_rad + d_fine[o_e:o_e + nr],
             terms=terms, quad_terms=quad_terms, speed_abs=d_fine[o_a:o_a + nr])
@@ -685,7 +685,7 @@ class MomentumWindows:
         if after > 0 and self._run_start is not None and ca.t - self._run_start < after:
             reason[:] = EXCLUDED_START
             return reason
-        o_v = cb.fine.size - self.nr
+        o_v = cb.fine.size - 2 * self.nr               # ∫q̇, before ∫|q̇|
         fast = cb.fine[o_v - self.nr:o_v] - ca.fine[o_v - self.nr:o_v]
         reason[fast > 0] = EXCLUDED_FAST
         return reason
