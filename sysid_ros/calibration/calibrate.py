@@ -14,7 +14,10 @@ Steps (each an assumption-carrying result, see :class:`CalibrationResult.assumpt
    what the truth needs (the LP picks the parameters that explain the data best, which fit part
    of the noise), and new data reach further into the tails than the calibration data did. If
    some δ*_j exceeds ``max_noise_frac`` of the joint's torque limit, the prior boxes cannot
-   explain the data: :class:`~.errors.CalibrationInconsistentError`.
+   explain the data: :class:`~.errors.CalibrationInconsistentError`. With ``noise_speed`` the
+   rows' noise term is δ_j·(1 + κ_j·v) at the window's mean |speed| v, κ the shape of the
+   smallest speed-dependent envelope (:func:`.lp.noise_speed_shape`): δ*, margin and floor then
+   apply to it as above, and the file carries δ0 = δ and δ1 = margin·δ*·κ.
 3. **Boxes.** Under δ, min and max of every friction coefficient over the polytope (2·4·nj LPs,
    one warm-started HiGHS model) and, with ``link_boxes``, of every body parameter except the
    end effector's (which is identified online). Where the data do not tighten a body's box
@@ -115,8 +118,8 @@ class CalibrationOptions:
             payload its box stays near the stated bound (scaling every parameter fits unloaded
             data as well); with a known one (``payload_theta`` or ``ee_prior`` a catalogued
             payload's box) the data measure it, and the file carries the measured box.
-        noise_speed: a speed-dependent noise bound δ0_j + δ1_j·|v_w| at the window's mean
-            speed v_w instead of a constant one: its shape κ_j = δ1_j/δ0_j is the smallest
+        noise_speed: a speed-dependent noise bound δ0_j + δ1_j·v_w, v_w the window's mean
+            |speed| (∫|q̇| dt/T), instead of a constant one: its shape κ_j = δ1_j/δ0_j is the smallest
             envelope of the rows (:func:`.lp.noise_speed_shape`), its scale is measured and
             given its margin as the constant bound's is (κ = 0 is the constant bound).
     """
@@ -444,6 +447,11 @@ def _holdout_margin(rows: CalibrationRows, prior: Prior, delta_min: np.ndarray, 
     return out
 
 
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num/den where den > 0, else 0 (a zero bound has no speed part: num is 0 there too)."""
+    return np.divide(num, den, out=np.zeros_like(num, dtype=float), where=den > 0)
+
+
 def _inconsistency(robot: Robot, delta: np.ndarray, limit: np.ndarray) -> str:
     bad = np.flatnonzero(delta > limit)
     parts = [f"{robot.joint_names[j]} needs a window-averaged torque error of "
@@ -582,7 +590,7 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
     delta_speed = margin * delta_min * kappa
     if options.noise_speed:
         # the floor joins δ0 only: the rows below carry δ0 + δ1·v exactly, with δ = δ0
-        rows = plain.with_noise_speed(delta_speed / delta)
+        rows = plain.with_noise_speed(_ratio(delta_speed, delta))
     seconds["noise"] = time.perf_counter() - clock
 
     enter("friction box")
