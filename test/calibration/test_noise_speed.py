@@ -2,7 +2,9 @@
 hardware-like Gen3 data whose torque reading carries a friction error of up to 2 N·m per rad/s
 of joint speed (``HardwareProfile.friction_speed_error``, a slow random factor no function of
 the joint's state explains). The calibration measures δ0 + δ1·mean |speed|; the payload box
-resting on it contains the truth and is narrower than the constant bound's; a speed part
+resting on it contains the truth and, on this draw, is narrower than the constant bound's (not
+on every draw; a bound measured from 20 s may also be too small for a later run, which the
+identifier then reports ``inconsistent``); a speed part
 deliberately dropped (δ1 = 0 beside the same δ0) is caught loudly by validation on recorded
 data, and on this draw by the identifier as well (not on every draw: a hand-edited bound must be
 validated, ``sysid-calibrate --validate``).
