@@ -1,6 +1,7 @@
 """Real-data benchmark: calibration and identification on a real arm's logs, by rotation.
 
-    python -m bench.bench_real_data --data DIR [--prior none] [--link-rel R] [--json PATH]
+    python -m bench.bench_real_data --data DIR [--prior none] [--link-rel R] [--method M]
+        [--calibration-rows] [--noise-speed] [--json PATH]
 
 DIR holds runs in the per-quantity text layout of docs/guide/identify-recording.md: for each run N the files
 ``t_downsampled_N.csv`` (s), ``q_downsampled_N.csv`` (rad), ``q_d_downsampled_N.csv`` (rad/s),
@@ -21,11 +22,17 @@ held out in turn:
 2. **consistency** — whether the held-out run's rows fit the written bounds (``validate``),
    and the extra friction terms: the best candidate's cross-validated gain, the selected and the
    adopted ones (docs/guide/calibrate.md#extra-friction-terms-judged-then-adopted);
-3. **identification** — ``sysid-identify`` of the held-out run with that calibration and the
-   prior ``--prior``: status, mass box, warnings.
+3. **identification** — ``sysid-identify`` of the held-out run with that calibration, the
+   prior ``--prior``, ``--method`` and, with ``--calibration-rows``, the calibration's own rows
+   (``sysid-calibrate --export-rows``): status, mass box, warnings, and per joint the rows'
+   mean radius as a window-averaged torque with the share of it that is the calibrated
+   torque-error bound δ (what a narrower box would have to shrink). With ``--noise-speed`` the
+   calibration writes a speed-dependent bound δ0 + δ1·mean |speed| (``CalibrationOptions``
+   ``noise_speed``).
 
-The wall time of each calibration is printed; the last table lists the mass boxes and whether
-they all overlap (one robot, one tool).
+The wall time of each calibration is printed; the last table lists the mass boxes, whether
+they all overlap (one robot, one tool), their intersection and how many lower ends are the
+prior's face (an overlap the prior alone makes says little).
 """
 from __future__ import annotations
 
@@ -42,10 +49,13 @@ import numpy as np
 from sysid_ros.bagio.import_cli import main as import_main
 from sysid_ros.calibration import CalibrationOptions, calibrate
 from sysid_ros.calibration.data import Recording, read_recording
+from sysid_ros.calibration.calibrate import exported_rows
 from sysid_ros.calibration.document import calibration_document, write_calibration
 from sysid_ros.calibration.validate import aligned_torque, nominal_model, predict_torque, validate
-from sysid_ros.identification import identify, load_identification_config
 from sysid_ros import apply_calibration
+from sysid_ros.identification import METHODS, identify, load_identification_config
+from sysid_ros.identification.problem import PayloadProblem
+from sysid_ros.identification.windows import MomentumWindows
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot, load_robot
 
@@ -95,11 +105,30 @@ def _lab_model(robot: Robot, data: Path) -> tuple[Any, np.ndarray] | None:
     return nominal_model(robot, theta), friction
 
 
-def _identify(robot: Robot, calib: Path, rec: Recording, prior: str) -> dict[str, Any]:
+def _radius(robot: Robot, cfg: Any, rec: Recording) -> dict[str, list[float]]:
+    """Per joint, the identification rows' mean radius as a window-averaged torque (N·m) and
+    the share of it that is the calibrated torque-error bound (the rest: Coulomb interval,
+    quadrature, bridged gaps, link box, timing remainder)."""
+    m = MomentumWindows(robot, cfg, Regressors(robot), rate_hz=rec.rate_hz).extend(
+        rec.t, rec.q, rec.dq, rec.tau)
+    rows = PayloadProblem(robot, cfg).rows(m)
+    T = rows.t_end - rows.t_start
+    per_s, share = [], []
+    for j in range(robot.nj):
+        s = rows.joint == j
+        per_s.append(float(np.mean(rows.r[s] / T[s])) if s.any() else float("nan"))
+        share.append(float(np.sum(rows.r_noise[s]) / np.sum(rows.r[s])) if s.any()
+                     else float("nan"))
+    return {"mean_Nm": per_s, "noise_share": share}
+
+
+def _identify(robot: Robot, calib: Path, rec: Recording, prior: str, method: str
+              ) -> dict[str, Any]:
     cal = apply_calibration(robot, calib)
     cfg = load_identification_config(cal, prior=prior)
-    res = identify(cal, cfg, rec.t, rec.q, rec.dq, rec.tau)
-    out: dict[str, Any] = {"status": res.status, "warnings": list(res.warnings)}
+    res = identify(cal, cfg, rec.t, rec.q, rec.dq, rec.tau, method=method)
+    out: dict[str, Any] = {"status": res.status, "warnings": list(res.warnings),
+                           "row_radius": _radius(cal, cfg, rec)}
     if res.status == "ok" and res.box is not None:
         out["mass"] = [float(res.box.lower[0]), float(res.box.upper[0])]
         prior_box = cfg.prior
@@ -107,6 +136,12 @@ def _identify(robot: Robot, calib: Path, rec: Recording, prior: str) -> dict[str
                                   if res.box.lower[k] <= prior_box.lower[k] + 1e-9
                                   and res.box.upper[k] >= prior_box.upper[k] - 1e-9]
     return out
+
+
+def _prior_mass(robot: Robot, prior: str) -> list[float]:
+    """[lower, upper] of the mass in the identification prior ``prior``."""
+    box = load_identification_config(robot, prior=prior).prior
+    return [float(box.lower[0]), float(box.upper[0])]
 
 
 def _table(names: list[str], rows: dict[str, np.ndarray]) -> list[str]:
@@ -120,11 +155,15 @@ def _table(names: list[str], rows: dict[str, np.ndarray]) -> list[str]:
     return lines
 
 
-def run(data: Path, prior: str, link_rel: float | None) -> dict[str, Any]:
+def run(data: Path, prior: str, link_rel: float | None, method: str = "lp",
+        calibration_rows: bool = False, noise_speed: bool = False) -> dict[str, Any]:
     robot = load_robot("gen3")
     runs = _runs(data)
     lab = _lab_model(robot, data)
-    out: dict[str, Any] = {"runs": runs, "prior": prior, "link_rel": link_rel, "held_out": []}
+    out: dict[str, Any] = {"runs": runs, "prior": prior, "link_rel": link_rel, "method": method,
+                           "calibration_rows": calibration_rows, "noise_speed": noise_speed,
+                           "held_out": [],
+                           "prior_mass": _prior_mass(robot, prior)}
     with tempfile.TemporaryDirectory() as tmp:
         tmp_dir = Path(tmp)
         recs = {k: read_recording(_import(data, k, tmp_dir), robot) for k in runs}
@@ -134,7 +173,8 @@ def run(data: Path, prior: str, link_rel: float | None) -> dict[str, Any]:
             others = [r for r in runs if r != k]
             clock = time.perf_counter()
             result = calibrate(robot, [recs[r] for r in others],
-                               CalibrationOptions(ee_prior=prior, link_rel=link_rel))
+                               CalibrationOptions(ee_prior=prior, link_rel=link_rel,
+                                                  noise_speed=noise_speed))
             seconds = time.perf_counter() - clock
             rec = recs[k]
             keep, tau_lagged = aligned_torque(rec, result.config)
@@ -152,12 +192,21 @@ def run(data: Path, prior: str, link_rel: float | None) -> dict[str, Any]:
             rms["sysid-calibrate"] = _rms(tau_lagged - ours)
             val = validate(result, [rec])
             calib = tmp_dir / f"calib_without_{k}.yaml"
-            write_calibration(calib, calibration_document(result, val))
-            ident = _identify(robot, calib, rec, prior)
+            doc = calibration_document(result, val)
+            if calibration_rows:
+                # as sysid-calibrate --export-rows: the rows beside the overlay, θ_r shared
+                exported_rows(result).save(calib.with_suffix(".rows.npz"))
+                doc["identification"]["calibration_rows"] = calib.with_suffix(".rows.npz").name
+                doc["identification"]["theta_r_unknowns"] = True
+            write_calibration(calib, doc)
+            ident = _identify(robot, calib, rec, prior, method)
             item = {"run": k, "calibrated_on": others, "calibration_s": seconds,
                     "rms": {m: v.tolist() for m, v in rms.items()},
                     "consistent": bool(val.consistent), "needs_scale": float(val.scale),
                     "torque_lag_s": result.config.torque_lag_s.tolist(),
+                    "noise_bound_Nm": result.noise.tolist(),
+                    "noise_speed_Nm_per_rad_s": None if result.noise_speed is None
+                    else result.noise_speed.tolist(),
                     "excluded_rows": result.excluded.get("rows_by_reason", {}),
                     "terms": _terms(result),
                     "identification": ident}
@@ -171,6 +220,13 @@ def run(data: Path, prior: str, link_rel: float | None) -> dict[str, Any]:
                      f"{ident['pinned_to_prior'] or 'none'}" if "mass" in ident else "")
                   + (f"; warnings: {ident['warnings']}" if ident["warnings"] else ""))
             print(f"extra friction terms: {item['terms']}")
+            rr = ident["row_radius"]
+            print("row radius (N·m, window-averaged; noise-bound share): "
+                  + ", ".join(f"{n} {r:.2f} ({100 * f:.0f} %)" for n, r, f in
+                              zip(robot.joint_names, rr["mean_Nm"], rr["noise_share"]))
+                  + "; noise bound δ " + ", ".join(f"{d:.2f}" for d in result.noise)
+                  + ("" if result.noise_speed is None else " + mean |speed| x "
+                     + ", ".join(f"{d:.2f}" for d in result.noise_speed)))
     _summary(out, list(robot.joint_names))
     return out
 
@@ -195,12 +251,20 @@ def _summary(out: dict[str, Any], names: list[str]) -> None:
     print("\n".join(_table(names, mean)))
     boxes = [it["identification"].get("mass") for it in items]
     ok = [b for b in boxes if b is not None]
-    overlap = bool(ok) and max(b[0] for b in ok) <= min(b[1] for b in ok)
+    common = (max(b[0] for b in ok), min(b[1] for b in ok)) if ok else None
+    overlap = common is not None and common[0] <= common[1]
+    # an overlap that only the prior's face makes says nothing about the runs agreeing
+    floor = out["prior_mass"][0]
+    at_floor = sum(b[0] <= floor + 1e-9 for b in ok)
     out["summary"] = {"rms_mean": {m: v.tolist() for m, v in mean.items()},
-                      "mass_boxes_overlap": overlap,
+                      "mass_boxes_overlap": overlap, "mass_intersection": common,
+                      "mass_lower_at_prior": at_floor,
                       "calibration_s_max": max(it["calibration_s"] for it in items)}
     print(f"\nmass boxes {'overlap' if overlap else 'DO NOT overlap'}: "
           + ", ".join("-" if b is None else f"[{b[0]:.3f}, {b[1]:.3f}]" for b in boxes)
+          + ("" if common is None or not overlap else
+             f" (common [{common[0]:.3f}, {common[1]:.3f}] kg; {at_floor} of {len(ok)} lower "
+             f"ends on the prior's {floor:g} kg)")
           + f"; slowest calibration {out['summary']['calibration_s_max']:.1f} s")
 
 
@@ -213,9 +277,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--link-rel", type=float,
                    help="calibration prior of the link parameters, relative (default: the robot "
                         "file's model_uncertainty.links_rel)")
+    p.add_argument("--method", choices=METHODS, default="lp",
+                   help="identification method (default lp)")
+    p.add_argument("--calibration-rows", action="store_true",
+                   help="identify with the calibration's own rows as further constraints "
+                        "(sysid-calibrate --export-rows)")
+    p.add_argument("--noise-speed", action="store_true",
+                   help="calibrate a speed-dependent torque-error bound (δ0 + δ1·mean |speed|)")
     p.add_argument("--json", type=Path, help="write the figures as JSON")
     args = p.parse_args(argv)
-    out = run(args.data, args.prior, args.link_rel)
+    out = run(args.data, args.prior, args.link_rel, args.method, args.calibration_rows,
+              args.noise_speed)
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")
     return 0

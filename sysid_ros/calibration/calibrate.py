@@ -14,7 +14,10 @@ Steps (each an assumption-carrying result, see :class:`CalibrationResult.assumpt
    what the truth needs (the LP picks the parameters that explain the data best, which fit part
    of the noise), and new data reach further into the tails than the calibration data did. If
    some δ*_j exceeds ``max_noise_frac`` of the joint's torque limit, the prior boxes cannot
-   explain the data: :class:`~.errors.CalibrationInconsistentError`.
+   explain the data: :class:`~.errors.CalibrationInconsistentError`. With ``noise_speed`` the
+   rows' noise term is δ_j·(1 + κ_j·v) at the window's mean |speed| v, κ the shape of the
+   smallest speed-dependent envelope (:func:`.lp.noise_speed_shape`): δ*, margin and floor then
+   apply to it as above, and the file carries δ0 = δ and δ1 = margin·δ*·κ.
 3. **Boxes.** Under δ, min and max of every friction coefficient over the polytope (2·4·nj LPs,
    one warm-started HiGHS model) and, with ``link_boxes``, of every body parameter except the
    end effector's (which is identified online). Where the data do not tighten a body's box
@@ -35,7 +38,7 @@ import numpy as np
 from sysid_ros.calibration.data import Recording
 from sysid_ros.calibration.errors import CalibrationInconsistentError, CalibrationInputError
 from sysid_ros.calibration.exclusion import speed_clamps
-from sysid_ros.calibration.lp import BoxLP, scale_rows, min_noise
+from sysid_ros.calibration.lp import BoxLP, scale_rows, min_noise, noise_speed_shape
 from sysid_ros.calibration.map_estimate import ROBUST_LOSSES, LinearRows, map_estimate
 from sysid_ros.calibration.prior import FRICTION_PRIORS, Prior, calibration_prior
 from sysid_ros.calibration.rows import CalibrationRows, build_rows, friction_column
@@ -115,6 +118,10 @@ class CalibrationOptions:
             payload its box stays near the stated bound (scaling every parameter fits unloaded
             data as well); with a known one (``payload_theta`` or ``ee_prior`` a catalogued
             payload's box) the data measure it, and the file carries the measured box.
+        noise_speed: a speed-dependent noise bound δ0_j + δ1_j·v_w, v_w the window's mean
+            |speed| (∫|q̇| dt/T), instead of a constant one: its shape κ_j = δ1_j/δ0_j is the smallest
+            envelope of the rows (:func:`.lp.noise_speed_shape`), its scale is measured and
+            given its margin as the constant bound's is (κ = 0 is the constant bound).
     """
 
     window_s: float | None = 0.4
@@ -141,6 +148,7 @@ class CalibrationOptions:
     exclude_after_start_s: float = 0.2
     terms: bool = True
     torque_gain_rel: float | np.ndarray | None = None
+    noise_speed: bool = False
 
     def check(self) -> None:
         if self.torque_lag not in TORQUE_LAG_MODES:
@@ -204,6 +212,8 @@ class CalibrationResult:
     torque_lag: LagEstimate | None = None  # the torque stream's lag, when estimated
     excluded: dict[str, Any] = field(default_factory=dict)  # rows the exclusion rule dropped
     margin: np.ndarray | None = None       # (nj,) factor on δ*: options.margin or hold-out
+    #: (nj,) δ1 written (N·m per rad/s): the bound is noise + noise_speed·mean |speed|
+    noise_speed: np.ndarray | None = None
     terms: Any = None                      # terms.TermSelection or None
     friction_terms: FrictionTerms | None = None  # adopted extra terms with calibrated boxes
     #: torque samples beyond the stated bounds, absorbed by the quadrature allowance
@@ -257,6 +267,10 @@ class CalibrationResult:
             f"({c.quadrature_safety} x |Simpson - trapezoid|) and the relative part "
             f"{c.torque_noise_rel} x |tau|: it is NOT a per-sample bound, so use it only with "
             "the window_s/stride_s written next to it",
+            *(["the window-averaged torque error is within torque_noise_abs + "
+               "torque_noise_speed x the mean |speed| over the window (a speed-dependent bound "
+               "whose shape is the smallest envelope of the calibration windows: speeds beyond "
+               "theirs extrapolate it)"] if self.noise_speed is not None else []),
             f"noise bound = {o.margin} x the smallest consistent bound + {o.noise_floor} N*m: "
             "an empirical margin for parameter fitting and for tails the calibration data did "
             "not reach, not a proof",
@@ -433,6 +447,11 @@ def _holdout_margin(rows: CalibrationRows, prior: Prior, delta_min: np.ndarray, 
     return out
 
 
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num/den where den > 0, else 0 (a zero bound has no speed part: num is 0 there too)."""
+    return np.divide(num, den, out=np.zeros_like(num, dtype=float), where=den > 0)
+
+
 def _inconsistency(robot: Robot, delta: np.ndarray, limit: np.ndarray) -> str:
     bad = np.flatnonzero(delta > limit)
     parts = [f"{robot.joint_names[j]} needs a window-averaged torque error of "
@@ -550,6 +569,13 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
     enter("noise bound")
     clock = time.perf_counter()
     scaled = scale_rows(rows, prior.lower, prior.upper)
+    kappa, plain = np.zeros(nj), rows
+    if options.noise_speed:
+        # the envelope's shape first, then its scale measured and given its margin on the
+        # shaped rows exactly as a constant bound's (module docstring, step 2)
+        kappa = noise_speed_shape(scaled, rows.mean_speed(), nj)
+        rows = rows.with_noise_speed(kappa)
+        scaled = scale_rows(rows, prior.lower, prior.upper)
     res = min_noise(scaled, nj)
     if res is None:
         raise CalibrationInconsistentError("the noise-bound LP failed (HiGHS did not reach "
@@ -561,6 +587,10 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
     _check_measured(robot, rows, scaled.free.size)
     margin = _holdout_margin(rows, prior, delta_min, nj, options.margin)
     delta = margin * delta_min + options.noise_floor
+    delta_speed = margin * delta_min * kappa
+    if options.noise_speed:
+        # the floor joins δ0 only: the rows below carry δ0 + δ1·v exactly, with δ = δ0
+        rows = plain.with_noise_speed(_ratio(delta_speed, delta))
     seconds["noise"] = time.perf_counter() - clock
 
     enter("friction box")
@@ -641,6 +671,7 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
         links_written=written, x_nominal=x_nom, seconds=seconds, notes=notes,
         stribeck=stribeck, robust_weights=None if est is None else est.weights,
         torque_lag=lag, excluded=excluded, margin=margin, terms=selection,
+        noise_speed=delta_speed if options.noise_speed else None,
         friction_terms=adopted, transients=transients, gain_box=gain_box)
 
 

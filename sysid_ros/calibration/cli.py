@@ -93,6 +93,9 @@ def _add_fit_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--margin", type=float, default=1.25,
                    help="noise bound = margin x smallest consistent bound + floor")
     p.add_argument("--noise-floor", type=float, default=0.02, help="N*m added to every bound")
+    p.add_argument("--noise-speed", action="store_true",
+                   help="a speed-dependent bound torque_noise_abs + torque_noise_speed x the "
+                        "window's mean |speed| instead of a constant one")
     p.add_argument("--window-s", type=float, default=0.4,
                    help="momentum window (s), written for the identifier (default 0.4)")
     p.add_argument("--stride-s", type=float, default=0.1,
@@ -214,7 +217,7 @@ def _options(args) -> CalibrationOptions:
         velocity_lag=_per_joint_or(args.velocity_lag, ("estimate", "none"), "--velocity-lag", "s"),
         exclude_speed=_per_joint_or(args.exclude_speed, ("auto", "none"), "--exclude-speed",
                                     "rad/s; inf: no rule"),
-        exclude_after_start_s=args.exclude_after_start)
+        exclude_after_start_s=args.exclude_after_start, noise_speed=args.noise_speed)
 
 
 def _gain_rel(text: str | None) -> float | np.ndarray | None:
@@ -392,8 +395,10 @@ def _finish(args, robot, result, vals, clock) -> int:
     except OSError as err:
         return _fail(f"cannot write output: {err}")
     noise = ", ".join(f"{v:.3f}" for v in result.noise)
-    head = (f"ok: wrote {args.out}; torque_noise_abs [{noise}] N*m for {result.config.window_s}"
-            f" s windows; {time.perf_counter() - clock:.1f} s")
+    speed = ("" if result.noise_speed is None else " + [" + ", ".join(
+        f"{v:.3f}" for v in result.noise_speed) + "] N*m/(rad/s) x mean |speed|")
+    head = (f"ok: wrote {args.out}; torque_noise_abs [{noise}] N*m{speed} for "
+            f"{result.config.window_s} s windows; {time.perf_counter() - clock:.1f} s")
     if validation is not None and not validation.consistent:
         bad = [f"{robot.joint_names[j]} x{s:.2f}" for j, s in enumerate(validation.noise_scale)
                if s > 1.0]

@@ -28,7 +28,7 @@ def calibration_document(result, validation=None, bags: list[str] | None = None
                          ) -> dict[str, Any]:
     """The calib.yaml mapping of a :class:`~.calibrate.CalibrationResult` (and, optionally,
     its :class:`~.validate.Validation` summary in the provenance)."""
-    o, c, robot = result.options, result.config, result.robot
+    o, robot = result.options, result.robot
     friction = {"nominal": _friction_table(result.friction_nominal),
                 "lower": _friction_table(result.friction_lower),
                 "upper": _friction_table(result.friction_upper)}
@@ -41,31 +41,7 @@ def calibration_document(result, validation=None, bags: list[str] | None = None
         links[name] = {"nominal": _lst(result.link_nominal[sl]),
                        "lower": _lst(result.link_lower[sl]),
                        "upper": _lst(result.link_upper[sl])}
-    ident = {
-        "torque_noise_abs": _lst(result.noise),
-        "torque_noise_rel": float(c.torque_noise_rel),
-        # the noise bound holds for these windows only: the identifier must use the same plan
-        "window_s": float(c.window_s), "stride_s": float(c.stride_s),
-        "coulomb_band": float(c.coulomb_band),
-        "quadrature_safety": float(c.quadrature_safety),
-        "friction": "config",
-        # the torque stream's calibrated lag and the exclusion rule: the identifier applies both
-        "torque_lag_s": _lst(c.torque_lag_s),
-        "torque_lag_radius_s": _lst(c.torque_lag_radius_s),
-        "velocity_lag_s": _lst(c.velocity_lag_s),
-        "exclude_speed_rad_s": [float(v) if np.isfinite(v) else None
-                                for v in c.exclude_speed_rad_s],
-        "exclude_after_start_s": float(c.exclude_after_start_s),
-    }
-    if result.gain_box is not None or np.any(c.torque_gain != 1.0):
-        # the reading's gain box k ∈ [lo, hi] as centre·(1 ± rel): the identifier rescales τ̂ by
-        # the centre and keeps the rest as its gain unknowns (identification.config)
-        lo, hi = result.torque_gain_box
-        centre = 0.5 * (lo + hi)
-        ident["torque_gain"] = _lst(centre)
-        # widened by a hair so that centre·(1 ± rel) still covers the box after rounding
-        rel = 0.5 * (hi - lo) / centre
-        ident["torque_gain_rel"] = _lst(np.where(hi > lo, rel * (1.0 + 1e-9) + 1e-12, 0.0))
+    ident = _identification_section(result)
     provenance: dict[str, Any] = {
         "tool": "sysid-calibrate",
         "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
@@ -103,6 +79,40 @@ def calibration_document(result, validation=None, bags: list[str] | None = None
         doc["links"] = links
     doc["identification"] = ident
     return doc
+
+
+def _identification_section(result) -> dict[str, Any]:
+    """calib.yaml's ``identification:``: the bounds and the window plan they hold for."""
+    c = result.config
+    ident: dict[str, Any] = {
+        "torque_noise_abs": _lst(result.noise),
+        "torque_noise_rel": float(c.torque_noise_rel),
+        # the noise bound holds for these windows only: the identifier must use the same plan
+        "window_s": float(c.window_s), "stride_s": float(c.stride_s),
+        "coulomb_band": float(c.coulomb_band),
+        "quadrature_safety": float(c.quadrature_safety),
+        "friction": "config",
+        # the torque stream's calibrated lag and the exclusion rule: the identifier applies both
+        "torque_lag_s": _lst(c.torque_lag_s),
+        "torque_lag_radius_s": _lst(c.torque_lag_radius_s),
+        "velocity_lag_s": _lst(c.velocity_lag_s),
+        "exclude_speed_rad_s": [float(v) if np.isfinite(v) else None
+                                for v in c.exclude_speed_rad_s],
+        "exclude_after_start_s": float(c.exclude_after_start_s),
+    }
+    if result.noise_speed is not None:
+        # the bound's speed-dependent part: δ0 + δ1·mean |speed| per window (assumptions)
+        ident["torque_noise_speed"] = _lst(result.noise_speed)
+    if result.gain_box is not None or np.any(c.torque_gain != 1.0):
+        # the reading's gain box k ∈ [lo, hi] as centre·(1 ± rel): the identifier rescales τ̂ by
+        # the centre and keeps the rest as its gain unknowns (identification.config)
+        lo, hi = result.torque_gain_box
+        centre = 0.5 * (lo + hi)
+        ident["torque_gain"] = _lst(centre)
+        # widened by a hair so that centre·(1 ± rel) still covers the box after rounding
+        rel = 0.5 * (hi - lo) / centre
+        ident["torque_gain_rel"] = _lst(np.where(hi > lo, rel * (1.0 + 1e-9) + 1e-12, 0.0))
+    return ident
 
 
 def write_calibration(path: str | Path, doc: dict[str, Any]) -> Path:

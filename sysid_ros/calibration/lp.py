@@ -29,8 +29,8 @@ import scipy.sparse as sp
 
 from sysid_ros.calibration.rows import CalibrationRows
 
-__all__ = ["ScaledRows", "scale_rows", "min_noise", "noise_profile", "common_scale", "BoxLP",
-           "PAD"]
+__all__ = ["ScaledRows", "scale_rows", "min_noise", "noise_profile", "noise_speed_shape",
+           "common_scale", "BoxLP", "PAD"]
 
 PAD = 1e-6
 _INF = highspy.kHighsInf
@@ -158,6 +158,30 @@ def min_noise(s: ScaledRows, nj: int) -> tuple[np.ndarray, np.ndarray] | None:
     if res is None:
         return None
     return np.maximum(res[0], profile), profile
+
+
+def noise_speed_shape(s: ScaledRows, speed: np.ndarray, nj: int) -> np.ndarray:
+    """(nj,) κ_j (s/rad): the shape of the smallest speed-dependent envelope of the rows, a
+    bound δ0_j + δ1_j·v_w on the window-averaged error of window w of mean |speed| v_w
+    (rad/s), κ_j = δ1_j/δ0_j. One LP over the parameters and (δ0, δ1): minimise every joint's
+    bound averaged over its windows, Σ_j (δ0_j + δ1_j·mean_w v_w), with every row consistent
+    and δ0_j at least the joint's mean error in the best L1 fit (:func:`noise_profile`, the
+    same floor as :func:`min_noise`: no joint's bound at rest is traded down to zero); κ_j = 0
+    where that floor is zero."""
+    speed = np.abs(np.asarray(speed, float))
+    n = len(s.b_up)
+    profile = noise_profile(s, nj)
+    S = sp.csr_matrix((np.concatenate([s.t, s.t * speed]),
+                       (np.tile(np.arange(n), 2), np.concatenate([s.joint, nj + s.joint]))),
+                      shape=(n, 2 * nj))
+    mean_speed = np.array([float(np.mean(speed[s.joint == j])) if np.any(s.joint == j) else 0.0
+                           for j in range(nj)])
+    res = _scale_lp(s, S, np.concatenate([np.ones(nj), mean_speed]),
+                    lower=np.concatenate([profile, np.zeros(nj)]))
+    if res is None:
+        return np.zeros(nj)
+    d0, d1 = np.maximum(res[0][:nj], profile), res[0][nj:]
+    return np.where(d0 > 0, d1 / np.where(d0 > 0, d0, 1.0), 0.0)
 
 
 def common_scale(s: ScaledRows, delta: np.ndarray) -> float:

@@ -84,6 +84,7 @@ class CalibrationRows:
             transient, reported with it (:mod:`sysid_ros.identification.transients`).
         known: (n,) the known payload's share W_e·θ_p subtracted from ∫τ̂ in ``c`` (N·m·s;
             0 for a recording without one).
+        speed_abs: (n,) ∫|q̇| dt of the row's joint over its window (rad).
     """
 
     A: sp.csr_matrix
@@ -101,6 +102,7 @@ class CalibrationRows:
     r_timing: np.ndarray
     r_quad: np.ndarray
     known: np.ndarray
+    speed_abs: np.ndarray
 
     def __len__(self) -> int:
         return int(self.c.shape[0])
@@ -114,6 +116,19 @@ class CalibrationRows:
         parameters rest on (a lag off by up to its radius biases every row by up to r_timing)."""
         return replace(self, r_fixed=self.r_fixed + self.r_timing,
                        r_timing=np.zeros_like(self.r_timing))
+
+    def mean_speed(self) -> np.ndarray:
+        """(n,) ∫|q̇| dt/T of each row's joint over its window (rad/s)."""
+        return self.speed_abs / (self.t_end - self.t_start)
+
+    def with_noise_speed(self, kappa: np.ndarray) -> CalibrationRows:
+        """The rows with a speed-dependent noise radius: T' times (1 + κ_j·v_w), so that a
+        bound δ_j on the noise term means δ_j + δ_j·κ_j·v_w at the window's mean |speed| v_w
+        (κ = 0: the rows themselves)."""
+        kappa = np.asarray(kappa, float)
+        if not np.any(kappa):
+            return self
+        return replace(self, t_noise=self.t_noise * (1.0 + kappa[self.joint] * self.mean_speed()))
 
     def sides(self) -> tuple[sp.csr_matrix, sp.csr_matrix]:
         """(A_up, A_lo): the Fc column at s − s_r and at s + s_r (module docstring)."""
@@ -235,4 +250,4 @@ def build_rows(m: MomentumRows, nj: int, theta_abs_max: np.ndarray, quadrature_s
                            big * m.duration / (1.0 - torque_noise_rel), m.joint.copy(),
                            m.t_start.copy(), m.t_end.copy(), m.start.copy(), m.end.copy(),
                            np.full(n, source), n_theta, r_timing,
-                           big * quadrature_safety * m.quad_tau, known)
+                           big * quadrature_safety * m.quad_tau, known, m.speed_abs.copy())

@@ -124,6 +124,10 @@ def validate(result: CalibrationResult, recordings: list[Recording],
     robot = result.robot
     nj = robot.nj
     rows = calibration_rows(robot, result.config, result.prior, recordings).with_timing()
+    if result.noise_speed is not None:
+        # the written bound δ0 + δ1·v, v the mean |speed|: noise term δ0·T'·(1 + δ1/δ0·v)
+        rows = rows.with_noise_speed(np.divide(result.noise_speed, result.noise,
+                                               out=np.zeros(nj), where=result.noise > 0))
     terms = result.friction_terms
     lower, upper = result.box()
     scaled = scale_rows(rows, lower, upper)

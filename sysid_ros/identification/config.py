@@ -8,6 +8,10 @@ Keys (all optional except the prior):
   true |τ|): the measured torque τ̂ satisfies |τ̂ − τ| ≤ a_j + r·|τ| at every sample. Because only
   τ̂ is known, the bound is turned into one on measured quantities: |τ| ≤ |τ̂| + |τ̂ − τ| gives
   |τ̂ − τ| ≤ (a_j + r·|τ̂|)/(1 − r), which is what the per-row radius uses (requires r < 1).
+- ``torque_noise_speed`` (N·m per rad/s, scalar or one per joint; default 0): a calibrated
+  speed-dependent part of the window-averaged bound, which is a_j + ``torque_noise_speed``_j·|v|
+  over a window whose mean |speed| is v = ∫|q̇| dt/T (friction and actuation error growing with speed, as
+  on real gears; :class:`sysid_ros.calibration.CalibrationOptions` ``noise_speed``).
 - ``torque_gain`` (default 1) and ``torque_gain_rel`` (default 0), one value or one per joint:
   a constant gain error of the torque reading, as a current-based estimate has when its motor
   torque constant is off (commonly by 10–30 %). The true torque is k_j·τ̂ with
@@ -222,6 +226,8 @@ class IdentificationConfig:
     # (nj,) the torque reading's gain: true torque = k·τ̂, k in torque_gain·[1 ± torque_gain_rel]
     torque_gain: np.ndarray = field(default_factory=lambda: np.zeros(0))
     torque_gain_rel: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    # (nj,) N·m per rad/s: the window-averaged bound grows by this times the mean |speed|
+    torque_noise_speed: np.ndarray = field(default_factory=lambda: np.zeros(0))
     # (nj,) rad/s: rows of joint j whose window reaches |q̇_j| >= this are excluded (inf: off)
     exclude_speed_rad_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
     exclude_after_start_s: float = 0.0         # s: windows starting this soon after a run start
@@ -241,7 +247,7 @@ class IdentificationConfig:
         for key, fill in (("torque_lag_s", 0.0), ("torque_lag_radius_s", 0.0),
                           ("velocity_lag_s", 0.0), ("exclude_speed_rad_s", np.inf),
                           ("torque_rate_abs", 0.0), ("torque_gain", 1.0),
-                          ("torque_gain_rel", 0.0)):
+                          ("torque_gain_rel", 0.0), ("torque_noise_speed", 0.0)):
             if getattr(self, key).size == 0:
                 object.__setattr__(self, key, np.full(self.torque_noise_abs.shape, fill))
         _check(self)
@@ -299,7 +305,7 @@ class IdentificationConfig:
         """
         for key in ("torque_noise_abs", "velocity_noise_abs", "torque_lag_s",
                     "torque_lag_radius_s", "velocity_lag_s", "exclude_speed_rad_s",
-                    "torque_rate_abs", "torque_gain", "torque_gain_rel"):
+                    "torque_rate_abs", "torque_gain", "torque_gain_rel", "torque_noise_speed"):
             if key in kw:
                 kw[key] = np.broadcast_to(np.asarray(kw[key], float),
                                           self.torque_noise_abs.shape).copy()
@@ -333,6 +339,7 @@ def _torque_assumptions(c: IdentificationConfig) -> dict[str, Any]:
         "torque_noise_abs_Nm": c.torque_noise_abs.tolist(),
         "torque_noise_rel": c.torque_noise_rel,
         "torque_noise_model": "|tau_meas - tau| <= abs_j + rel*|tau| per sample and joint",
+        "torque_noise_speed_Nm_per_rad_s": c.torque_noise_speed.tolist(),
         "torque_gain": c.torque_gain.tolist(),
         "torque_gain_rel": c.torque_gain_rel.tolist(),
         "torque_gain_model": "true torque = k_j*tau_meas, one constant k_j per joint in "
@@ -584,6 +591,10 @@ def _check_torque_gain(c: IdentificationConfig) -> None:
             np.all(np.isfinite(c.torque_gain_rel)) and np.all(c.torque_gain_rel >= 0)
             and np.all(c.torque_gain_rel < 1)):
         raise _fail("torque_gain_rel", "must be fractions in [0, 1), one value or one per joint")
+    if c.torque_noise_speed.shape != c.torque_noise_abs.shape or not (
+            np.all(np.isfinite(c.torque_noise_speed)) and np.all(c.torque_noise_speed >= 0)):
+        raise _fail("torque_noise_speed", "must be finite N*m per rad/s >= 0, one value or one "
+                                          "per joint")
 
 
 def _check_lp(c: IdentificationConfig) -> None:
@@ -749,7 +760,8 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
         if isinstance(exc, IdentificationConfigError):
             raise
         raise IdentificationConfigError(f"{robot.config_path}: identification: {exc}") from exc
-    for key in ("torque_noise_abs", "velocity_noise_abs", "torque_gain", "torque_gain_rel"):
+    for key in ("torque_noise_abs", "velocity_noise_abs", "torque_gain", "torque_gain_rel",
+                "torque_noise_speed"):
         if key in overrides:
             overrides[key] = _per_joint(overrides[key], robot.nj, key)
     if isinstance(overrides.get("imu"), dict):
@@ -826,6 +838,7 @@ def _section_settings(robot: Robot, sec: dict[str, Any], mode: str, prior: Param
         velocity_lag_s=per_joint("velocity_lag_s", 0.0),
         torque_rate_abs=per_joint("torque_rate_abs", 0.0),
         torque_gain=per_joint("torque_gain", 1.0),
+        torque_noise_speed=per_joint("torque_noise_speed", 0.0),
         torque_gain_rel=per_joint("torque_gain_rel", 0.0),
         exclude_speed_rad_s=_per_joint(_none_is_inf(sec.get("exclude_speed_rad_s")),
                                        robot.nj, "exclude_speed_rad_s"),

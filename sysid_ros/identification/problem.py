@@ -401,7 +401,10 @@ class PayloadProblem:
                 (m.quad_G[:, :, self._other] @ self.theta_r_abs_max
                  + m.quad_G[:, :, self._ee] @ theta_e_abs_max) @ self.bias)
         rel = cfg.torque_noise_rel
-        r_noise = (cfg.torque_noise_abs[j] * m.duration + rel * m.tau_abs) / (1.0 - rel)
+        # the window-averaged bound a_j + s_j·∫|q̇| dt/T, times T (s_j = 0: a constant bound)
+        r_noise = (cfg.torque_noise_abs[j] * m.duration
+                   + cfg.torque_noise_speed[j] * m.speed_abs
+                   + rel * m.tau_abs) / (1.0 - rel)
         # torque timing: ∫τ = ∫τ̂ + δ_j·(τ_end − τ_start); the end samples' noise in r_noise
         step = m.tau_end - m.tau_start
         if self.delay_joints.size:

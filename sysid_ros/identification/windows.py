@@ -120,7 +120,8 @@ class MomentumRows:
     over the bridged steps in the window (zero when none is bridged, module docstring). terms
     (n, width) ∫ of the calibrated extra friction terms' features of the row's joint
     (``config.friction_terms``; width 0 without) and quad_terms (n, width) their quadrature
-    allowance before the safety factor.
+    allowance before the safety factor. speed_abs (n,) ∫|q̇| dt of the row's joint (rad; the
+    speed-dependent torque-error bound's measure, ``torque_noise_speed``).
     """
 
     W: np.ndarray
@@ -147,6 +148,7 @@ class MomentumRows:
     gap_rad: np.ndarray
     terms: np.ndarray
     quad_terms: np.ndarray
+    speed_abs: np.ndarray
 
     @staticmethod
     def empty(n_theta: int, k: int = 0, width: int = 0) -> MomentumRows:
@@ -155,7 +157,7 @@ class MomentumRows:
                             np.zeros((0, n_theta)), zi, zi, zi, z, z, np.zeros((0, n_theta)),
                             np.zeros((0, k, n_theta)), np.zeros((0, k, n_theta)),
                             np.zeros((0, k, n_theta)), z, z, z, z, z, z, np.zeros((0, width)),
-                            np.zeros((0, width)))
+                            np.zeros((0, width)), z)
 
     def __len__(self) -> int:
         return int(self.tau.shape[0])
@@ -261,7 +263,7 @@ class MomentumWindows:
 
     # Integrand columns: [W_c (nr·nc) | τ̂ (nr) | |τ̂| (nr) | σ(q̇) (nr) | floating base:
     # r_c (nr·nc) | G (3·nr·nc) | B (3·nr·nc) | extra friction terms (nr·width) | τ̂ error (nr) |
-    # fast (nr) | q̇ (nr)]; "fast" is 1 where |q̇_j| ≥ exclude_speed_rad_s: its integral over a
+    # fast (nr) | q̇ (nr) | |q̇| (nr)]; "fast" is 1 where |q̇_j| ≥ exclude_speed_rad_s: its integral over a
     # window is > 0 iff a sample reached it; "τ̂ error" bounds torques read inside a bridged step
     # (.alignment).
     def _integrand(self, w_c: np.ndarray, tau: np.ndarray, sigma: np.ndarray,
@@ -275,6 +277,7 @@ class MomentumWindows:
         parts.append(tau_err)
         parts.append((np.abs(dq) >= self._fast).astype(float))
         parts.append(dq)
+        parts.append(np.abs(dq))
         return np.concatenate(parts, axis=1)
 
     def _sigma(self, dq: np.ndarray) -> np.ndarray:
@@ -648,9 +651,10 @@ class MomentumWindows:
         quad = np.abs(d_fine - (cb.coarse - ca.coarse)) / 3.0
         o = nr * nc
         T = cb.t - ca.t
-        o_v = d_fine.size - nr                         # ∫q̇: the integrand's last block
+        o_a = d_fine.size - nr                         # ∫|q̇|: the integrand's last block
+        o_v = o_a - nr                                 # ∫q̇
         o_e = o_v - 2 * nr                             # ∫ of the bridged torques' error bound
-        fric = np.stack([d_fine[o + 2 * nr:o + 3 * nr], d_fine[o_v:], cb.dq - ca.dq,
+        fric = np.stack([d_fine[o + 2 * nr:o + 3 * nr], d_fine[o_v:o_a], cb.dq - ca.dq,
                          np.full(nr, T)], axis=1)
         o_t = o_e - nr * self.n_term_cols              # the extra terms' block, before "τ̂ error"
         terms = d_fine[o_t:o_e].reshape(nr, self.n_term_cols)
@@ -671,10 +675,10 @@ class MomentumWindows:
             quad_W=self._full(quad[:o].reshape(nr, nc)), joint=self.row_joints.copy(),
             start=np.full(nr, a), end=np.full(nr, b), t_start=np.full(nr, ca.t),
             t_end=np.full(nr, cb.t), base_W=base_W, G=G, quad_G=quad_G, D_omega=D_omega,
-            tau_start=ca.tau.copy(), tau_end=cb.tau.copy(), quad_dq=quad[o_v:],
+            tau_start=ca.tau.copy(), tau_end=cb.tau.copy(), quad_dq=quad[o_v:o_a],
             delay=self.plan.torque_delay + self.config.torque_lag_radius_s[self.row_joints],
             vel_rad=ca.v_m + cb.v_m, gap_rad=cb.gap_rad - ca.gap_rad + d_fine[o_e:o_e + nr],
-            terms=terms, quad_terms=quad_terms)
+            terms=terms, quad_terms=quad_terms, speed_abs=d_fine[o_a:o_a + nr])
 
     def _excluded(self, ca: _Checkpoint, cb: _Checkpoint) -> np.ndarray:
         """Per row joint, the exclusion rule's reason for this window ("" = kept): a sample at
@@ -685,7 +689,7 @@ class MomentumWindows:
         if after > 0 and self._run_start is not None and ca.t - self._run_start < after:
             reason[:] = EXCLUDED_START
             return reason
-        o_v = cb.fine.size - self.nr
+        o_v = cb.fine.size - 2 * self.nr               # ∫q̇, before ∫|q̇|
         fast = cb.fine[o_v - self.nr:o_v] - ca.fine[o_v - self.nr:o_v]
         reason[fast > 0] = EXCLUDED_FAST
         return reason

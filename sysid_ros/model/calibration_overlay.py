@@ -69,7 +69,7 @@ IDENTIFICATION_KEYS = (
     "exclude_speed_rad_s", "exclude_after_start_s", "calibration_rows", "calibration_rows_max",
     "velocity_noise_abs", "velocity_noise_scope", "max_sample_gap", "gap_factor", "gap_floor",
     "torque_delay_samples", "robot_uncertainty_rel", "friction_unknowns", "theta_r_unknowns",
-    "torque_rate_abs", "bridge_factor", "torque_gain", "torque_gain_rel")
+    "torque_rate_abs", "bridge_factor", "torque_gain", "torque_gain_rel", "torque_noise_speed")
 #: What every calibration carries: without them a file would silently leave the robot
 #: uncalibrated (the friction box) or the identifier without its measured bound and windows.
 REQUIRED = {"friction": ("nominal", "lower", "upper"),
@@ -127,7 +127,7 @@ def _check(path: Path, doc: dict[str, Any], robot: Robot) -> Section:
     for key in ("torque_noise_rel", "coulomb_band", "quadrature_safety", "exclude_after_start_s"):
         ident.number(key, default=None)
     for key in ("torque_lag_s", "torque_lag_radius_s", "velocity_lag_s", "velocity_noise_abs",
-                "torque_gain", "torque_gain_rel"):
+                "torque_gain", "torque_gain_rel", "torque_noise_speed"):
         ident.numbers(key, nj, per_joint, default=None)
     ident.numbers("exclude_speed_rad_s", nj, per_joint, allow_null=True, default=None)
     ident.string("friction", ("config", "wide", "none"), default=None)

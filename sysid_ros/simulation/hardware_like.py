@@ -24,7 +24,8 @@ What differs from the package's idealised simulation (``simulation.synthetic``) 
 - **Driver effects seen in real Gen3 logs** (a profile's choice; the Gen3 file lags the torque):
   a torque stream that lags the state stream (``torque_lag``), a lagged velocity
   (``velocity_lag``), and a slowly varying torque error while a joint runs at its speed limit
-  (``velocity_limit_error``), where real drives clamp the speed.
+  (``velocity_limit_error``), where real drives clamp the speed, and a friction error that
+  grows with speed (``friction_speed_error``), as a gear's does with temperature and lubrication.
 
 Timing convention of a sample (the same in the sim node): the state (q, q̇) at the sample
 instant and the motor torque applied during the physics step that *ended* there (what a sensor
@@ -150,6 +151,12 @@ class HardwareProfile:
             clamp the speed
             and then report torque the rigid-body + friction law does not explain; the simulator
             does not clamp the speed (its tracking controller sets it).
+        friction_speed_error: bound (N·m per rad/s) of a speed-proportional friction error,
+            scalar or one per joint (0: none): the published torque gets
+            e_j(t) = friction_speed_error_j·|q̇_j|·sin(θ_j(t)) (exact q̇ at the sample instant,
+            θ_j a slow random phase as for ``velocity_limit_error``, drawn after it): no
+            function of the joint's state explains it, and it is bounded by
+            friction_speed_error_j·|q̇_j|. Lags with the rest under ``torque_lag``.
         velocity_limit: speed limit (rad/s, > 0), scalar or one per joint; None: the robot's
             ``limits.velocity``.
         velocity_limit_frac: fraction of ``velocity_limit`` from which the error applies, (0, 1].
@@ -181,6 +188,7 @@ class HardwareProfile:
     velocity_limit_error: float | tuple[float, ...] = 0.0
     velocity_limit: float | tuple[float, ...] | None = None
     velocity_limit_frac: float = 0.95
+    friction_speed_error: float | tuple[float, ...] = 0.0
 
     def __post_init__(self) -> None:
         put = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
@@ -212,6 +220,7 @@ class HardwareProfile:
             raise SimConfigError("HardwareProfile.velocity_lag applies to 'exact' and 'noisy' "
                                  f"velocities (the driver's own filter), not {self.velocity!r}")
         put("velocity_limit_error", _bound(self.velocity_limit_error, "velocity_limit_error"))
+        put("friction_speed_error", _bound(self.friction_speed_error, "friction_speed_error"))
         if self.velocity_limit is not None:
             put("velocity_limit", _bound(self.velocity_limit, "velocity_limit", positive=True))
         put("velocity_limit_frac", _number(self.velocity_limit_frac, "velocity_limit_frac", 0.0,
@@ -373,6 +382,10 @@ class HardwareSensor:
         vlag = per_joint(profile.velocity_lag, nj, "HardwareProfile.velocity_lag")
         self._vdelay = _TorqueDelay(vlag) if np.any(vlag > 0) else None
         self._speed_error = self._speed_limit_error(robot, profile, rng)
+        gain = per_joint(profile.friction_speed_error, nj, "HardwareProfile.friction_speed_error")
+        # the slow phase of a speed-limit error at threshold 0 (drawn only when there is one)
+        self._friction_error = (_SpeedLimitError(gain, np.zeros(nj), rng)
+                                if np.any(gain > 0) else None)
 
     @staticmethod
     def _speed_limit_error(robot: Robot, profile: HardwareProfile,
@@ -412,6 +425,8 @@ class HardwareSensor:
         sensed = (tau + self._beta) / self._gain
         if self._speed_error is not None:
             sensed = sensed + self._speed_error(t, dq)
+        if self._friction_error is not None:
+            sensed = sensed + self._friction_error.error(t) * np.abs(dq)
         tau_true = sensed[idx] if self._delay is None else self._delay(t, sensed)[idx]
         bound = self._noise + p.torque_noise_rel * np.abs(tau_true)
         tau_meas = tau_true + bound * rng.uniform(-1.0, 1.0, tau_true.shape)
