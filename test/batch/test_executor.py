@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 
-from sysid_ros.batch import BatchError, check_executor, run_tasks
+from sysid_ros.batch import BatchError, check_executor, local_ray_head, run_tasks
 
 
 def _solve(seed: int) -> bytes:
@@ -59,3 +59,46 @@ def test_bad_executor_is_refused(jobs, address, words):
         check_executor(jobs, address)
     with pytest.raises(BatchError, match=words):
         run_tasks(_dies, [1], jobs=jobs, ray_address=address, show_progress=False)
+
+
+def _listening(port: int) -> list[str]:
+    """The local addresses of the sockets listening on TCP ``port`` (IPv4 and IPv6), read
+    from the kernel's tables."""
+    found = []
+    for table, width in (("/proc/net/tcp", 8), ("/proc/net/tcp6", 32)):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                local, state = line.split()[1], line.split()[3]
+                address, hex_port = local.split(":")
+                if state == "0A" and int(hex_port, 16) == port and len(address) == width:
+                    found.append(address)
+    return found
+
+
+def _loopback(address: str) -> bool:
+    """A /proc/net address (little-endian words) that is 127.x.x.x, ::1 or ::ffff:127.x.x.x."""
+    ipv4 = address[-2:]                       # the first byte of the last word
+    return (ipv4 == "7F" and (len(address) == 8 or address[:24] == "0000000000000000FFFF0000")
+            or address == "00000000000000000000000001000000")
+
+
+@pytest.mark.slow   # a Ray head takes seconds to start
+def test_a_local_ray_head_listens_on_loopback_only_and_runs_the_tasks():
+    import math
+
+    import ray
+
+    with local_ray_head(1) as address:
+        host, port = address.rsplit(":", 1)
+        node = ray.nodes()[0]
+        ports = [int(port), node["NodeManagerPort"], node["ObjectManagerPort"]]
+        sockets = {p: _listening(p) for p in ports}
+        # a function its workers can import (this test module is not on their path)
+        on_ray = run_tasks(math.factorial, [20, 30, -1], ray_address="local",
+                           show_progress=False)
+    assert host == "127.0.0.1" and node["NodeManagerAddress"] == "127.0.0.1"
+    assert all(sockets.values()), sockets          # each server was found listening
+    assert all(_loopback(a) for found in sockets.values() for a in found), sockets
+    assert not ray.is_initialized()
+    assert [o.value for o in on_ray] == [math.factorial(20), math.factorial(30), None]
+    assert "ValueError" in str(on_ray[2].error)
