@@ -4,6 +4,7 @@ running in this process."""
 from __future__ import annotations
 
 import os
+import time
 
 import numpy as np
 import pytest
@@ -43,6 +44,45 @@ def test_a_dead_worker_fails_only_its_item():
     outs = run_tasks(_dies, list(range(5)), jobs=2, show_progress=False)
     assert [o.value for o in outs] == [0, 1, None, 9, 16]
     assert "worker process died" in outs[2].error
+
+
+def _started(seconds: float) -> float:
+    """When this item started (a clock every process shares), after working ``seconds``."""
+    start = time.monotonic()
+    time.sleep(seconds)
+    return start
+
+
+def test_the_costliest_items_start_first_and_results_keep_their_order():
+    costs = [0.1, 0.5, 0.3, 0.6]
+    outs = run_tasks(_started, costs, jobs=2, show_progress=False, cost=lambda c: c)
+    assert [o.index for o in outs] == [0, 1, 2, 3]
+    start = {c: o.value for c, o in zip(costs, outs)}
+    assert max(start[0.6], start[0.5]) < min(start[0.3], start[0.1])
+
+
+_warmed: list[str] = []
+
+
+def _warm() -> None:
+    _warmed.append("loaded before the fork")
+
+
+def _sees_warm(seed: int) -> list[str]:
+    return list(_warmed)
+
+
+def _warm_fails() -> None:
+    raise RuntimeError("cannot load")
+
+
+def test_warm_up_runs_once_here_before_the_workers_fork_and_a_failing_one_is_left_to_items():
+    _warmed.clear()
+    outs = run_tasks(_sees_warm, [1, 2, 3], jobs=2, show_progress=False, warm=_warm)
+    assert [o.value for o in outs] == [["loaded before the fork"]] * 3
+    assert _warmed == ["loaded before the fork"]
+    outs = run_tasks(_dies, [1, 3], jobs=2, show_progress=False, warm=_warm_fails)
+    assert [o.value for o in outs] == [1, 9]
 
 
 def test_on_done_sees_every_item_once():
