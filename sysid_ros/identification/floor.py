@@ -216,7 +216,7 @@ def identifiability_floor(robot: Robot, config: IdentificationConfig,
             with warnings.catch_warnings():
                 # an inaccurate optimum is still a witness; it is checked below like any other
                 warnings.simplefilter("ignore", UserWarning)
-                prob.solve(solver=cp.CLARABEL)
+                prob.solve(solver=cp.CLARABEL, max_threads=1)    # one thread: as in bounds
             if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or z.value is None:
                 raise IdentificationConfigError(
                     f"the floor's problem for θ_e[{i}] ended {prob.status}")

@@ -4,7 +4,11 @@ running in this process."""
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -83,6 +87,47 @@ def test_warm_up_runs_once_here_before_the_workers_fork_and_a_failing_one_is_lef
     assert _warmed == ["loaded before the fork"]
     outs = run_tasks(_dies, [1, 3], jobs=2, show_progress=False, warm=_warm_fails)
     assert [o.value for o in outs] == [1, 9]
+
+
+_FORK_AFTER_SOLVE = """
+import cvxpy as cp
+import numpy as np
+from sysid_ros.batch import run_tasks
+from sysid_ros.calibration.map_estimate import _solve
+
+def _map_solve(seed):
+    # a calibration MAP solve (Clarabel) big enough for its solver to go parallel
+    rng = np.random.default_rng(seed)
+    a, b = rng.normal(size=(800, 400)), rng.normal(size=800)
+    x, s = cp.Variable(400), cp.Variable((8, 8), PSD=True)
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(a @ x - b) + cp.trace(s)),
+                      [x >= -1, s >> 0.1 * np.eye(8)])
+    assert _solve(prob) == "optimal"
+    return float(prob.value)
+
+here = run_tasks(_map_solve, [0], show_progress=False)
+pooled = run_tasks(_map_solve, [0, 1], jobs=2, show_progress=False)
+assert pooled[0].value == here[0].value and pooled[1].ok, pooled
+print("finished")
+"""
+
+
+@pytest.mark.slow   # two conic solves of a few seconds
+def test_workers_forked_after_a_solve_here_do_not_hang():
+    """Clarabel runs on one thread: a worker forked from a process whose solver had started a
+    thread pool would wait for threads that do not exist in it (a hang: bounded here by a
+    timeout, after which the whole process group is killed)."""
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen([sys.executable, "-c", _FORK_AFTER_SOLVE], cwd=root,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise AssertionError("workers forked after a solve hung") from None
+    assert proc.returncode == 0 and "finished" in out, out
 
 
 def test_on_done_sees_every_item_once():
