@@ -27,6 +27,7 @@ long item does not start last while the other workers have nothing left to do.
 """
 from __future__ import annotations
 
+import gc
 import logging
 import multiprocessing
 import os
@@ -157,27 +158,33 @@ def _local(fn: Callable[[T], R], items: Sequence[T], order: Sequence[int], jobs:
     # (about a second each, as long as a short item); a Ray worker imports them once
     ctx = multiprocessing.get_context("fork")
     unfinished: list[int] = []
-    with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=ctx,
-                             initializer=_one_thread) as pool:
-        futures: dict[Future[Outcome[R]], int] = {
-            pool.submit(_call, fn, i, items[i]): i for i in order}
-        pending = set(futures)
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for f in done:
+    # everything loaded so far is left out of the workers' garbage collections: a collection
+    # that walks the inherited objects writes to them, and each page written is copied
+    gc.freeze()
+    try:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=ctx,
+                                 initializer=_one_thread) as pool:
+            futures: dict[Future[Outcome[R]], int] = {
+                pool.submit(_call, fn, i, items[i]): i for i in order}
+            pending = set(futures)
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for f in done:
+                    try:
+                        yield f.result()
+                    except BrokenProcessPool:
+                        unfinished.append(futures[f])
+        # A dead worker breaks the whole pool: the items it left unfinished run again one at a
+        # time, each in a process of its own, so that only the item that kills its process fails.
+        for i in sorted(unfinished):
+            with ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=_one_thread) as alone:
                 try:
-                    yield f.result()
+                    yield alone.submit(_call, fn, i, items[i]).result()
                 except BrokenProcessPool:
-                    unfinished.append(futures[f])
-    # A dead worker breaks the whole pool: the items it left unfinished run again one at a
-    # time, each in a process of its own, so that only the item that kills its process fails.
-    for i in sorted(unfinished):
-        with ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=_one_thread) as alone:
-            try:
-                yield alone.submit(_call, fn, i, items[i]).result()
-            except BrokenProcessPool:
-                yield Outcome(i, None, "the worker process died while running this item "
-                                       "(killed, out of memory or a crash in native code)", 0.0)
+                    yield Outcome(i, None, "the worker process died while running this item "
+                                           "(killed, out of memory or a crash in native code)", 0.0)
+    finally:
+        gc.unfreeze()
 
 
 #: Ray reads this when it is imported: off, a node started here takes 127.0.0.1 as its
