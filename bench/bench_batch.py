@@ -1,7 +1,7 @@
 """Batch identification benchmark: one after another, local worker processes, a Ray cluster.
 
     python -m bench.bench_batch [--recordings 16] [--seconds 6] [--rate 1000] [--jobs 2]
-                                [--repeats 3] [--no-single] [--json PATH]
+                                [--rounds 5] [--no-single] [--json PATH]
 
 Writes ``--recordings`` simulated hardware-like Gen3 bags of ``--seconds`` each
 (:mod:`sysid_ros.simulation.sample_bags`: random dumbbells, drops, jitter, a 0.3 N·m torque
@@ -17,11 +17,14 @@ clock:
 - ``ray (local)``: ``--ray-address local`` (the command starts and stops its own head: the
   start-up is in the time).
 
-The serial, ``--jobs`` and running-head modes alternate ``--repeats`` times and each mode's best
-time counts, so that load from other work on the machine falls on all of them alike; the load
-average at the start and the end is printed with the figures, and each run's CPU seconds (the
-command and its worker processes; not Ray's workers, which are the head's) with the cores it
-got on average: on a machine shared with other work that, not the batch, bounds the speed-up.
+The machine may be shared with other work, so the figures are paired: every round runs
+serial, ``--jobs N`` and the running head once each, back to back, in an order that rotates
+from round to round, and each round gives its own ratios (serial / jobs, and Ray's time over
+jobs). The ratios' median over ``--rounds`` rounds is the figure, their minimum and maximum its
+spread; load from other work mostly falls on all three runs of a round alike. The load average
+at the start and the end is printed with the figures, and each run's CPU seconds (the command
+and its worker processes; not Ray's workers, which are the head's) with the cores it got on
+average: on a machine shared with other work that, not the batch, bounds the speed-up.
 Every mode's results must equal the serial ones except their timing fields (checked; the
 benchmark fails otherwise).
 Targets: serial / jobs ≥ 1.7 with N = 2 on a 2-core machine, and the Ray overhead over
@@ -31,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import resource
 import shutil
@@ -40,8 +42,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from statistics import median
 from typing import Any
 
+from sysid_ros.batch.executor import local_ray_head
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation.sample_bags import SAMPLE_TORQUE_NOISE, payload_bags
 
@@ -82,14 +86,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=6.0)
     p.add_argument("--rate", type=float, default=1000.0, help="Hz of the recordings")
     p.add_argument("--jobs", type=int, default=2)
-    p.add_argument("--repeats", type=int, default=3,
-                   help="rounds of serial, --jobs and Ray (running head); best time of each")
+    p.add_argument("--rounds", type=int, default=5,
+                   help="rounds of serial, --jobs and Ray (running head), one ratio each")
     p.add_argument("--no-single", action="store_true",
                    help="skip the one-command-per-recording loop")
     p.add_argument("--json", type=Path)
     a = p.parse_args(argv)
-    import ray
-
     times: dict[str, list[float]] = {}
     cpus: dict[str, list[float]] = {}
     load = [os.getloadavg()[0]]
@@ -124,19 +126,15 @@ def main(argv: list[str] | None = None) -> int:
             times["single commands"] = [time.perf_counter() - clock]
             outs["single commands"] = single
             print(f"  {'single commands':<22} {times['single commands'][0]:7.2f} s", flush=True)
-        ray.init(address="local", num_cpus=a.jobs, include_dashboard=False,
-                 _node_ip_address="127.0.0.1", log_to_driver=False, logging_level=logging.ERROR)
-        try:
-            address = ray.get_runtime_context().gcs_address
-            # the modes alternate in every repeat, so that other load on the machine falls on
-            # all of them alike; each mode's best time is compared
-            for r in range(a.repeats):
-                print(f"repeat {r + 1}/{a.repeats} (load {os.getloadavg()[0]:.1f})", flush=True)
-                batch("serial", "--jobs", "1")
-                batch("jobs", "--jobs", str(a.jobs))
-                batch("ray (running head)", "--ray-address", address, "--jobs", str(a.jobs))
-        finally:
-            ray.shutdown()
+        paired = ("serial", "jobs", "ray (running head)")
+        runs: dict[str, tuple[str, ...]] = {"serial": ("--jobs", "1"),
+                                            "jobs": ("--jobs", str(a.jobs))}
+        with local_ray_head(a.jobs) as address:
+            runs["ray (running head)"] = ("--ray-address", address, "--jobs", str(a.jobs))
+            for r in range(a.rounds):
+                print(f"round {r + 1}/{a.rounds} (load {os.getloadavg()[0]:.1f})", flush=True)
+                for name in paired[r % 3:] + paired[:r % 3]:
+                    batch(name, *runs[name])
         batch("ray (local)", "--ray-address", "local", "--jobs", str(a.jobs))
         load.append(os.getloadavg()[0])
         reference = _results(outs["serial"])
@@ -146,24 +144,30 @@ def main(argv: list[str] | None = None) -> int:
                                                    reference[b.path.name]["upper"]))
             for b in bags if reference[b.path.name]["status"] == "ok")
     best = {name: min(v) for name, v in times.items()}
-    speedup = best["serial"] / best["jobs"]
-    overhead = (best["ray (running head)"] - best["jobs"]) / best["jobs"]
-    print(f"\nbest of {a.repeats} (load average {load[0]:.1f} at the start, {load[1]:.1f} at "
-          "the end; 2 cores are fully ours only at load <= 0.5):")
-    print(f"speed-up serial / --jobs {a.jobs}: {speedup:.2f}x (target >= 1.7)")
-    if "single commands" in best:
-        print(f"speed-up single commands / --jobs {a.jobs}: "
-              f"{best['single commands'] / best['jobs']:.2f}x")
+    speedups = [s / j for s, j in zip(times["serial"], times["jobs"])]
+    overheads = [(r - j) / j for r, j in zip(times["ray (running head)"], times["jobs"])]
+    speedup, overhead = median(speedups), median(overheads)
+    print(f"\nmedian of {a.rounds} paired rounds [min, max] (load average {load[0]:.1f} at the "
+          f"start, {load[1]:.1f} at the end; 2 cores are fully ours only at load <= 0.5):")
+    print(f"speed-up serial / --jobs {a.jobs}: {speedup:.2f}x [{min(speedups):.2f}, "
+          f"{max(speedups):.2f}] (target >= 1.7)")
     print(f"Ray (running head) overhead over --jobs {a.jobs}: {100 * overhead:+.0f} % "
-          f"(target <= 20 %); Ray with its own head start: {best['ray (local)']:.1f} s")
+          f"[{100 * min(overheads):+.0f}, {100 * max(overheads):+.0f}] (target <= 20 %)")
+    print("median wall: " + ", ".join(f"{name} {median(v):.2f} s" for name, v in times.items()))
+    if "single commands" in times:
+        print(f"single commands / --jobs {a.jobs} (median): "
+              f"{times['single commands'][0] / median(times['jobs']):.2f}x")
+    print(f"Ray with its own head start (--ray-address local): {best['ray (local)']:.1f} s, "
+          f"{100 * (best['ray (local)'] / median(times['jobs']) - 1):+.0f} % over the median "
+          f"--jobs {a.jobs}")
     print(f"results identical to serial (timing fields aside): {same}")
     print(f"boxes holding the true payload: {contained} of {len(bags)}")
     report = {"recordings": a.recordings, "seconds": a.seconds, "rate_hz": a.rate,
-              "jobs": a.jobs, "repeats": a.repeats, "wall_s": times, "best_s": best,
-              "cpu_s": cpus,
-              "load_average": load, "speedup_serial_over_jobs": speedup,
-              "ray_overhead_over_jobs": overhead, "identical": same,
-              "contained": contained}
+              "jobs": a.jobs, "rounds": a.rounds, "wall_s": times, "best_s": best,
+              "cpu_s": cpus, "load_average": load,
+              "speedup_serial_over_jobs": speedup, "speedups_per_round": speedups,
+              "ray_overhead_over_jobs": overhead, "ray_overheads_per_round": overheads,
+              "identical": same, "contained": contained}
     if a.json:
         a.json.parent.mkdir(parents=True, exist_ok=True)
         a.json.write_text(json.dumps(report, indent=2) + "\n")

@@ -12,6 +12,7 @@ its exit code (2) and its ``except`` clauses. No ROS, no I/O besides :func:`read
 """
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-__all__ = ["Section", "read_yaml", "MISSING"]
+__all__ = ["Section", "read_yaml", "parse_yaml", "MISSING"]
 
 #: ``default`` of a required key
 MISSING: Any = object()
@@ -142,6 +143,25 @@ def _short(value: object, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+#: parsed documents by their text (a process reads the same robot file for every item of a batch)
+_PARSED: dict[str, Any] = {}
+_PARSED_MAX = 16
+
+
+def parse_yaml(text: str) -> Any:
+    """``yaml.safe_load(text)``, parsed once per process for each distinct text; every call
+    gets its own copy, so a caller that edits the document changes nobody else's. A batch
+    worker reads the same robot file for every recording: parsing it again each time cost
+    about a tenth of an item. Keyed by the text itself, so an edited file is parsed afresh;
+    YAML errors are raised every time, nothing is kept for them."""
+    if text not in _PARSED:
+        doc = yaml.safe_load(text)
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.pop(next(iter(_PARSED)))
+        _PARSED[text] = doc
+    return copy.deepcopy(_PARSED[text])
+
+
 def read_yaml(path: str | Path, what: str, error: Callable[[str], Exception],
               allowed: Collection[str] | None = None, empty_ok: bool = False) -> Section:
     """The top-level mapping of the YAML file ``path`` (``what`` it should be, for the
@@ -155,7 +175,7 @@ def read_yaml(path: str | Path, what: str, error: Callable[[str], Exception],
     except (OSError, UnicodeDecodeError) as err:
         raise error(f"{path}: cannot read the {what} file ({err})") from None
     try:
-        doc = yaml.safe_load(text)
+        doc = parse_yaml(text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""

@@ -158,3 +158,24 @@ def test_a_prior_file_is_used_whole_or_refused_naming_it(doc, base):
             return
     assert set(doc) <= {"lower", "upper", "description"}
     assert box.lower.tolist() == doc["lower"] and box.upper.tolist() == doc["upper"]
+
+
+def test_a_robot_file_read_again_is_a_fresh_copy_and_an_edit_is_seen(tmp_path):
+    """Robot files are parsed once per process (batches read one per recording): the robot
+    loaded again equals one loaded from the file alone, a caller editing its copy changes no
+    later load, and an edited file is read afresh."""
+    original = Path(load_robot("gen3").config_path)
+    first = load_robot("gen3")
+    first.config["limits"]["edited"] = True
+    first.model.inertias[first.ee_joint_id].mass += 1.0
+    again = load_robot("gen3")
+    assert "edited" not in again.config["limits"]
+    assert again.theta_e()[0] == pytest.approx(first.theta_e()[0] - 1.0)
+    doc = yaml.safe_load(original.read_text())
+    assert again.config == doc
+    copy_path = tmp_path / "gen3.yaml"
+    copy_path.write_text(original.read_text())
+    assert load_robot("gen3", copy_path).config == doc
+    doc["limits"]["torque_Nm"] = [1.0] * len(doc["joints"])
+    copy_path.write_text(yaml.safe_dump(doc))
+    assert list(load_robot("gen3", copy_path).limits.tau_max) == [1.0] * len(doc["joints"])

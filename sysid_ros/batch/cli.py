@@ -25,7 +25,7 @@ from sysid_ros.batch.summary import write_summary
 from sysid_ros.cli_messages import fail, say
 
 __all__ = ["BATCH_EXIT_CODES", "add_batch_arguments", "expand_paths", "item_names",
-           "absolute_or_none", "batch_exit_code", "run_captured", "last_message", "prepare_out_dir",
+           "recording_bytes", "absolute_or_none", "batch_exit_code", "run_captured", "last_message", "prepare_out_dir",
            "drive_batch", "with_absolute_paths"]
 
 BATCH_EXIT_CODES = {"ok": 0, "bad_input": 2, "some_failed": 6}
@@ -95,6 +95,18 @@ def with_absolute_paths(args: argparse.Namespace, keys: Sequence[str]) -> argpar
     return shared
 
 
+def recording_bytes(path: str) -> int:
+    """The size of a recording (a file, or the files of a rosbag2 folder); 0 when unreadable
+    (its item reports why)."""
+    p = Path(path)
+    try:
+        if p.is_dir():
+            return sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
+        return p.stat().st_size
+    except OSError:
+        return 0
+
+
 def batch_exit_code(codes: Sequence[int | None]) -> int:
     """0 when every item exited 0, else 6 (an item that crashed has code None)."""
     ok = all(c == 0 for c in codes)
@@ -131,11 +143,14 @@ def drive_batch(prog: str, what: str, args: argparse.Namespace, fn: Callable[[An
                 items: Sequence[Any], names: Sequence[str],
                 files: Sequence[tuple[str, str]],
                 row: Callable[[int, Outcome[Any]], dict[str, Any]],
-                columns: Sequence[tuple[str, str]], meta: dict[str, Any]) -> int:
+                columns: Sequence[tuple[str, str]], meta: dict[str, Any],
+                cost: Callable[[Any], float] | None = None,
+                warm: Callable[[], None] | None = None) -> int:
     """Run ``fn`` over ``items`` on the executor ``args`` asks for; write each finished item's
     texts ``value[key]`` as ``<args.out_dir>/<name><suffix>`` for ``(suffix, key)`` in ``files``, one
     line on stderr per item, and the summary of the rows ``row(index, outcome)``; returns the
-    batch's exit code (2 when ``args.out_dir`` cannot be made, before anything runs)."""
+    batch's exit code (2 when ``args.out_dir`` cannot be made, before anything runs).
+    ``cost`` and ``warm``: as :func:`sysid_ros.batch.executor.run_tasks` takes them."""
     out_dir = prepare_out_dir(prog, args.out_dir)
     if isinstance(out_dir, int):
         return out_dir
@@ -154,7 +169,8 @@ def drive_batch(prog: str, what: str, args: argparse.Namespace, fn: Callable[[An
     say(prog, f"batch: {len(items)} {what}(s) on {fields['executor']}")
     try:
         outcomes = run_tasks(fn, items, jobs=args.jobs, ray_address=args.ray_address,
-                             desc=f"{what}s", show_progress=not args.no_progress, on_done=done)
+                             desc=f"{what}s", show_progress=not args.no_progress, on_done=done,
+                             cost=cost, warm=warm)
     except BatchError as err:
         return fail(prog, err)
     table = [r for r in rows if r is not None]

@@ -16,19 +16,25 @@ Every item runs with its numerical libraries' thread pools (BLAS, OpenMP) limite
 thread, in this process, a worker process or on Ray alike: items run side by side, one per
 core, and an item's extra threads would only compete for the cores of the others (on 2 cores,
 two items with two BLAS threads each run slower than one after another). The same thread count
-everywhere also keeps results independent of the executor.
+everywhere also keeps results independent of the executor. A worker process sets the limit
+once, when it starts; this process sets it for the batch and restores it afterwards.
 
 Ray is imported only when ``ray_address`` is given: the local path needs no cluster. Local
-workers are forked from this process, so they start without importing anything again.
+workers are forked from this process, so they start without importing anything again; what
+every item loads on first use (``warm``) is loaded here once, before the fork, instead of once
+in every worker. Items with a ``cost`` start largest first (on either executor), so that a
+long item does not start last while the other workers have nothing left to do.
 """
 from __future__ import annotations
 
+import gc
 import logging
 import multiprocessing
 import os
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager, suppress
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -40,7 +46,7 @@ from sysid_ros import progress
 from sysid_ros.errors import SysidError
 
 __all__ = ["BatchError", "Outcome", "run_tasks", "check_executor", "describe_executor",
-           "executor_fields"]
+           "executor_fields", "local_ray_head"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -72,12 +78,24 @@ def check_executor(jobs: int, ray_address: str | None) -> None:
         raise BatchError("--ray-address is empty; use auto, local or HOST:PORT")
 
 
+_one_thread_set = False
+
+
+def _one_thread() -> None:
+    """One thread for BLAS/OpenMP in this worker process from now on (set once per process:
+    looking up the loaded libraries again for every item costs time that serves nothing)."""
+    global _one_thread_set
+    if not _one_thread_set:
+        threadpool_limits(limits=1)
+        _one_thread_set = True
+
+
 def _call(fn: Callable[[T], R], index: int, item: T) -> Outcome[R]:
-    """Run one item, turning its exception into its error (in the worker)."""
+    """Run one item, turning its exception into its error (in the worker; the caller has
+    limited the thread pools)."""
     clock = time.perf_counter()
     try:
-        with threadpool_limits(limits=1):
-            value = fn(item)
+        value = fn(item)
     except Exception as err:          # one item's failure is its result, not the batch's
         last = traceback.extract_tb(err.__traceback__)[-1:]
         where = f" (at {last[0].filename.rsplit('/', 1)[-1]}:{last[0].lineno})" if last else ""
@@ -86,21 +104,35 @@ def _call(fn: Callable[[T], R], index: int, item: T) -> Outcome[R]:
     return Outcome(index, value, None, time.perf_counter() - clock)
 
 
+def _ray_call(fn: Callable[[T], R], index: int, item: T) -> Outcome[R]:
+    """:func:`_call` in a Ray worker process."""
+    _one_thread()
+    return _call(fn, index, item)
+
+
 def run_tasks(fn: Callable[[T], R], items: Sequence[T], *, jobs: int = 1,
               ray_address: str | None = None, desc: str = "items", show_progress: bool = True,
-              on_done: Callable[[Outcome[R]], None] | None = None) -> list[Outcome[R]]:
+              on_done: Callable[[Outcome[R]], None] | None = None,
+              cost: Callable[[T], float] | None = None,
+              warm: Callable[[], None] | None = None) -> list[Outcome[R]]:
     """``fn`` over ``items`` (module docstring); one :class:`Outcome` per item, in order.
 
     A progress bar on stderr counts items done / total with failures and the remaining time
     (terminal only; ``show_progress`` False: never). ``on_done`` is called in this process as
-    each item finishes (e.g. to write its result at once).
+    each item finishes (e.g. to write its result at once). ``cost(item)``: the item's expected
+    work in any unit (e.g. its recording's size); larger items start first. ``warm()``: loads
+    what every item needs, called here before local workers are forked (an exception in it is
+    left for the items to meet and report).
     """
     check_executor(jobs, ray_address)
     outcomes: list[Outcome[R] | None] = [None] * len(items)
+    order = list(range(len(items)))
+    if cost is not None:
+        order.sort(key=lambda i: -cost(items[i]))      # stable: equal costs keep their order
     with progress.bar(len(items), desc, show_progress, unit="item") as b:
         failed = 0
-        stream = (_ray(fn, items, jobs, ray_address) if ray_address is not None
-                  else _local(fn, items, jobs))
+        stream = (_ray(fn, items, order, jobs, ray_address) if ray_address is not None
+                  else _local(fn, items, order, jobs, warm))
         for out in stream:
             outcomes[out.index] = out
             failed += not out.ok
@@ -112,71 +144,127 @@ def run_tasks(fn: Callable[[T], R], items: Sequence[T], *, jobs: int = 1,
     return [o for o in outcomes if o is not None]
 
 
-def _local(fn: Callable[[T], R], items: Sequence[T], jobs: int) -> Iterator[Outcome[R]]:
+def _local(fn: Callable[[T], R], items: Sequence[T], order: Sequence[int], jobs: int,
+           warm: Callable[[], None] | None) -> Iterator[Outcome[R]]:
     if jobs == 1 or len(items) <= 1:
-        for i, item in enumerate(items):
-            yield _call(fn, i, item)
+        with threadpool_limits(limits=1):
+            for i, item in enumerate(items):
+                yield _call(fn, i, item)
         return
+    if warm is not None:
+        with suppress(Exception):     # the items meet the same problem and report it each
+            warm()
     # fork: the workers inherit every module imported here instead of importing them again
     # (about a second each, as long as a short item); a Ray worker imports them once
     ctx = multiprocessing.get_context("fork")
     unfinished: list[int] = []
-    with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=ctx) as pool:
-        futures: dict[Future[Outcome[R]], int] = {
-            pool.submit(_call, fn, i, item): i for i, item in enumerate(items)}
-        pending = set(futures)
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for f in done:
+    # everything loaded so far is left out of the workers' garbage collections: a collection
+    # that walks the inherited objects writes to them, and each page written is copied
+    gc.freeze()
+    try:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=ctx,
+                                 initializer=_one_thread) as pool:
+            futures: dict[Future[Outcome[R]], int] = {
+                pool.submit(_call, fn, i, items[i]): i for i in order}
+            pending = set(futures)
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for f in done:
+                    try:
+                        yield f.result()
+                    except BrokenProcessPool:
+                        unfinished.append(futures[f])
+        # A dead worker breaks the whole pool: the items it left unfinished run again one at a
+        # time, each in a process of its own, so that only the item that kills its process fails.
+        for i in sorted(unfinished):
+            with ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=_one_thread) as alone:
                 try:
-                    yield f.result()
+                    yield alone.submit(_call, fn, i, items[i]).result()
                 except BrokenProcessPool:
-                    unfinished.append(futures[f])
-    # A dead worker breaks the whole pool: the items it left unfinished run again one at a
-    # time, each in a process of its own, so that only the item that kills its process fails.
-    for i in sorted(unfinished):
-        with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as alone:
-            try:
-                yield alone.submit(_call, fn, i, items[i]).result()
-            except BrokenProcessPool:
-                yield Outcome(i, None, "the worker process died while running this item "
-                                       "(killed, out of memory or a crash in native code)", 0.0)
+                    yield Outcome(i, None, "the worker process died while running this item "
+                                           "(killed, out of memory or a crash in native code)", 0.0)
+    finally:
+        gc.unfreeze()
 
 
-def _ray(fn: Callable[[T], R], items: Sequence[T], jobs: int,
+#: Ray reads this when it is imported: off, a node started here takes 127.0.0.1 as its
+#: address, and every server of the cluster listens on the loopback interface only (on, it
+#: would take the machine's network address even when asked for 127.0.0.1)
+_RAY_NETWORK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+@contextmanager
+def local_ray_head(num_cpus: int) -> Iterator[str]:
+    """A Ray head on this machine for the ``with`` block, reachable from this machine only
+    (every server bound to 127.0.0.1), with ``num_cpus`` CPUs, without dashboard or usage
+    statistics and quiet on stderr; yields its address (``127.0.0.1:PORT``) and stops it at
+    the end. This process is its driver."""
+    import ray
+    from ray._private import ray_constants
+
+    # a cluster started here reports nothing to the outside (Ray's usage statistics)
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    before = os.environ.get(_RAY_NETWORK_SWITCH), ray_constants.ENABLE_RAY_CLUSTER
+    # the processes of the head inherit the environment; this process reads the constant
+    os.environ[_RAY_NETWORK_SWITCH] = "0"
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        # Ray's start-up notices would fill the command's stderr; its errors still show
+        ray.init(address="local", num_cpus=num_cpus, include_dashboard=False,
+                 _node_ip_address="127.0.0.1", log_to_driver=False,
+                 logging_level=logging.ERROR)
+        try:
+            yield str(ray.get_runtime_context().gcs_address)
+        finally:
+            ray.shutdown()
+    finally:
+        if before[0] is None:
+            os.environ.pop(_RAY_NETWORK_SWITCH, None)
+        else:
+            os.environ[_RAY_NETWORK_SWITCH] = before[0]
+        ray_constants.ENABLE_RAY_CLUSTER = before[1]
+
+
+def _ray(fn: Callable[[T], R], items: Sequence[T], order: Sequence[int], jobs: int,
          address: str) -> Iterator[Outcome[R]]:
     import ray
 
-    started_here = not ray.is_initialized()
-    if started_here:
-        # a cluster started here reports nothing to the outside (Ray's usage statistics)
+    if ray.is_initialized():
+        yield from _ray_tasks(ray, fn, items, order)
+    elif address == "local":
+        with ExitStack() as head:
+            try:
+                head.enter_context(local_ray_head(jobs))
+            except (ConnectionError, ValueError, RuntimeError) as err:
+                raise BatchError(f"--ray-address local: cannot start a Ray head: "
+                                 f"{' '.join(str(err).split())}") from None
+            yield from _ray_tasks(ray, fn, items, order)
+    else:
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-        # Ray's start-up notices would fill the command's stderr; its errors still show
         try:
-            if address == "local":
-                ray.init(address="local", num_cpus=jobs, include_dashboard=False,
-                         _node_ip_address="127.0.0.1", log_to_driver=False,
-                         logging_level=logging.ERROR)
-            else:
-                ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
+            ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
         except (ConnectionError, ValueError, RuntimeError) as err:
             raise BatchError(f"--ray-address {address}: cannot join a Ray cluster: "
                              f"{' '.join(str(err).split())}") from None
-    try:
-        remote: Any = ray.remote(num_cpus=1, max_retries=0)(_call)
-        refs = {remote.remote(fn, i, item): i for i, item in enumerate(items)}
-        pending = list(refs)
-        while pending:
-            done, pending = ray.wait(pending, num_returns=1)
-            for ref in done:
-                try:
-                    yield ray.get(ref)
-                except ray.exceptions.RayError as err:
-                    yield Outcome(refs[ref], None, f"Ray task failed: "
-                                  f"{' '.join(str(err).split())[:500]}", 0.0)
-    finally:
-        if started_here:
+        try:
+            yield from _ray_tasks(ray, fn, items, order)
+        finally:
             ray.shutdown()
+
+
+def _ray_tasks(ray: Any, fn: Callable[[T], R], items: Sequence[T],
+               order: Sequence[int]) -> Iterator[Outcome[R]]:
+    remote: Any = ray.remote(num_cpus=1, max_retries=0)(_ray_call)
+    refs = {remote.remote(fn, i, items[i]): i for i in order}
+    pending = list(refs)
+    while pending:
+        done, pending = ray.wait(pending, num_returns=1)
+        for ref in done:
+            try:
+                yield ray.get(ref)
+            except ray.exceptions.RayError as err:
+                yield Outcome(refs[ref], None, f"Ray task failed: "
+                              f"{' '.join(str(err).split())[:500]}", 0.0)
 
 
 def describe_executor(jobs: int, ray_address: str | None) -> str:

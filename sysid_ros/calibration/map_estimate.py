@@ -81,9 +81,11 @@ def _solve(prob) -> str:
     import cvxpy as cp
 
     last = ""
-    for solver in (cp.CLARABEL, cp.SCS):
+    for solver, options in ((cp.CLARABEL, {"max_threads": 1}), (cp.SCS, {})):
         try:
-            prob.solve(solver=solver)
+            # one thread: Clarabel's own pool would compete with a batch's other workers, and
+            # a worker forked after it started would wait for it forever
+            prob.solve(solver=solver, **options)
         except cp.SolverError as err:
             last = f"solver error: {err}"
             continue

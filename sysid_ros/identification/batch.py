@@ -22,10 +22,10 @@ from typing import Any
 
 from sysid_ros.batch import BatchError, Outcome
 from sysid_ros.batch.cli import drive_batch, expand_paths, item_names, last_message, \
-    run_captured, with_absolute_paths
+    recording_bytes, run_captured, with_absolute_paths
 from sysid_ros.cli_messages import fail
 
-__all__ = ["run_batch", "identify_item", "COLUMNS"]
+__all__ = ["run_batch", "identify_item", "warm_up", "COLUMNS"]
 
 #: a command's one-item path: parsed arguments → exit code
 RunSingle = Callable[[argparse.Namespace], int]
@@ -50,6 +50,20 @@ def identify_item(task: tuple[RunSingle, argparse.Namespace, str]) -> dict[str, 
         out = Path(ns.out)
         doc = out.read_text() if out.exists() else None
     return {"code": code, "lines": lines, "doc": doc}
+
+
+def warm_up(args: argparse.Namespace) -> None:
+    """What every recording's identification loads on first use, loaded once in the batch's
+    process before its local workers are forked, so that they share it instead of each loading
+    it again: the message definitions, the point estimate's solver and the robot file (last: a
+    robot that does not load raises here, and each recording reports it as its own error)."""
+    import cyipopt  # noqa: F401  (the point estimate's solver, imported where first used)
+
+    from sysid_ros.bagio.writer import default_typestore
+    from sysid_ros.model.robots import load_robot
+
+    default_typestore()
+    load_robot(args.robot, args.config, args.calibration)
 
 
 def _row(name: str, bag: str, out: Outcome[dict[str, Any]]) -> dict[str, Any]:
@@ -86,4 +100,5 @@ def run_batch(args: argparse.Namespace, run_single: RunSingle) -> int:
     items = [(run_single, shared, str(Path(b).resolve())) for b in bags]
     return drive_batch(PROG, "recording", args, identify_item, items, names,
                        [(".json", "doc")], lambda i, out: _row(names[i], bags[i], out),
-                       COLUMNS, {})
+                       COLUMNS, {}, cost=lambda item: recording_bytes(item[2]),
+                       warm=lambda: warm_up(shared))

@@ -209,7 +209,9 @@ def _lmi_box(Y: np.ndarray, lo: np.ndarray, hi: np.ndarray, x_lo: np.ndarray, x_
             vec[i] = sgn
             c.value = vec
             try:
-                prob.solve(solver=cp.CLARABEL)
+                # one thread: Clarabel's own pool would compete with a batch's other workers,
+                # and a worker forked after it started would wait for it forever
+                prob.solve(solver=cp.CLARABEL, max_threads=1)
             except cp.SolverError:
                 out[side, i] = x_lo[i] if side == 0 else x_hi[i]
                 continue

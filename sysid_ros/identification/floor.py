@@ -250,7 +250,7 @@ def _extremes(stack: _Stack, n: np.ndarray, fixed: np.ndarray, bodies: list[slic
             with warnings.catch_warnings():
                 # an inaccurate optimum is still a witness; the caller checks it like any other
                 warnings.simplefilter("ignore", UserWarning)
-                prob.solve(solver=cp.CLARABEL)
+                prob.solve(solver=cp.CLARABEL, max_threads=1)    # one thread: as in bounds
             if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or z.value is None:
                 raise IdentificationConfigError(
                     f"the floor's problem for θ_e[{i}] ended {prob.status}")

@@ -24,7 +24,7 @@ import numpy as np
 import pinocchio as pin
 import yaml
 
-from sysid_ros.schema import Section, read_yaml
+from sysid_ros.schema import Section, parse_yaml, read_yaml
 from sysid_ros.model.errors import RobotConfigError, UnknownRobotError
 from sysid_ros.model.friction_terms import FrictionTerms
 from sysid_ros.paths import example_robot_data_dir, package_share
@@ -187,7 +187,7 @@ def available_robots() -> list[str]:
 
 def _looks_like_robot_config(path: Path) -> bool:
     try:
-        data = yaml.safe_load(path.read_text())
+        data = parse_yaml(path.read_text())
     except (OSError, yaml.YAMLError):
         return False
     return isinstance(data, dict) and "joints" in data and "model" in data

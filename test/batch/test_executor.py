@@ -4,11 +4,16 @@ running in this process."""
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from sysid_ros.batch import BatchError, check_executor, run_tasks
+from sysid_ros.batch import BatchError, check_executor, local_ray_head, run_tasks
 
 
 def _solve(seed: int) -> bytes:
@@ -45,6 +50,86 @@ def test_a_dead_worker_fails_only_its_item():
     assert "worker process died" in outs[2].error
 
 
+def _started(seconds: float) -> float:
+    """When this item started (a clock every process shares), after working ``seconds``."""
+    start = time.monotonic()
+    time.sleep(seconds)
+    return start
+
+
+def test_the_costliest_items_start_first_and_results_keep_their_order():
+    costs = [0.1, 0.5, 0.3, 0.6]
+    outs = run_tasks(_started, costs, jobs=2, show_progress=False, cost=lambda c: c)
+    assert [o.index for o in outs] == [0, 1, 2, 3]
+    start = {c: o.value for c, o in zip(costs, outs)}
+    assert max(start[0.6], start[0.5]) < min(start[0.3], start[0.1])
+
+
+_warmed: list[str] = []
+
+
+def _warm() -> None:
+    _warmed.append("loaded before the fork")
+
+
+def _sees_warm(seed: int) -> list[str]:
+    return list(_warmed)
+
+
+def _warm_fails() -> None:
+    raise RuntimeError("cannot load")
+
+
+def test_warm_up_runs_once_here_before_the_workers_fork_and_a_failing_one_is_left_to_items():
+    _warmed.clear()
+    outs = run_tasks(_sees_warm, [1, 2, 3], jobs=2, show_progress=False, warm=_warm)
+    assert [o.value for o in outs] == [["loaded before the fork"]] * 3
+    assert _warmed == ["loaded before the fork"]
+    outs = run_tasks(_dies, [1, 3], jobs=2, show_progress=False, warm=_warm_fails)
+    assert [o.value for o in outs] == [1, 9]
+
+
+_FORK_AFTER_SOLVE = """
+import cvxpy as cp
+import numpy as np
+from sysid_ros.batch import run_tasks
+from sysid_ros.calibration.map_estimate import _solve
+
+def _map_solve(seed):
+    # a calibration MAP solve (Clarabel) big enough for its solver to go parallel
+    rng = np.random.default_rng(seed)
+    a, b = rng.normal(size=(800, 400)), rng.normal(size=800)
+    x, s = cp.Variable(400), cp.Variable((8, 8), PSD=True)
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(a @ x - b) + cp.trace(s)),
+                      [x >= -1, s >> 0.1 * np.eye(8)])
+    assert _solve(prob) == "optimal"
+    return float(prob.value)
+
+here = run_tasks(_map_solve, [0], show_progress=False)
+pooled = run_tasks(_map_solve, [0, 1], jobs=2, show_progress=False)
+assert pooled[0].value == here[0].value and pooled[1].ok, pooled
+print("finished")
+"""
+
+
+@pytest.mark.slow   # two conic solves of a few seconds
+def test_workers_forked_after_a_solve_here_do_not_hang():
+    """Clarabel runs on one thread: a worker forked from a process whose solver had started a
+    thread pool would wait for threads that do not exist in it (a hang: bounded here by a
+    timeout, after which the whole process group is killed)."""
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen([sys.executable, "-c", _FORK_AFTER_SOLVE], cwd=root,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise AssertionError("workers forked after a solve hung") from None
+    assert proc.returncode == 0 and "finished" in out, out
+
+
 def test_on_done_sees_every_item_once():
     seen: list[int] = []
     run_tasks(_dies, [0, 1, 3, 4], jobs=2, show_progress=False,
@@ -59,3 +144,46 @@ def test_bad_executor_is_refused(jobs, address, words):
         check_executor(jobs, address)
     with pytest.raises(BatchError, match=words):
         run_tasks(_dies, [1], jobs=jobs, ray_address=address, show_progress=False)
+
+
+def _listening(port: int) -> list[str]:
+    """The local addresses of the sockets listening on TCP ``port`` (IPv4 and IPv6), read
+    from the kernel's tables."""
+    found = []
+    for table, width in (("/proc/net/tcp", 8), ("/proc/net/tcp6", 32)):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                local, state = line.split()[1], line.split()[3]
+                address, hex_port = local.split(":")
+                if state == "0A" and int(hex_port, 16) == port and len(address) == width:
+                    found.append(address)
+    return found
+
+
+def _loopback(address: str) -> bool:
+    """A /proc/net address (little-endian words) that is 127.x.x.x, ::1 or ::ffff:127.x.x.x."""
+    ipv4 = address[-2:]                       # the first byte of the last word
+    return (ipv4 == "7F" and (len(address) == 8 or address[:24] == "0000000000000000FFFF0000")
+            or address == "00000000000000000000000001000000")
+
+
+@pytest.mark.slow   # a Ray head takes seconds to start
+def test_a_local_ray_head_listens_on_loopback_only_and_runs_the_tasks():
+    import math
+
+    import ray
+
+    with local_ray_head(1) as address:
+        host, port = address.rsplit(":", 1)
+        node = ray.nodes()[0]
+        ports = [int(port), node["NodeManagerPort"], node["ObjectManagerPort"]]
+        sockets = {p: _listening(p) for p in ports}
+        # a function its workers can import (this test module is not on their path)
+        on_ray = run_tasks(math.factorial, [20, 30, -1], ray_address="local",
+                           show_progress=False)
+    assert host == "127.0.0.1" and node["NodeManagerAddress"] == "127.0.0.1"
+    assert all(sockets.values()), sockets          # each server was found listening
+    assert all(_loopback(a) for found in sockets.values() for a in found), sockets
+    assert not ray.is_initialized()
+    assert [o.value for o in on_ray] == [math.factorial(20), math.factorial(30), None]
+    assert "ValueError" in str(on_ray[2].error)
