@@ -15,11 +15,7 @@ MAX_LINES = 80
 #: ``path:qualified name`` of the functions over the limit that are still to be split.
 PENDING = {
     "sysid_ros/calibration/calibrate.py:calibrate",
-    "sysid_ros/simulation/simulator.py:Simulator.__init__",
-    "sysid_ros/identification/identifier.py:identify",
-    "sysid_ros/planning/planner.py:ExcitingPlanner.plan",
     "sysid_ros/identification/problem.py:PayloadProblem.__init__",
-    "sysid_ros/simulation/hardware_like.py:record_hardware_like",
     "sysid_ros/identification/problem.py:PayloadProblem.rows",
 }
 

@@ -183,60 +183,29 @@ def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.nd
     ``imu``: the trunk IMU (floating-base robots only, required there), e.g. a
     ``bagio.ImuSeries``; joint samples it does not cover form no window.
     """
-    if method not in METHODS:
-        raise IdentificationConfigError(f"method {method!r} is not one of {METHODS}")
-    if method == "sensitivity":      # the paper's method has no shared unknowns
-        if robot.floating_base:
-            raise IdentificationConfigError(
-                f"method sensitivity: {robot.name} has a floating base, whose IMU-bias unknowns "
-                "that method cannot carry; use lp, lp-cuts or lp-lmi")
-        config = config.with_overrides(friction_unknowns=False, theta_r_unknowns=False,
-                                       calibration_rows=None)
+    config = _method_config(method, robot, config)
     t = np.asarray(t, float).reshape(-1)
     if dq is None:
         raise SampleError("velocity: the recording has no joint velocities; estimate them "
                           "first (never assumed 0)")
-    if t.size < 2:
-        raise SampleError(f"time: {t.size} sample(s); need at least 2")
-    steps = np.diff(t)
-    if np.any(steps <= 0):
-        raise SampleError("time: stamps not strictly increasing")
-    plan = config.sampling_plan(float(np.median(steps)))
+    plan = config.sampling_plan(_median_step(t))
     summary = summarize(t, robot.joint_names, plan)
     clock = time.perf_counter()
     base = _base_motion(robot, config, imu, t)
     win = MomentumWindows(robot, config, Regressors(robot), rate_hz=1.0 / plan.dt)
     problem = PayloadProblem(robot, config)
-    parts, quad = [], []
-    n = t.size
-    for s in range(0, n, chunk):
-        m = win.extend(t[s:s + chunk], q[s:s + chunk], dq[s:s + chunk], tau[s:s + chunk],
-                       None if base is None else base.take(slice(s, s + chunk)))
-        parts.append(problem.rows(m))
-        quad.append(config.quadrature_safety * m.quad_tau)
-        if progress is not None:
-            progress(min(s + chunk, n), n)
-    rows = PayloadRows.concat(parts, problem.n_x)
+    rows, quad = _stream_rows(win, problem, config, (t, q, dq, tau), base, chunk, progress)
     transients = with_radius_share(
         find_transients(t, tau, robot.joint_names, config.torque_noise_abs,
                         config.torque_noise_rel, config.torque_rate_abs, plan.max_sample_gap),
-        robot.joint_names, rows.joint, rows.t_start, rows.t_end, np.concatenate(quad),
-        rows.r, config.torque_lag_s)
+        robot.joint_names, rows.joint, rows.t_start, rows.t_end, quad, rows.r,
+        config.torque_lag_s)
     # the calibration's rows (if any): true constraints on the shared θ_r/friction unknowns, in
     # every LP (box, diagnosis, pinned faces), but not in the least-squares fit of θ_e
     cal_rows = problem.calibration_rows()
     t_reg = time.perf_counter() - clock
     x_lo, x_hi = problem.prior()
-    notes = [f"sampling: {plan.describe()}", f"prior: {config.prior_name}"]
-    if len(cal_rows):
-        notes.append(f"calibration rows: {len(cal_rows)} constraints on the shared theta_r "
-                     "and friction unknowns")
-    if base is not None:
-        notes.append(f"floating base: rows of {len(win.row_joints)} arm joints; "
-                     f"{int((~base.valid).sum())} joint samples without IMU coverage")
-    notes += exclusion_notes(win)
-    if transients:
-        notes.append(transient_note(transients))
+    notes = _notes(plan.describe(), config.prior_name, len(cal_rows), base, win, transients)
     frame = robot.ee_joint
     if len(rows) == 0:
         return IdentificationResult(INSUFFICIENT,
@@ -259,22 +228,14 @@ def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.nd
     diag = consistency(lp_rows, x_lo, x_hi, robot.nj, per_joint=box.status == INCONSISTENT)
     t_diag = time.perf_counter() - clock
     clock = time.perf_counter()
-    warnings, reason = [], ""
+    warnings: list[str] = []
+    reason = ""
     theta_box, estimated = box.box, False
     if box.status == OK:
         assert theta_box is not None
-        outside = False
-        if method == "sensitivity":
-            estimated = True              # its box's nominal is the paper's θ*
-        elif point_estimate:
-            nominal, outside = _point_estimate(rows, theta_box.lower, theta_box.upper, x_lo,
-                                               x_hi, robot.theta_e(), problem.held_columns,
-                                               cal_rows)
-            # the Chebyshev centre is inside the box up to the LP's tolerance: clip the rest
-            theta_box, estimated = theta_box.with_nominal(theta_box.clip(nominal)), True
-        pinned = [] if method == "sensitivity" else \
-            pinned_faces(lp_rows, x_lo, x_hi, theta_box.lower, theta_box.upper)
-        warnings = box_warnings(pinned, outside, config.prior_name)
+        theta_box, estimated, warnings = _estimate_and_warnings(
+            method, point_estimate, theta_box, (rows, cal_rows, lp_rows), x_lo, x_hi, robot,
+            problem.held_columns, config.prior_name)
     else:
         reason = diag.describe(robot.joint_names, float(t[0]))
     if theta_box is not None:
@@ -283,6 +244,90 @@ def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.nd
                                 {"regressors": t_reg, "bounds": t_box, "diagnosis": t_diag,
                                  "estimate": time.perf_counter() - clock}, notes, warnings,
                                 reason, summary, diag, estimated, transients)
+
+
+def _method_config(method: str, robot: Robot,
+                   config: IdentificationConfig) -> IdentificationConfig:
+    """``config`` as ``method`` can use it (the paper's sensitivity method has no shared
+    unknowns); an unknown method or one the robot rules out raises."""
+    if method not in METHODS:
+        raise IdentificationConfigError(f"method {method!r} is not one of {METHODS}")
+    if method != "sensitivity":
+        return config
+    if robot.floating_base:
+        raise IdentificationConfigError(
+            f"method sensitivity: {robot.name} has a floating base, whose IMU-bias unknowns "
+            "that method cannot carry; use lp, lp-cuts or lp-lmi")
+    return config.with_overrides(friction_unknowns=False, theta_r_unknowns=False,
+                                 calibration_rows=None)
+
+
+def _median_step(t: np.ndarray) -> float:
+    """The median sampling step of strictly increasing stamps (SampleError otherwise)."""
+    if t.size < 2:
+        raise SampleError(f"time: {t.size} sample(s); need at least 2")
+    steps = np.diff(t)
+    if np.any(steps <= 0):
+        raise SampleError("time: stamps not strictly increasing")
+    return float(np.median(steps))
+
+
+def _stream_rows(win: MomentumWindows, problem: PayloadProblem, config: IdentificationConfig,
+                 samples: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+                 base: BaseMotion | None, chunk: int,
+                 progress: Callable[[int, int], None] | None) -> tuple[PayloadRows, np.ndarray]:
+    """The rows of the whole recording, fed in chunks as the node feeds messages, and each
+    row's quadrature allowance on ∫τ̂."""
+    t, q, dq, tau = samples
+    parts, quad = [], []
+    n = t.size
+    for s in range(0, n, chunk):
+        m = win.extend(t[s:s + chunk], q[s:s + chunk], dq[s:s + chunk], tau[s:s + chunk],
+                       None if base is None else base.take(slice(s, s + chunk)))
+        parts.append(problem.rows(m))
+        quad.append(config.quadrature_safety * m.quad_tau)
+        if progress is not None:
+            progress(min(s + chunk, n), n)
+    return PayloadRows.concat(parts, problem.n_x), np.concatenate(quad)
+
+
+def _notes(sampling: str, prior_name: str, n_calibration_rows: int, base: BaseMotion | None,
+           win: MomentumWindows, transients: Sequence[Transient]) -> list[str]:
+    """The result's notes: sampling, prior, calibration rows, floating base, exclusions and
+    transients."""
+    notes = [f"sampling: {sampling}", f"prior: {prior_name}"]
+    if n_calibration_rows:
+        notes.append(f"calibration rows: {n_calibration_rows} constraints on the shared "
+                     "theta_r and friction unknowns")
+    if base is not None:
+        notes.append(f"floating base: rows of {len(win.row_joints)} arm joints; "
+                     f"{int((~base.valid).sum())} joint samples without IMU coverage")
+    notes += exclusion_notes(win)
+    if transients:
+        notes.append(transient_note(transients))
+    return notes
+
+
+def _estimate_and_warnings(method: str, point_estimate: bool, theta_box: ParameterBox,
+                           all_rows: tuple[PayloadRows, PayloadRows, PayloadRows],
+                           x_lo: np.ndarray, x_hi: np.ndarray, robot: Robot,
+                           held_columns: np.ndarray, prior_name: str
+                           ) -> tuple[ParameterBox, bool, list[str]]:
+    """An ``ok`` box with its point estimate as nominal, whether it has one, and the box's
+    warnings (faces pinned to the prior, the estimate outside). ``all_rows``: the payload
+    rows, the calibration's rows and the two stacked (the LP's)."""
+    rows, cal_rows, lp_rows = all_rows
+    outside, estimated = False, False
+    if method == "sensitivity":
+        estimated = True              # its box's nominal is the paper's θ*
+    elif point_estimate:
+        nominal, outside = _point_estimate(rows, theta_box.lower, theta_box.upper, x_lo,
+                                           x_hi, robot.theta_e(), held_columns, cal_rows)
+        # the Chebyshev centre is inside the box up to the LP's tolerance: clip the rest
+        theta_box, estimated = theta_box.with_nominal(theta_box.clip(nominal)), True
+    pinned = [] if method == "sensitivity" else \
+        pinned_faces(lp_rows, x_lo, x_hi, theta_box.lower, theta_box.upper)
+    return theta_box, estimated, box_warnings(pinned, outside, prior_name)
 
 
 def exclusion_notes(win: MomentumWindows) -> list[str]:

@@ -511,11 +511,39 @@ class ExcitingPlanner:
             ver0 = self.reach.verify(traj, x0, theta_e_lo, theta_e_hi)
             self.check_seconds = time.monotonic() - t_check
             self._measure_margins(traj, x0, theta_c, ver0)
-        candidate = x0
-        last_ver = None
-        per_check = self.check_seconds
         result.objective = self.stage(theta_e)
         objective = self._objective(result.objective, theta_e, traj, x0)
+        last_ver, per_check = self._solve_until_verified(result, traj, x0, lo, hi, theta_e,
+                                                         start, deadline, objective)
+        if result.verified and self.config.restarts > 0 and result.objective == "cond":
+            # restarts end within restart_budget of the cycle's start (target: a
+            # cycle's p95 <= 0.5 s), whatever max_solve_time leaves
+            last_ver = self._restart(result, traj, x0, lo, hi, theta_e,
+                                     min(deadline, start + self.config.restart_budget),
+                                     per_check, objective, last_ver, time.monotonic() - start)
+        if result.verified and np.isnan(result.cond):   # a fallback k (or one Ipopt never
+            assert result.k is not None                 # evaluated): one more pass
+            result.cond = self.model.objective(traj, result.k)[2]
+        result.verification = last_ver
+        if not result.verified:
+            result.reasons = list(last_ver.reasons) if last_ver else ["no candidate"]
+        elif result.k is not None:
+            self._adopt(result.k, traj, theta_e, last_ver)
+        result.solve_time = time.monotonic() - start
+        return result
+
+    def _solve_until_verified(self, result: PlanResult, traj: QuinticTrajectory, x0: np.ndarray,
+                              lo: np.ndarray, hi: np.ndarray, theta_e: ParameterBox,
+                              start: float, deadline: float,
+                              objective: RegressorObjective
+                              ) -> tuple[Verification | None, float]:
+        """NLP solves from ``x0``, each checked by reachability (with shorter moves along the
+        same direction as fallbacks), until one verifies or the budget is spent. Fills
+        ``result``; returns the last verification and the time one check takes."""
+        theta_e_lo, theta_e_hi, theta_c = theta_e.lower, theta_e.upper, theta_e.centre
+        candidate = x0
+        last_ver: Verification | None = None
+        per_check = self.check_seconds
         while True:
             # the NLP keeps at least a quarter of the budget (a loaded machine's slow checks
             # would otherwise leave it nothing and every plan would be the warm start)
@@ -549,34 +577,23 @@ class ExcitingPlanner:
             if result.verified or time.monotonic() + 2.0 * per_check > deadline:
                 break
             candidate = k
-        if result.verified and self.config.restarts > 0 and result.objective == "cond":
-            # restarts end within restart_budget of the cycle's start (target: a
-            # cycle's p95 <= 0.5 s), whatever max_solve_time leaves
-            last_ver = self._restart(result, traj, x0, lo, hi, theta_e,
-                                     min(deadline, start + self.config.restart_budget),
-                                     per_check, objective, last_ver, time.monotonic() - start)
-        if result.verified and np.isnan(result.cond):   # a fallback k (or one Ipopt never
-            assert result.k is not None                 # evaluated): one more pass
-            result.cond = self.model.objective(traj, result.k)[2]
-        result.verification = last_ver
-        if not result.verified:
-            result.reasons = list(last_ver.reasons) if last_ver else ["no candidate"]
-        elif result.k is not None:
-            self.k_last = result.k.copy()
-            if self.config.refresh_margins and last_ver is not None:
-                # the next cycle starts from this plan's gap with this (the widest yet to come)
-                # box rather than the maximum over every earlier, wider box (config doc)
-                self.margin_d = self.margin_t = None
-                self._measure_margins(traj, result.k, theta_c, last_ver)
-            # the part that runs before the next cycle takes over (all of it if none does)
-            self.information = self.information + self.model.information(
-                traj, result.k, self.config.t_p)
-            if self.config.objective in ("radius", "width"):
-                self.weighted_information = self.weighted_information + \
-                    self.model.weighted_information(traj, result.k, self.config.t_p)
-            if self.config.objective == "width":
-                self.weighted_history = keep_history(np.vstack([
-                    self.weighted_history,
-                    self.model.weighted_rows(traj, result.k, self.config.t_p)]), theta_e.width)
-        result.solve_time = time.monotonic() - start
-        return result
+        return last_ver, per_check
+
+    def _adopt(self, k: np.ndarray, traj: QuinticTrajectory, theta_e: ParameterBox,
+               last_ver: Verification | None) -> None:
+        """Carry a verified plan's coefficients, margins and information into the next cycle."""
+        self.k_last = k.copy()
+        if self.config.refresh_margins and last_ver is not None:
+            # the next cycle starts from this plan's gap with this (the widest yet to come)
+            # box rather than the maximum over every earlier, wider box (config doc)
+            self.margin_d = self.margin_t = None
+            self._measure_margins(traj, k, theta_e.centre, last_ver)
+        # the part that runs before the next cycle takes over (all of it if none does)
+        self.information = self.information + self.model.information(traj, k, self.config.t_p)
+        if self.config.objective in ("radius", "width"):
+            self.weighted_information = self.weighted_information + \
+                self.model.weighted_information(traj, k, self.config.t_p)
+        if self.config.objective == "width":
+            self.weighted_history = keep_history(np.vstack([
+                self.weighted_history,
+                self.model.weighted_rows(traj, k, self.config.t_p)]), theta_e.width)

@@ -600,19 +600,80 @@ def record_hardware_like(robot: Robot, rng: np.random.Generator, payload: Payloa
     initial_truth = sim.truth
     assert initial_truth is not None
     control = _TrackingController(robot, bandwidth, sim.q, sim.hold_kp, sim.hold_kd)
+    schedule = _Schedule.plan(profile, reference, duration, swap_time)
+    trace = _run_schedule(sim, control, schedule, swap_payload)
+    pub = HardwareSensor(robot, profile, initial_truth, rng).read(schedule.t_true, trace.q,
+                                                                 trace.dq, trace.tau)
+    r = pub.index
+    return HardwareRecording(
+        t=pub.t, q=pub.q, dq=pub.dq, tau_meas=pub.tau_meas, tau_motor=trace.tau[r],
+        truth=initial_truth, profile=profile, joint_names=tuple(robot.joint_names),
+        t_true=schedule.t_true[r], exact=trace.exact(r, schedule.h), swap_time=swap_time,
+        theta_e_after_swap=None if swap_time is None else sim.true_theta_e())
 
-    h = profile.physics_step
-    total = int(round(duration / h))
-    per_control = profile.steps_per_control
-    # the reference at every control tick at once (one vectorised evaluation)
-    ref_q, ref_dq = reference(np.arange(0, total, per_control) * h)
-    n_samples = int(np.floor(total * h * profile.rate_hz + 1e-9))
-    steps = profile.sample_step(np.arange(1, n_samples + 1))
-    steps = steps[steps <= total]
-    n = steps.size
-    nj = robot.nj
+
+@dataclass(frozen=True, eq=False)
+class _Schedule:
+    """The physics steps of a recording: ``total`` steps of ``h`` s, a control tick every
+    ``per_control`` steps (reference ``ref_q``, ``ref_dq`` per tick), sample instants ending
+    the physics steps ``steps`` (1-based: after that many steps), the swap at ``swap_step``
+    (−1: none)."""
+
+    h: float
+    total: int
+    per_control: int
+    ref_q: np.ndarray
+    ref_dq: np.ndarray
+    steps: np.ndarray
+    swap_step: int
+
+    @classmethod
+    def plan(cls, profile: HardwareProfile, reference: SumOfSines, duration: float,
+             swap_time: float | None) -> _Schedule:
+        """The schedule of ``duration`` s at the profile's physics step and rates."""
+        h = profile.physics_step
+        total = int(round(duration / h))
+        per_control = profile.steps_per_control
+        # the reference at every control tick at once (one vectorised evaluation)
+        ref_q, ref_dq = reference(np.arange(0, total, per_control) * h)
+        n_samples = int(np.floor(total * h * profile.rate_hz + 1e-9))
+        steps = profile.sample_step(np.arange(1, n_samples + 1))
+        steps = steps[steps <= total]
+        swap_step = -1 if swap_time is None else int(math.ceil(swap_time / h - 1e-9))
+        return cls(h, total, per_control, ref_q, ref_dq, steps, swap_step)
+
+    @property
+    def t_true(self) -> np.ndarray:
+        """True sample instants on the physics clock (s)."""
+        return self.steps * self.h
+
+
+@dataclass(frozen=True, eq=False)
+class _Trace:
+    """Exact simulator data at every sample instant of a :class:`_Schedule` (rows = samples):
+    state at the instant, start state of the step that ended there, its applied motor torque
+    and dry friction."""
+
+    q: np.ndarray
+    dq: np.ndarray
+    step_q: np.ndarray
+    step_dq: np.ndarray
+    tau: np.ndarray
+    dry: np.ndarray
+
+    def exact(self, rows: np.ndarray, h: float) -> ExactSamples:
+        """The :class:`ExactSamples` of ``rows`` (physics step ``h`` s)."""
+        return ExactSamples(self.q[rows], self.dq[rows], self.step_q[rows], self.step_dq[rows],
+                            (self.dq[rows] - self.step_dq[rows]) / h, self.dry[rows])
+
+
+def _run_schedule(sim: Simulator, control: _TrackingController, schedule: _Schedule,
+                  swap_payload: Payload | None) -> _Trace:
+    """Step ``sim`` through ``schedule`` under ``control``, recording every sample instant."""
+    steps, total, per_control = schedule.steps, schedule.total, schedule.per_control
+    swap_step, ref_q, ref_dq = schedule.swap_step, schedule.ref_q, schedule.ref_dq
+    n, nj = steps.size, sim.robot.nj
     q, dq, step_q, step_dq, tau, dry = (np.empty((n, nj)) for _ in range(6))
-    swap_step = -1 if swap_time is None else int(math.ceil(swap_time / h - 1e-9))
     cmd = np.zeros(nj)
     i = k = 0
     next_control = 0
@@ -638,15 +699,7 @@ def record_hardware_like(robot: Robot, rng: np.random.Generator, payload: Payloa
                    swap_step if swap_step > i else total)
         sim.step(cmd, stop - i)
         i = stop
-    t_true = steps * h
-    pub = HardwareSensor(robot, profile, initial_truth, rng).read(t_true, q, dq, tau)
-    r = pub.index
-    exact = ExactSamples(q[r], dq[r], step_q[r], step_dq[r], (dq[r] - step_dq[r]) / h, dry[r])
-    return HardwareRecording(
-        t=pub.t, q=pub.q, dq=pub.dq, tau_meas=pub.tau_meas, tau_motor=tau[r],
-        truth=initial_truth, profile=profile, joint_names=tuple(robot.joint_names),
-        t_true=t_true[r], exact=exact, swap_time=swap_time,
-        theta_e_after_swap=None if swap_time is None else sim.true_theta_e())
+    return _Trace(q, dq, step_q, step_dq, tau, dry)
 
 
 def write_joint_states_bag(path: str | os.PathLike[str], recording: HardwareRecording,

@@ -43,7 +43,8 @@ from __future__ import annotations
 import dataclasses
 
 from dataclasses import dataclass
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -109,6 +110,16 @@ class SimConfig:
     coulomb: str = "exact"
 
 
+def _check_config(config: SimConfig) -> None:
+    """SimConfigError unless the integrator and the Coulomb mode are known ones."""
+    if config.integrator not in INTEGRATORS:
+        raise SimConfigError(f"integrator {config.integrator!r} unknown; "
+                             f"use one of {sorted(INTEGRATORS)}")
+    if config.coulomb not in COULOMB_MODES:
+        raise SimConfigError(f"coulomb {config.coulomb!r} unknown; "
+                             f"use one of {list(COULOMB_MODES)}")
+
+
 @dataclass(frozen=True)
 class ImuReading:
     """Floating-base IMU: orientation quaternion (x, y, z, w; world ← IMU), angular velocity
@@ -152,33 +163,50 @@ class Simulator:
     def __init__(self, robot: Robot, payload: Payload | None = None,
                  config: SimConfig = SimConfig(), seed: int | None = None,
                  truth: HardwareTruth | None = None) -> None:
+        # One pass over the specification (robot, payload, config, truth), phase by phase:
+        # each phase reads only the specification and what the phases before it built.
         self.robot, self.payload, self.config = robot, payload, config
+        _check_config(config)
+        physics_dt = config.physics_dt or robot_physics_dt(robot)
+        self._build_physics(truth, physics_dt)
+        self._init_sensors(seed)
         section = robot.config.get("simulation", {}) or {}
-        nj = robot.nj
-        if config.integrator not in INTEGRATORS:
-            raise SimConfigError(f"integrator {config.integrator!r} unknown; "
-                                 f"use one of {sorted(INTEGRATORS)}")
-        if config.coulomb not in COULOMB_MODES:
-            raise SimConfigError(f"coulomb {config.coulomb!r} unknown; "
-                                 f"use one of {list(COULOMB_MODES)}")
+        self._init_joint_roles(section)
+        self._init_friction(physics_dt)
+        self._init_control_state()
+        self.reset()
+
+    def _build_physics(self, truth: HardwareTruth | None, physics_dt: float) -> None:
+        """The simulated robot (nominal, or ``truth`` carrying the payload) and its MuJoCo model."""
+        robot, payload = self.robot, self.payload
         #: the simulated robot (None: the facts file's nominal model, β acting on the arm)
         self.truth = None if truth is None else truth.with_payload(robot, payload)
         self._theta_e = (HardwareTruth.nominal(robot, payload) if self.truth is None
                          else self.truth).theta_e.copy()
-        physics_dt = config.physics_dt or robot_physics_dt(robot)
         self.mj: MujocoRobot = build_mujoco_model(robot, payload, physics_dt,
-                                                  config.integrator, truth=self.truth,
-                                                  coulomb=config.coulomb)
+                                                  self.config.integrator, truth=self.truth,
+                                                  coulomb=self.config.coulomb)
         self.model = self.mj.model
         self.data = mujoco.MjData(self.model)
         self._full_m = np.zeros((self.model.nv, self.model.nv))   # full_mass_matrix's buffer
+
+    def _init_sensors(self, seed: int | None) -> None:
+        """Sensor noise bounds, their generator, encoder quantisation and the IMU's addresses."""
+        nj, config = self.robot.nj, self.config
         self._rng = np.random.default_rng(seed)
         self._noise_tau = per_joint(config.noise_tau, nj, "noise_tau")
         self._noise_dq = per_joint(config.noise_dq, nj, "noise_dq")
-        self._resolution = encoder_resolution(robot)
+        self._resolution = encoder_resolution(self.robot)
         res = self._resolution
         self._quantize = ((lambda q: np.round(q / res) * res) if np.all(res > 0)
                           else (lambda q: quantize(q, res)))
+        self._imu_adr = ({name: (int(self.model.sensor(name).adr[0]),
+                                 int(self.model.sensor(name).dim[0])) for name in IMU_SENSORS}
+                         if self.mj.imu_body is not None else {})
+
+    def _init_joint_roles(self, section: Mapping[str, Any]) -> None:
+        """Hold gains, which joints take commands and which hold a posture (B1's legs), home."""
+        robot, config, nj = self.robot, self.config, self.robot.nj
         kp = config.hold_kp if config.hold_kp is not None else section.get("hold_kp")
         kd = config.hold_kd if config.hold_kd is not None else section.get("hold_kd")
         if kp is None or kd is None:
@@ -210,9 +238,13 @@ class Simulator:
         if self.home.shape != (nj,):
             raise SimConfigError(f"simulation.home needs {nj} angles")
 
-        fr = robot.friction.nominal if self.truth is None else self.truth.friction
+    def _init_friction(self, physics_dt: float) -> None:
+        """Friction and offset per joint (nominal or the truth's) and the Coulomb solve's
+        preallocated selections and buffers."""
+        nj = self.robot.nj
+        fr = self.robot.friction.nominal if self.truth is None else self.truth.friction
         self._fc, self._fv = fr[:, 0].copy(), fr[:, 1].copy()
-        if config.coulomb == "mujoco":   # MuJoCo's frictionloss does it; the law below is off
+        if self.config.coulomb == "mujoco":   # MuJoCo's frictionloss does it; the law is off
             self._fc[:] = 0.0
         # β: a torque on the arm in the nominal simulator, a sensor offset with a truth
         self._beta = fr[:, 3].copy() if self.truth is None else np.zeros(nj)
@@ -234,6 +266,11 @@ class Simulator:
         self._y = np.zeros((1 + s_joints.size, self.model.nv))
         self._y[1 + np.arange(s_joints.size), self.mj.dof_adr[s_joints]] = 1.0
         self._x = np.zeros_like(self._y)
+
+    def _init_control_state(self) -> None:
+        """Torque limits, address maps, the command / hold / posture controller state and the
+        standing feed-forward (floating base with posture joints)."""
+        robot, nj = self.robot, self.robot.nj
         self._tau_max = robot.limits.tau_max.copy()
         # address maps as slices where contiguous (views: the per-step reads copy nothing)
         self._qa, self._da = _as_slice(self.mj.qpos_adr), _as_slice(self.mj.dof_adr)
@@ -254,10 +291,6 @@ class Simulator:
                 self.mj.contact_geoms)
         self._cmd_dofs = _as_slice(self.mj.dof_adr[self._cmd_idx])
         self._cmd_sel = _as_slice(self._cmd_idx)
-        self._imu_adr = ({name: (int(self.model.sensor(name).adr[0]),
-                                 int(self.model.sensor(name).dim[0])) for name in IMU_SENSORS}
-                         if self.mj.imu_body is not None else {})
-        self.reset()
 
     # ------------------------------------------------------------------ state
     @property
