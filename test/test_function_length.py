@@ -14,8 +14,6 @@ MAX_LINES = 80
 
 #: ``path:qualified name`` of the functions over the limit that are still to be split.
 PENDING = {
-    "sysid_ros/demo/cli.py:main",
-    "sysid_ros/demo/pipeline.py:simulate_episode",
     "sysid_ros/calibration/calibrate.py:calibrate",
     "sysid_ros/identification/problem.py:PayloadProblem.__init__",
     "sysid_ros/identification/problem.py:PayloadProblem.rows",

@@ -373,240 +373,303 @@ def simulate_episode(robot: Robot, payload: float | Payload, method: str,
     if "waypoints" not in demo:
         raise EpisodeError(f"{robot.config_path}: no demo.waypoints (the move-and-place task)")
     wall0 = time.perf_counter()
-    say = log or (lambda _m: None)
-    g = _Graph(robot, payload, method, obstacles, seed, config)
-    sim, ctl, irt, horizon, excitation = g.sim, g.ctl, g.irt, g.horizon, g.excitation
-    rng = np.random.default_rng(seed)
-    planner = horizon.planner if horizon is not None else None
-    t_p = planner.config.t_p if planner is not None else np.inf
+    loop = _Loop(_Graph(robot, payload, method, obstacles, seed, config), seed, log)
+    loop.run()
+    return loop.episode(method, _mass(payload), seed, time.perf_counter() - wall0)
 
-    log_t, log_q, log_dq, log_tau, log_cmd, log_tau0, log_bound = [], [], [], [], [], [], []
-    ref_q, ref_dq, ref_ddq = [], [], []
-    bounds_t: list[float] = []
-    bounds: list[np.ndarray] = []
-    trajectories: list[JointTrajectoryArrays] = []
-    plans: list[dict[str, Any]] = []
-    executed: list[tuple[QuinticTrajectory, np.ndarray, float, float]] = []
-    ident_seconds: list[float] = []
-    ident_status: list[IdentifierStatus] = []
-    notes: list[str] = []
-    admissions: list[tuple[float, str, Admission]] = []
-    ctl_status: list[tuple[float, Status]] = []
-    ctl_log: list[tuple[float, int, str]] = []
-    s = g.settings
-    # the node's timers, on sim time (steady clock = ROS time here, module doc)
-    next_tick, next_diag = s.watchdog_period, s.diagnostics_period
-    next_plan = t_p                        # a ROS timer first fires one period after start
-    next_update = g.update_period if irt is not None else np.inf
-    next_tighten = g.tighten_period
-    task_window: tuple[float, float] | None = None
-    ident_window: tuple[float, float] | None = None
-    t_task_start = 0.5 if excitation is None else None    # sim time the task is published
-    return_path: ReturnPath | None = None
-    end_time = np.inf
 
-    def publish_box(t: float) -> None:
-        """The identifier's box on /sysid/payload_bounds: to the controller and the planner."""
-        assert irt is not None and horizon is not None     # identifying methods only
-        box = irt.box()
-        if box is None:
-            return
-        ctl.bounds(t, box)
-        horizon.on_bounds(box)
-        bounds_t.append(t)
-        bounds.append(np.stack([box.lower, box.nominal, box.upper]))
+class _Loop:
+    """The lock-step loop of one episode: each publication of ``sim`` answered by the
+    controller, then the identifier, the planner and the task served at their sim-time periods
+    (module doc); what it records becomes the :class:`Episode`."""
 
-    def offer(t: float, label: str, arr: JointTrajectoryArrays, frame_id: str) -> Admission:
-        """A trajectory message to the controller: admitted (then recorded) or rejected."""
-        adm = ctl.trajectory(t, arr, frame_id)
-        admissions.append((t, label, adm))
-        if adm.accepted:
-            trajectories.append(arr)
-        else:
-            notes.append(f"t = {t:.2f} s: controller rejected {label}: {'; '.join(adm.reasons)}")
-        return adm
+    def __init__(self, g: _Graph, seed: int, log: Callable[[str], None] | None) -> None:
+        self.g, self.robot, self.config = g, g.robot, g.config
+        self.demo: dict[str, Any] = g.robot.config.get("demo") or {}
+        self.say = log or (lambda _m: None)
+        self.rng = np.random.default_rng(seed)
+        self.planner = g.horizon.planner if g.horizon is not None else None
+        self.t_p = self.planner.config.t_p if self.planner is not None else np.inf
+        # one row per publication: t, q, dq, τ measured, command, τ₀, robust bound, reference
+        self.rows: dict[str, list] = {k: [] for k in ("t", "q", "dq", "tau", "cmd", "tau0",
+                                                      "bound", "ref_q", "ref_dq", "ref_ddq")}
+        self.bounds_t: list[float] = []
+        self.bounds: list[np.ndarray] = []
+        self.trajectories: list[JointTrajectoryArrays] = []
+        self.plans: list[dict[str, Any]] = []
+        self.executed: list[tuple[QuinticTrajectory, np.ndarray, float, float]] = []
+        self.ident_seconds: list[float] = []
+        self.ident_status: list[IdentifierStatus] = []
+        self.notes: list[str] = []
+        self.admissions: list[tuple[float, str, Admission]] = []
+        self.ctl_status: list[tuple[float, Status]] = []
+        self.ctl_log: list[tuple[float, int, str]] = []
+        s = g.settings
+        # the node's timers, on sim time (steady clock = ROS time here, module doc)
+        self.next_tick, self.next_diag = s.watchdog_period, s.diagnostics_period
+        self.next_plan = self.t_p              # a ROS timer first fires one period after start
+        self.next_update = g.update_period if g.irt is not None else np.inf
+        self.next_tighten = g.tighten_period
+        self.task_window: tuple[float, float] | None = None
+        self.ident_window: tuple[float, float] | None = None
+        self.t_task_start = 0.5 if g.excitation is None else None   # sim time the task is published
+        self.return_path: ReturnPath | None = None
+        self.end_time = np.inf
+        self.last_cmd = np.zeros(self.robot.nj)
+        self.t = 0.0
 
-    # autostart (the launch sets it): configure + activate; nothing is stale before any input
-    refused = ctl.activate(0.0)
-    assert not refused, refused
-    last_cmd = np.zeros(robot.nj)
-    while True:
-        pub = sim.advance()
-        js = pub.joint_states              # never None: the launch's sim is not hardware_like
-        assert js is not None and js.dq is not None
-        t = js.stamp_ns * 1e-9
-        if t > end_time:
-            break
-        if t > config.max_sim_time:
-            notes.append(f"stopped at the sim-time limit of {config.max_sim_time} s")
-            break
-        # -- robust_controller answers the publication (lock-step: the sim waits for it) ----
+    def run(self) -> None:
+        g, ctl, config = self.g, self.g.ctl, self.config
+        # autostart (the launch sets it): configure + activate; nothing is stale before any input
+        refused = ctl.activate(0.0)
+        assert not refused, refused
+        while True:
+            pub = g.sim.advance()
+            js = pub.joint_states              # never None: the launch's sim is not hardware_like
+            assert js is not None and js.dq is not None
+            t = self.t = js.stamp_ns * 1e-9
+            if t > self.end_time:
+                break
+            if t > config.max_sim_time:
+                self.notes.append(f"stopped at the sim-time limit of {config.max_sim_time} s")
+                break
+            ref = self._control(t, js)
+            self._controller_timers(t)
+            self._identifier(t)
+            if (g.horizon is not None and self.planner is not None
+                    and t >= self.next_plan - 1e-9
+                    and not g.horizon.finished and len(self.plans) < config.max_cycles):
+                self._planning_cycle(t, js)
+            if (self.t_task_start is not None and self.task_window is None
+                    and t >= self.t_task_start - 1e-9):
+                self._task(t, ref.q)
+        t = self.t
+        self.ctl_status.append((t, ctl.status(t)))
+        self.ctl_log += [(t, level, msg) for level, msg in ctl.pop_log()]
+        assert self.task_window is not None or self.notes, \
+            "the loop ends after the task or at max_sim_time"
+
+    def _control(self, t: float, js: Any) -> Any:
+        """The robust_controller answers the publication (lock-step: the sim waits for it);
+        the row of this step is recorded. The controller's reference at ``t``."""
+        g, ctl, nj = self.g, self.g.ctl, self.robot.nj
         out = ctl.joint_state(t, t, js.q, js.dq)
         if out is not None:
-            sim.command(out.tau, t)
-            last_cmd = out.tau
-        elif not any("no command" in n for n in notes):
-            notes.append(f"t = {t:.3f} s: the controller sent no command (inactive or stale)")
+            g.sim.command(out.tau, t)
+            self.last_cmd = out.tau
+        elif not any("no command" in n for n in self.notes):
+            self.notes.append(f"t = {t:.3f} s: the controller sent no command (inactive or stale)")
         ref = ctl.queue.reference_at(t)
         assert ref is not None             # joint_state holds the measured pose if it had none
-        log_t.append(t)
-        log_q.append(js.q)
-        log_dq.append(js.dq)
-        log_tau.append(js.effort)
-        log_cmd.append(last_cmd)
-        log_tau0.append(out.tau0 if out is not None else np.zeros(robot.nj))
-        log_bound.append(out.v_bound if out is not None and out.v_bound is not None
-                         else np.zeros(robot.nj))
-        ref_q.append(ref.q)
-        ref_dq.append(ref.dq)
-        ref_ddq.append(ref.ddq)
-        if irt is not None:
-            irt.joint_state(t, js.q, js.dq, js.effort)
-        # -- the controller's steady-clock timers: watchdog and diagnostics -----------------
-        if t >= next_tick - 1e-9:
+        for key, value in (("t", t), ("q", js.q), ("dq", js.dq), ("tau", js.effort),
+                           ("cmd", self.last_cmd),
+                           ("tau0", out.tau0 if out is not None else np.zeros(nj)),
+                           ("bound", out.v_bound if out is not None and out.v_bound is not None
+                            else np.zeros(nj)),
+                           ("ref_q", ref.q), ("ref_dq", ref.dq), ("ref_ddq", ref.ddq)):
+            self.rows[key].append(value)
+        if g.irt is not None:
+            g.irt.joint_state(t, js.q, js.dq, js.effort)
+        return ref
+
+    def _controller_timers(self, t: float) -> None:
+        """The controller's steady-clock timers: watchdog and diagnostics."""
+        ctl, s = self.g.ctl, self.g.settings
+        if t >= self.next_tick - 1e-9:
             action = ctl.tick(t, t)
             if action is not None:       # what the node's lifecycle transition does
                 if action.kind == "deactivate":
                     ctl.deactivate()
                 else:
                     ctl.activate(t)
-            next_tick += s.watchdog_period
-        ctl_log += [(t, level, msg) for level, msg in ctl.pop_log()]
-        if t >= next_diag - 1e-9:
-            ctl_status.append((t, ctl.status(t)))
+            self.next_tick += s.watchdog_period
+        self.ctl_log += [(t, level, msg) for level, msg in ctl.pop_log()]
+        if t >= self.next_diag - 1e-9:
+            self.ctl_status.append((t, ctl.status(t)))
             ctl.end_period()
-            next_diag += s.diagnostics_period
-        # -- identifier: box update every update_period, cut rounds every tighten_period ----
-        if irt is not None and t >= next_update - 1e-9:
-            # identification ends at an update instant (so that update has fresh rows): all
-            # trajectories run (or planning gave up) and settled; the task follows
-            final = False
-            if t_task_start is None:
-                assert horizon is not None     # set (with irt) exactly when excitation is
-                done = bool(horizon.finished) or len(plans) >= config.max_cycles
-                last_end = executed[-1][3] if executed else t
-                final = done and t >= last_end + config.settle - 1e-9
-                if final and g.point_estimate:
-                    irt.ident.point_estimate = True
-            clock = time.perf_counter()
-            outcome = irt.update()
-            ident_seconds.append(time.perf_counter() - clock)
-            report = irt.report()
-            ident_status.append(IdentifierStatus(t, {"ok": 0, "warn": 1}.get(report.level, 2),
-                                                 report.message))
-            if outcome.publish:
-                publish_box(t)
-            if outcome.became_inconsistent:
-                notes.append(f"identifier: data inconsistent at t = {t:.2f} s (bounds kept)")
-            next_update += g.update_period
-            if final:
-                ident_window = (executed[0][2], last_end) if executed else None
-                t_task_start = t + config.control_dt
-        if irt is not None and t >= next_tighten - 1e-9:
-            if irt.tighten():
-                publish_box(t)
-            next_tighten += g.tighten_period
-        # -- exciting_planner: one receding-horizon cycle every t_p ------------------------
-        if (horizon is not None and planner is not None and t >= next_plan - 1e-9
-                and not horizon.finished and len(plans) < config.max_cycles):
-            now_ns = js.stamp_ns
-            horizon.on_state(js.q, js.dq)
-            plan: PublishedPlan | None = None
-            if excitation == "planned":
-                cyc = horizon.cycle(now_ns)      # lock-step: no sim time passes while solving
-                r = cyc.result
-                rec = {"t": t, "verified": bool(r and r.verified),
-                       "seconds": r.solve_time if r else 0.0,
-                       "cond": r.cond if r else float("nan"),
-                       "status": r.status if r else cyc.message,
-                       "reasons": list(r.reasons) if r else [cyc.message]}
-                plan = cyc.plan
-            else:
-                init = horizon.start_state(now_ns)
-                assert init is not None          # on_state came first
-                q0, dq0, ddq0, start_ns = init
-                traj = QuinticTrajectory(q0, dq0, ddq0, planner.config.t_f)
-                k = _random_k(planner, traj, rng)
-                box = horizon.bounds
-                clock = time.perf_counter()
-                ver = planner.reach.verify(traj, k, box.lower, box.upper)
-                rec = {"t": t, "verified": ver.ok, "seconds": time.perf_counter() - clock,
-                       "cond": planner.model.objective(traj, k)[2], "status": "random",
-                       "reasons": list(ver.reasons)}
-                plan = PublishedPlan(start_ns, traj, k, box)
-                horizon.adopt(plan)              # published unchecked: the baseline
-            plans.append(rec)
-            rec["admitted"] = False
-            if plan is not None:
-                # the planner node's certificate (exciting_planner.trajectory_msg); none for random
-                frame = (Certificate(box_digest(plan.box.lower, plan.box.upper),
-                                     KNOWN_CHECKS[0]).to_frame_id()
-                         if excitation == "planned" else "")
-                adm = offer(t, f"plan {len(plans)}", _as_arrays(robot, plan), frame)
-                rec["admitted"], rec["admission"] = adm.accepted, list(adm.reasons)
-                if adm.accepted:
-                    start = plan.start_ns * 1e-9
-                    if executed:             # the new plan takes over from the previous one
-                        prev = executed[-1]
-                        executed[-1] = (prev[0], prev[1], prev[2], min(prev[3], start))
-                    executed.append((plan.trajectory, plan.k, start,
-                                     start + plan.trajectory.t_f))
-            say(f"  t = {t:5.2f} s cycle {len(plans)}: "
-                + ("no certified plan" if plan is None else "executed" if rec["admitted"]
-                   else "rejected by the controller")
-                + f" ({rec['seconds']:.2f} s wall"
-                + (", would NOT pass the sound check" if excitation == "random"
-                   and not rec["verified"] else "") + ")")
-            next_plan += t_p
-        # -- the demo's task -------------------------------------------------------------
-        if t_task_start is not None and task_window is None and t >= t_task_start - 1e-9:
-            task_start = np.asarray(demo.get("start", sim.sim.home), float)
-            duration = float(config.return_duration or demo.get("return_duration", 3.0))
-            if g.certifier is not None and horizon is not None:
-                # as sysid-demo: certified for the controller's box (the last one published),
-                # directly or back through the executed plans' start poses, or not sent
-                return_path = g.certifier.return_path(
-                    horizon.bounds, ref.q, task_start, duration,
-                    vias=return_vias([(tr, k, b - a) for tr, k, a, b in executed]))
-                if not return_path.certified:
-                    notes.append(f"t = {t:.2f} s: return not certifiable, not sent: "
-                                 + "; ".join(return_path.reasons[:2]))
-                    task_window = (t, t)
-                    end_time = t + 0.5
-                    continue
-            else:
-                return_path = ReturnPath.direct(ref.q, task_start, duration)
-            times, pos, offset = task_points(
-                return_path.times, return_path.positions,
-                [np.asarray(w, float) for w in demo["waypoints"]],
-                float(config.segment or demo.get("segment", 1.0)), config.pause)
-            z = np.zeros_like(pos)
-            offer(t, "task", JointTrajectoryArrays.from_arrays(
-                times.tolist(), pos, z, z, robot.joint_names, robot.joint_names, t), TASK_FRAME_ID)
-            task_window = (t + offset, t + float(times[-1]) + 1.0)
-            end_time = task_window[1]
-            say(f"  t = {t:5.2f} s task published; move-and-place from t = {task_window[0]:.2f}")
-    ctl_status.append((t, ctl.status(t)))
-    ctl_log += [(t, level, msg) for level, msg in ctl.pop_log()]
-    assert task_window is not None or notes, "the loop ends after the task or at max_sim_time"
+            self.next_diag += s.diagnostics_period
 
-    nj = robot.nj
-    t_arr = np.asarray(log_t)
-    run = RunData(t_arr, np.asarray(log_q), np.asarray(log_dq), np.asarray(log_tau), t_arr,
-                  np.asarray(log_cmd).reshape(-1, nj), np.asarray(bounds_t),
-                  np.asarray(bounds).reshape(-1, 3, 10), sim.sim.true_theta_e(), trajectories,
-                  ident_status)
-    reference = {"t": t_arr, "q": np.asarray(ref_q), "dq": np.asarray(ref_dq),
-                 "ddq": np.asarray(ref_ddq)}
-    control = {"tau0": np.asarray(log_tau0).reshape(-1, nj),
-               "v_bound": np.asarray(log_bound).reshape(-1, nj)}
-    return Episode(method, _mass(payload), seed, run, ident_window,
-                   task_window or (float(t_arr[-1]), float(t_arr[-1])), plans, executed,
-                   reference, control, ident_seconds, time.perf_counter() - wall0,
-                   # lateness is judged against the robot file's budget, not an override
-                   config.n_trajectories, float((robot.config.get("planner") or {}).get(
-                       "max_solve_time", planner.config.max_solve_time)) if planner else 0.0,
-                   notes, admissions, ctl_status, ctl_log, return_path)
+    def _identifier(self, t: float) -> None:
+        """Box update every update_period, cut rounds every tighten_period."""
+        g, irt = self.g, self.g.irt
+        if irt is not None and t >= self.next_update - 1e-9:
+            self._update(t)
+        if irt is not None and t >= self.next_tighten - 1e-9:
+            if irt.tighten():
+                self._publish_box(t)
+            self.next_tighten += g.tighten_period
+
+    def _update(self, t: float) -> None:
+        g, irt, config, executed = self.g, self.g.irt, self.config, self.executed
+        assert irt is not None
+        # identification ends at an update instant (so that update has fresh rows): all
+        # trajectories run (or planning gave up) and settled; the task follows
+        final = False
+        if self.t_task_start is None:
+            assert g.horizon is not None     # set (with irt) exactly when excitation is
+            done = bool(g.horizon.finished) or len(self.plans) >= config.max_cycles
+            last_end = executed[-1][3] if executed else t
+            final = done and t >= last_end + config.settle - 1e-9
+            if final and g.point_estimate:
+                irt.ident.point_estimate = True
+        clock = time.perf_counter()
+        outcome = irt.update()
+        self.ident_seconds.append(time.perf_counter() - clock)
+        report = irt.report()
+        self.ident_status.append(IdentifierStatus(t, {"ok": 0, "warn": 1}.get(report.level, 2),
+                                                  report.message))
+        if outcome.publish:
+            self._publish_box(t)
+        if outcome.became_inconsistent:
+            self.notes.append(f"identifier: data inconsistent at t = {t:.2f} s (bounds kept)")
+        self.next_update += g.update_period
+        if final:
+            self.ident_window = (executed[0][2], last_end) if executed else None
+            self.t_task_start = t + config.control_dt
+
+    def _publish_box(self, t: float) -> None:
+        """The identifier's box on /sysid/payload_bounds: to the controller and the planner."""
+        irt, horizon = self.g.irt, self.g.horizon
+        assert irt is not None and horizon is not None     # identifying methods only
+        box = irt.box()
+        if box is None:
+            return
+        self.g.ctl.bounds(t, box)
+        horizon.on_bounds(box)
+        self.bounds_t.append(t)
+        self.bounds.append(np.stack([box.lower, box.nominal, box.upper]))
+
+    def _offer(self, t: float, label: str, arr: JointTrajectoryArrays, frame_id: str) -> Admission:
+        """A trajectory message to the controller: admitted (then recorded) or rejected."""
+        adm = self.g.ctl.trajectory(t, arr, frame_id)
+        self.admissions.append((t, label, adm))
+        if adm.accepted:
+            self.trajectories.append(arr)
+        else:
+            self.notes.append(f"t = {t:.2f} s: controller rejected {label}: "
+                              f"{'; '.join(adm.reasons)}")
+        return adm
+
+    def _planning_cycle(self, t: float, js: Any) -> None:
+        """The exciting_planner: one receding-horizon cycle (every t_p)."""
+        horizon, excitation = self.g.horizon, self.g.excitation
+        assert horizon is not None
+        horizon.on_state(js.q, js.dq)
+        if excitation == "planned":
+            rec, plan = self._planned(t, js.stamp_ns)
+        else:
+            rec, plan = self._random(t, js.stamp_ns)
+        self.plans.append(rec)
+        rec["admitted"] = False
+        if plan is not None:
+            self._send_plan(t, rec, plan)
+        self.say(f"  t = {t:5.2f} s cycle {len(self.plans)}: "
+                 + ("no certified plan" if plan is None else "executed" if rec["admitted"]
+                    else "rejected by the controller")
+                 + f" ({rec['seconds']:.2f} s wall"
+                 + (", would NOT pass the sound check" if excitation == "random"
+                    and not rec["verified"] else "") + ")")
+        self.next_plan += self.t_p
+
+    def _planned(self, t: float, now_ns: int) -> tuple[dict[str, Any], PublishedPlan | None]:
+        """``ours``: the planner's certified cycle (its record, its plan or None)."""
+        assert self.g.horizon is not None
+        cyc = self.g.horizon.cycle(now_ns)      # lock-step: no sim time passes while solving
+        r = cyc.result
+        rec = {"t": t, "verified": bool(r and r.verified),
+               "seconds": r.solve_time if r else 0.0,
+               "cond": r.cond if r else float("nan"),
+               "status": r.status if r else cyc.message,
+               "reasons": list(r.reasons) if r else [cyc.message]}
+        return rec, cyc.plan
+
+    def _random(self, t: float, now_ns: int) -> tuple[dict[str, Any], PublishedPlan]:
+        """``random``: k drawn in 𝒦, checked (recorded only) and published unchecked."""
+        horizon, planner = self.g.horizon, self.planner
+        assert horizon is not None and planner is not None
+        init = horizon.start_state(now_ns)
+        assert init is not None          # on_state came first
+        q0, dq0, ddq0, start_ns = init
+        traj = QuinticTrajectory(q0, dq0, ddq0, planner.config.t_f)
+        k = _random_k(planner, traj, self.rng)
+        box = horizon.bounds
+        clock = time.perf_counter()
+        ver = planner.reach.verify(traj, k, box.lower, box.upper)
+        rec = {"t": t, "verified": ver.ok, "seconds": time.perf_counter() - clock,
+               "cond": planner.model.objective(traj, k)[2], "status": "random",
+               "reasons": list(ver.reasons)}
+        plan = PublishedPlan(start_ns, traj, k, box)
+        horizon.adopt(plan)              # published unchecked: the baseline
+        return rec, plan
+
+    def _send_plan(self, t: float, rec: dict[str, Any], plan: PublishedPlan) -> None:
+        """The plan to the controller; admitted, it takes over from the previous one."""
+        # the planner node's certificate (exciting_planner.trajectory_msg); none for random
+        frame = (Certificate(box_digest(plan.box.lower, plan.box.upper),
+                             KNOWN_CHECKS[0]).to_frame_id()
+                 if self.g.excitation == "planned" else "")
+        adm = self._offer(t, f"plan {len(self.plans)}", _as_arrays(self.robot, plan), frame)
+        rec["admitted"], rec["admission"] = adm.accepted, list(adm.reasons)
+        if adm.accepted:
+            start = plan.start_ns * 1e-9
+            executed = self.executed
+            if executed:             # the new plan takes over from the previous one
+                prev = executed[-1]
+                executed[-1] = (prev[0], prev[1], prev[2], min(prev[3], start))
+            executed.append((plan.trajectory, plan.k, start, start + plan.trajectory.t_f))
+
+    def _task(self, t: float, q_ref: np.ndarray) -> None:
+        """The demo's task: the return to its start (``ours``: certified, else not sent) and
+        the move-and-place, in one message."""
+        g, config, demo, robot = self.g, self.config, self.demo, self.robot
+        task_start = np.asarray(demo.get("start", g.sim.sim.home), float)
+        duration = float(config.return_duration or demo.get("return_duration", 3.0))
+        if g.certifier is not None and g.horizon is not None:
+            # as sysid-demo: certified for the controller's box (the last one published),
+            # directly or back through the executed plans' start poses, or not sent
+            self.return_path = g.certifier.return_path(
+                g.horizon.bounds, q_ref, task_start, duration,
+                vias=return_vias([(tr, k, b - a) for tr, k, a, b in self.executed]))
+            if not self.return_path.certified:
+                self.notes.append(f"t = {t:.2f} s: return not certifiable, not sent: "
+                                  + "; ".join(self.return_path.reasons[:2]))
+                self.task_window = (t, t)
+                self.end_time = t + 0.5
+                return
+        else:
+            self.return_path = ReturnPath.direct(q_ref, task_start, duration)
+        times, pos, offset = task_points(
+            self.return_path.times, self.return_path.positions,
+            [np.asarray(w, float) for w in demo["waypoints"]],
+            float(config.segment or demo.get("segment", 1.0)), config.pause)
+        z = np.zeros_like(pos)
+        self._offer(t, "task", JointTrajectoryArrays.from_arrays(
+            times.tolist(), pos, z, z, robot.joint_names, robot.joint_names, t), TASK_FRAME_ID)
+        self.task_window = (t + offset, t + float(times[-1]) + 1.0)
+        self.end_time = self.task_window[1]
+        self.say(f"  t = {t:5.2f} s task published; move-and-place from "
+                 f"t = {self.task_window[0]:.2f}")
+
+    def episode(self, method: str, payload_kg: float, seed: int, wall: float) -> Episode:
+        """What the loop recorded, as an :class:`Episode`."""
+        nj, rows, planner = self.robot.nj, self.rows, self.planner
+        t_arr = np.asarray(rows["t"])
+        run = RunData(t_arr, np.asarray(rows["q"]), np.asarray(rows["dq"]),
+                      np.asarray(rows["tau"]), t_arr, np.asarray(rows["cmd"]).reshape(-1, nj),
+                      np.asarray(self.bounds_t), np.asarray(self.bounds).reshape(-1, 3, 10),
+                      self.g.sim.sim.true_theta_e(), self.trajectories, self.ident_status)
+        reference = {"t": t_arr, "q": np.asarray(rows["ref_q"]), "dq": np.asarray(rows["ref_dq"]),
+                     "ddq": np.asarray(rows["ref_ddq"])}
+        control = {"tau0": np.asarray(rows["tau0"]).reshape(-1, nj),
+                   "v_bound": np.asarray(rows["bound"]).reshape(-1, nj)}
+        return Episode(method, payload_kg, seed, run, self.ident_window,
+                       self.task_window or (float(t_arr[-1]), float(t_arr[-1])), self.plans,
+                       self.executed, reference, control, self.ident_seconds, wall,
+                       # lateness is judged against the robot file's budget, not an override
+                       self.config.n_trajectories, float((self.robot.config.get("planner") or {}).get(
+                           "max_solve_time", planner.config.max_solve_time)) if planner else 0.0,
+                       self.notes, self.admissions, self.ctl_status, self.ctl_log,
+                       self.return_path)
 
 
 def identification_cond(robot: Robot, episode: Episode, rate_hz: float = 100.0,
