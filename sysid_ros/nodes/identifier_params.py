@@ -26,9 +26,8 @@ PARAMETERS = (
           "calibration), none; auto: wide with hardware_like (unless calibrated), else config",
           choices=FRICTION_MODES + ("auto",)),
     Param("hardware_like", "bool", "the joint states come from the simulator's hardware_like "
-          "mode: state its profile's velocity noise and, uncalibrated, its torque noise (with "
-          "the sampling margin) and the wide friction box (sysid_ros.simulation.assumptions); "
-          "explicit parameters override", False),
+          "mode: state its profile's bounds (sysid_ros.simulation.assumptions); explicit "
+          "parameters override", False),
     Param("method", "string", "bound method: lp-cuts adds the pseudo-inertia constraint as "
           "sound LP cutting planes", "lp-cuts", choices=ONLINE_METHODS),
     Param("tighten_period", "double", "period of the cut-generating rounds on a second thread "

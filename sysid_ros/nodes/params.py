@@ -90,9 +90,8 @@ def reference_markdown() -> str:
     """docs/reference/parameters.md: the parameter reference of every table-driven node."""
     head = ("# Node parameters\n\n"
             "Generated from each node's `PARAMETERS` table (`python -m sysid_ros.nodes.params`;"
-            " test/nodes/test_params.py keeps it and config/<node>.yaml current). *(absent)*:"
-            " optional, meaning the robot file's value or off. Ranges are inclusive and enforced"
-            " by rclpy (`ros2 param describe`).\n\n")
+            " checked against config/<node>.yaml). *(absent)*: optional, the robot file's value"
+            " or off. Ranges are inclusive, enforced by rclpy.\n\n")
     return head + "\n".join(markdown(n, t) for n, t in sorted(node_tables().items()))
 
 

@@ -74,14 +74,11 @@ PARAMETERS = (
     Param("bounds_topic", "string", "the identifier's θ_e box", "/sysid/payload_bounds"),
     Param("trajectory_topic", "string", "desired trajectories", "/sysid/desired_trajectory"),
     Param("command_topic", "string", "effort commands", "/effort_controller/commands"),
-    Param("command_reliability", "string", "QoS of the effort commands: reliable (what "
-          "ros2_control's forward controllers subscribe with; hardware) or best_effort (the "
-          "built-in simulator's launch: ~50 µs less per publish to two readers, measured)",
+    Param("command_reliability", "string", "QoS of the effort commands: reliable (ros2_control's "
+          "forward controllers; hardware) or best_effort (the built-in simulator's launch)",
           "reliable", choices=COMMAND_RELIABILITIES),
-    Param("realtime_priority", "int", "SCHED_FIFO priority of the thread that answers "
-          "joint_states with a command, and one below it of the process's middleware receive "
-          "threads that wake it (0 = normal scheduling; hardware: e.g. 80, needs an rtprio "
-          "limit or CAP_SYS_NICE, refused → WARN and normal priority; "
-          "docs/theory/controller.md#the-command-path-at-1-khz)", 0,
+    Param("realtime_priority", "int", "SCHED_FIFO priority of the command thread, and one "
+          "below it of the middleware threads that wake it (0 = normal; hardware: e.g. 80, "
+          "needs an rtprio limit or CAP_SYS_NICE, else WARN and normal priority)", 0,
           (0, 99)),
 )
