@@ -15,8 +15,6 @@ MAX_LINES = 80
 #: ``path:qualified name`` of the functions over the limit that are still to be split.
 PENDING = {
     "sysid_ros/calibration/calibrate.py:calibrate",
-    "sysid_ros/identification/problem.py:PayloadProblem.__init__",
-    "sysid_ros/identification/problem.py:PayloadProblem.rows",
 }
 
 

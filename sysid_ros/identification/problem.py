@@ -132,19 +132,36 @@ class PayloadProblem:
         lo_r, hi_r = config.theta_r_box
         self.theta_r_c, self.theta_r_rad = 0.5 * (lo_r + hi_r), 0.5 * (hi_r - lo_r)
         self.theta_r_abs_max = np.maximum(np.abs(lo_r), np.abs(hi_r))
+        has_rows = np.zeros(nj, bool)
+        has_rows[row_joints_and_bodies(robot)[0]] = True
+        # x's column blocks in order: θ_e | φ | ψ | δθ_r | IMU bias | calibration's end body |
+        # torque timing | torque gain
+        self._layout_friction(has_rows)
+        self._layout_terms(has_rows)
+        self._layout_theta_r(n_theta)
+        self._layout_imu_bias()
+        self._layout_calibration_body()
+        self._layout_timing_and_gain()
+        self._cal_rows: PayloadRows | None = None
+
+    def _layout_friction(self, has_rows: np.ndarray) -> None:
+        """φ: the friction coefficients with a box of width, of joints with rows."""
+        robot, config, nj = self.robot, self.config, self.robot.nj
         self.f_lo, self.f_hi = config.friction_lower, config.friction_upper
         width = self.f_hi - self.f_lo
         scale = np.maximum(1.0, np.maximum(np.abs(self.f_lo), np.abs(self.f_hi)))
         self.free = (width > 1e-12 * scale) if config.friction_unknowns \
             else np.zeros((nj, 4), bool)
-        has_rows = np.zeros(nj, bool)
-        has_rows[row_joints_and_bodies(robot)[0]] = True
         self.free &= has_rows[:, None]
         self.col = np.full((nj, 4), -1)
         self.col[self.free] = N_THETA_E + np.arange(int(self.free.sum()))
         self.n_x = N_THETA_E + int(self.free.sum())
         self.names = list(PARAM_NAMES) + [
             f"{FRICTION_NAMES[k]}[{robot.joint_names[j]}]" for j, k in zip(*np.nonzero(self.free))]
+
+    def _layout_terms(self, has_rows: np.ndarray) -> None:
+        """ψ: the calibrated extra terms' coefficients, as φ."""
+        robot, config, nj = self.robot, self.config, self.robot.nj
         # calibrated extra terms ψ (module docstring): unknowns like φ, each in its box
         terms = config.friction_terms
         self.terms = terms
@@ -160,6 +177,10 @@ class PayloadProblem:
         if terms is not None:
             self.names += [f"{terms.columns[k]}[{robot.joint_names[j]}]"
                            for j, k in zip(*np.nonzero(self.t_free))]
+
+    def _layout_theta_r(self, n_theta: int) -> None:
+        """δθ_r: the other bodies' parameters some row sees (``theta_r_unknowns``)."""
+        robot, config = self.robot, self.config
         # θ_r unknowns δ = θ_r − θ_r^c ∈ [−rad, rad]: the entries of θ_r whose box has width and
         # that some row can see (the subtree of a row joint; every other column of W is zero)
         seen = np.zeros(n_theta, bool)
@@ -174,6 +195,10 @@ class PayloadProblem:
         body_names = [robot.model.names[i] for i in range(1, robot.model.njoints)]
         self.names += [f"{PARAM_NAMES[k % 10]}[{body_names[k // 10]}]"
                        for k in self._other[self.r_free]]
+
+    def _layout_imu_bias(self) -> None:
+        """The accelerometer bias and its products with θ_e (floating base)."""
+        robot, config = self.robot, self.config
         # IMU biases per trunk axis (floating base); accelerometer-bias unknowns b (3) then
         # z_a = b_a·θ_e (3 × 10)
         self.bias = self.gyro_bias = np.zeros(3)
@@ -188,6 +213,10 @@ class PayloadProblem:
             axes = "xyz"
             self.names += [f"accel_bias_{a}" for a in axes] + [
                 f"accel_bias_{a}*{p}" for a in axes for p in PARAM_NAMES]
+
+    def _layout_calibration_body(self) -> None:
+        """The end-effector body as it was during the calibration recordings."""
+        robot, config = self.robot, self.config
         # the end-effector body during the calibration recordings (no payload): its own unknowns
         cal = config.calibration_rows
         self.n_ee_cal = 0 if cal is None else N_THETA_E
@@ -196,6 +225,10 @@ class PayloadProblem:
         if cal is not None:
             cal.check(robot, terms=config.friction_terms)
             self.names += [f"{p}[{robot.ee_joint} during calibration]" for p in PARAM_NAMES]
+
+    def _layout_timing_and_gain(self) -> None:
+        """The torque stream's timing and gain unknowns, one per joint with rows."""
+        robot, config, nj = self.robot, self.config, self.robot.nj
         # torque-timing unknowns u_j = δ_j/δ_max, one per joint with rows (module docstring)
         self.delay_joints = (row_joints_and_bodies(robot)[0]
                              if config.friction_unknowns and config.torque_delay_samples > 0
@@ -214,7 +247,7 @@ class PayloadProblem:
         self._gain_index[self.gain_joints] = np.arange(self.gain_joints.size)
         self.n_x += self.gain_joints.size
         self.names += [f"torque_gain[{robot.joint_names[j]}]" for j in self.gain_joints]
-        self._cal_rows: PayloadRows | None = None
+
 
     def prior(self, theta_box: ParameterBox | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Box of x (lower, upper): [θ_e box (default B₀) | friction box of the unknowns |
@@ -344,25 +377,8 @@ class PayloadProblem:
         # columns W_r); only the rest (zero-width entries: nothing) stays in the per-row radius
         A[:, self.theta_r_slice] = W_r[:, self.r_free]
         r_fixed = np.abs(W_r[:, ~self.r_free]) @ self.theta_r_rad[~self.r_free]
-        lo, hi, free, col = self.f_lo[j], self.f_hi[j], self.free[j], self.col[j]
-        fc_c, fc_r = 0.5 * (lo + hi), 0.5 * (hi - lo)
         rows = np.arange(n)
-        for k in range(4):
-            coef = m.fric[:, k]
-            is_free = free[:, k]
-            A[rows[is_free], col[is_free, k]] = coef[is_free]
-            fixed = ~is_free
-            if k == 0:
-                # Coulomb: an interval coefficient [s ± sr] times Fc. Unknown Fc ≥ 0 enters the
-                # LP with the centre s and Fc_max·sr in the radius; a fixed interval of Fc gives
-                # the product of two intervals.
-                s, sr = coef, m.sign_rad
-                r_fixed += np.where(is_free, hi[:, 0] * sr,
-                                    np.abs(fc_c[:, 0]) * sr + fc_r[:, 0] * (np.abs(s) + sr))
-                c -= np.where(fixed, fc_c[:, 0] * s, 0.0)
-            else:
-                c -= np.where(fixed, fc_c[:, k] * coef, 0.0)
-                r_fixed += np.where(fixed, fc_r[:, k] * np.abs(coef), 0.0)
+        r_fixed += self._friction_columns(m, A, c)
         self._term_rows(m, A, c, r_fixed)
         theta_e_abs_max = np.maximum(np.abs(cfg.prior.lower), np.abs(cfg.prior.upper))
         # the viscous column is the trapezoid of q̇ (not Δq: encoder counts, :mod:`.windows`)
@@ -384,22 +400,7 @@ class PayloadProblem:
                                             + m.quad_W[:, self._other]
                                             @ self.theta_r_abs_max
                                             + m.quad_W[:, self._ee] @ theta_e_abs_max)
-        # floating base: the IMU error's radius rows (zero for a fixed base), |θ| at the box edge
-        r_fixed += m.base_W[:, self._other] @ self.theta_r_abs_max \
-            + m.base_W[:, self._ee] @ theta_e_abs_max
-        if m.D_omega.shape[1]:
-            # a constant gyro bias (|b_ω,k| ≤ β_ω,k): Σ_k b_ω,k·D_k·θ, |·| ≤ Σ_k β_ω,k|D_k|·|θ|max
-            D = np.einsum("k,nkt->nt", self.gyro_bias, np.abs(m.D_omega))
-            r_fixed += D[:, self._other] @ self.theta_r_abs_max + D[:, self._ee] @ theta_e_abs_max
-        if self.n_bias:
-            G_r, G_e = m.G[:, :, self._other], m.G[:, :, self._ee]       # (n, 3, ·)
-            o = self.bias_col
-            A[:, o:o + 3] = -G_r @ self.theta_r_c
-            A[:, o + 3:o + 33] = -G_e.reshape(n, 30)
-            r_fixed += (np.abs(G_r) @ self.theta_r_rad) @ self.bias
-            r_fixed += cfg.quadrature_safety * (
-                (m.quad_G[:, :, self._other] @ self.theta_r_abs_max
-                 + m.quad_G[:, :, self._ee] @ theta_e_abs_max) @ self.bias)
+        r_fixed += self._base_motion_terms(m, A, theta_e_abs_max)
         rel = cfg.torque_noise_rel
         # the window-averaged bound a_j + s_j·∫|q̇| dt/T, times T (s_j = 0: a constant bound)
         r_noise = (cfg.torque_noise_abs[j] * m.duration
@@ -421,3 +422,51 @@ class PayloadProblem:
         # the relative part is counted conservatively)
         r_noise *= big
         return PayloadRows(A, c, r_fixed, r_noise, j.copy(), m.t_start.copy(), m.t_end.copy())
+
+    def _friction_columns(self, m: MomentumRows, A: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """φ's columns of ``A`` for the unknown coefficients; the fixed ones moved into ``c``.
+        Returns their part of the radius."""
+        j, n = m.joint, len(m)
+        lo, hi, free, col = self.f_lo[j], self.f_hi[j], self.free[j], self.col[j]
+        fc_c, fc_r = 0.5 * (lo + hi), 0.5 * (hi - lo)
+        rows = np.arange(n)
+        r = np.zeros(n)
+        for k in range(4):
+            coef = m.fric[:, k]
+            is_free = free[:, k]
+            A[rows[is_free], col[is_free, k]] = coef[is_free]
+            fixed = ~is_free
+            if k == 0:
+                # Coulomb: an interval coefficient [s ± sr] times Fc. Unknown Fc ≥ 0 enters the
+                # LP with the centre s and Fc_max·sr in the radius; a fixed interval of Fc gives
+                # the product of two intervals.
+                s, sr = coef, m.sign_rad
+                r += np.where(is_free, hi[:, 0] * sr,
+                              np.abs(fc_c[:, 0]) * sr + fc_r[:, 0] * (np.abs(s) + sr))
+                c -= np.where(fixed, fc_c[:, 0] * s, 0.0)
+            else:
+                c -= np.where(fixed, fc_c[:, k] * coef, 0.0)
+                r += np.where(fixed, fc_r[:, k] * np.abs(coef), 0.0)
+        return r
+
+    def _base_motion_terms(self, m: MomentumRows, A: np.ndarray,
+                           theta_e_abs_max: np.ndarray) -> np.ndarray:
+        """Floating base: the IMU error's radius (zero for a fixed base, |θ| at the box edge)
+        and the accelerometer-bias columns of ``A``. Returns the radius."""
+        n = len(m)
+        r = m.base_W[:, self._other] @ self.theta_r_abs_max \
+            + m.base_W[:, self._ee] @ theta_e_abs_max
+        if m.D_omega.shape[1]:
+            # a constant gyro bias (|b_ω,k| ≤ β_ω,k): Σ_k b_ω,k·D_k·θ, |·| ≤ Σ_k β_ω,k|D_k|·|θ|max
+            D = np.einsum("k,nkt->nt", self.gyro_bias, np.abs(m.D_omega))
+            r = r + D[:, self._other] @ self.theta_r_abs_max + D[:, self._ee] @ theta_e_abs_max
+        if self.n_bias:
+            G_r, G_e = m.G[:, :, self._other], m.G[:, :, self._ee]       # (n, 3, ·)
+            o = self.bias_col
+            A[:, o:o + 3] = -G_r @ self.theta_r_c
+            A[:, o + 3:o + 33] = -G_e.reshape(n, 30)
+            r = r + (np.abs(G_r) @ self.theta_r_rad) @ self.bias
+            r = r + self.config.quadrature_safety * (
+                (m.quad_G[:, :, self._other] @ self.theta_r_abs_max
+                 + m.quad_G[:, :, self._ee] @ theta_e_abs_max) @ self.bias)
+        return r
