@@ -13,9 +13,7 @@ PACKAGE = ROOT / "sysid_ros"
 MAX_LINES = 80
 
 #: ``path:qualified name`` of the functions over the limit that are still to be split.
-PENDING = {
-    "sysid_ros/calibration/calibrate.py:calibrate",
-}
+PENDING: frozenset[str] = frozenset()
 
 
 @functools.cache

@@ -42,7 +42,7 @@ from sysid_ros.calibration.lp import BoxLP, scale_rows, min_noise, noise_speed_s
 from sysid_ros.calibration.map_estimate import ROBUST_LOSSES, LinearRows, map_estimate
 from sysid_ros.calibration.prior import FRICTION_PRIORS, Prior, calibration_prior
 from sysid_ros.calibration.rows import CalibrationRows, build_rows, friction_column
-from sysid_ros.calibration.terms import adoptable, select_terms, term_prior
+from sysid_ros.calibration.terms import TermSelection, adoptable, select_terms, term_prior
 from sysid_ros.calibration.timing import LagEstimate, estimate_torque_lag, \
     estimate_velocity_lag
 from sysid_ros.identification.calibration_rows import CalibrationConstraints, column_names
@@ -486,6 +486,53 @@ def calibration_stages(options: CalibrationOptions) -> list[str]:
             + (["terms"] if options.terms else []))
 
 
+@dataclass
+class _Run:
+    """What the calibration's stages share, each refining it in turn: the rows everything rests
+    on are rebuilt whenever the window plan, the lag or the friction law changes."""
+
+    robot: Robot
+    recordings: Sequence[Recording]
+    options: CalibrationOptions
+    enter: Callable[[str], None]
+    config: IdentificationConfig
+    prior: Prior
+    rows: CalibrationRows
+    windows: list[tuple[str, MomentumWindows]]
+    seconds: dict[str, float] = field(default_factory=dict)
+    lag: LagEstimate | None = None
+    selection: TermSelection | None = None
+    notes_terms: list[str] = field(default_factory=list)
+
+    def rebuild_rows(self) -> None:
+        self.windows = []
+        self.rows = calibration_rows(self.robot, self.config, self.prior, self.recordings,
+                                     self.windows)
+
+
+@dataclass
+class _Noise:
+    """The noise bound: δ* and its profile, the held-out margin, δ (δ0) and δ1."""
+
+    delta_min: np.ndarray
+    profile: np.ndarray
+    margin: np.ndarray
+    delta: np.ndarray
+    delta_speed: np.ndarray
+
+
+@dataclass
+class _Boxes:
+    """The calibrated boxes of every column, and where φ, ψ and the gains sit in them."""
+
+    timed: CalibrationRows
+    lower: np.ndarray
+    upper: np.ndarray
+    f_cols: np.ndarray
+    t_cols: np.ndarray
+    gain_box: tuple[np.ndarray, np.ndarray] | None
+
+
 def calibrate(robot: Robot, recordings: Sequence[Recording],
               options: CalibrationOptions | None = None,
               stage: Callable[[str], None] | None = None) -> CalibrationResult:
@@ -495,13 +542,65 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
     :func:`calibration_stages` starts (e.g. for a progress bar)."""
     options = options or CalibrationOptions()
     options.check()
-    enter = stage or (lambda name: None)
+    run = _start(robot, recordings, options, stage or (lambda name: None))
+    if options.torque_lag == "estimate":
+        _estimate_lag(run)
+    if options.terms:
+        _judge_terms(run)
+    excluded = _excluded_summary(robot, run.config, run.windows)
+    noise = _noise_bound(run)
+    boxes = _calibrated_boxes(run, noise.delta)
+    config, prior, rows, nj, n_theta = run.config, run.prior, run.rows, robot.nj, run.prior.n_theta
+    lower, upper, f_cols, t_cols = boxes.lower, boxes.upper, boxes.f_cols, boxes.t_cols
+    run.enter("estimate")
+    clock = time.perf_counter()
+    est, notes = _nominal(robot, boxes.timed, prior, noise.delta, lower, upper, options,
+                          recordings)
+    run.seconds["estimate"] = time.perf_counter() - clock
+    x_nom = (est.x if est is not None else np.clip(prior.nominal, lower, upper)).copy()
+    written = _links_to_write(robot, prior, lower, upper, options)
+    written = _consistent_links(robot, prior, written, x_nom, lower, upper, notes)
+    if not written:
+        notes.append("links: no body parameter box shrank by more than "
+                     f"{100 * options.link_tighten:g} % of its prior width"
+                     + ("" if options.link_boxes else " (link boxes not computed)")
+                     + f": the prior box (URDF ± {100 * prior.link_rel:g} %) stays, no "
+                     "'links' section written")
+    stribeck = _stribeck(run, x_nom, noise.delta, notes)
+    notes += run.notes_terms
+    adopted = None
+    if config.friction_terms is not None:
+        tr = lambda v: v[t_cols].reshape(nj, -1)  # noqa: E731
+        adopted = FrictionTerms(config.friction_terms.names, tr(np.clip(x_nom, lower, upper)),
+                                tr(lower), tr(upper))
+    fr = lambda v: v[f_cols].reshape(nj, 4)  # noqa: E731
+    notes.append(f"rows per joint: {_joint_rows(rows, nj)} from {len(recordings)} recording(s)")
+    if boxes.gain_box is not None:
+        notes.append(_gain_note(robot, config, prior, boxes.gain_box))
+    transients = _transients(robot, config, recordings, rows, noise.delta)
+    if transients:
+        notes.append(transient_note(transients))
+    return CalibrationResult(
+        robot=robot, options=options, config=config, prior=prior, rows=rows,
+        recordings=list(recordings), noise_min=noise.delta_min, noise_profile=noise.profile,
+        noise=noise.delta,
+        friction_lower=fr(lower), friction_upper=fr(upper), friction_nominal=fr(x_nom),
+        link_lower=lower[:n_theta], link_upper=upper[:n_theta], link_nominal=x_nom[:n_theta],
+        links_written=written, x_nominal=x_nom, seconds=run.seconds, notes=notes,
+        stribeck=stribeck, robust_weights=None if est is None else est.weights,
+        torque_lag=run.lag, excluded=excluded, margin=noise.margin, terms=run.selection,
+        noise_speed=noise.delta_speed if options.noise_speed else None,
+        friction_terms=adopted, transients=transients, gain_box=boxes.gain_box)
+
+
+def _start(robot: Robot, recordings: Sequence[Recording], options: CalibrationOptions,
+           enter: Callable[[str], None]) -> _Run:
+    """Checks, the window plan, the prior, the exclusion rule and the first rows."""
     if robot.floating_base:
         raise CalibrationInputError(f"{robot.name}: floating-base robots are not calibrated "
                                     "(the momentum rows need base wrenches)")
     if not recordings:
         raise CalibrationInputError("no recording given")
-    seconds: dict[str, float] = {}
     clock = time.perf_counter()
     config = window_config(robot, options)
     try:
@@ -517,62 +616,76 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
     windows: list[tuple[str, MomentumWindows]] = []
     enter("rows")
     rows = calibration_rows(robot, config, prior, recordings, windows)
-    nj, n_theta = robot.nj, prior.n_theta
-    seconds["rows"] = time.perf_counter() - clock
-    lag = None
-    if options.torque_lag == "estimate":
-        enter("torque lag")
-        clock = time.perf_counter()
-        lag = estimate_torque_lag(rows, recordings, prior, nj)
-        config = config.with_overrides(torque_lag_s=lag.lag, torque_lag_radius_s=lag.radius)
-        windows = []
-        rows = calibration_rows(robot, config, prior, recordings, windows)
-        seconds["torque_lag"] = time.perf_counter() - clock
-    selection, notes_terms = None, []
-    if options.terms:
-        enter("terms")
-        clock = time.perf_counter()
-        try:
-            selection = select_terms(rows, recordings, prior, nj)
-        except ValueError as err:
-            # too little data to hold any out (e.g. one short run): nothing judged, the law
-            # stays linear, and the rest of the calibration says whether the data suffice
-            notes_terms.append(f"extra friction terms not judged: {err}")
-    if selection is not None:
-        notes_terms.append(selection.describe())
-        names = adoptable(selection)
-        if names:
-            # the adopted terms join the rows everything below rests on (module docstring)
-            half = term_prior(recordings, names, nj)
-            prior = prior.with_terms(names, half)
-            config = config.with_overrides(friction_terms=FrictionTerms(
-                names, np.zeros_like(half), -half, half))
-            if lag is not None:
-                # a term the lag estimate did not know biases it (a ripple's residual looks
-                # like a timing error): estimated again with the term, from unlagged rows
-                unlagged = config.with_overrides(torque_lag_s=0.0, torque_lag_radius_s=0.0)
-                lag = estimate_torque_lag(calibration_rows(robot, unlagged, prior, recordings),
-                                          recordings, prior, nj)
-                config = config.with_overrides(torque_lag_s=lag.lag,
-                                               torque_lag_radius_s=lag.radius)
-            windows = []
-            rows = calibration_rows(robot, config, prior, recordings, windows)
-            notes_terms.append(f"adopted friction terms: {', '.join(names)} (their coefficients "
-                               "are calibrated and written with boxes like Fc, Fv, Ia, beta)")
-        rest = [n for n in selection.selected if n not in names]
-        if rest:
-            notes_terms.append(f"selected but not adopted: {', '.join(rest)} (not a function of "
-                               "the joint's state: its effect stays in the measured noise bound)")
-        seconds["terms"] = time.perf_counter() - clock
-    excluded = _excluded_summary(robot, config, windows)
+    run = _Run(robot, recordings, options, enter, config, prior, rows, windows)
+    run.seconds["rows"] = time.perf_counter() - clock
+    return run
 
-    enter("noise bound")
+
+def _estimate_lag(run: _Run) -> None:
+    """The torque stream's lag per joint, compensated in the rows from here on."""
+    run.enter("torque lag")
     clock = time.perf_counter()
+    run.lag = estimate_torque_lag(run.rows, run.recordings, run.prior, run.robot.nj)
+    run.config = run.config.with_overrides(torque_lag_s=run.lag.lag,
+                                           torque_lag_radius_s=run.lag.radius)
+    run.rebuild_rows()
+    run.seconds["torque_lag"] = time.perf_counter() - clock
+
+
+def _judge_terms(run: _Run) -> None:
+    """Extra friction terms judged by cross-validation; those of the joint's state adopted into
+    the prior, the law and the rows everything below rests on (module docstring)."""
+    run.enter("terms")
+    clock = time.perf_counter()
+    nj = run.robot.nj
+    try:
+        run.selection = select_terms(run.rows, run.recordings, run.prior, nj)
+    except ValueError as err:
+        # too little data to hold any out (e.g. one short run): nothing judged, the law
+        # stays linear, and the rest of the calibration says whether the data suffice
+        run.notes_terms.append(f"extra friction terms not judged: {err}")
+        return
+    selection = run.selection
+    run.notes_terms.append(selection.describe())
+    names = adoptable(selection)
+    if names:
+        half = term_prior(run.recordings, names, nj)
+        run.prior = run.prior.with_terms(names, half)
+        run.config = run.config.with_overrides(friction_terms=FrictionTerms(
+            names, np.zeros_like(half), -half, half))
+        if run.lag is not None:
+            # a term the lag estimate did not know biases it (a ripple's residual looks
+            # like a timing error): estimated again with the term, from unlagged rows
+            unlagged = run.config.with_overrides(torque_lag_s=0.0, torque_lag_radius_s=0.0)
+            run.lag = estimate_torque_lag(
+                calibration_rows(run.robot, unlagged, run.prior, run.recordings),
+                run.recordings, run.prior, nj)
+            run.config = run.config.with_overrides(torque_lag_s=run.lag.lag,
+                                                   torque_lag_radius_s=run.lag.radius)
+        run.rebuild_rows()
+        run.notes_terms.append(f"adopted friction terms: {', '.join(names)} (their "
+                               "coefficients are calibrated and written with boxes like Fc, "
+                               "Fv, Ia, beta)")
+    rest = [n for n in selection.selected if n not in names]
+    if rest:
+        run.notes_terms.append(f"selected but not adopted: {', '.join(rest)} (not a function "
+                               "of the joint's state: its effect stays in the measured noise "
+                               "bound)")
+    run.seconds["terms"] = time.perf_counter() - clock
+
+
+def _noise_bound(run: _Run) -> _Noise:
+    """δ* by LP, refused above the torque limit's share, given its held-out margin and floor;
+    with ``noise_speed`` the envelope's shape first (module docstring, step 2)."""
+    run.enter("noise bound")
+    clock = time.perf_counter()
+    robot, prior, options, nj = run.robot, run.prior, run.options, run.robot.nj
+    rows = plain = run.rows
     scaled = scale_rows(rows, prior.lower, prior.upper)
-    kappa, plain = np.zeros(nj), rows
+    kappa = np.zeros(nj)
     if options.noise_speed:
         # the envelope's shape first, then its scale measured and given its margin on the
-        # shaped rows exactly as a constant bound's (module docstring, step 2)
+        # shaped rows exactly as a constant bound's
         kappa = noise_speed_shape(scaled, rows.mean_speed(), nj)
         rows = rows.with_noise_speed(kappa)
         scaled = scale_rows(rows, prior.lower, prior.upper)
@@ -591,12 +704,19 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
     if options.noise_speed:
         # the floor joins δ0 only: the rows below carry δ0 + δ1·v exactly, with δ = δ0
         rows = plain.with_noise_speed(_ratio(delta_speed, delta))
-    seconds["noise"] = time.perf_counter() - clock
+    run.rows = rows
+    run.seconds["noise"] = time.perf_counter() - clock
+    return _Noise(delta_min, profile, margin, delta, delta_speed)
 
-    enter("friction box")
+
+def _calibrated_boxes(run: _Run, delta: np.ndarray) -> _Boxes:
+    """Min and max of every friction coefficient, term coefficient, gain and (optionally) link
+    parameter over the polytope the rows leave under δ."""
+    run.enter("friction box")
     clock = time.perf_counter()
+    prior, nj, n_theta = run.prior, run.robot.nj, run.prior.n_theta
     # the boxes rest on the rows with the lag's radius (δ was measured without it: it holds both)
-    timed = rows.with_timing()
+    timed = run.rows.with_timing()
     scaled = scale_rows(timed, prior.lower, prior.upper)
     # δ may equal δ* (margin 1, no floor), where the polytope is a single point up to solver
     # tolerance: the LP gets a hair more (a larger δ only widens the boxes, so they stay sound)
@@ -615,64 +735,32 @@ def calibrate(robot: Robot, recordings: Sequence[Recording],
         g_cols = np.arange(prior.n_model, prior.lower.size)               # v, after ψ
         gain_box = lp.box(g_cols)
         lower[g_cols], upper[g_cols] = gain_box
-    seconds["friction_box"] = time.perf_counter() - clock
-
+    run.seconds["friction_box"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    ee = np.arange(robot.ee_columns.start, robot.ee_columns.stop)
+    ee = np.arange(run.robot.ee_columns.start, run.robot.ee_columns.stop)
     link_cols = np.setdiff1d(np.arange(n_theta), ee)
-    if options.link_boxes:
-        enter("link box")
+    if run.options.link_boxes:
+        run.enter("link box")
         l_lo, l_hi = lp.box(link_cols)
         lower[link_cols], upper[link_cols] = l_lo, l_hi
-    seconds["link_box"] = time.perf_counter() - clock
+    run.seconds["link_box"] = time.perf_counter() - clock
+    return _Boxes(timed, lower, upper, f_cols, t_cols, gain_box)
 
-    enter("estimate")
+
+def _stribeck(run: _Run, x_nom: np.ndarray, delta: np.ndarray, notes: list[str]) -> Any:
+    """S0's smooth friction law fitted for prediction (``--friction-law stribeck``), or None."""
+    if run.options.friction_law != "stribeck":
+        return None
+    from sysid_ros.calibration.stribeck import fit_stribeck
+
+    run.enter("stribeck")
     clock = time.perf_counter()
-    est, notes = _nominal(robot, timed, prior, delta, lower, upper, options, recordings)
-    seconds["estimate"] = time.perf_counter() - clock
-    x_nom = (est.x if est is not None else np.clip(prior.nominal, lower, upper)).copy()
-
-    written = _links_to_write(robot, prior, lower, upper, options)
-    written = _consistent_links(robot, prior, written, x_nom, lower, upper, notes)
-    if not written:
-        notes.append("links: no body parameter box shrank by more than "
-                      f"{100 * options.link_tighten:g} % of its prior width"
-                      + ("" if options.link_boxes else " (link boxes not computed)")
-                      + f": the prior box (URDF ± {100 * prior.link_rel:g} %) stays, no "
-                      "'links' section written")
-    stribeck = None
-    if options.friction_law == "stribeck":
-        from sysid_ros.calibration.stribeck import fit_stribeck
-
-        enter("stribeck")
-        clock = time.perf_counter()
-        stribeck = fit_stribeck(rows, list(recordings), x_nom, delta, nj, band=config.coulomb_band)
-        seconds["stribeck"] = time.perf_counter() - clock
-        notes += _law_warnings(robot, stribeck, config.coulomb_band)
-    notes += notes_terms
-    adopted = None
-    if config.friction_terms is not None:
-        tr = lambda v: v[t_cols].reshape(nj, -1)  # noqa: E731
-        adopted = FrictionTerms(config.friction_terms.names, tr(np.clip(x_nom, lower, upper)),
-                                tr(lower), tr(upper))
-    fr = lambda v: v[f_cols].reshape(nj, 4)  # noqa: E731
-    notes.append(f"rows per joint: {_joint_rows(rows, nj)} from {len(recordings)} recording(s)")
-    if gain_box is not None:
-        notes.append(_gain_note(robot, config, prior, gain_box))
-    transients = _transients(robot, config, recordings, rows, delta)
-    if transients:
-        notes.append(transient_note(transients))
-    return CalibrationResult(
-        robot=robot, options=options, config=config, prior=prior, rows=rows,
-        recordings=list(recordings), noise_min=delta_min, noise_profile=profile,
-        noise=delta,
-        friction_lower=fr(lower), friction_upper=fr(upper), friction_nominal=fr(x_nom),
-        link_lower=lower[:n_theta], link_upper=upper[:n_theta], link_nominal=x_nom[:n_theta],
-        links_written=written, x_nominal=x_nom, seconds=seconds, notes=notes,
-        stribeck=stribeck, robust_weights=None if est is None else est.weights,
-        torque_lag=lag, excluded=excluded, margin=margin, terms=selection,
-        noise_speed=delta_speed if options.noise_speed else None,
-        friction_terms=adopted, transients=transients, gain_box=gain_box)
+    band = run.config.coulomb_band
+    stribeck = fit_stribeck(run.rows, list(run.recordings), x_nom, delta, run.robot.nj,
+                            band=band)
+    run.seconds["stribeck"] = time.perf_counter() - clock
+    notes += _law_warnings(run.robot, stribeck, band)
+    return stribeck
 
 
 def _gain_note(robot: Robot, config: IdentificationConfig, prior: Prior,

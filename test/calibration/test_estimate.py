@@ -93,6 +93,7 @@ def test_energy_rows_enter_the_point_estimate(gen3, exact):
     assert np.all(_rel_err(res.friction_nominal[:, 2], friction[:, 2]) < 0.05)
 
 
+@pytest.mark.slow
 def test_stribeck_fit_is_at_least_as_good_as_the_linear_law(gen3, cases):
     res = calibrate(gen3, cases[0].recordings(),
                     CalibrationOptions(link_boxes=False, friction_law="stribeck"))

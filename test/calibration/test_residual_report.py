@@ -120,6 +120,7 @@ def test_excluded_counts_of_the_calibration_appear(report, result):
         assert _table_row(terms, name)[-1] == str(count)
 
 
+@pytest.mark.slow
 def test_given_lag_and_exclusions_are_reported(result, tmp_path):
     nj = result.robot.nj
     lag = LagEstimate(lag=np.full(nj, 0.012), radius=np.full(nj, 0.003),
@@ -143,6 +144,7 @@ def test_given_lag_and_exclusions_are_reported(result, tmp_path):
     assert f"- `run7` {names[2]}: speed_at_limit, window 1.500–1.900 s" in section
 
 
+@pytest.mark.slow
 def test_a_result_without_lag_or_exclusions_still_reports(result, tmp_path):
     md = write_report(tmp_path, replace(result, torque_lag=None, excluded={})).read_text()
     assert all(s in md for s in SECTIONS)

@@ -159,6 +159,7 @@ def _stderr(argv: list[str], terminal: bool) -> str:
     return b"".join(chunks).decode(errors="replace")
 
 
+@pytest.mark.slow
 def test_progress_bar_on_a_terminal_only(recordings, tmp_path):
     folder, _ = recordings
     argv = [sys.executable, "-m", "sysid_ros.identification.cli", "--bag", str(folder / "rec0*"),

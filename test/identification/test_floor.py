@@ -114,6 +114,7 @@ def test_exact_links_and_friction_leave_no_floor(gen3):
     assert np.all(floor.width <= 1e-6 * np.maximum(1.0, cfg.prior.width))
 
 
+@pytest.mark.slow
 def test_exact_calibration_narrows_the_mass_floor_to_the_calibration_body_box(gen3):
     cfg = load_identification_config(gen3)
     ee = gen3.theta_e()

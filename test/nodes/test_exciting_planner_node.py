@@ -73,6 +73,7 @@ def _values(status) -> dict[str, str]:
     return {kv.key: kv.value for kv in status.values}
 
 
+@pytest.mark.slow
 def test_publishes_certified_plan_from_joint_states(graph):
     node, ex, got = graph
     proc = start_node("exciting_planner", "t_p:=1.3", "max_solve_time:=1.1", "max_trajectories:=2")

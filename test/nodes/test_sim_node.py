@@ -177,6 +177,7 @@ def test_lockstep_waits_for_the_controller(ros_node):
     np.testing.assert_allclose(np.diff(stamps), 1e-3, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_b1_z1_stands_and_publishes_imu(ros_node):
     from sysid_ros.nodes.messages import joint_state_arrays
 
@@ -248,6 +249,7 @@ def _dds_thread_names(pid: int) -> list[str]:
     return sorted(Path(t, "comm").read_text().strip() for t in Path(f"/proc/{pid}/task").iterdir())
 
 
+@pytest.mark.slow
 def test_sim_writes_asynchronously_unless_the_user_chose(ros_node, monkeypatch):
     """The simulator's writers are asynchronous "
     "(docs/theory/ros-interfaces.md#topics-types-and-qos: its pacing thread must not
