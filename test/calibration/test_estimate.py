@@ -104,6 +104,7 @@ def test_stribeck_fit_is_at_least_as_good_as_the_linear_law(gen3, cases):
     assert np.all(np.isfinite(fit.friction_torque(v)))
 
 
+@pytest.mark.slow
 def test_links_are_written_with_consistent_nominals_and_applied(gen3, cases):
     """A prior box other than the robot file's (here ±8 %) must reach the identifier: every
     body but the end effector is written, with a physically consistent nominal inside its box

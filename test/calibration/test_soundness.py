@@ -120,6 +120,7 @@ def test_velocity_noise_scope_payload_needs_a_calibration(gen3):
         load_identification_config(gen3, velocity_noise_scope="arm")
 
 
+@pytest.mark.slow
 def test_calibrated_z1_payload_data_are_consistent_and_hold_the_truth():
     """The hardware-like Z1 (its robot file's drawn truth, dry friction, 500 Hz, offsets; exact
     velocities, so that only the friction is at stake): calibrated without payload, its 1 kg

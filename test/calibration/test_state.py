@@ -38,6 +38,7 @@ def test_rts_beats_the_butterworth_baseline(gen3, cases):
     assert _rms(rts_qv.ddq - rec.exact.step_ddq) < 0.5 * _rms(base.ddq - rec.exact.step_ddq)
 
 
+@pytest.mark.slow
 def test_positions_only_keeps_the_downstream_box_sound(gen3, positions_only):
     case = positions_only
     assert case.cal[0].dq is None and case.payload.dq is None

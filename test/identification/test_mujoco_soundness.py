@@ -44,6 +44,7 @@ def cfg(gen3):
                                       robot_uncertainty_rel=0.05)
 
 
+@pytest.mark.slow
 def test_box_contains_mujoco_truth_every_trial(gen3, runs, cfg):
     misses = {"lp": [], "lp-cuts": []}
     mass_w, inertia_w = [], {"lp": [], "lp-cuts": []}

@@ -58,6 +58,7 @@ def _group_members(pgid: int) -> list[int]:
     return out
 
 
+@pytest.mark.slow
 def test_graph_runs_and_stops_cleanly(tmp_path):
     import rclpy
     from sensor_msgs.msg import JointState
