@@ -82,16 +82,22 @@ def _arm_dofs(robot: Robot) -> np.ndarray:
     return np.asarray(robot.v_index, int)[arm]
 
 
-def reaction_response(robot: Robot, q_arm: np.ndarray, feet: tuple[str, ...]) -> np.ndarray:
-    """R (3, n_arm): the trunk's angular acceleration (trunk frame, rad/s²) per N·m of torque
-    at each arm joint that the legs do not answer yet — the standing robot at its posture with
-    the arm at ``q_arm``, feet pinned (point contacts), at rest."""
-    model, data = robot.model, robot.model.createData()
+def standing_configuration(robot: Robot) -> np.ndarray:
+    """The neutral configuration with the legs at ``leg_standing_posture`` (when stated)."""
     q = robot.neutral()
     legs = [i for i, n in enumerate(robot.joint_names) if n not in robot.config["arm_joints"]]
     posture = robot.config.get("leg_standing_posture")
     if posture is not None:
         q[np.asarray(robot.q_index)[legs]] = np.asarray(posture, float)
+    return q
+
+
+def reaction_response(robot: Robot, q_arm: np.ndarray, feet: tuple[str, ...]) -> np.ndarray:
+    """R (3, n_arm): the trunk's angular acceleration (trunk frame, rad/s²) per N·m of torque
+    at each arm joint that the legs do not answer yet — the standing robot at its posture with
+    the arm at ``q_arm``, feet pinned (point contacts), at rest."""
+    model, data = robot.model, robot.model.createData()
+    q = standing_configuration(robot)
     arm = [robot.joint_names.index(n) for n in robot.config["arm_joints"]]
     q[np.asarray(robot.q_index)[arm]] = np.asarray(q_arm, float)
     pin.computeAllTerms(model, data, q, np.zeros(model.nv))
@@ -169,11 +175,8 @@ def stance_stiffness(robot: Robot, feet: tuple[str, ...]) -> np.ndarray:
     K = Gᵀ Kp G on the trunk's six coordinates (G the leg joints' answer to a trunk motion,
     −J_leg⁻¹ J_trunk), its translations left free (the rotations' compliance block inverted)."""
     model, data = robot.model, robot.model.createData()
-    q = robot.neutral()
+    q = standing_configuration(robot)
     legs = [i for i, n in enumerate(robot.joint_names) if n not in robot.config["arm_joints"]]
-    posture = robot.config.get("leg_standing_posture")
-    if posture is not None:
-        q[np.asarray(robot.q_index)[legs]] = np.asarray(posture, float)
     pin.computeJointJacobians(model, data, q)
     pin.updateFramePlacements(model, data)
     jac = np.vstack([pin.getFrameJacobian(model, data, model.getFrameId(f),
