@@ -3,7 +3,11 @@ from __future__ import annotations
 
 from sysid_ros.errors import SysidError
 
-__all__ = ["DemoError", "DemoConfigError"]
+__all__ = ["DemoError", "DemoConfigError", "EXIT_SUCCESS", "EXIT_FAILURE", "EXIT_BAD_INPUT",
+           "EXIT_REFUSED", "EXIT_NO_BAG"]
+
+#: sysid-demo's exit codes (sysid_ros.demo.cli's docstring says what each means)
+EXIT_SUCCESS, EXIT_FAILURE, EXIT_BAD_INPUT, EXIT_REFUSED, EXIT_NO_BAG = 0, 1, 2, 3, 4
 
 
 class DemoError(SysidError):
