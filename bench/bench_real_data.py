@@ -156,7 +156,8 @@ def _table(names: list[str], rows: dict[str, np.ndarray]) -> list[str]:
 
 
 def run(data: Path, prior: str, link_rel: float | None, method: str = "lp",
-        calibration_rows: bool = False, noise_speed: bool = False) -> dict[str, Any]:
+        calibration_rows: bool = False, noise_speed: bool = False,
+        window_s: float | None = None) -> dict[str, Any]:
     robot = load_robot("gen3")
     runs = _runs(data)
     lab = _lab_model(robot, data)
@@ -174,7 +175,10 @@ def run(data: Path, prior: str, link_rel: float | None, method: str = "lp",
             clock = time.perf_counter()
             result = calibrate(robot, [recs[r] for r in others],
                                CalibrationOptions(ee_prior=prior, link_rel=link_rel,
-                                                  noise_speed=noise_speed))
+                                                  noise_speed=noise_speed,
+                                                  **({} if window_s is None
+                                                     else {"window_s": window_s,
+                                                           "stride_s": window_s / 4})))
             seconds = time.perf_counter() - clock
             rec = recs[k]
             keep, tau_lagged = aligned_torque(rec, result.config)
@@ -284,10 +288,13 @@ def main(argv: list[str] | None = None) -> int:
                         "(sysid-calibrate --export-rows)")
     p.add_argument("--noise-speed", action="store_true",
                    help="calibrate a speed-dependent torque-error bound (δ0 + δ1·mean |speed|)")
+    p.add_argument("--window", type=float,
+                   help="momentum window of calibration and identification (s; stride a "
+                        "quarter of it; default: sysid-calibrate's)")
     p.add_argument("--json", type=Path, help="write the figures as JSON")
     args = p.parse_args(argv)
     out = run(args.data, args.prior, args.link_rel, args.method, args.calibration_rows,
-              args.noise_speed)
+              args.noise_speed, args.window)
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")
     return 0

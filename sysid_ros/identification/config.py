@@ -153,7 +153,8 @@ from sysid_ros.model.robots import FRICTION_NAMES, Robot
 from sysid_ros.schema import Section, read_yaml
 
 __all__ = ["IdentificationConfig", "SamplingPlan", "load_identification_config",
-           "payload_prior_box", "FRICTION_MODES", "VELOCITY_NOISE_SCOPES", "load_prior"]
+           "payload_prior_box", "FRICTION_MODES", "VELOCITY_NOISE_SCOPES", "load_prior",
+           "prior_physical_faces"]
 
 FRICTION_MODES = ("config", "wide", "none")
 VELOCITY_NOISE_SCOPES = ("all", "payload")
@@ -196,6 +197,8 @@ class IdentificationConfig:
     # calibrated extra terms of the friction law with their boxes (None: the 4 coefficients)
     friction_terms: FrictionTerms | None = None
     prior_name: str = "custom"
+    #: faces of ``prior`` that are physical facts, (index, "lower"|"upper") (prior_physical_faces)
+    prior_physical_faces: tuple[tuple[int, str], ...] = ()
     theta_r_lower: np.ndarray | None = None    # explicit (calibrated) θ_r box; else rel box
     theta_r_upper: np.ndarray | None = None
     friction_unknowns: bool = True
@@ -676,7 +679,26 @@ def _friction_box(robot: Robot, sec: dict[str, Any], mode: str) -> tuple[np.ndar
 
 
 #: Keys of a prior (an entry of ``identification.priors`` or a prior file).
-PRIOR_KEYS = ("lower", "upper", "description")
+PRIOR_KEYS = ("lower", "upper", "description", "physical_faces")
+
+
+def _prior_entry(spec: str, priors: dict[str, Any]) -> tuple[str, Section]:
+    """(name, entry) of a prior: an entry of ``priors`` or a YAML file (:func:`load_prior`)."""
+    if spec in priors:
+        return spec, Section("robot file", priors[spec], f"priors.{spec}", _prior_error,
+                             PRIOR_KEYS)
+    path = Path(spec)
+    if not path.is_file():
+        raise _fail("prior", f"{spec!r} is neither a prior of this robot "
+                    f"({sorted(priors) or 'none defined'}) nor a file")
+    top = read_yaml(path, "prior", _prior_error, ("prior", *PRIOR_KEYS))
+    nested = top.section("prior", PRIOR_KEYS, default=None)
+    # a 'prior:' key is the nested form even when empty: with top-level bounds beside it
+    # the file is ambiguous (which half did its author mean?), never read in part
+    if "prior" in top.data and (nested is None or set(top.data) != {"prior"}):
+        raise _prior_error(f"{path}: give the bounds either under 'prior:' or at the top "
+                           "level, not both")
+    return str(path), top if nested is None else nested
 
 
 def load_prior(spec: str, priors: dict[str, Any] | None = None, *,
@@ -688,31 +710,33 @@ def load_prior(spec: str, priors: dict[str, Any] | None = None, *,
     ``ee_joint``, when known). The entry is checked by :mod:`sysid_ros.schema`: an unknown key,
     a missing bound or a bound that is not 10 finite numbers is an error naming the file (or
     the entry) and the key."""
-    priors = priors or {}
-    if spec in priors:
-        name = spec
-        entry = Section("robot file", priors[spec], f"priors.{spec}", _prior_error, PRIOR_KEYS)
-    else:
-        path = Path(spec)
-        if not path.is_file():
-            raise _fail("prior", f"{spec!r} is neither a prior of this robot "
-                        f"({sorted(priors) or 'none defined'}) nor a file")
-        top = read_yaml(path, "prior", _prior_error, ("prior", *PRIOR_KEYS))
-        nested = top.section("prior", PRIOR_KEYS, default=None)
-        entry = top if nested is None else nested
-        # a 'prior:' key is the nested form even when empty: with top-level bounds beside it
-        # the file is ambiguous (which half did its author mean?), never read in part
-        if "prior" in top.data and (nested is None or set(top.data) != {"prior"}):
-            raise _prior_error(f"{path}: give the bounds either under 'prior:' or at the top "
-                               "level, not both")
-        name = str(path)
+    name, entry = _prior_entry(spec, priors or {})
     lower = entry.numbers("lower", len(PARAM_NAMES), "θ_e lower bounds, Pinocchio order")
     upper = entry.numbers("upper", len(PARAM_NAMES), "θ_e upper bounds, Pinocchio order")
     entry.string("description", default=None)
+    prior_physical_faces(spec, priors)
     try:
         return name, theta_e_box(lower, upper, frame=frame)
     except (BoxError, TypeError, ValueError) as exc:
         raise _fail("prior", f"{name}: {exc}") from exc
+
+
+def prior_physical_faces(spec: str, priors: dict[str, Any] | None = None
+                         ) -> tuple[tuple[int, str], ...]:
+    """The prior's ``physical_faces``: entries ``"NAME lower|upper"`` naming faces that are
+    facts of the mounting, not a catalogue's range (the bare bracelet's m·c_z with every tool
+    beyond the flange). An ``ok`` box resting on such a face is reported in the result's notes,
+    not warned about as pinned (:func:`~.diagnostics.pinned_faces`)."""
+    name, entry = _prior_entry(spec, priors or {})
+    raw = entry.data.get("physical_faces") or []
+    out = []
+    for item in raw if isinstance(raw, list) else [raw]:
+        parts = str(item).split()
+        if len(parts) != 2 or parts[0] not in PARAM_NAMES or parts[1] not in ("lower", "upper"):
+            raise _prior_error(f"{name}: physical_faces entry {item!r}: expected 'NAME lower' "
+                               f"or 'NAME upper' with NAME one of {list(PARAM_NAMES)}")
+        out.append((PARAM_NAMES.index(parts[0]), parts[1]))
+    return tuple(out)
 
 
 def _prior_error(message: str) -> IdentificationConfigError:
@@ -737,7 +761,7 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
         raise IdentificationConfigError(
             f"{robot.config_path}: no 'identification:' section (prior box, noise bounds)")
     overrides = {k: v for k, v in overrides.items() if v is not None}
-    prior_name, prior = _prior(robot, sec, overrides.pop("prior", None))
+    prior_name, prior, physical = _prior(robot, sec, overrides.pop("prior", None))
     mode = str(overrides.pop("friction", None) or sec.get("friction", "config"))
     if mode not in FRICTION_MODES:
         raise _fail("friction", f"{mode!r} is not one of {FRICTION_MODES}")
@@ -755,7 +779,7 @@ def load_identification_config(robot: Robot, **overrides: Any) -> Identification
             kwargs["sources"] = (*kwargs["sources"], f"calibration rows {spec}"
                                  if not isinstance(spec, CalibrationConstraints)
                                  else "calibration rows (in memory)")
-        cfg = IdentificationConfig(**kwargs)
+        cfg = IdentificationConfig(**kwargs, prior_physical_faces=physical)
     except (TypeError, ValueError) as exc:
         if isinstance(exc, IdentificationConfigError):
             raise
@@ -791,14 +815,18 @@ def _check_estimate_calibration(robot: Robot, cfg: IdentificationConfig) -> None
                     f"--state-estimate slope); this one used {used or 'unknown velocities'}")
 
 
-def _prior(robot: Robot, sec: dict[str, Any], override: Any) -> tuple[str, ParameterBox]:
-    """(name, box) of the prior B₀: the override (a name or a file), else the section's."""
+def _prior(robot: Robot, sec: dict[str, Any], override: Any
+           ) -> tuple[str, ParameterBox, tuple[tuple[int, str], ...]]:
+    """(name, box, physical faces) of the prior B₀: the override (a name or a file), else the
+    section's."""
     prior_spec = override or sec.get("prior")
     if isinstance(prior_spec, dict):
         _, prior = load_prior("inline", {"inline": prior_spec}, frame=robot.ee_joint)
-        return "robot file", prior
+        return "robot file", prior, prior_physical_faces("inline", {"inline": prior_spec})
     if isinstance(prior_spec, str):
-        return load_prior(prior_spec, sec.get("priors") or {}, frame=robot.ee_joint)
+        priors = sec.get("priors") or {}
+        name, prior = load_prior(prior_spec, priors, frame=robot.ee_joint)
+        return name, prior, prior_physical_faces(prior_spec, priors)
     raise _fail("prior", "expected the name of an entry of 'priors:' or a mapping with "
                 "'lower' and 'upper'")
 

@@ -28,7 +28,7 @@ from sysid_ros.identification.problem import PayloadRows
 from sysid_ros.model.parameters import PARAM_NAMES
 
 __all__ = ["DataSummary", "summarize", "insufficient_reason", "Consistency", "ViolationSpan",
-           "consistency", "box_warnings", "PinnedFace", "pinned_faces"]
+           "consistency", "box_warnings", "PinnedFace", "pinned_faces", "physical_face_notes"]
 
 _S_MAX = 1e6       # a scale beyond this means "no noise bound explains the data"
 
@@ -303,9 +303,19 @@ def pinned_faces(rows: PayloadRows, x_lower: np.ndarray, x_upper: np.ndarray,
     return out
 
 
+def physical_face_notes(pinned: Sequence[PinnedFace],
+                        physical: Sequence[tuple[int, str]]) -> list[str]:
+    """Note lines for the pinned faces the prior declares physical (its ``physical_faces``)."""
+    return [f"{PARAM_NAMES[p.index]} rests on the prior's physical {p.face} face ({p.value:.4g}); "
+            f"the data alone would allow {p.beyond:.3g} beyond it"
+            for p in pinned if (p.index, p.face) in physical]
+
+
 def box_warnings(pinned: Sequence[PinnedFace], estimate_outside: bool = False,
-                 prior_name: str = "") -> list[str]:
-    """Warning lines for an ``ok`` box (see :func:`pinned_faces`)."""
+                 prior_name: str = "", physical: Sequence[tuple[int, str]] = ()) -> list[str]:
+    """Warning lines for an ``ok`` box (see :func:`pinned_faces`); faces the prior declares
+    physical are notes instead (:func:`physical_face_notes`)."""
+    pinned = [p for p in pinned if (p.index, p.face) not in physical]
     out = []
     if pinned:
         faces = ", ".join(f"{PARAM_NAMES[p.index]} on its {p.face} face ({p.value:.4g}; the "

@@ -8,6 +8,10 @@ is the central difference of that exact gradient (10 evaluations of a 10×10 pro
 ~1e-8 relative, which is what Newton steps need; the problem is only 10-dimensional).
 ``least_squares_reference`` solves the same problem
 with SciPy (trust-region reflective on the stacked residual) for cross-checking.
+
+With ``bounds`` (the prior B₀, a stated assumption every box rests on) an η* whose θ falls outside
+B₀ is re-solved with lower ≤ P(η) ≤ upper as Ipopt constraints, so the estimate uses the same
+knowledge as the box; inside B₀ the two problems coincide.
 """
 from __future__ import annotations
 
@@ -64,11 +68,13 @@ def ls_objective(A: np.ndarray, b: np.ndarray, lam: float, theta_ref: np.ndarray
 
 class _GramProblem:
     """Ipopt's callbacks for the weighted problem in η, in Gram form (G = AᵀA, g = Aᵀb, c0 = bᵀb:
-    each evaluation O(100) whatever the number of rows)."""
+    each evaluation O(100) whatever the number of rows). With ``bounds`` set, θ = P(η) itself is
+    the constraint vector (m = 10, dense Jacobian ∂P/∂η)."""
 
     def __init__(self, G: np.ndarray, g: np.ndarray, c0: float, lam: float,
                  theta_ref: np.ndarray) -> None:
         self.G, self.g, self.c0, self.lam, self.theta_ref = G, g, c0, lam, theta_ref
+        self.bounds: tuple[np.ndarray, np.ndarray] | None = None
 
     def objective(self, eta: np.ndarray) -> float:
         th = log_cholesky(eta)
@@ -82,43 +88,62 @@ class _GramProblem:
         v = th @ self.G - self.g + self.lam * (th - self.theta_ref)        # G symmetric
         return np.einsum("...ji,...j->...i", log_cholesky_jacobian(eta), v)
 
+    def constraints(self, eta: np.ndarray) -> np.ndarray:
+        return log_cholesky(eta)
+
+    def jacobian(self, eta: np.ndarray) -> np.ndarray:
+        return log_cholesky_jacobian(eta).ravel()
+
     def hessianstructure(self) -> tuple[np.ndarray, np.ndarray]:
         return np.tril_indices(10)
 
     def hessian(self, eta: np.ndarray, lagrange: np.ndarray, obj_factor: float) -> np.ndarray:
-        """Central differences of the exact gradient, the 20 points in one batched evaluation
-        (was 20 separate ones: the identifier's update worker spent ~9 % of its samples here)."""
+        """Central differences of the Lagrangian's exact gradient, the 20 points in one batched
+        evaluation (the identifier's update worker calls this on every nominal update)."""
         eps = 1e-6 * np.maximum(1.0, np.abs(eta))
         step = np.diag(eps)
-        g = self.gradient(np.concatenate([eta + step, eta - step]))
+        points = np.concatenate([eta + step, eta - step])
+        g = obj_factor * self.gradient(points)
+        if self.bounds is not None:
+            g = g + np.einsum("kji,j->ki", log_cholesky_jacobian(points), lagrange)
         H = (g[:10] - g[10:]) / (2 * eps[:, None])
         H = 0.5 * (H + H.T)
-        return obj_factor * H[np.tril_indices(10)]
+        return H[np.tril_indices(10)]
 
 
 def estimate_theta(Y: np.ndarray, U: np.ndarray, r: np.ndarray, theta_ref: np.ndarray,
-                   max_iter: int = 200, tol: float = 1e-10) -> PointEstimate:
-    """Solve for η* with Ipopt; falls back to the start point if Ipopt fails to move."""
-    import cyipopt
-
+                   max_iter: int = 200, tol: float = 1e-10,
+                   bounds: tuple[np.ndarray, np.ndarray] | None = None) -> PointEstimate:
+    """Solve for η* with Ipopt; falls back to the start point if Ipopt fails to move. With
+    ``bounds`` (lower, upper) on θ, an estimate outside them is re-solved within them."""
     A, b, lam = _weighted(Y, U, r)
     theta_ref = np.asarray(theta_ref, float)
     f, _ = ls_objective(A, b, lam, theta_ref)
-
     problem = _GramProblem(A.T @ A, A.T @ b, float(b @ b), lam, theta_ref)
+    eta, ok = _solve(problem, _start(theta_ref), max_iter, tol)
+    theta = log_cholesky(eta)
+    if bounds is not None and not (np.all(theta >= bounds[0]) and np.all(theta <= bounds[1])):
+        problem.bounds = (np.asarray(bounds[0], float), np.asarray(bounds[1], float))
+        start = _start(np.clip(theta, *problem.bounds))
+        eta, ok = _solve(problem, start, max_iter, tol)
+        theta = log_cholesky(eta)
+    return PointEstimate(theta, eta, f(eta), ok)
 
-    eta0 = _start(theta_ref)
-    nlp = cyipopt.Problem(n=10, m=0, problem_obj=problem, lb=np.full(10, -1e19),
-                          ub=np.full(10, 1e19))
+
+def _solve(problem: _GramProblem, eta0: np.ndarray, max_iter: int, tol: float
+           ) -> tuple[np.ndarray, bool]:
+    import cyipopt
+
+    lo, hi = problem.bounds if problem.bounds is not None else (np.zeros(0), np.zeros(0))
+    nlp = cyipopt.Problem(n=10, m=lo.size, problem_obj=problem, lb=np.full(10, -1e19),
+                          ub=np.full(10, 1e19), cl=lo, cu=hi)
     nlp.add_option("print_level", 0)
     nlp.add_option("sb", "yes")
     nlp.add_option("max_iter", max_iter)
     nlp.add_option("tol", tol)
     with np.errstate(over="ignore", invalid="ignore"):
         eta, info = nlp.solve(eta0)
-    ok = info["status"] in (0, 1)
-    eta = np.asarray(eta)
-    return PointEstimate(log_cholesky(eta), eta, f(eta), ok)
+    return np.asarray(eta), info["status"] in (0, 1)
 
 
 def least_squares_reference(Y: np.ndarray, U: np.ndarray, r: np.ndarray,

@@ -47,7 +47,7 @@ from sysid_ros.identification.bounds import INCONSISTENT, INSUFFICIENT, OK, BoxR
     chebyshev_centre, polytope_box
 from sysid_ros.identification.config import IdentificationConfig
 from sysid_ros.identification.diagnostics import Consistency, DataSummary, box_warnings, \
-    consistency, insufficient_reason, pinned_faces, summarize
+    consistency, insufficient_reason, physical_face_notes, pinned_faces, summarize
 from sysid_ros.identification.errors import IdentificationConfigError, SampleError
 from sysid_ros.identification.incremental import IncrementalBox
 from sysid_ros.identification.problem import N_THETA_E, PayloadProblem, PayloadRows
@@ -124,16 +124,17 @@ def _project_out_unknowns(rows: PayloadRows, held: np.ndarray) -> tuple[np.ndarr
 
 def _point_estimate(rows: PayloadRows, lower: np.ndarray, upper: np.ndarray,
                     x_lower: np.ndarray, x_upper: np.ndarray, theta_ref: np.ndarray,
-                    held: np.ndarray, constraints: PayloadRows | None = None
-                    ) -> tuple[np.ndarray, bool]:
-    """(θ_0, outside): θ_0 by log-Cholesky least squares on the payload ``rows``; the box's
-    Chebyshev centre over ``rows`` + ``constraints`` (the calibration rows) and ``outside`` True
-    if θ_0 is outside the sound box."""
+                    held: np.ndarray, constraints: PayloadRows | None,
+                    prior: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, bool]:
+    """(θ_0, outside): θ_0 by log-Cholesky least squares on the payload ``rows`` within the
+    ``prior`` B₀ (lower, upper); if it is outside the sound box, the box's Chebyshev centre over
+    ``rows`` + ``constraints`` (the calibration rows) and ``outside`` True."""
     from sysid_ros.identification.estimate import estimate_theta
 
     Y, b = _project_out_unknowns(rows, held)
-    theta0 = estimate_theta(Y, b, np.ones(len(b)), theta_ref).theta
-    if np.all(theta0 >= lower) and np.all(theta0 <= upper):
+    theta0 = estimate_theta(Y, b, np.ones(len(b)), theta_ref, bounds=prior).theta
+    tol = 1e-6 * (prior[1] - prior[0])      # Ipopt meets a bound to its tolerance, not exactly
+    if np.all(theta0 >= lower - tol) and np.all(theta0 <= upper + tol):
         return theta0, False
     x_lo, x_hi = x_lower.copy(), x_upper.copy()
     x_lo[:N_THETA_E], x_hi[:N_THETA_E] = lower, upper
@@ -233,9 +234,10 @@ def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.nd
     theta_box, estimated = box.box, False
     if box.status == OK:
         assert theta_box is not None
-        theta_box, estimated, warnings = _estimate_and_warnings(
+        theta_box, estimated, warnings, face_notes = _estimate_and_warnings(
             method, point_estimate, theta_box, (rows, cal_rows, lp_rows), x_lo, x_hi, robot,
-            problem.held_columns, config.prior_name)
+            problem.held_columns, config)
+        notes += face_notes
     else:
         reason = diag.describe(robot.joint_names, float(t[0]))
     if theta_box is not None:
@@ -311,23 +313,27 @@ def _notes(sampling: str, prior_name: str, n_calibration_rows: int, base: BaseMo
 def _estimate_and_warnings(method: str, point_estimate: bool, theta_box: ParameterBox,
                            all_rows: tuple[PayloadRows, PayloadRows, PayloadRows],
                            x_lo: np.ndarray, x_hi: np.ndarray, robot: Robot,
-                           held_columns: np.ndarray, prior_name: str
-                           ) -> tuple[ParameterBox, bool, list[str]]:
-    """An ``ok`` box with its point estimate as nominal, whether it has one, and the box's
-    warnings (faces pinned to the prior, the estimate outside). ``all_rows``: the payload
-    rows, the calibration's rows and the two stacked (the LP's)."""
+                           held_columns: np.ndarray, config: IdentificationConfig
+                           ) -> tuple[ParameterBox, bool, list[str], list[str]]:
+    """An ``ok`` box with its point estimate as nominal, whether it has one, the box's
+    warnings (faces pinned to the prior, the estimate outside) and notes (faces on the prior's
+    physical faces). ``all_rows``: the payload rows, the calibration's rows and the two stacked
+    (the LP's)."""
     rows, cal_rows, lp_rows = all_rows
     outside, estimated = False, False
     if method == "sensitivity":
         estimated = True              # its box's nominal is the paper's θ*
     elif point_estimate:
         nominal, outside = _point_estimate(rows, theta_box.lower, theta_box.upper, x_lo,
-                                           x_hi, robot.theta_e(), held_columns, cal_rows)
+                                           x_hi, robot.theta_e(), held_columns, cal_rows,
+                                           (x_lo[:N_THETA_E], x_hi[:N_THETA_E]))
         # the Chebyshev centre is inside the box up to the LP's tolerance: clip the rest
         theta_box, estimated = theta_box.with_nominal(theta_box.clip(nominal)), True
     pinned = [] if method == "sensitivity" else \
         pinned_faces(lp_rows, x_lo, x_hi, theta_box.lower, theta_box.upper)
-    return theta_box, estimated, box_warnings(pinned, outside, prior_name)
+    physical = config.prior_physical_faces
+    return (theta_box, estimated, box_warnings(pinned, outside, config.prior_name, physical),
+            physical_face_notes(pinned, physical))
 
 
 def exclusion_notes(win: MomentumWindows) -> list[str]:
@@ -678,9 +684,11 @@ class OnlineIdentifier:
         lower, upper = box.lower, box.upper
         outside = False
         if self.point_estimate:
+            prior = self.config.prior
             nominal, outside = _point_estimate(recent, lower, upper,
                                                *self.problem.prior(box), box.nominal,
-                                               self.problem.held_columns, self._cal_rows)
+                                               self.problem.held_columns, self._cal_rows,
+                                               (prior.lower, prior.upper))
         else:
             nominal = box.centre
         with self._lock:
@@ -689,7 +697,8 @@ class OnlineIdentifier:
         x_lo, x_hi = self.problem.prior()
         pinned = pinned_faces(self._with_calibration(rows), x_lo, x_hi, self.box.lower,
                               self.box.upper)
-        self.warnings = box_warnings(pinned, outside, self.config.prior_name)
+        self.warnings = box_warnings(pinned, outside, self.config.prior_name,
+                                     self.config.prior_physical_faces)
 
     def summary(self) -> dict[str, Any]:
         return {"status": self.status, "samples": self.samples, "windows": self.windows_used,

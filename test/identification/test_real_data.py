@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 from sysid_ros.identification import identify, load_identification_config
+from sysid_ros.identification.errors import IdentificationConfigError
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import HardwareProfile, dumbbell_for, random_hardware_truth, \
     record_hardware_like
@@ -190,3 +191,15 @@ def test_box_pinned_to_a_wrong_prior_is_flagged(gen3, tmp_path):
     assert wrong.status == "ok" and not wrong.contains(run.theta_e)
     assert wrong.warnings and "pinned to the prior" in wrong.warnings[0]
     assert "m on its lower face" in wrong.warnings[0]
+    # the same face declared physical (a fact of the mounting, the user's statement): a note
+    # that names it and what the data allow beyond it, no warning
+    prior.write_text(f"lower: {lo.tolist()}\nupper: {hi.tolist()}\nphysical_faces: [m lower]\n")
+    stated = identify(gen3, load_identification_config(gen3, friction="config",
+                                                       torque_noise_abs=0.1, torque_noise_rel=0.0,
+                                                       prior=str(prior)),
+                      run.t, run.q, run.dq, run.tau_meas, "lp")
+    assert stated.status == "ok" and not stated.warnings
+    assert any(n.startswith("m rests on the prior's physical lower face") for n in stated.notes)
+    prior.write_text(f"lower: {lo.tolist()}\nupper: {hi.tolist()}\nphysical_faces: [mass low]\n")
+    with pytest.raises(IdentificationConfigError, match="physical_faces entry 'mass low'"):
+        load_identification_config(gen3, prior=str(prior))
