@@ -132,7 +132,7 @@ def _identify(robot: Robot, calib: Path, rec: Recording, prior: str, method: str
     if res.status == "ok" and res.box is not None:
         out["mass"] = [float(res.box.lower[0]), float(res.box.upper[0])]
         prior_box = cfg.prior
-        out["pinned_to_prior"] = [name for k, name in enumerate(res.box.names)
+        out["spans_prior"] = [name for k, name in enumerate(res.box.names)
                                   if res.box.lower[k] <= prior_box.lower[k] + 1e-9
                                   and res.box.upper[k] >= prior_box.upper[k] - 1e-9]
     return out
@@ -220,8 +220,8 @@ def run(data: Path, prior: str, link_rel: float | None, method: str = "lp",
             print(f"\nheld-out rows {'consistent' if val.consistent else 'INCONSISTENT'} with the "
                   f"written bounds (needs {val.scale:.2f} x); identification: {ident['status']}"
                   + (f", mass [{ident['mass'][0]:.3f}, {ident['mass'][1]:.3f}] kg "
-                     f"({ident['mass'][1] - ident['mass'][0]:.3f} wide), pinned to the prior: "
-                     f"{ident['pinned_to_prior'] or 'none'}" if "mass" in ident else "")
+                     f"({ident['mass'][1] - ident['mass'][0]:.3f} wide), spanning the whole "
+                     f"prior: {ident['spans_prior'] or 'none'}" if "mass" in ident else "")
                   + (f"; warnings: {ident['warnings']}" if ident["warnings"] else ""))
             print(f"extra friction terms: {item['terms']}")
             rr = ident["row_radius"]
