@@ -7,7 +7,7 @@ ROS node ``sysid_ros.nodes.sim`` only moves its messages."""
 from sysid_ros.simulation.errors import CommandError, PayloadError, SimConfigError, SimulationError
 from sysid_ros.simulation.hardware_like import (
     VELOCITY_MODES, ExactSamples, HardwareProfile, HardwareRecording, HardwareSensor,
-    PublishedSamples, hardware_simulator, record_hardware_like, write_joint_states_bag,
+    PublishedSamples, record_hardware_like, write_joint_states_bag,
 )
 from sysid_ros.simulation.mjmodel import MujocoRobot, build_mujoco_model
 from sysid_ros.simulation.payload import DUMBBELLS_KG, Payload, dumbbell_for, true_theta_e
@@ -15,9 +15,8 @@ from sysid_ros.simulation.reference import SumOfSines, exciting_reference
 from sysid_ros.simulation.runtime import (
     JointSample, Publication, RealtimePacer, RuntimeSettings, SimRuntime, payload_from_settings,
 )
-from sysid_ros.simulation.simulator import (
-    ImuReading, Measurement, SimConfig, SimState, Simulator, robot_physics_dt,
-)
+from sysid_ros.simulation.simulator import ImuReading, Measurement, SimState, Simulator
+from sysid_ros.simulation.spec import SimConfig, SimulatorSpec, robot_physics_dt
 from sysid_ros.simulation.truth import (HardwareTruth, hardware_truth_settings,
                                         random_hardware_truth, sim_truth)
 
@@ -25,11 +24,12 @@ __all__ = [
     "CommandError", "PayloadError", "SimConfigError", "SimulationError",
     "MujocoRobot", "build_mujoco_model",
     "DUMBBELLS_KG", "Payload", "dumbbell_for", "true_theta_e",
-    "ImuReading", "Measurement", "SimConfig", "SimState", "Simulator", "robot_physics_dt",
+    "ImuReading", "Measurement", "SimConfig", "SimState", "Simulator", "SimulatorSpec",
+    "robot_physics_dt",
     "SumOfSines", "exciting_reference",
     "JointSample", "Publication", "RealtimePacer", "RuntimeSettings", "SimRuntime",
     "payload_from_settings",
     "HardwareTruth", "hardware_truth_settings", "random_hardware_truth", "sim_truth",
     "VELOCITY_MODES", "ExactSamples", "HardwareProfile", "HardwareRecording", "HardwareSensor",
-    "PublishedSamples", "hardware_simulator", "record_hardware_like", "write_joint_states_bag",
+    "PublishedSamples", "record_hardware_like", "write_joint_states_bag",
 ]

@@ -31,7 +31,7 @@ from sysid_ros.model.parameters import is_physically_consistent
 from sysid_ros.model.robots import Robot
 from sysid_ros.simulation._util import per_joint
 from sysid_ros.simulation.errors import SimConfigError
-from sysid_ros.simulation.payload import Payload
+from sysid_ros.simulation.payload import Payload, true_theta_e
 
 __all__ = ["HardwareTruth", "random_hardware_truth", "hardware_truth_settings", "sim_truth"]
 
@@ -126,11 +126,11 @@ class HardwareTruth:
         the identifier assumes, i.e. what hardware-like data must *not* look like exactly."""
         theta = robot.theta()
         return cls(robot.friction.nominal, np.delete(theta, _ee_range(robot)),
-                   _theta_e(robot, payload))
+                   true_theta_e(robot, payload))
 
     def with_payload(self, robot: Robot, payload: Payload | None) -> HardwareTruth:
         """The same robot carrying ``payload``: θ_e = nominal EE link + payload."""
-        return replace(self, theta_e=_theta_e(robot, payload))
+        return replace(self, theta_e=true_theta_e(robot, payload))
 
     # -- views ---------------------------------------------------------------------------------
     def ripple_torque(self, q: np.ndarray) -> np.ndarray:
@@ -170,11 +170,6 @@ class HardwareTruth:
 
 def _ee_range(robot: Robot) -> np.ndarray:
     return np.arange(robot.ee_columns.start, robot.ee_columns.stop)
-
-
-def _theta_e(robot: Robot, payload: Payload | None) -> np.ndarray:
-    theta = robot.theta_e().copy()
-    return theta if payload is None else theta + payload.theta()
 
 
 def hardware_truth_settings(robot: Robot) -> dict[str, Any]:
@@ -254,4 +249,4 @@ def random_hardware_truth(robot: Robot, rng: np.random.Generator, friction_rel: 
     theta_r = np.delete(bodies, ee, axis=0).reshape(-1)
     gain = (1.0 + torque_gain_rel * rng.uniform(-1.0, 1.0, nj)) if torque_gain_rel > 0 \
         else np.ones(nj)
-    return HardwareTruth(friction, theta_r, _theta_e(robot, payload), torque_gain=gain)
+    return HardwareTruth(friction, theta_r, true_theta_e(robot, payload), torque_gain=gain)

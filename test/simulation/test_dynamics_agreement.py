@@ -8,7 +8,7 @@ import pytest
 
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import (
-    DUMBBELLS_KG, SimConfig, Simulator, build_mujoco_model, dumbbell_for, true_theta_e,
+    DUMBBELLS_KG, SimConfig, Simulator, SimulatorSpec, build_mujoco_model, dumbbell_for, true_theta_e,
 )
 
 
@@ -104,7 +104,7 @@ def _pin_forward(robot, model, data, q, dq, tau, h=None):
 @pytest.mark.parametrize("fixture", ["gen3", "z1"])
 def test_instantaneous_forward_dynamics_match(fixture, request):
     robot = request.getfixturevalue(fixture)
-    sim = Simulator(robot, config=SimConfig(quantize=False), seed=0)
+    sim = Simulator(SimulatorSpec(robot, config=SimConfig(quantize=False), seed=0))
     data = robot.model.createData()
     rng = np.random.default_rng(3)
     m, d = sim.model, sim.data
@@ -124,7 +124,7 @@ def test_gen3_trajectory_matches_pinocchio_same_scheme(gen3):
     against Pinocchio (θ_e := true_theta_e) integrated with the same semi-implicit Euler scheme
     (implicit damping). Fc = 0 on the Gen3, so the law is smooth and agreement is to rounding."""
     payload = dumbbell_for(gen3, 2.27)
-    sim = Simulator(gen3, payload, SimConfig(quantize=False), seed=0)
+    sim = Simulator(SimulatorSpec(gen3, payload, SimConfig(quantize=False), seed=0))
     model = _pin_with_ee(gen3, true_theta_e(gen3, payload))
     data = model.createData()
     h = sim.physics_dt
@@ -144,7 +144,7 @@ def test_gen3_trajectory_matches_pinocchio_same_scheme(gen3):
 def test_z1_sliding_coulomb_friction_is_fc_sign(z1):
     """While every joint slides (no velocity reversal), the simulated Coulomb friction is
     exactly Fc·sign(q̇): 0.2 s against Pinocchio with the plain sign law."""
-    sim = Simulator(z1, config=SimConfig(quantize=False), seed=0)
+    sim = Simulator(SimulatorSpec(z1, config=SimConfig(quantize=False), seed=0))
     data = z1.model.createData()
     fc, fv = z1.friction.nominal[:, 0], z1.friction.nominal[:, 1]
     h = sim.physics_dt
@@ -168,7 +168,7 @@ def test_z1_stiction_holds_below_fc_and_slides_above(z1):
     data = z1.model.createData()
     fc = z1.friction.nominal[:, 0]
     for scale, moves in ((0.8, False), (1.5, True)):
-        sim = Simulator(z1, config=SimConfig(quantize=False), seed=0)
+        sim = Simulator(SimulatorSpec(z1, config=SimConfig(quantize=False), seed=0))
         for _ in range(800):
             tau = pin.computeGeneralizedGravity(z1.model, data, sim.q)
             tau[5] += scale * fc[5]
