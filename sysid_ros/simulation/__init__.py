@@ -1,6 +1,7 @@
 """Built-in MuJoCo simulator (no ROS import): models from the robot registry's URDFs, joint
 friction/armature from the robot facts, torque limits, sensors with bounded noise, and a payload
-whose truth is known to evaluation only. ``hardware_like`` records data that look like a real
+whose truth is known to evaluation only; a simulator is built in one pass from one resolved
+``SimulatorSpec`` (``spec``). ``hardware_like`` records data that look like a real
 robot's logs (a perturbed truth, MuJoCo dry friction, sensor offsets, imperfect publication).
 ``runtime`` is the sim node's logic (schedule, commands, lock-step, reset) without ROS; the
 ROS node ``sysid_ros.nodes.sim`` only moves its messages."""
@@ -17,7 +18,7 @@ from sysid_ros.simulation.runtime import (
 )
 from sysid_ros.simulation.simulator import ImuReading, Measurement, SimState, Simulator
 from sysid_ros.simulation.spec import SimConfig, SimulatorSpec, robot_physics_dt
-from sysid_ros.simulation.truth import (HardwareTruth, hardware_truth_settings,
+from sysid_ros.simulation.truth import (HardwareTruth, drawn_truth, hardware_truth_settings,
                                         random_hardware_truth, sim_truth)
 
 __all__ = [
@@ -29,7 +30,8 @@ __all__ = [
     "SumOfSines", "exciting_reference",
     "JointSample", "Publication", "RealtimePacer", "RuntimeSettings", "SimRuntime",
     "payload_from_settings",
-    "HardwareTruth", "hardware_truth_settings", "random_hardware_truth", "sim_truth",
+    "HardwareTruth", "drawn_truth", "hardware_truth_settings", "random_hardware_truth",
+    "sim_truth",
     "VELOCITY_MODES", "ExactSamples", "HardwareProfile", "HardwareRecording", "HardwareSensor",
     "PublishedSamples", "record_hardware_like", "write_joint_states_bag",
 ]

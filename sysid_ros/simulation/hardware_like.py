@@ -51,7 +51,7 @@ from sysid_ros.simulation.reference import SumOfSines, exciting_reference
 from sysid_ros.simulation.simulator import Simulator
 from sysid_ros.simulation.spec import SimulatorSpec
 from sysid_ros.simulation.truth import (
-    HardwareTruth, hardware_truth_settings, random_hardware_truth,
+    HardwareTruth, drawn_truth, hardware_truth_settings, random_hardware_truth,
 )
 
 __all__ = [
@@ -583,8 +583,9 @@ def record_hardware_like(robot: Robot, rng: np.random.Generator, payload: Payloa
         payload: carried from the start (None: calibration run without payload).
         duration: seconds of robot time.
         profile: publication profile, e.g. ``HardwareProfile.from_robot(robot)``.
-        truth: the simulated robot; default :func:`random_hardware_truth` with the robot file's
-            ``simulation.hardware_like.truth`` settings. Its θ_e is replaced by EE link + payload.
+        truth: the simulated robot; default :func:`~sysid_ros.simulation.truth.drawn_truth`
+            (the robot file's ``simulation.hardware_like.truth`` settings). Its θ_e is replaced
+            by EE link + payload.
         reference: joint reference to track; default :func:`exciting_reference` from ``start``.
         start: initial joint angles (default: the reference's start); the robot starts at rest.
         swap_payload, swap_time: the payload becomes ``swap_payload`` at ``swap_time`` s (a
@@ -596,8 +597,7 @@ def record_hardware_like(robot: Robot, rng: np.random.Generator, payload: Payloa
                              "floating base (standing_hardware.record_standing_hardware_like)")
     check_recording(duration, swap_payload, swap_time)
     if truth is None:
-        truth = random_hardware_truth(robot, rng, **hardware_truth_settings(robot),
-                                      payload=payload)
+        truth = drawn_truth(robot, rng, payload)
     if reference is None:
         reference = exciting_reference(robot, rng, start=start)
     q_start = reference(0.0)[0] if start is None else np.asarray(start, dtype=float)

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sysid_ros.model.robots import Robot
-from sysid_ros.simulation._util import encoder_resolution, per_joint
+from sysid_ros.simulation._util import encoder_resolution, per_joint, readonly
 from sysid_ros.simulation.errors import SimConfigError
 from sysid_ros.simulation.mjmodel import check_physics
 from sysid_ros.simulation.payload import Payload, true_theta_e
@@ -76,12 +76,6 @@ class SimConfig:
     hold_kp: Sequence[float] | None = None
     hold_kd: Sequence[float] | None = None
     coulomb: str = "exact"
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a = np.array(a, dtype=float)
-    a.setflags(write=False)
-    return a
 
 
 @dataclass(frozen=True, eq=False)
@@ -138,13 +132,13 @@ class SimulatorSpec:
         if self.truth is not None:
             self.truth.check(robot)
             put("truth", self.truth.with_payload(robot, self.payload))
-        put("theta_e", _readonly(true_theta_e(robot, self.payload) if self.truth is None
+        put("theta_e", readonly(true_theta_e(robot, self.payload) if self.truth is None
                                  else self.truth.theta_e))
-        put("friction", _readonly(robot.friction.nominal if self.truth is None
+        put("friction", readonly(robot.friction.nominal if self.truth is None
                                   else self.truth.friction))
-        put("noise_tau", _readonly(per_joint(config.noise_tau, nj, "noise_tau")))
-        put("noise_dq", _readonly(per_joint(config.noise_dq, nj, "noise_dq")))
-        put("resolution", _readonly(encoder_resolution(robot)))
+        put("noise_tau", readonly(per_joint(config.noise_tau, nj, "noise_tau")))
+        put("noise_dq", readonly(per_joint(config.noise_dq, nj, "noise_dq")))
+        put("resolution", readonly(encoder_resolution(robot)))
         section = robot.config.get("simulation", {}) or {}
         kp, kd = _hold_gains(robot, config, section)
         put("hold_kp", kp)
@@ -167,8 +161,8 @@ def _hold_gains(robot: Robot, config: SimConfig,
     if kp is None or kd is None:
         raise SimConfigError(f"{robot.config_path}: section 'simulation' needs hold_kp and "
                              "hold_kd (or pass SimConfig.hold_kp/hold_kd)")
-    return (_readonly(per_joint(kp, robot.nj, "hold_kp")),
-            _readonly(per_joint(kd, robot.nj, "hold_kd")))
+    return (readonly(per_joint(kp, robot.nj, "hold_kp")),
+            readonly(per_joint(kd, robot.nj, "hold_kd")))
 
 
 def _command_joints(robot: Robot) -> tuple[str, ...]:
@@ -192,7 +186,7 @@ def _posture(robot: Robot, command_joints: tuple[str, ...],
         if legs.shape != (int(held.sum()),):
             raise SimConfigError("leg_standing_posture needs one angle per non-arm joint")
         posture[held] = legs
-    return _readonly(posture)
+    return readonly(posture)
 
 
 def _home(robot: Robot, section: Mapping[str, Any]) -> np.ndarray:
@@ -201,4 +195,4 @@ def _home(robot: Robot, section: Mapping[str, Any]) -> np.ndarray:
     out = np.asarray(home, float) if home is not None else robot.neutral()[robot.q_index]
     if out.shape != (robot.nj,):
         raise SimConfigError(f"simulation.home needs {robot.nj} angles")
-    return _readonly(out)
+    return readonly(out)

@@ -30,8 +30,7 @@ from sysid_ros.simulation.payload import Payload
 from sysid_ros.simulation.simulator import Simulator
 from sysid_ros.simulation.spec import SimulatorSpec
 from sysid_ros.simulation.synthetic import standing_motion
-from sysid_ros.simulation.truth import HardwareTruth, hardware_truth_settings, \
-    random_hardware_truth
+from sysid_ros.simulation.truth import HardwareTruth, drawn_truth
 
 __all__ = ["ImuStream", "StandingHardwareRecording", "record_standing_hardware_like"]
 
@@ -116,8 +115,7 @@ def record_standing_hardware_like(
         raise SimConfigError(f"the period 1/rate_hz = {profile.period:g} s must be a whole "
                              f"number of physics steps ({profile.physics_step:g} s)")
     if truth is None:
-        truth = random_hardware_truth(robot, rng, **hardware_truth_settings(robot),
-                                      payload=payload)
+        truth = drawn_truth(robot, rng, payload)
     sim = Simulator(SimulatorSpec.hardware_like(robot, payload, profile, truth))
     initial_truth = sim.truth
     assert initial_truth is not None
