@@ -106,7 +106,8 @@ class SimState:
 class Simulator:
     """MuJoCo simulation of a :class:`~sysid_ros.simulation.spec.SimulatorSpec`: its robot
     carrying its payload (or nothing), as the facts file has it or as its ``truth`` (then β is a
-    sensor offset; :attr:`truth` is the simulated robot, updated by :meth:`set_payload`).
+    sensor offset). :attr:`spec` stays what the run started from; :attr:`payload` and
+    :attr:`truth` (the simulated robot) follow :meth:`set_payload`.
 
     Not thread-safe: one thread steps and measures (the node serialises access).
     """
