@@ -133,9 +133,9 @@ class SimulatorSpec:
             self.truth.check(robot)
             put("truth", self.truth.with_payload(robot, self.payload))
         put("theta_e", readonly(true_theta_e(robot, self.payload) if self.truth is None
-                                 else self.truth.theta_e))
+                                else self.truth.theta_e))
         put("friction", readonly(robot.friction.nominal if self.truth is None
-                                  else self.truth.friction))
+                                 else self.truth.friction))
         put("noise_tau", readonly(per_joint(config.noise_tau, nj, "noise_tau")))
         put("noise_dq", readonly(per_joint(config.noise_dq, nj, "noise_dq")))
         put("resolution", readonly(encoder_resolution(robot)))
@@ -146,6 +146,13 @@ class SimulatorSpec:
         put("command_joints", _command_joints(robot))
         put("posture", _posture(robot, self.command_joints, section))
         put("home", _home(robot, section))
+
+    def __repr__(self) -> str:
+        payload = "no payload" if self.payload is None else f"{self.payload.mass:g} kg payload"
+        body = "nominal" if self.truth is None else "hardware truth"
+        return (f"SimulatorSpec({self.robot.name}, {payload}, {body}, physics_dt "
+                f"{self.physics_dt:g} s, {self.config.integrator}, coulomb {self.config.coulomb}, "
+                f"seed {self.seed})")
 
     @property
     def standing(self) -> bool:

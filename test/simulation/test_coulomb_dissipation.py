@@ -11,15 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 import pinocchio as pin
-import pytest
 
-from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import SimConfig, Simulator, SimulatorSpec, dumbbell_for
 
-
-@pytest.fixture(scope="module")
-def z1():
-    return load_robot("z1")
 
 
 def test_sliding_joints_friction_opposes_motion(z1):

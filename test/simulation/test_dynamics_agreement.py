@@ -11,23 +11,9 @@ from sysid_ros.simulation import (
     DUMBBELLS_KG, SimConfig, Simulator, SimulatorSpec, build_mujoco_model, dumbbell_for, true_theta_e,
 )
 
-
-@pytest.fixture(scope="module")
-def gen3():
-    return load_robot("gen3")
+from .mujoco_bodies import mj_body_theta
 
 
-@pytest.fixture(scope="module")
-def z1():
-    return load_robot("z1")
-
-
-def _mj_body_theta(model: mujoco.MjModel, body: int) -> np.ndarray:
-    rot = np.empty(9)
-    mujoco.mju_quat2Mat(rot, model.body_iquat[body])
-    rot = rot.reshape(3, 3)
-    inertia = rot @ np.diag(model.body_inertia[body]) @ rot.T
-    return pin.Inertia(model.body_mass[body], model.body_ipos[body], inertia).toDynamicParameters()
 
 
 def _pin_with_ee(robot, theta_e: np.ndarray) -> pin.Model:
@@ -51,7 +37,7 @@ def _mj_mass_bias(mjr, q: np.ndarray, dq: np.ndarray):
 def test_lumped_end_effector_body_equals_pinocchio(name):
     robot = load_robot(name)
     mjr = build_mujoco_model(robot)
-    np.testing.assert_allclose(_mj_body_theta(mjr.model, mjr.ee_body), robot.theta_e(),
+    np.testing.assert_allclose(mj_body_theta(mjr.model, mjr.ee_body), robot.theta_e(),
                                atol=1e-12)
     assert mjr.model.body_mass.sum() == pytest.approx(
         sum(robot.model.inertias[i].mass for i in range(1, robot.model.njoints)), abs=1e-9)
@@ -81,7 +67,7 @@ def test_payload_truth_is_what_mujoco_simulates(fixture, request):
     mjr = build_mujoco_model(robot, payload)
     truth = _pin_with_ee(robot, true_theta_e(robot, payload))
     d_truth, d_nom = truth.createData(), robot.model.createData()
-    np.testing.assert_allclose(_mj_body_theta(mjr.model, mjr.ee_body),
+    np.testing.assert_allclose(mj_body_theta(mjr.model, mjr.ee_body),
                                true_theta_e(robot, payload), atol=1e-12)
     rng = np.random.default_rng(2)
     for q in robot.random_configuration(rng, 4):

@@ -22,14 +22,6 @@ from sysid_ros.simulation import (
 CLEAN = HardwareProfile(rate_hz=500.0, velocity="exact", quantize=False)
 
 
-@pytest.fixture(scope="module")
-def gen3():
-    return load_robot("gen3")
-
-
-@pytest.fixture(scope="module")
-def z1():
-    return load_robot("z1")
 
 
 def _model(robot, theta_bodies: np.ndarray) -> pin.Model:

@@ -17,10 +17,6 @@ from sysid_ros.simulation.runtime import COMMANDER_MEMORY_S, payload_from_settin
 EXACT = dict(noise_tau=0.0, quantize=False)   # published = simulated, to compare bit for bit
 
 
-@pytest.fixture(scope="module")
-def gen3():
-    return load_robot("gen3")
-
 
 def test_stale_command_gives_way_to_hold(gen3) -> None:
     """Zero-order hold of the newest command until it is command_timeout sim seconds old (aged

@@ -6,21 +6,12 @@ import pinocchio as pin
 import pytest
 
 from sysid_ros.model.parameters import is_physically_consistent
-from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import (
     DUMBBELLS_KG, CommandError, Payload, PayloadError, SimConfig, SimConfigError, Simulator,
     SimulatorSpec, dumbbell_for, true_theta_e,
 )
 
 
-@pytest.fixture(scope="module")
-def gen3():
-    return load_robot("gen3")
-
-
-@pytest.fixture(scope="module")
-def b1_z1():
-    return load_robot("b1_z1")
 
 
 def test_torque_sensor_reports_command_exactly_without_noise(gen3):

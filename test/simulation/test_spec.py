@@ -5,9 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 
-import mujoco
 import numpy as np
-import pinocchio as pin
 import pytest
 
 from sysid_ros.model.robots import load_robot
@@ -16,24 +14,9 @@ from sysid_ros.simulation import (
     random_hardware_truth, sim_truth,
 )
 
-
-@pytest.fixture(scope="module")
-def gen3():
-    return load_robot("gen3")
+from .mujoco_bodies import mj_body_theta
 
 
-@pytest.fixture(scope="module")
-def b1_z1():
-    return load_robot("b1_z1")
-
-
-def _mj_body_theta(model: mujoco.MjModel, body: int) -> np.ndarray:
-    """θ of a compiled MuJoCo body (principal inertia rotated back): what MuJoCo simulates."""
-    rot = np.empty(9)
-    mujoco.mju_quat2Mat(rot, model.body_iquat[body])
-    rot = rot.reshape(3, 3)
-    inertia = rot @ np.diag(model.body_inertia[body]) @ rot.T
-    return pin.Inertia(model.body_mass[body], model.body_ipos[body], inertia).toDynamicParameters()
 
 
 def _run(spec: SimulatorSpec, periods: int = 40) -> np.ndarray:
@@ -54,7 +37,7 @@ def test_the_spec_resolves_what_the_simulator_simulates(gen3, b1_z1):
     payload = dumbbell_for(gen3, 2.27)
     spec = SimulatorSpec(gen3, payload, SimConfig(noise_tau=0.1, physics_dt=5e-4), seed=1)
     sim = Simulator(spec)
-    np.testing.assert_allclose(_mj_body_theta(sim.model, sim.mj.ee_body), spec.theta_e,
+    np.testing.assert_allclose(mj_body_theta(sim.model, sim.mj.ee_body), spec.theta_e,
                                rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(spec.theta_e, gen3.theta_e() + payload.theta(), rtol=1e-12)
     section = gen3.config["simulation"]
@@ -113,7 +96,7 @@ def test_hardware_like_spec_simulates_the_drawn_truth_with_its_payload(gen3):
     np.testing.assert_allclose(sim.model.dof_frictionloss[adr], drawn.friction[:, 0])
     np.testing.assert_allclose(sim.model.dof_damping[adr], drawn.friction[:, 1])
     np.testing.assert_allclose(sim.model.dof_armature[adr], drawn.friction[:, 2])
-    np.testing.assert_allclose(_mj_body_theta(sim.model, sim.mj.ee_body), spec.truth.theta_e,
+    np.testing.assert_allclose(mj_body_theta(sim.model, sim.mj.ee_body), spec.truth.theta_e,
                                rtol=1e-9, atol=1e-12)
 
 

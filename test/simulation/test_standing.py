@@ -7,7 +7,6 @@ import mujoco
 import numpy as np
 import pytest
 
-from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import SimConfig, SimulationError, Simulator, SimulatorSpec
 from sysid_ros.simulation.standing import QuasiStaticStance
 
@@ -18,10 +17,6 @@ TILT_MOVE_DEG = 1.0       # roll/pitch while the arm moves (0.5 Hz swing below)
 SLIP_TOL = 0.003          # m: horizontal travel of each foot's contact point
 LEG_POSTURE_TOL = 0.005   # rad: legs at their posture (the PD alone sags ~0.06 rad)
 
-
-@pytest.fixture(scope="module")
-def b1_z1():
-    return load_robot("b1_z1")
 
 
 def _roll_pitch_deg(q: np.ndarray) -> np.ndarray:
