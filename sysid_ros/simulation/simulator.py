@@ -115,6 +115,9 @@ class Simulator:
     def __init__(self, spec: SimulatorSpec) -> None:
         # One pass over the resolved specification, phase by phase: each phase reads only the
         # spec and what the phases before it built.
+        if not isinstance(spec, SimulatorSpec):
+            raise TypeError(f"Simulator takes a SimulatorSpec (Simulator(SimulatorSpec(robot, "
+                            f"payload, config, seed))), got {type(spec).__name__}")
         self.spec = spec
         self.robot, self.payload, self.config = spec.robot, spec.payload, spec.config
         #: the simulated robot (None: the facts file's nominal model, β acting on the arm)

@@ -120,6 +120,8 @@ def test_bad_settings_are_refused_when_the_spec_is_built(gen3):
     for robot, config, match in cases:
         with pytest.raises(SimConfigError, match=match):
             SimulatorSpec(robot, config=config)
+    with pytest.raises(TypeError, match="SimulatorSpec"):
+        Simulator(gen3)                                         # type: ignore[arg-type]
     z1_truth = random_hardware_truth(load_robot("z1"), np.random.default_rng(0))
     with pytest.raises(SimConfigError, match="friction has shape"):
         SimulatorSpec(gen3, truth=z1_truth)
