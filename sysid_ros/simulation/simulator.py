@@ -8,13 +8,14 @@ with H, C, g from the same URDF as Pinocchio (+ the payload on the EE body), Ia 
 armature, Fv = MuJoCo damping (implicit in the Euler integrator), Fc·sign(q̇) + β applied as a
 generalized force from the velocity at the start of each physics step (see ``mjmodel``).
 
-A simulator is built in one pass from a resolved :class:`~sysid_ros.simulation.spec.SimulatorSpec`
-(robot, payload, settings, seed, simulated robot). Hardware-like physics (a spec with a
-:class:`~sysid_ros.simulation.truth.HardwareTruth`, usually
-:meth:`~sysid_ros.simulation.spec.SimulatorSpec.hardware_like`): friction, armature and body
-inertias come from the truth instead of the robot facts file, Coulomb friction is MuJoCo's ``frictionloss``
-constraint (stiff; not a sign law), and β is a torque-*sensor* offset: the arm feels τ_motor, the sensor reports
-τ_motor + β (+ noise), as with a real joint-torque sensor or current-based estimate.
+A simulator is built in one pass from a resolved
+:class:`~sysid_ros.simulation.spec.SimulatorSpec` (robot, payload, settings, seed, simulated
+robot). Hardware-like physics (a spec with a :class:`~sysid_ros.simulation.truth.HardwareTruth`,
+usually :meth:`~sysid_ros.simulation.spec.SimulatorSpec.hardware_like`): friction, armature and
+body inertias come from the truth instead of the robot facts file, Coulomb friction is MuJoCo's
+``frictionloss`` constraint (stiff; not a sign law), and β is a torque-*sensor* offset: the arm
+feels τ_motor, the sensor reports τ_motor + β (+ noise), as with a real joint-torque sensor or
+current-based estimate.
 
 Per physics step (``mj_step1`` → control → ``mj_step2``) the motor torque is
 
