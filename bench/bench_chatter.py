@@ -47,10 +47,9 @@ from sysid_ros.control.arm_view import TrunkMotionBound, arm_view, interval_alph
 from sysid_ros.model.box import theta_e_box
 from sysid_ros.model.robots import Robot, load_robot
 from sysid_ros.planning.trajectory import QuinticTrajectory
-from sysid_ros.simulation import SimConfig, Simulator
+from sysid_ros.simulation import SimConfig, Simulator, SimulatorSpec, robot_physics_dt
 from sysid_ros.simulation.offcentre import draw_in_class
 from sysid_ros.simulation.payload import Payload, dumbbell_for, true_theta_e
-from sysid_ros.simulation.simulator import robot_physics_dt
 
 
 B1_MOVE = np.array([0.4, -0.2, 0.3, 0.3, -0.4, 0.4])     # rad: every joint moves
@@ -91,8 +90,8 @@ def _b1_controller(gain_overrides: dict
 
 def _b1_sim(full: Robot, payload: Payload, physics_dt: float | None) -> Simulator:
     """A fresh standing B1 + Z1 (seed 0) at ``physics_dt`` (None: the robot file's)."""
-    sim = Simulator(full, payload, SimConfig(physics_dt=physics_dt or robot_physics_dt(full)),
-                    seed=0)
+    config = SimConfig(physics_dt=physics_dt or robot_physics_dt(full))
+    sim = Simulator(SimulatorSpec(full, payload, config, seed=0))
     sim.reset()
     return sim
 

@@ -34,13 +34,13 @@ from pathlib import Path
 import mujoco
 
 from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation import SimConfig, Simulator, robot_physics_dt
+from sysid_ros.simulation import SimConfig, Simulator, SimulatorSpec, robot_physics_dt
 
 DT = 2.5e-4
 
 
 def physics_rtf(robot_name: str, duration: float, dt: float = DT) -> float:
-    sim = Simulator(load_robot(robot_name), config=SimConfig(physics_dt=dt))
+    sim = Simulator(SimulatorSpec(load_robot(robot_name), config=SimConfig(physics_dt=dt)))
     m, d = sim.model, sim.data
     sim.step(None, 1)
     n = int(round(duration / dt))
@@ -55,7 +55,8 @@ def library_rtf(robot_name: str, rate: float, duration: float, dt: float = DT,
     """``cpu``: simulated seconds per second of this process's CPU time instead of wall time
     (what the simulator itself costs, whatever else the shared machine runs)."""
     clock = time.process_time if cpu else time.perf_counter
-    sim = Simulator(load_robot(robot_name), config=SimConfig(physics_dt=dt, noise_tau=0.1), seed=0)
+    sim = Simulator(SimulatorSpec(load_robot(robot_name), config=SimConfig(physics_dt=dt, noise_tau=0.1),
+                                  seed=0))
     per = int(round(1.0 / (rate * dt)))
     n = int(round(duration * rate))
     t0 = clock()

@@ -12,7 +12,7 @@ from sysid_ros.control.controller import ControllerGains, RobustController, gain
 from sysid_ros.model.box import theta_e_box
 from sysid_ros.model.robots import Robot, load_robot
 from sysid_ros.planning.trajectory import QuinticTrajectory
-from sysid_ros.simulation import SimConfig, Simulator
+from sysid_ros.simulation import SimConfig, Simulator, SimulatorSpec
 from sysid_ros.simulation.payload import dumbbell_for, true_theta_e
 
 __all__ = ["TrackingRun", "command_chatter", "z1_tracking_run"]
@@ -51,7 +51,7 @@ def z1_tracking_run(mode: str = "robust", control_dt: float = 1e-3, duration: fl
     gains = gains_from_config(robot, overrides)
     ctl = RobustController(robot, gains, mode=mode, prior=box)
     ctl.set_bounds(box)
-    sim = Simulator(robot, payload, SimConfig(noise_tau=0.0), seed=0)
+    sim = Simulator(SimulatorSpec(robot, payload, SimConfig(noise_tau=0.0), seed=0))
     q0 = np.asarray(robot.config["simulation"]["home"], float)
     sim.reset(q0)
     traj = QuinticTrajectory(q0, np.zeros(6), np.zeros(6), 2.0)

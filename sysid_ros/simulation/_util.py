@@ -1,5 +1,5 @@
 """Small helpers shared by the simulator modules (per-joint settings, encoder model, a
-zero-phase derivative of sampled positions)."""
+zero-phase derivative of sampled positions, read-only copies)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -9,7 +9,7 @@ import numpy as np
 from sysid_ros.model.robots import Robot
 from sysid_ros.simulation.errors import SimConfigError
 
-__all__ = ["per_joint", "encoder_resolution", "quantize", "centred_derivative"]
+__all__ = ["per_joint", "readonly", "encoder_resolution", "quantize", "centred_derivative"]
 
 
 def per_joint(value: float | Sequence[float], n: int, name: str) -> np.ndarray:
@@ -20,6 +20,13 @@ def per_joint(value: float | Sequence[float], n: int, name: str) -> np.ndarray:
     if arr.shape != (n,) or not np.all(np.isfinite(arr)) or np.any(arr < 0):
         raise SimConfigError(f"{name} must be a non-negative number or {n} of them, got {value!r}")
     return arr
+
+
+def readonly(a: np.ndarray | Sequence[float]) -> np.ndarray:
+    """A read-only float copy of ``a`` (frozen records share no writable arrays)."""
+    out = np.array(a, dtype=float)
+    out.setflags(write=False)
+    return out
 
 
 def encoder_resolution(robot: Robot) -> np.ndarray:

@@ -48,15 +48,16 @@ from sysid_ros.simulation._util import centred_derivative, encoder_resolution, p
 from sysid_ros.simulation.errors import SimConfigError
 from sysid_ros.simulation.payload import Payload
 from sysid_ros.simulation.reference import SumOfSines, exciting_reference
-from sysid_ros.simulation.simulator import SimConfig, Simulator
+from sysid_ros.simulation.simulator import Simulator
+from sysid_ros.simulation.spec import SimulatorSpec
 from sysid_ros.simulation.truth import (
-    HardwareTruth, hardware_truth_settings, random_hardware_truth,
+    HardwareTruth, drawn_truth, hardware_truth_settings, random_hardware_truth,
 )
 
 __all__ = [
     "VELOCITY_MODES", "HardwareProfile", "HardwareTruth", "random_hardware_truth",
     "hardware_truth_settings", "HardwareSensor", "PublishedSamples", "ExactSamples",
-    "HardwareRecording", "hardware_simulator", "record_hardware_like", "write_joint_states_bag",
+    "HardwareRecording", "record_hardware_like", "write_joint_states_bag",
     "check_recording",
 ]
 
@@ -531,16 +532,6 @@ class HardwareRecording:
         return int(self.t.shape[0])
 
 
-def hardware_simulator(robot: Robot, payload: Payload | None, profile: HardwareProfile,
-                       truth: HardwareTruth, seed: int | None = None,
-                       integrator: str = "Euler") -> Simulator:
-    """The MuJoCo simulator of ``truth`` (+ payload) with MuJoCo dry friction at the profile's
-    physics step; noise-free and unquantised (the :class:`HardwareSensor` does that)."""
-    config = SimConfig(physics_dt=profile.physics_step, integrator=integrator, noise_tau=0.0,
-                       noise_dq=0.0, quantize=False, coulomb="mujoco")
-    return Simulator(robot, payload, config, seed=seed, truth=truth)
-
-
 class _TrackingController:
     """The robot's own loop (fixed base): PD around the reference + the *nominal* model's
     gravity (no payload: the controller does not know it) + nominal viscous feed-forward.
@@ -592,8 +583,9 @@ def record_hardware_like(robot: Robot, rng: np.random.Generator, payload: Payloa
         payload: carried from the start (None: calibration run without payload).
         duration: seconds of robot time.
         profile: publication profile, e.g. ``HardwareProfile.from_robot(robot)``.
-        truth: the simulated robot; default :func:`random_hardware_truth` with the robot file's
-            ``simulation.hardware_like.truth`` settings. Its θ_e is replaced by EE link + payload.
+        truth: the simulated robot; default :func:`~sysid_ros.simulation.truth.drawn_truth`
+            (the robot file's ``simulation.hardware_like.truth`` settings). Its θ_e is replaced
+            by EE link + payload.
         reference: joint reference to track; default :func:`exciting_reference` from ``start``.
         start: initial joint angles (default: the reference's start); the robot starts at rest.
         swap_payload, swap_time: the payload becomes ``swap_payload`` at ``swap_time`` s (a
@@ -605,12 +597,11 @@ def record_hardware_like(robot: Robot, rng: np.random.Generator, payload: Payloa
                              "floating base (standing_hardware.record_standing_hardware_like)")
     check_recording(duration, swap_payload, swap_time)
     if truth is None:
-        truth = random_hardware_truth(robot, rng, **hardware_truth_settings(robot),
-                                      payload=payload)
+        truth = drawn_truth(robot, rng, payload)
     if reference is None:
         reference = exciting_reference(robot, rng, start=start)
     q_start = reference(0.0)[0] if start is None else np.asarray(start, dtype=float)
-    sim = hardware_simulator(robot, payload, profile, truth)
+    sim = Simulator(SimulatorSpec.hardware_like(robot, payload, profile, truth))
     sim.reset(q_start)
     initial_truth = sim.truth
     assert initial_truth is not None

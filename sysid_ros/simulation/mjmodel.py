@@ -47,8 +47,8 @@ from sysid_ros.simulation.errors import SimConfigError
 from sysid_ros.simulation.payload import Payload, true_theta_e
 from sysid_ros.simulation.truth import HardwareTruth
 
-__all__ = ["MujocoRobot", "build_mujoco_model", "set_body_theta", "refresh_constants",
-           "IMU_SENSORS", "INTEGRATORS", "COULOMB_MODES"]
+__all__ = ["MujocoRobot", "build_mujoco_model", "check_physics", "set_body_theta",
+           "refresh_constants", "IMU_SENSORS", "INTEGRATORS", "COULOMB_MODES"]
 
 _ERD_PREFIX = "example-robot-data:"
 IMU_SENSORS = ("imu_quat", "imu_gyro", "imu_acc")
@@ -171,6 +171,17 @@ def refresh_constants(model: mujoco.MjModel) -> None:
     mujoco.mj_setConst(model, mujoco.MjData(model))
 
 
+def check_physics(physics_dt: float, integrator: str, coulomb: str) -> None:
+    """SimConfigError unless the physics step is in (0, 1 ms] and the integrator and the
+    Coulomb mode are known ones."""
+    if integrator not in INTEGRATORS:
+        raise SimConfigError(f"integrator {integrator!r} unknown; use one of {sorted(INTEGRATORS)}")
+    if coulomb not in COULOMB_MODES:
+        raise SimConfigError(f"coulomb {coulomb!r} unknown; use one of {list(COULOMB_MODES)}")
+    if not (np.isfinite(physics_dt) and 0.0 < physics_dt <= 1e-3):
+        raise SimConfigError(f"physics_dt must be in (0, 1e-3] s, got {physics_dt!r}")
+
+
 def build_mujoco_model(robot: Robot, payload: Payload | None = None, physics_dt: float = 2.5e-4,
                        integrator: str = "Euler", *, truth: HardwareTruth | None = None,
                        coulomb: str = "exact") -> MujocoRobot:
@@ -181,14 +192,9 @@ def build_mujoco_model(robot: Robot, payload: Payload | None = None, physics_dt:
     payload)``). ``coulomb``: ``"exact"`` (``frictionloss`` 0; the simulator applies the law)
     or ``"mujoco"`` (``frictionloss`` = Fc, MuJoCo's dry-friction constraint, made stiff).
     """
-    if integrator not in INTEGRATORS:
-        raise SimConfigError(f"integrator {integrator!r} unknown; use one of {sorted(INTEGRATORS)}")
-    if coulomb not in COULOMB_MODES:
-        raise SimConfigError(f"coulomb {coulomb!r} unknown; use one of {list(COULOMB_MODES)}")
+    check_physics(physics_dt, integrator, coulomb)
     if truth is not None:
         truth.check(robot)
-    if not (np.isfinite(physics_dt) and 0.0 < physics_dt <= 1e-3):
-        raise SimConfigError(f"physics_dt must be in (0, 1e-3] s, got {physics_dt!r}")
     section = robot.config.get("simulation", {}) or {}
     spec = _base_spec(robot, section, physics_dt, integrator)
     root = spec.worldbody.first_body()

@@ -31,9 +31,10 @@ import numpy as np
 
 from sysid_ros.model.robots import Robot
 from sysid_ros.simulation.errors import CommandError, SimConfigError
-from sysid_ros.simulation.hardware_like import HardwareProfile, HardwareSensor, hardware_simulator
+from sysid_ros.simulation.hardware_like import HardwareProfile, HardwareSensor
 from sysid_ros.simulation.payload import Payload, dumbbell_for
-from sysid_ros.simulation.simulator import ImuReading, SimConfig, Simulator, robot_physics_dt
+from sysid_ros.simulation.simulator import ImuReading, Simulator
+from sysid_ros.simulation.spec import SimConfig, SimulatorSpec, robot_physics_dt
 from sysid_ros.simulation.imu import ImuProfile
 from sysid_ros.simulation.truth import sim_truth
 
@@ -204,8 +205,8 @@ class SimRuntime:
                     "node publishes sample by sample; record such data with sysid-sim-record, or "
                     "choose 'noisy', 'exact' or 'finite_difference' here")
             truth = sim_truth(robot, s.hardware_seed, self.payload)
-            self.sim = hardware_simulator(robot, self.payload, self.profile, truth, seed=s.seed,
-                                          integrator=s.integrator)
+            self.sim = Simulator(SimulatorSpec.hardware_like(
+                robot, self.payload, self.profile, truth, seed=s.seed, integrator=s.integrator))
             self.sensor = HardwareSensor(robot, self.profile, truth,
                                          np.random.default_rng([s.hardware_seed, 1]))
             if robot.floating_base:
@@ -217,10 +218,10 @@ class SimRuntime:
         else:
             self.rate_hz = s.rate_hz
             dt = publication_schedule(robot, s.rate_hz, s.physics_dt)
-            self.sim = Simulator(robot, self.payload,
-                                 SimConfig(physics_dt=dt, integrator=s.integrator,
-                                           noise_tau=s.noise_tau, noise_dq=s.noise_dq,
-                                           quantize=s.quantize), seed=s.seed)
+            self.sim = Simulator(SimulatorSpec(
+                robot, self.payload, SimConfig(physics_dt=dt, integrator=s.integrator,
+                                               noise_tau=s.noise_tau, noise_dq=s.noise_dq,
+                                               quantize=s.quantize), seed=s.seed))
         self.period = 1.0 / self.rate_hz
         self.steps_per_pub = int(round(self.period / self.sim.physics_dt))
         self.q0 = self.sim.home.copy() if s.initial_q is None else np.asarray(s.initial_q, float)

@@ -8,11 +8,14 @@ with H, C, g from the same URDF as Pinocchio (+ the payload on the EE body), Ia 
 armature, Fv = MuJoCo damping (implicit in the Euler integrator), Fc·sign(q̇) + β applied as a
 generalized force from the velocity at the start of each physics step (see ``mjmodel``).
 
-Hardware-like physics (``truth=`` a :class:`~sysid_ros.simulation.truth.HardwareTruth`,
-usually with ``SimConfig(coulomb="mujoco")``): friction, armature and body inertias come from
-the truth instead of the robot facts file, Coulomb friction is MuJoCo's ``frictionloss``
-constraint (stiff; not a sign law), and β is a torque-*sensor* offset: the arm feels τ_motor, the sensor reports
-τ_motor + β (+ noise), as with a real joint-torque sensor or current-based estimate.
+A simulator is built in one pass from a resolved
+:class:`~sysid_ros.simulation.spec.SimulatorSpec` (robot, payload, settings, seed, simulated
+robot). Hardware-like physics (a spec with a :class:`~sysid_ros.simulation.truth.HardwareTruth`,
+usually :meth:`~sysid_ros.simulation.spec.SimulatorSpec.hardware_like`): friction, armature and
+body inertias come from the truth instead of the robot facts file, Coulomb friction is MuJoCo's
+``frictionloss`` constraint (stiff; not a sign law), and β is a torque-*sensor* offset: the arm
+feels τ_motor, the sensor reports τ_motor + β (+ noise), as with a real joint-torque sensor or
+current-based estimate.
 
 Per physics step (``mj_step1`` → control → ``mj_step2``) the motor torque is
 
@@ -43,36 +46,23 @@ from __future__ import annotations
 import dataclasses
 
 from dataclasses import dataclass
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import mujoco
 import numpy as np
 from scipy.linalg.lapack import dgesv as _dgesv
 from scipy.linalg.lapack import dposv as _dposv
 
-from sysid_ros.model.robots import Robot
-from sysid_ros.simulation._util import encoder_resolution, per_joint, quantize
+from sysid_ros.simulation._util import quantize
 from sysid_ros.simulation.errors import CommandError, SimConfigError, SimulationError
 from sysid_ros.simulation.mjmodel import (
-    COULOMB_MODES, IMU_SENSORS, INTEGRATORS, MujocoRobot, build_mujoco_model,
-    refresh_constants, set_body_theta,
+    IMU_SENSORS, MujocoRobot, build_mujoco_model, refresh_constants, set_body_theta,
 )
 from sysid_ros.simulation.payload import Payload
+from sysid_ros.simulation.spec import SimulatorSpec
 from sysid_ros.simulation.standing import QuasiStaticStance
-from sysid_ros.simulation.truth import HardwareTruth
 
-__all__ = ["SimConfig", "Simulator", "Measurement", "ImuReading", "SimState", "robot_physics_dt"]
-
-
-def robot_physics_dt(robot: Robot) -> float:
-    """The robot file's ``simulation.physics_dt`` (s), 2.5e-4 when it gives none."""
-    section = robot.config.get("simulation", {}) or {}
-    dt = float(section.get("physics_dt", 2.5e-4))
-    if not (np.isfinite(dt) and 0.0 < dt <= 1e-3):
-        raise SimConfigError(f"{robot.config_path}: simulation.physics_dt must be in (0, 1e-3] s, "
-                             f"got {dt!r}")
-    return dt
+__all__ = ["Simulator", "Measurement", "ImuReading", "SimState"]
 
 
 def _as_slice(index: np.ndarray) -> slice | np.ndarray:
@@ -81,43 +71,6 @@ def _as_slice(index: np.ndarray) -> slice | np.ndarray:
     if index.size and np.array_equal(index, np.arange(index[0], index[0] + index.size)):
         return slice(int(index[0]), int(index[0]) + index.size)
     return index
-
-
-@dataclass(frozen=True)
-class SimConfig:
-    """Simulator settings. Arrays may be a scalar (all joints) or one value per joint.
-
-    physics_dt: physics step (s), ≤ 1 ms; 0.25 ms default so 4 kHz publication gets fresh
-        states every step; 0 = the robot file's ``simulation.physics_dt`` (0.25 ms if absent;
-        B1 + Z1: 1 ms, see config/b1_z1.yaml).
-    integrator: ``Euler`` (semi-implicit, implicit joint damping), ``implicitfast`` or
-        ``implicit`` (RK4 cannot be split for per-step control).
-    noise_tau: torque-sensor noise bound (N·m): uniform in ±noise_tau.
-    noise_dq: velocity noise bound (rad/s): uniform in ±noise_dq.
-    quantize: round positions to the encoder resolution (robot ``simulation.encoder_resolution_deg``).
-    hold_kp/hold_kd: override the robot's ``simulation.hold_kp``/``hold_kd``.
-    coulomb: ``exact`` (the simulator's set-valued Fc·sign(q̇) law, default) or ``mujoco``
-        (MuJoCo's soft ``frictionloss`` constraint; hardware-like data).
-    """
-
-    physics_dt: float = 2.5e-4
-    integrator: str = "Euler"
-    noise_tau: float | Sequence[float] = 0.0
-    noise_dq: float | Sequence[float] = 0.0
-    quantize: bool = True
-    hold_kp: Sequence[float] | None = None
-    hold_kd: Sequence[float] | None = None
-    coulomb: str = "exact"
-
-
-def _check_config(config: SimConfig) -> None:
-    """SimConfigError unless the integrator and the Coulomb mode are known ones."""
-    if config.integrator not in INTEGRATORS:
-        raise SimConfigError(f"integrator {config.integrator!r} unknown; "
-                             f"use one of {sorted(INTEGRATORS)}")
-    if config.coulomb not in COULOMB_MODES:
-        raise SimConfigError(f"coulomb {config.coulomb!r} unknown; "
-                             f"use one of {list(COULOMB_MODES)}")
 
 
 @dataclass(frozen=True)
@@ -152,97 +105,71 @@ class SimState:
 
 
 class Simulator:
-    """MuJoCo simulation of ``robot`` carrying ``payload`` (or nothing).
-
-    ``truth``: simulate this robot instead of the facts file's nominal one (its θ_e is replaced
-    by nominal EE link + ``payload``; the result is :attr:`truth`); β becomes a sensor offset.
+    """MuJoCo simulation of a :class:`~sysid_ros.simulation.spec.SimulatorSpec`: its robot
+    carrying its payload (or nothing), as the facts file has it or as its ``truth`` (then β is a
+    sensor offset). :attr:`spec` stays what the run started from; :attr:`payload` and
+    :attr:`truth` (the simulated robot) follow :meth:`set_payload`.
 
     Not thread-safe: one thread steps and measures (the node serialises access).
     """
 
-    def __init__(self, robot: Robot, payload: Payload | None = None,
-                 config: SimConfig = SimConfig(), seed: int | None = None,
-                 truth: HardwareTruth | None = None) -> None:
-        # One pass over the specification (robot, payload, config, truth), phase by phase:
-        # each phase reads only the specification and what the phases before it built.
-        self.robot, self.payload, self.config = robot, payload, config
-        _check_config(config)
-        physics_dt = config.physics_dt or robot_physics_dt(robot)
-        self._build_physics(truth, physics_dt)
-        self._init_sensors(seed)
-        section = robot.config.get("simulation", {}) or {}
-        self._init_joint_roles(section)
-        self._init_friction(physics_dt)
+    def __init__(self, spec: SimulatorSpec) -> None:
+        # One pass over the resolved specification, phase by phase: each phase reads only the
+        # spec and what the phases before it built.
+        if not isinstance(spec, SimulatorSpec):
+            raise TypeError(f"Simulator takes a SimulatorSpec (Simulator(SimulatorSpec(robot, "
+                            f"payload, config, seed))), got {type(spec).__name__}")
+        self.spec = spec
+        self.robot, self.payload, self.config = spec.robot, spec.payload, spec.config
+        #: the simulated robot (None: the facts file's nominal model, β acting on the arm)
+        self.truth = spec.truth
+        self.hold_kp, self.hold_kd = spec.hold_kp, spec.hold_kd
+        self.command_joints: tuple[str, ...] = spec.command_joints
+        self.home = spec.home
+        self._build_physics()
+        self._init_sensors()
+        self._init_joint_roles()
+        self._init_friction()
         self._init_control_state()
         self.reset()
 
-    def _build_physics(self, truth: HardwareTruth | None, physics_dt: float) -> None:
-        """The simulated robot (nominal, or ``truth`` carrying the payload) and its MuJoCo model."""
-        robot, payload = self.robot, self.payload
-        #: the simulated robot (None: the facts file's nominal model, β acting on the arm)
-        self.truth = None if truth is None else truth.with_payload(robot, payload)
-        self._theta_e = (HardwareTruth.nominal(robot, payload) if self.truth is None
-                         else self.truth).theta_e.copy()
-        self.mj: MujocoRobot = build_mujoco_model(robot, payload, physics_dt,
-                                                  self.config.integrator, truth=self.truth,
-                                                  coulomb=self.config.coulomb)
+    def _build_physics(self) -> None:
+        """The simulated robot's MuJoCo model and data."""
+        spec = self.spec
+        self._theta_e = spec.theta_e.copy()
+        self.mj: MujocoRobot = build_mujoco_model(spec.robot, spec.payload, spec.physics_dt,
+                                                  spec.config.integrator, truth=spec.truth,
+                                                  coulomb=spec.config.coulomb)
         self.model = self.mj.model
         self.data = mujoco.MjData(self.model)
         self._full_m = np.zeros((self.model.nv, self.model.nv))   # full_mass_matrix's buffer
 
-    def _init_sensors(self, seed: int | None) -> None:
+    def _init_sensors(self) -> None:
         """Sensor noise bounds, their generator, encoder quantisation and the IMU's addresses."""
-        nj, config = self.robot.nj, self.config
-        self._rng = np.random.default_rng(seed)
-        self._noise_tau = per_joint(config.noise_tau, nj, "noise_tau")
-        self._noise_dq = per_joint(config.noise_dq, nj, "noise_dq")
-        self._resolution = encoder_resolution(self.robot)
-        res = self._resolution
+        spec = self.spec
+        self._rng = np.random.default_rng(spec.seed)
+        self._noise_tau, self._noise_dq = spec.noise_tau, spec.noise_dq
+        self._resolution = res = spec.resolution
         self._quantize = ((lambda q: np.round(q / res) * res) if np.all(res > 0)
                           else (lambda q: quantize(q, res)))
         self._imu_adr = ({name: (int(self.model.sensor(name).adr[0]),
                                  int(self.model.sensor(name).dim[0])) for name in IMU_SENSORS}
                          if self.mj.imu_body is not None else {})
 
-    def _init_joint_roles(self, section: Mapping[str, Any]) -> None:
-        """Hold gains, which joints take commands and which hold a posture (B1's legs), home."""
-        robot, config, nj = self.robot, self.config, self.robot.nj
-        kp = config.hold_kp if config.hold_kp is not None else section.get("hold_kp")
-        kd = config.hold_kd if config.hold_kd is not None else section.get("hold_kd")
-        if kp is None or kd is None:
-            raise SimConfigError(f"{robot.config_path}: section 'simulation' needs hold_kp and "
-                                 "hold_kd (or pass SimConfig.hold_kp/hold_kd)")
-        self.hold_kp = per_joint(kp, nj, "hold_kp")
-        self.hold_kd = per_joint(kd, nj, "hold_kd")
-
-        arm = robot.config.get("arm_joints")
-        names = list(robot.joint_names)
-        self.command_joints: tuple[str, ...] = tuple(arm) if arm else robot.joint_names
-        unknown = set(self.command_joints) - set(names)
-        if unknown:
-            raise SimConfigError(f"arm_joints {sorted(unknown)} are not among the robot's joints")
+    def _init_joint_roles(self) -> None:
+        """Which joints take commands and which hold a posture (B1's legs), as index arrays."""
+        nj, names = self.robot.nj, list(self.robot.joint_names)
         self._cmd_idx = np.array([names.index(n) for n in self.command_joints], dtype=int)
         self._posture_mask = np.ones(nj, dtype=bool)
         self._posture_mask[self._cmd_idx] = False
         self._has_posture = bool(np.any(self._posture_mask))     # legs held by PD (B1)
         self._commands_all = bool(np.array_equal(self._cmd_idx, np.arange(nj)))
-        self._posture = np.zeros(nj)
-        if np.any(self._posture_mask):
-            legs = section.get("leg_standing_posture", robot.config.get("leg_standing_posture"))
-            legs = np.asarray(legs if legs is not None else [], dtype=float)
-            if legs.shape != (int(self._posture_mask.sum()),):
-                raise SimConfigError("leg_standing_posture needs one angle per non-arm joint")
-            self._posture[self._posture_mask] = legs
-        home = section.get("home")
-        self.home = np.asarray(home, float) if home is not None else robot.neutral()[robot.q_index]
-        if self.home.shape != (nj,):
-            raise SimConfigError(f"simulation.home needs {nj} angles")
+        self._posture = self.spec.posture.copy()
 
-    def _init_friction(self, physics_dt: float) -> None:
+    def _init_friction(self) -> None:
         """Friction and offset per joint (nominal or the truth's) and the Coulomb solve's
         preallocated selections and buffers."""
-        nj = self.robot.nj
-        fr = self.robot.friction.nominal if self.truth is None else self.truth.friction
+        nj, fr = self.robot.nj, self.spec.friction
         self._fc, self._fv = fr[:, 0].copy(), fr[:, 1].copy()
         if self.config.coulomb == "mujoco":   # MuJoCo's frictionloss does it; the law is off
             self._fc[:] = 0.0
@@ -261,7 +188,7 @@ class Simulator:
         self._fc_sel = _as_slice(self._fc_idx)
         self._fc_list = self._fc[self._fc_idx].tolist()
         self._coulomb_out = np.zeros(nj)
-        self._h_fv_s = physics_dt * self._fv[s_joints]
+        self._h_fv_s = self.spec.physics_dt * self._fv[s_joints]
         self._eye_s = np.eye(s_joints.size)
         self._y = np.zeros((1 + s_joints.size, self.model.nv))
         self._y[1 + np.arange(s_joints.size), self.mj.dof_adr[s_joints]] = 1.0
@@ -269,7 +196,7 @@ class Simulator:
 
     def _init_control_state(self) -> None:
         """Torque limits, address maps, the command / hold / posture controller state and the
-        standing feed-forward (floating base with posture joints)."""
+        standing feed-forward (a floating base standing on its legs)."""
         robot, nj = self.robot, self.robot.nj
         self._tau_max = robot.limits.tau_max.copy()
         # address maps as slices where contiguous (views: the per-step reads copy nothing)
@@ -285,7 +212,8 @@ class Simulator:
         self._target = self._posture.copy()
         self._ff = np.zeros(nj)
         self._stance: QuasiStaticStance | None = None
-        if self.mj.free_dof is not None and np.any(self._posture_mask):
+        if self.spec.standing:
+            assert self.mj.free_dof is not None      # a floating base has its free joint
             self._stance = QuasiStaticStance(
                 self.model, self.mj.free_dof, self.mj.dof_adr[self._posture_mask],
                 self.mj.contact_geoms)

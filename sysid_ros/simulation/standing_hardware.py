@@ -25,12 +25,12 @@ import numpy as np
 from sysid_ros.model.robots import Robot
 from sysid_ros.simulation.errors import SimConfigError
 from sysid_ros.simulation.imu import ImuProfile
-from sysid_ros.simulation.hardware_like import HardwareProfile, HardwareSensor, \
-    check_recording, hardware_simulator
+from sysid_ros.simulation.hardware_like import HardwareProfile, HardwareSensor, check_recording
 from sysid_ros.simulation.payload import Payload
+from sysid_ros.simulation.simulator import Simulator
+from sysid_ros.simulation.spec import SimulatorSpec
 from sysid_ros.simulation.synthetic import standing_motion
-from sysid_ros.simulation.truth import HardwareTruth, hardware_truth_settings, \
-    random_hardware_truth
+from sysid_ros.simulation.truth import HardwareTruth, drawn_truth
 
 __all__ = ["ImuStream", "StandingHardwareRecording", "record_standing_hardware_like"]
 
@@ -115,9 +115,8 @@ def record_standing_hardware_like(
         raise SimConfigError(f"the period 1/rate_hz = {profile.period:g} s must be a whole "
                              f"number of physics steps ({profile.physics_step:g} s)")
     if truth is None:
-        truth = random_hardware_truth(robot, rng, **hardware_truth_settings(robot),
-                                      payload=payload)
-    sim = hardware_simulator(robot, payload, profile, truth)
+        truth = drawn_truth(robot, rng, payload)
+    sim = Simulator(SimulatorSpec.hardware_like(robot, payload, profile, truth))
     initial_truth = sim.truth
     assert initial_truth is not None
     swap = None if swap_payload is None or swap_time is None else (swap_time, swap_payload)

@@ -206,10 +206,10 @@ def simulate_mujoco(robot: Robot, rng: np.random.Generator, payload: Payload | N
     torque + uniform noise in ±``noise_tau``. Returns a :class:`SimulatedRun` whose ``tau`` is
     the noise-free applied torque and ``theta_e`` the simulator's truth.
     """
-    from sysid_ros.simulation import SimConfig, Simulator
+    from sysid_ros.simulation import SimConfig, Simulator, SimulatorSpec
 
-    sim = Simulator(robot, payload, SimConfig(noise_tau=noise_tau, quantize=False),
-                    seed=int(rng.integers(2**31)))
+    sim = Simulator(SimulatorSpec(robot, payload, SimConfig(noise_tau=noise_tau, quantize=False),
+                                  seed=int(rng.integers(2**31))))
     ref = reference or exciting_reference(robot, rng)
     q0, dq0 = ref(0.0)
     sim.reset(q0, dq0)
@@ -268,11 +268,12 @@ def simulate_standing(robot: Robot, rng: np.random.Generator, payload: Payload |
     ±``noise_tau``; the IMU readings are the simulator's exact ones. ``swap`` = (t, payload):
     the payload is replaced t seconds into the recording (the run's ``theta_e`` is then the
     first payload's)."""
-    from sysid_ros.simulation import SimConfig, Simulator
+    from sysid_ros.simulation import SimConfig, Simulator, SimulatorSpec
 
-    sim = Simulator(robot, payload, SimConfig(noise_tau=noise_tau, quantize=False,
-                                              physics_dt=physics_dt),
-                    seed=int(rng.integers(2**31)))
+    spec = SimulatorSpec(robot, payload, SimConfig(noise_tau=noise_tau, quantize=False,
+                                                   physics_dt=physics_dt),
+                         seed=int(rng.integers(2**31)))
+    sim = Simulator(spec)
     theta_e = sim.true_theta_e()
     m = standing_motion(robot, sim, rng, duration, settle=settle, amplitude=amplitude, swap=swap,
                         measure=True)

@@ -29,23 +29,18 @@ import pinocchio as pin
 
 from sysid_ros.model.parameters import is_physically_consistent
 from sysid_ros.model.robots import Robot
-from sysid_ros.simulation._util import per_joint
+from sysid_ros.simulation._util import per_joint, readonly
 from sysid_ros.simulation.errors import SimConfigError
-from sysid_ros.simulation.payload import Payload
+from sysid_ros.simulation.payload import Payload, true_theta_e
 
-__all__ = ["HardwareTruth", "random_hardware_truth", "hardware_truth_settings", "sim_truth"]
+__all__ = ["HardwareTruth", "random_hardware_truth", "hardware_truth_settings", "drawn_truth",
+           "sim_truth"]
 
 #: Keys of ``simulation.hardware_like.truth`` in a robot facts file (keyword arguments of
 #: :func:`random_hardware_truth`).
 TRUTH_KEYS = ("friction_rel", "fc_max", "offset_max", "link_rel", "torque_gain_rel")
 # Draws per body before giving up on a physically consistent scaled θ (then: nominal kept).
 _CONSISTENCY_TRIES = 200
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a = np.array(a, dtype=float)
-    a.setflags(write=False)
-    return a
 
 
 @dataclass(frozen=True, eq=False)
@@ -104,20 +99,20 @@ class HardwareTruth:
                 or np.any(gain <= 0):
             raise SimConfigError("HardwareTruth.torque_gain must be one finite gain > 0 per "
                                  "joint")
-        object.__setattr__(self, "torque_gain", _readonly(gain))
+        object.__setattr__(self, "torque_gain", readonly(gain))
         if self.ripple is not None:
             ripple = np.asarray(self.ripple, dtype=float)
             if ripple.shape != (friction.shape[0], 2) or not np.all(np.isfinite(ripple)):
                 raise SimConfigError("HardwareTruth.ripple must be a finite (nj, 2) array "
                                      "[sin, cos amplitude] per joint")
-            object.__setattr__(self, "ripple", _readonly(ripple))
+            object.__setattr__(self, "ripple", readonly(ripple))
         if isinstance(self.ripple_order, bool) or not isinstance(self.ripple_order, int) \
                 or self.ripple_order < 1:
             raise SimConfigError(f"HardwareTruth.ripple_order must be a positive integer, got "
                                  f"{self.ripple_order!r}")
-        object.__setattr__(self, "friction", _readonly(friction))
-        object.__setattr__(self, "theta_r", _readonly(theta_r))
-        object.__setattr__(self, "theta_e", _readonly(theta_e))
+        object.__setattr__(self, "friction", readonly(friction))
+        object.__setattr__(self, "theta_r", readonly(theta_r))
+        object.__setattr__(self, "theta_e", readonly(theta_e))
 
     # -- constructors --------------------------------------------------------------------------
     @classmethod
@@ -126,11 +121,11 @@ class HardwareTruth:
         the identifier assumes, i.e. what hardware-like data must *not* look like exactly."""
         theta = robot.theta()
         return cls(robot.friction.nominal, np.delete(theta, _ee_range(robot)),
-                   _theta_e(robot, payload))
+                   true_theta_e(robot, payload))
 
     def with_payload(self, robot: Robot, payload: Payload | None) -> HardwareTruth:
         """The same robot carrying ``payload``: θ_e = nominal EE link + payload."""
-        return replace(self, theta_e=_theta_e(robot, payload))
+        return replace(self, theta_e=true_theta_e(robot, payload))
 
     # -- views ---------------------------------------------------------------------------------
     def ripple_torque(self, q: np.ndarray) -> np.ndarray:
@@ -172,11 +167,6 @@ def _ee_range(robot: Robot) -> np.ndarray:
     return np.arange(robot.ee_columns.start, robot.ee_columns.stop)
 
 
-def _theta_e(robot: Robot, payload: Payload | None) -> np.ndarray:
-    theta = robot.theta_e().copy()
-    return theta if payload is None else theta + payload.theta()
-
-
 def hardware_truth_settings(robot: Robot) -> dict[str, Any]:
     """The robot file's ``simulation.hardware_like.truth`` section as keyword arguments of
     :func:`random_hardware_truth` (missing keys are left to its defaults)."""
@@ -191,12 +181,18 @@ def hardware_truth_settings(robot: Robot) -> dict[str, Any]:
     return dict(truth)
 
 
+def drawn_truth(robot: Robot, rng: np.random.Generator,
+                payload: Payload | None = None) -> HardwareTruth:
+    """A robot drawn off its catalogue from ``rng`` with the robot file's
+    ``simulation.hardware_like.truth`` settings, carrying ``payload``."""
+    return random_hardware_truth(robot, rng, **hardware_truth_settings(robot), payload=payload)
+
+
 def sim_truth(robot: Robot, hardware_seed: int, payload: Payload | None = None) -> HardwareTruth:
     """The robot the sim node draws with ``hardware_like`` and ``hardware_seed``: the robot
     file's truth settings, its seed stream 0 (the payload does not change the draw). A
     calibration recording of the same robot (``sysid-sim-record``) draws it here too."""
-    return random_hardware_truth(robot, np.random.default_rng([int(hardware_seed), 0]),
-                                 **hardware_truth_settings(robot), payload=payload)
+    return drawn_truth(robot, np.random.default_rng([int(hardware_seed), 0]), payload)
 
 
 def random_hardware_truth(robot: Robot, rng: np.random.Generator, friction_rel: float = 0.5,
@@ -254,4 +250,4 @@ def random_hardware_truth(robot: Robot, rng: np.random.Generator, friction_rel: 
     theta_r = np.delete(bodies, ee, axis=0).reshape(-1)
     gain = (1.0 + torque_gain_rel * rng.uniform(-1.0, 1.0, nj)) if torque_gain_rel > 0 \
         else np.ones(nj)
-    return HardwareTruth(friction, theta_r, _theta_e(robot, payload), torque_gain=gain)
+    return HardwareTruth(friction, theta_r, true_theta_e(robot, payload), torque_gain=gain)

@@ -168,9 +168,9 @@ def test_standing_b1_stays_inside_the_assumed_trunk_motion_and_disturbance(b1_z1
     rad/s) while the B1 stands; the IMU's trunk motion stays inside ``arm_view.trunk_motion``
     and the true fictitious torque (Pinocchio on the simulator's exact states, accelerations of
     the Euler step) stays below d̄."""
-    from sysid_ros.simulation import SimConfig, Simulator
+    from sysid_ros.simulation import SimConfig, Simulator, SimulatorSpec
 
-    sim = Simulator(b1_z1, config=SimConfig(physics_dt=1e-3), seed=0)
+    sim = Simulator(SimulatorSpec(b1_z1, config=SimConfig(physics_dt=1e-3), seed=0))
     sim.step(None, n_steps=1000)
     arm = np.array([b1_z1.joint_names.index(n) for n in view.joint_names])
     cols = b1_z1.v_index[arm]

@@ -17,7 +17,7 @@ import pinocchio as pin
 
 from sysid_ros.control.arm_view import DisturbanceRows, arm_view
 from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation import SimConfig, Simulator
+from sysid_ros.simulation import SimConfig, Simulator, SimulatorSpec
 
 _TS = default_typestore()
 
@@ -65,7 +65,7 @@ def _record(robot, tmp_path, name: str, chatter: float,
     ms after 0.5 s) with its IMU and the arm's command (× ``command_scale``: 0 records a calm
     command beside the chattering torque) written to a bag; returns the bag and the truth's
     max ‖ω‖."""
-    sim = Simulator(robot, config=SimConfig(physics_dt=1e-3), seed=0)
+    sim = Simulator(SimulatorSpec(robot, config=SimConfig(physics_dt=1e-3), seed=0))
     sim.step(None, n_steps=1000)
     hold = sim.q[12:]
     bag = tmp_path / name

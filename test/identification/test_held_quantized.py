@@ -15,15 +15,15 @@ import numpy as np
 import pinocchio as pin
 
 from sysid_ros.identification import identify, load_identification_config
-from sysid_ros.simulation import SimConfig, Simulator
+from sysid_ros.simulation import SimConfig, Simulator, SimulatorSpec
 from sysid_ros.simulation.payload import dumbbell_for
 
 
 def _record(robot, quantize: bool, seconds: float = 1.5):
     """1 kHz, command held over each 1 ms period (4 physics steps), positions quantized or not,
     exact torque measurement: gravity compensation + PD towards a smooth reference."""
-    sim = Simulator(robot, dumbbell_for(robot, 2.0), SimConfig(physics_dt=2.5e-4,
-                                                                quantize=quantize))
+    sim = Simulator(SimulatorSpec(robot, dumbbell_for(robot, 2.0),
+                                  SimConfig(physics_dt=2.5e-4, quantize=quantize)))
     home = np.asarray(robot.config["simulation"]["home"], float)
     sim.reset(home)
     model, data = robot.model, robot.model.createData()

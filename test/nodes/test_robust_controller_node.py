@@ -185,13 +185,13 @@ def test_lifecycle_and_closed_loop_over_dds(harness):
     from sysid_ros.model.box import theta_e_box
     from sysid_ros.nodes.messages import bounds_to_msg
     from sysid_ros.simulation.payload import dumbbell_for, true_theta_e
-    from sysid_ros.simulation.simulator import SimConfig, Simulator
+    from sysid_ros.simulation import SimConfig, Simulator, SimulatorSpec
 
     robot = load_robot("gen3")
     payload = dumbbell_for(robot, 3.63)
     truth = true_theta_e(robot, payload)
     rad = 0.1 * np.abs(truth) + 1e-3
-    sim = Simulator(robot, payload, SimConfig(quantize=False))
+    sim = Simulator(SimulatorSpec(robot, payload, SimConfig(quantize=False)))
     q0 = np.array(robot.config["simulation"]["home"])
     sim.reset(q0)
     names = robot.joint_names

@@ -18,7 +18,7 @@ import pytest
 from sysid_ros.control.controller import ControllerGains, RobustController
 from sysid_ros.model.box import theta_e_box
 from sysid_ros.planning.planner import ExcitingPlanner, PlannerConfig
-from sysid_ros.simulation import SimConfig, Simulator
+from sysid_ros.simulation import SimConfig, Simulator, SimulatorSpec
 from sysid_ros.simulation.payload import dumbbell_for, true_theta_e
 
 from .test_planner import EARLY_BOX_HI, EARLY_BOX_LO
@@ -38,7 +38,7 @@ def closed_loop(gen3, gen3_controller):
     payload = dumbbell_for(gen3, 3.63)
     truth = true_theta_e(gen3, payload)
     assert np.all((EARLY_BOX_LO <= truth) & (truth <= EARLY_BOX_HI)), "box must hold the truth"
-    sim = Simulator(gen3, payload, SimConfig(), seed=0)
+    sim = Simulator(SimulatorSpec(gen3, payload, SimConfig(), seed=0))
     sim.reset(np.asarray(gen3.config["simulation"]["home"], float))
     # wall-time budget well above the 1.0 s default (t_p only sets it here; the horizon is
     # T_P): Ipopt's iteration cap, not a loaded machine's clock, should decide the plan

@@ -185,7 +185,7 @@ def test_certified_plans_from_a_tight_box_run_safely_in_mujoco(z1, tight):
     kinematics of the measured q)."""
 
     from sysid_ros.planning.obstacles import obstacles_from_config, signed_distance
-    from sysid_ros.simulation import SimConfig, Simulator
+    from sysid_ros.simulation import SimConfig, Simulator, SimulatorSpec
 
     lo, hi = tight
     payload = draw_in_class(z1, lo, hi, 0).payload
@@ -193,7 +193,7 @@ def test_certified_plans_from_a_tight_box_run_safely_in_mujoco(z1, tight):
     obstacles = obstacles_from_config(z1.config["planner"]["obstacles"])
     reach = Reachability(z1, ctrl, obstacles, N_INTERVALS)
     controller = RobustController(z1, gains_from_config(z1), prior=theta_e_box(lo, hi))
-    sim = Simulator(z1, payload, SimConfig(), seed=0)
+    sim = Simulator(SimulatorSpec(z1, payload, SimConfig(), seed=0))
     sim.reset(np.asarray(z1.config["simulation"]["home"], float))
     sub = int(round(1e-3 / sim.physics_dt))
     data = z1.model.createData()

@@ -11,19 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 import pinocchio as pin
-import pytest
 
-from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation import SimConfig, Simulator, dumbbell_for
+from sysid_ros.simulation import SimConfig, Simulator, SimulatorSpec, dumbbell_for
 
-
-@pytest.fixture(scope="module")
-def z1():
-    return load_robot("z1")
 
 
 def test_sliding_joints_friction_opposes_motion(z1):
-    sim = Simulator(z1, dumbbell_for(z1, 1.0), SimConfig(quantize=False), seed=0)
+    sim = Simulator(SimulatorSpec(z1, dumbbell_for(z1, 1.0), SimConfig(quantize=False), seed=0))
     fc = z1.friction.nominal[:, 0]
     rng = np.random.default_rng(3)
     home = np.asarray(z1.config["simulation"]["home"], float)

@@ -8,26 +8,12 @@ import pytest
 
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import (
-    DUMBBELLS_KG, SimConfig, Simulator, build_mujoco_model, dumbbell_for, true_theta_e,
+    DUMBBELLS_KG, SimConfig, Simulator, SimulatorSpec, build_mujoco_model, dumbbell_for, true_theta_e,
 )
 
-
-@pytest.fixture(scope="module")
-def gen3():
-    return load_robot("gen3")
+from .mujoco_bodies import mj_body_theta
 
 
-@pytest.fixture(scope="module")
-def z1():
-    return load_robot("z1")
-
-
-def _mj_body_theta(model: mujoco.MjModel, body: int) -> np.ndarray:
-    rot = np.empty(9)
-    mujoco.mju_quat2Mat(rot, model.body_iquat[body])
-    rot = rot.reshape(3, 3)
-    inertia = rot @ np.diag(model.body_inertia[body]) @ rot.T
-    return pin.Inertia(model.body_mass[body], model.body_ipos[body], inertia).toDynamicParameters()
 
 
 def _pin_with_ee(robot, theta_e: np.ndarray) -> pin.Model:
@@ -51,7 +37,7 @@ def _mj_mass_bias(mjr, q: np.ndarray, dq: np.ndarray):
 def test_lumped_end_effector_body_equals_pinocchio(name):
     robot = load_robot(name)
     mjr = build_mujoco_model(robot)
-    np.testing.assert_allclose(_mj_body_theta(mjr.model, mjr.ee_body), robot.theta_e(),
+    np.testing.assert_allclose(mj_body_theta(mjr.model, mjr.ee_body), robot.theta_e(),
                                atol=1e-12)
     assert mjr.model.body_mass.sum() == pytest.approx(
         sum(robot.model.inertias[i].mass for i in range(1, robot.model.njoints)), abs=1e-9)
@@ -81,7 +67,7 @@ def test_payload_truth_is_what_mujoco_simulates(fixture, request):
     mjr = build_mujoco_model(robot, payload)
     truth = _pin_with_ee(robot, true_theta_e(robot, payload))
     d_truth, d_nom = truth.createData(), robot.model.createData()
-    np.testing.assert_allclose(_mj_body_theta(mjr.model, mjr.ee_body),
+    np.testing.assert_allclose(mj_body_theta(mjr.model, mjr.ee_body),
                                true_theta_e(robot, payload), atol=1e-12)
     rng = np.random.default_rng(2)
     for q in robot.random_configuration(rng, 4):
@@ -104,7 +90,7 @@ def _pin_forward(robot, model, data, q, dq, tau, h=None):
 @pytest.mark.parametrize("fixture", ["gen3", "z1"])
 def test_instantaneous_forward_dynamics_match(fixture, request):
     robot = request.getfixturevalue(fixture)
-    sim = Simulator(robot, config=SimConfig(quantize=False), seed=0)
+    sim = Simulator(SimulatorSpec(robot, config=SimConfig(quantize=False), seed=0))
     data = robot.model.createData()
     rng = np.random.default_rng(3)
     m, d = sim.model, sim.data
@@ -124,7 +110,7 @@ def test_gen3_trajectory_matches_pinocchio_same_scheme(gen3):
     against Pinocchio (θ_e := true_theta_e) integrated with the same semi-implicit Euler scheme
     (implicit damping). Fc = 0 on the Gen3, so the law is smooth and agreement is to rounding."""
     payload = dumbbell_for(gen3, 2.27)
-    sim = Simulator(gen3, payload, SimConfig(quantize=False), seed=0)
+    sim = Simulator(SimulatorSpec(gen3, payload, SimConfig(quantize=False), seed=0))
     model = _pin_with_ee(gen3, true_theta_e(gen3, payload))
     data = model.createData()
     h = sim.physics_dt
@@ -144,7 +130,7 @@ def test_gen3_trajectory_matches_pinocchio_same_scheme(gen3):
 def test_z1_sliding_coulomb_friction_is_fc_sign(z1):
     """While every joint slides (no velocity reversal), the simulated Coulomb friction is
     exactly Fc·sign(q̇): 0.2 s against Pinocchio with the plain sign law."""
-    sim = Simulator(z1, config=SimConfig(quantize=False), seed=0)
+    sim = Simulator(SimulatorSpec(z1, config=SimConfig(quantize=False), seed=0))
     data = z1.model.createData()
     fc, fv = z1.friction.nominal[:, 0], z1.friction.nominal[:, 1]
     h = sim.physics_dt
@@ -168,7 +154,7 @@ def test_z1_stiction_holds_below_fc_and_slides_above(z1):
     data = z1.model.createData()
     fc = z1.friction.nominal[:, 0]
     for scale, moves in ((0.8, False), (1.5, True)):
-        sim = Simulator(z1, config=SimConfig(quantize=False), seed=0)
+        sim = Simulator(SimulatorSpec(z1, config=SimConfig(quantize=False), seed=0))
         for _ in range(800):
             tau = pin.computeGeneralizedGravity(z1.model, data, sim.q)
             tau[5] += scale * fc[5]

@@ -15,21 +15,13 @@ from sysid_ros.model.parameters import is_physically_consistent
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import (
     HardwareProfile, HardwareSensor, HardwareTruth, SimConfig, SimConfigError, Simulator,
-    dumbbell_for, exciting_reference, hardware_simulator, random_hardware_truth,
+    SimulatorSpec, dumbbell_for, exciting_reference, random_hardware_truth,
     record_hardware_like, true_theta_e, write_joint_states_bag,
 )
 
 CLEAN = HardwareProfile(rate_hz=500.0, velocity="exact", quantize=False)
 
 
-@pytest.fixture(scope="module")
-def gen3():
-    return load_robot("gen3")
-
-
-@pytest.fixture(scope="module")
-def z1():
-    return load_robot("z1")
 
 
 def _model(robot, theta_bodies: np.ndarray) -> pin.Model:
@@ -142,9 +134,9 @@ def test_random_truth_stays_in_its_ranges(gen3):
 def test_nominal_truth_reproduces_the_default_simulator(gen3):
     """A truth equal to the facts file changes nothing (same bodies, same exact Coulomb law)."""
     payload = dumbbell_for(gen3, 2.27)
-    plain = Simulator(gen3, payload, SimConfig(quantize=False))
-    same = Simulator(gen3, payload, SimConfig(quantize=False),
-                     truth=HardwareTruth.nominal(gen3, payload))
+    plain = Simulator(SimulatorSpec(gen3, payload, SimConfig(quantize=False)))
+    same = Simulator(SimulatorSpec(gen3, payload, SimConfig(quantize=False),
+                                   truth=HardwareTruth.nominal(gen3, payload)))
     tau = 0.3 * gen3.limits.tau_max * np.cos(np.arange(gen3.nj))
     for sim in (plain, same):
         sim.step(tau, n_steps=400)
@@ -269,7 +261,7 @@ def test_mujoco_dry_friction_is_fc_when_sliding_and_sticks_below_fc(z1, payload_
     j = 5
     band = float(z1.config["identification"]["coulomb_band"])
     for push, sliding in ((0.5, False), (1.5, True)):
-        sim = hardware_simulator(z1, payload, profile, truth)
+        sim = Simulator(SimulatorSpec.hardware_like(z1, payload, profile, truth))
         dry, vel = [], []
         for _ in range(600):                   # 0.3 s
             tau = pin.computeGeneralizedGravity(model, data, sim.q)

@@ -10,7 +10,6 @@ import dataclasses
 import numpy as np
 import pytest
 
-from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import (
     HardwareProfile, HardwareSensor, HardwareTruth, SimConfigError, exciting_reference,
     record_hardware_like,
@@ -19,10 +18,6 @@ from sysid_ros.simulation import (
 #: 100 Hz like the real logs, 1 ms physics; nothing random reaches the data.
 CLEAN = HardwareProfile(rate_hz=100.0, velocity="exact", quantize=False)
 
-
-@pytest.fixture(scope="module")
-def gen3():
-    return load_robot("gen3")
 
 
 def _record(robot, profile: HardwareProfile, seed: int = 3, duration: float = 2.5, *,

@@ -1,9 +1,7 @@
 """Payloads drawn inside a payload class, off its centre: checked against what MuJoCo simulates."""
 from __future__ import annotations
 
-import mujoco
 import numpy as np
-import pinocchio as pin
 import pytest
 
 from sysid_ros.control.prior import prior_box
@@ -15,6 +13,8 @@ from sysid_ros.simulation.errors import PayloadError
 from sysid_ros.simulation.offcentre import MASS_FRACTION, draw_in_class, is_payload_class
 from sysid_ros.simulation.runtime import RuntimeSettings, SimRuntime
 
+from .mujoco_bodies import mj_body_theta
+
 
 def _class(name: str) -> tuple[np.ndarray, np.ndarray]:
     robot = load_robot(name)
@@ -22,16 +22,6 @@ def _class(name: str) -> tuple[np.ndarray, np.ndarray]:
            else robot.config["identification"]["priors"][robot.config["demo"].get(
                "prior", "dumbbell_8lb")])
     return np.asarray(box["lower"], float), np.asarray(box["upper"], float)
-
-
-def _mj_ee_theta(mjr) -> np.ndarray:
-    """θ of MuJoCo's compiled EE body (its principal inertia rotated back): what it simulates."""
-    m, b = mjr.model, mjr.ee_body
-    rot = np.empty(9)
-    mujoco.mju_quat2Mat(rot, m.body_iquat[b])
-    rot = rot.reshape(3, 3)
-    inertia = rot @ np.diag(m.body_inertia[b]) @ rot.T
-    return pin.Inertia(m.body_mass[b], m.body_ipos[b], inertia).toDynamicParameters()
 
 
 @pytest.mark.parametrize("name", ["gen3", "z1", "b1_z1"])
@@ -45,7 +35,8 @@ def test_drawn_payload_is_simulated_inside_its_class_off_centre(name):
     masses = []
     for seed in range(4):
         draw = draw_in_class(robot, lo, hi, seed)
-        theta = _mj_ee_theta(build_mujoco_model(robot, draw.payload))
+        mjr = build_mujoco_model(robot, draw.payload)
+        theta = mj_body_theta(mjr.model, mjr.ee_body)
         np.testing.assert_allclose(theta, draw.theta_e, rtol=1e-9, atol=1e-12)
         assert np.all(lo <= theta) and np.all(theta <= hi), (seed, (theta - centre) / half)
         off = abs(theta[0] - centre[0]) / half[0]

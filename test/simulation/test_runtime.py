@@ -10,16 +10,12 @@ import yaml
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import (
     CommandError, Payload, PayloadError, RealtimePacer, RuntimeSettings, SimConfig, SimConfigError,
-    SimRuntime, Simulator, dumbbell_for, true_theta_e,
+    SimRuntime, Simulator, SimulatorSpec, dumbbell_for, true_theta_e,
 )
 from sysid_ros.simulation.runtime import COMMANDER_MEMORY_S, payload_from_settings
 
 EXACT = dict(noise_tau=0.0, quantize=False)   # published = simulated, to compare bit for bit
 
-
-@pytest.fixture(scope="module")
-def gen3():
-    return load_robot("gen3")
 
 
 def test_stale_command_gives_way_to_hold(gen3) -> None:
@@ -28,7 +24,7 @@ def test_stale_command_gives_way_to_hold(gen3) -> None:
     by hand with that schedule gives the same trajectory, bit for bit."""
     timeout = 0.0305            # mid-period: no rounding ambiguity at the switch
     rt = SimRuntime(gen3, RuntimeSettings(rate_hz=1000.0, command_timeout=timeout, **EXACT))
-    ref = Simulator(gen3, config=SimConfig(physics_dt=rt.sim.physics_dt, **EXACT))
+    ref = Simulator(SimulatorSpec(gen3, config=SimConfig(physics_dt=rt.sim.physics_dt, **EXACT)))
     ref.reset(ref.home)
     assert rt.steps_per_pub == 4                      # 1 ms of the robot file's 0.25 ms steps
     tau = np.array([3.0, 0.0, 0.0, 0.0, 0.0, 0.0, -2.0])
@@ -206,7 +202,8 @@ def test_a_commanded_arm_steps_as_the_per_substep_loop(gen3, integrator: str) ->
     simulator does while holding: the states agree bit for bit, clipping included."""
     import mujoco
 
-    sim = Simulator(gen3, dumbbell_for(gen3, 3.63), SimConfig(integrator=integrator))
+    sim = Simulator(SimulatorSpec(gen3, dumbbell_for(gen3, 3.63),
+                                  SimConfig(integrator=integrator)))
     sim.step(None, 4)                                  # leave the hold first
     model, ref = sim.model, mujoco.MjData(sim.model)
     mujoco.mj_copyData(ref, model, sim.data)

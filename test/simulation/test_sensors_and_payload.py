@@ -6,25 +6,16 @@ import pinocchio as pin
 import pytest
 
 from sysid_ros.model.parameters import is_physically_consistent
-from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import (
     DUMBBELLS_KG, CommandError, Payload, PayloadError, SimConfig, SimConfigError, Simulator,
-    dumbbell_for, true_theta_e,
+    SimulatorSpec, dumbbell_for, true_theta_e,
 )
 
 
-@pytest.fixture(scope="module")
-def gen3():
-    return load_robot("gen3")
-
-
-@pytest.fixture(scope="module")
-def b1_z1():
-    return load_robot("b1_z1")
 
 
 def test_torque_sensor_reports_command_exactly_without_noise(gen3):
-    sim = Simulator(gen3, config=SimConfig(noise_tau=0.0), seed=0)
+    sim = Simulator(SimulatorSpec(gen3, config=SimConfig(noise_tau=0.0), seed=0))
     tau = 0.2 * gen3.limits.tau_max * np.linspace(-1, 1, gen3.nj)
     sim.step(tau, n_steps=4)
     m = sim.measure()
@@ -35,7 +26,7 @@ def test_torque_sensor_reports_command_exactly_without_noise(gen3):
 
 def test_torque_sensor_noise_is_bounded_and_present(gen3):
     noise = np.array([0.1, 0.1, 0.1, 0.1, 0.05, 0.05, 0.05])
-    sim = Simulator(gen3, config=SimConfig(noise_tau=noise), seed=3)
+    sim = Simulator(SimulatorSpec(gen3, config=SimConfig(noise_tau=noise), seed=3))
     tau = 0.1 * gen3.limits.tau_max
     errs = []
     for _ in range(400):
@@ -47,7 +38,7 @@ def test_torque_sensor_noise_is_bounded_and_present(gen3):
 
 
 def test_clipping_to_torque_limit_sets_flag(gen3):
-    sim = Simulator(gen3, seed=0)
+    sim = Simulator(SimulatorSpec(gen3, seed=0))
     tau = np.zeros(gen3.nj)
     tau[1], tau[5] = 1e3, -1e3
     sim.step(tau)
@@ -60,20 +51,20 @@ def test_clipping_to_torque_limit_sets_flag(gen3):
 
 
 def test_encoder_quantisation(gen3):
-    sim = Simulator(gen3, seed=0)
+    sim = Simulator(SimulatorSpec(gen3, seed=0))
     sim.step(0.3 * gen3.limits.tau_max, n_steps=200)
     res = np.deg2rad([0.02] * 4 + [0.011] * 3)
     q_meas = sim.measure().q
     assert np.all(np.abs(q_meas - sim.q) <= res / 2 + 1e-15)
     np.testing.assert_allclose(q_meas / res, np.round(q_meas / res), atol=1e-9)
     assert np.any(q_meas != sim.q)
-    exact = Simulator(gen3, config=SimConfig(quantize=False), seed=0)
+    exact = Simulator(SimulatorSpec(gen3, config=SimConfig(quantize=False), seed=0))
     exact.step(0.3 * gen3.limits.tau_max, n_steps=200)
     np.testing.assert_array_equal(exact.measure().q, exact.q)
 
 
 def test_hold_controller_keeps_position_and_uses_last_position(gen3):
-    sim = Simulator(gen3, dumbbell_for(gen3, 3.63), seed=0)
+    sim = Simulator(SimulatorSpec(gen3, dumbbell_for(gen3, 3.63), seed=0))
     sim.step(None, n_steps=4000)  # 1 s with the heaviest dumbbell
     assert np.abs(sim.q - sim.home).max() < 1e-3
     sim.step(0.3 * gen3.limits.tau_max, n_steps=400)
@@ -114,21 +105,21 @@ def test_bad_payload_is_rejected(kwargs, match):
 
 
 def test_bad_commands_and_config_are_rejected(gen3):
-    sim = Simulator(gen3, seed=0)
+    sim = Simulator(SimulatorSpec(gen3, seed=0))
     with pytest.raises(CommandError, match="entries"):
         sim.step(np.zeros(3))
     with pytest.raises(CommandError, match="non-finite"):
         sim.step(np.full(gen3.nj, np.nan))
     with pytest.raises(SimConfigError, match="physics_dt"):
-        Simulator(gen3, config=SimConfig(physics_dt=2e-3))
+        Simulator(SimulatorSpec(gen3, config=SimConfig(physics_dt=2e-3)))
     with pytest.raises(SimConfigError, match="noise_tau"):
-        Simulator(gen3, config=SimConfig(noise_tau=[0.1, 0.2]))
+        Simulator(SimulatorSpec(gen3, config=SimConfig(noise_tau=[0.1, 0.2])))
     with pytest.raises(SimConfigError, match="q0"):
         sim.reset(np.zeros(3))
 
 
 def test_b1_stands_and_arm_takes_commands(b1_z1):
-    sim = Simulator(b1_z1, seed=0)
+    sim = Simulator(SimulatorSpec(b1_z1, seed=0))
     z0 = sim.state().q[2]
     heights = []
     for _ in range(40):          # 2 s, arm holding
@@ -153,7 +144,7 @@ def test_b1_stands_and_arm_takes_commands(b1_z1):
 
 
 def test_b1_imu_matches_base_state(b1_z1):
-    sim = Simulator(b1_z1, seed=0)
+    sim = Simulator(SimulatorSpec(b1_z1, seed=0))
     sim.step(None, n_steps=2000)
     sim.step(np.array([5.0, 0, 0, 0, 0, 0]), n_steps=200)
     m = sim.measure()

@@ -7,8 +7,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation import SimConfig, SimulationError, Simulator
+from sysid_ros.simulation import SimConfig, SimulationError, Simulator, SimulatorSpec
 from sysid_ros.simulation.standing import QuasiStaticStance
 
 # Stated bounds of the standing B1 (docs/theory/simulation.md, config/b1_z1.yaml `arm_view`).
@@ -18,10 +17,6 @@ TILT_MOVE_DEG = 1.0       # roll/pitch while the arm moves (0.5 Hz swing below)
 SLIP_TOL = 0.003          # m: horizontal travel of each foot's contact point
 LEG_POSTURE_TOL = 0.005   # rad: legs at their posture (the PD alone sags ~0.06 rad)
 
-
-@pytest.fixture(scope="module")
-def b1_z1():
-    return load_robot("b1_z1")
 
 
 def _roll_pitch_deg(q: np.ndarray) -> np.ndarray:
@@ -49,7 +44,7 @@ def _foot_xy(sim: Simulator) -> np.ndarray:
 
 
 def _settled(robot, physics_dt: float = 1e-3, arm_q: list[float] | None = None) -> Simulator:
-    sim = Simulator(robot, config=SimConfig(physics_dt=physics_dt), seed=0)
+    sim = Simulator(SimulatorSpec(robot, config=SimConfig(physics_dt=physics_dt), seed=0))
     if arm_q is not None:
         q0 = sim.home.copy()
         q0[12:] = arm_q
@@ -78,7 +73,7 @@ def test_b1_stands_level_on_four_feet_without_sagging(b1_z1, physics_dt):
 def test_posture_pd_alone_sags(b1_z1):
     """The feed-forward is what keeps the legs at their posture: without it the same PD sags
     by more than the bound above (so the test above can fail)."""
-    sim = Simulator(b1_z1, config=SimConfig(physics_dt=1e-3), seed=0)
+    sim = Simulator(SimulatorSpec(b1_z1, config=SimConfig(physics_dt=1e-3), seed=0))
     sim._stance = None                                            # PD only
     sim.step(None, n_steps=2000)
     posture = np.asarray(b1_z1.config["leg_standing_posture"])
@@ -173,7 +168,7 @@ def _trunk_alpha_after_step(robot, feed_forward: bool) -> float:
     the controller's Coulomb feed-forward switching on), the arm holding with PD + bias before
     and after. ``feed_forward=False`` withholds the arm's command from the stance (the stance
     then only reacts through its PD)."""
-    sim = Simulator(robot, config=SimConfig(physics_dt=1e-3), seed=0)
+    sim = Simulator(SimulatorSpec(robot, config=SimConfig(physics_dt=1e-3), seed=0))
     sim.step(None, n_steps=800)
     if not feed_forward:
         sim._arm_force = lambda q, dq: None              # type: ignore[method-assign]
