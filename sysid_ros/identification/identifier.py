@@ -444,6 +444,8 @@ class OnlineIdentifier:
             self._new_rows = 0
             self.windows_used = 0
             self.warnings: list[str] = []
+            #: the box's faces that rest on the prior's physical faces (notes, not warnings)
+            self.face_notes: list[str] = []
             self.diagnosis: Consistency | None = None
             self.reason = ""
             #: torque transients of this payload's samples (:mod:`.transients`), once the
@@ -699,6 +701,7 @@ class OnlineIdentifier:
                               self.box.upper)
         self.warnings = box_warnings(pinned, outside, self.config.prior_name,
                                      self.config.prior_physical_faces)
+        self.face_notes = physical_face_notes(pinned, self.config.prior_physical_faces)
 
     def summary(self) -> dict[str, Any]:
         return {"status": self.status, "samples": self.samples, "windows": self.windows_used,

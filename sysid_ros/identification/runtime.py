@@ -217,6 +217,7 @@ class IdentifierRuntime:
             "last_update_latency_s": f"{self.latency:.6f}", "method": ident.method,
             "last_tighten_latency_s": f"{self.tighten_latency:.6f}",
             "rejected_total": sum(rejected.values()), "prior": cfg.prior_name,
+            "on_physical_faces": " | ".join(ident.face_notes) if status == "ok" else "",
             "friction": cfg.friction, "sources": ", ".join(cfg.sources)}
         if ident.imu is not None:
             values["imu_received"] = self.imu_received
