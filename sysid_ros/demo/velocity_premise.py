@@ -10,6 +10,14 @@ as that much velocity for one sample), ``filtered`` and ``missing`` by an unboun
 
 The identifier's estimate (:mod:`sysid_ros.identification.velocity_estimate`) is not a remedy
 here: it is centred (it needs the samples after the instant) and its bound is tens of mrad/s.
+Nor is any causal one (:func:`causal_velocity_floor`): under the identifier's own motion
+premises (``identification.differenced_velocity``: |q̈| ≤ A, q̈ changing at J at most) a joint
+at rest and one that started a jerk ramp τ = min((6·res/J)^⅓, A/J) ago stay within one
+encoder count res of each other at every past instant (J·τ³/6 ≤ res), so identical counts fit
+both, yet their velocities now differ by J·τ²/2: any estimate from the counts is off by at
+least half that for one of them, whatever the rate. The level V ≤ V_max leaves joint j
+√(2·V_max/M_jj) of velocity error on its own; on the Z1 (res 0.01°, A 30 rad/s², J 300
+rad/s³) the floor is 0.017 rad/s, which alone is ½·ε²·M₂₂ ≈ 1.15 V_max at the start pose.
 """
 from __future__ import annotations
 
@@ -21,7 +29,7 @@ from sysid_ros.model.robots import Robot
 from sysid_ros.simulation._util import encoder_resolution
 from sysid_ros.simulation.hardware_like import HardwareProfile
 
-__all__ = ["published_velocity_error", "controller_velocity_refusal"]
+__all__ = ["published_velocity_error", "controller_velocity_refusal", "causal_velocity_floor"]
 
 
 def published_velocity_error(robot: Robot, profile: HardwareProfile) -> float:
@@ -35,6 +43,19 @@ def published_velocity_error(robot: Robot, profile: HardwareProfile) -> float:
         res = encoder_resolution(robot) if profile.quantize else np.zeros(robot.nj)
         return float(np.max(res)) / (profile.period * (1.0 - profile.jitter))
     return math.inf
+
+
+def causal_velocity_floor(robot: Robot) -> float | None:
+    """The smallest worst-case error (rad/s) any estimate from the encoder counts can have
+    under the robot file's ``identification.differenced_velocity`` motion premises (module
+    doc); None without them."""
+    sec = (robot.config.get("identification") or {}).get("differenced_velocity")
+    if not sec:
+        return None
+    res = float(np.max(encoder_resolution(robot)))
+    accel, jerk = float(sec["accel_abs"]), float(sec["jerk_abs"])
+    tau = min((6.0 * res / jerk) ** (1.0 / 3.0), accel / jerk)
+    return 0.25 * jerk * tau * tau
 
 
 def controller_velocity_refusal(robot: Robot) -> str:
@@ -51,4 +72,13 @@ def controller_velocity_refusal(robot: Robot) -> str:
             f"error (controller.velocity_error_max); the hardware-like driver publishes "
             f"'{profile.velocity}' velocities off by up to {err:.3g} rad/s "
             f"(simulation.hardware_like.profile). The identifier bounds its own estimate, but "
-            f"the law needs a causal one within that tolerance")
+            f"the law needs a causal one within that tolerance" + _floor_text(robot))
+
+
+def _floor_text(robot: Robot) -> str:
+    floor = causal_velocity_floor(robot)
+    if floor is None:
+        return ""
+    return (f"; no causal estimate from these encoder counts can promise less than "
+            f"{floor:.3g} rad/s under the stated motion premises "
+            f"(identification.differenced_velocity: accel_abs, jerk_abs)")
