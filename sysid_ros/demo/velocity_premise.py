@@ -15,9 +15,15 @@ premises (``identification.differenced_velocity``: |q̈| ≤ A, q̈ changing at 
 at rest and one that started a jerk ramp τ = min((6·res/J)^⅓, A/J) ago stay within one
 encoder count res of each other at every past instant (J·τ³/6 ≤ res), so identical counts fit
 both, yet their velocities now differ by J·τ²/2: any estimate from the counts is off by at
-least half that for one of them, whatever the rate. The level V ≤ V_max leaves joint j
-√(2·V_max/M_jj) of velocity error on its own; on the Z1 (res 0.01°, A 30 rad/s², J 300
-rad/s³) the floor is 0.017 rad/s, which alone is ½·ε²·M₂₂ ≈ 1.15 V_max at the start pose.
+least half that for one of them, whatever the rate.
+
+That floor can rule out every controller, not only this law (:func:`level_half_widths`): on
+the level V = V_max joint j's velocity error alone spans ±ρ_j, ρ_j = √(2·V_max/M_jj). Where
+the floor exceeds ρ_j, a state on the level with joint j's error +ρ_j and one with −ρ_j give
+the same counts, so any command is the same for both, and a torque error of the stated bound
+pushing outward on one of them makes V grow there. On the Z1 (res 0.01°, A 30 rad/s², J 300
+rad/s³) the floor is 0.0173 rad/s and joint 2's ρ at the start pose about 0.0163 rad/s
+(V_max 1e-4 J): no causal controller on these counts can promise that level.
 """
 from __future__ import annotations
 
@@ -25,11 +31,14 @@ import math
 
 import numpy as np
 
+from sysid_ros.control.prior import prior_box
+from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
 from sysid_ros.simulation._util import encoder_resolution
 from sysid_ros.simulation.hardware_like import HardwareProfile
 
-__all__ = ["published_velocity_error", "controller_velocity_refusal", "causal_velocity_floor"]
+__all__ = ["published_velocity_error", "controller_velocity_refusal", "causal_velocity_floor",
+           "level_half_widths"]
 
 
 def published_velocity_error(robot: Robot, profile: HardwareProfile) -> float:
@@ -58,6 +67,23 @@ def causal_velocity_floor(robot: Robot) -> float | None:
     return 0.25 * jerk * tau * tau
 
 
+def level_half_widths(robot: Robot) -> np.ndarray:
+    """ρ_j = √(2·V_max/M_jj) per joint (rad/s) at the demo's start pose, M_jj at its smallest
+    over the prior's θ_e box, the controller's θ_r box (``links_rel``) and I_a ≥ its lower
+    bound: the largest velocity error of joint j alone on the level V = V_max."""
+    q = np.asarray((robot.config.get("demo") or {}).get("start")
+                   or robot.config["simulation"]["home"], float)
+    theta = robot.theta()
+    rad = robot.links_rel_uncertainty * np.abs(theta)
+    box = prior_box(robot)
+    theta[robot.ee_columns], rad[robot.ee_columns] = box.centre, box.radius
+    w_m, _ = Regressors(robot).momentum_pair(np.tile(q, (robot.nj, 1)), np.eye(robot.nj))
+    w = w_m[np.arange(robot.nj), np.arange(robot.nj)]          # row j of M e_j: M_jj
+    m_jj = w @ theta - np.abs(w) @ rad + np.maximum(robot.friction.lower[:, 2], 0.0)
+    v_max = float(robot.config["controller"]["V_max"])
+    return np.sqrt(2.0 * v_max / np.maximum(m_jj, 1e-12))
+
+
 def controller_velocity_refusal(robot: Robot) -> str:
     """Why the robust controller must not run on this robot's hardware-like velocities, or ''."""
     tolerated = (robot.config.get("controller") or {}).get("velocity_error_max")
@@ -67,6 +93,21 @@ def controller_velocity_refusal(robot: Robot) -> str:
     err = published_velocity_error(robot, profile)
     if err <= float(tolerated):
         return ""
+    floor = causal_velocity_floor(robot) if profile.quantize else None
+    if floor is not None:
+        rho = level_half_widths(robot)
+        j = int(np.argmin(rho))
+        if floor > rho[j]:
+            return (f"no controller fed these encoder counts can promise V <= V_max = "
+                    f"{robot.config['controller']['V_max']:g} J: under the stated motion "
+                    f"premises (identification.differenced_velocity: accel_abs, jerk_abs) two "
+                    f"motions with the same counts differ by {2 * floor:.3g} rad/s in "
+                    f"{robot.joint_names[j]}'s velocity, more than the level's width 2 x "
+                    f"{rho[j]:.3g} rad/s there (demo.start, the prior's lightest mass "
+                    f"matrix), so one command serves a state on each side of the level "
+                    f"(demo/velocity_premise.py). The driver's '{profile.velocity}' velocities "
+                    f"are off by up to {err:.3g} rad/s; the law tolerates "
+                    f"{float(tolerated):g} (controller.velocity_error_max)")
     return (f"the robust controller's V <= V_max holds for the velocities it is fed, and this "
             f"robot file states the closed loop tolerates {float(tolerated):g} rad/s of velocity "
             f"error (controller.velocity_error_max); the hardware-like driver publishes "
