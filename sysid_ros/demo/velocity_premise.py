@@ -17,13 +17,12 @@ encoder count res of each other at every past instant (J·τ³/6 ≤ res), so id
 both, yet their velocities now differ by J·τ²/2: any estimate from the counts is off by at
 least half that for one of them, whatever the rate.
 
-That floor can rule out every controller, not only this law (:func:`level_half_widths`): on
-the level V = V_max joint j's velocity error alone spans ±ρ_j, ρ_j = √(2·V_max/M_jj). Where
-the floor exceeds ρ_j, a state on the level with joint j's error +ρ_j and one with −ρ_j give
-the same counts, so any command is the same for both, and a torque error of the stated bound
-pushing outward on one of them makes V grow there. On the Z1 (res 0.01°, A 30 rad/s², J 300
-rad/s³) the floor is 0.0173 rad/s and joint 2's ρ at the start pose about 0.0163 rad/s
-(V_max 1e-4 J): no causal controller on these counts can promise that level.
+Against the level (:func:`level_half_widths`): on V = V_max joint j's velocity error alone
+spans ±ρ_j, ρ_j = √(2·V_max/M_jj). Where the floor exceeds ρ_j, the states the counts leave
+possible always include one outside the level (V > V_max), so no estimate from them can tell
+whether V ≤ V_max holds, and a law that must bound V from them (V_sup) cannot certify that
+level. On the Z1 (res 0.01°, A 30 rad/s², J 300 rad/s³) the floor is 0.0173 rad/s and joint
+2's ρ at the start pose 0.0164 rad/s (V_max 1e-4 J).
 """
 from __future__ import annotations
 
@@ -98,15 +97,14 @@ def controller_velocity_refusal(robot: Robot) -> str:
         rho = level_half_widths(robot)
         j = int(np.argmin(rho))
         if floor > rho[j]:
-            return (f"no controller fed these encoder counts can promise V <= V_max = "
-                    f"{robot.config['controller']['V_max']:g} J: under the stated motion "
+            return (f"no estimate from these encoder counts can tell whether V <= V_max = "
+                    f"{robot.config['controller']['V_max']:g} J holds: under the stated motion "
                     f"premises (identification.differenced_velocity: accel_abs, jerk_abs) two "
                     f"motions with the same counts differ by {2 * floor:.3g} rad/s in "
                     f"{robot.joint_names[j]}'s velocity, more than the level's width 2 x "
                     f"{rho[j]:.3g} rad/s there (demo.start, the prior's lightest mass "
-                    f"matrix), so one command serves a state on each side of the level "
-                    f"(demo/velocity_premise.py). The driver's '{profile.velocity}' velocities "
-                    f"are off by up to {err:.3g} rad/s; the law tolerates "
+                    f"matrix; demo/velocity_premise.py). The driver's '{profile.velocity}' "
+                    f"velocities are off by up to {err:.3g} rad/s; the law tolerates "
                     f"{float(tolerated):g} (controller.velocity_error_max)")
     return (f"the robust controller's V <= V_max holds for the velocities it is fed, and this "
             f"robot file states the closed loop tolerates {float(tolerated):g} rad/s of velocity "

@@ -70,12 +70,12 @@ def test_level_half_widths_are_the_lightest_over_the_boxes(z1_demo):
     assert np.all(rho <= 1.1 * rho_sampled)
 
 
-def test_the_z1_counts_rule_out_its_level_and_finer_counts_fall_back(z1_demo):
+def test_the_z1_counts_cannot_tell_its_level_and_finer_counts_fall_back(z1_demo):
     """0.01° counts: joint 2's floor exceeds its half-width, and the refusal says that no
-    controller can promise V_max; 0.001° counts: the floor is below every half-width, and
+    estimate can tell whether V ≤ V_max holds; 0.001° counts: the floor is below every half-width, and
     the refusal is the law's own tolerance (0: no velocity-error term)."""
     why = controller_velocity_refusal(z1_demo)
-    assert why.startswith("no controller fed these encoder counts") and "joint2" in why
+    assert why.startswith("no estimate from these encoder counts") and "joint2" in why
     assert causal_velocity_floor(z1_demo) > level_half_widths(z1_demo)[1]
     config = copy.deepcopy(z1_demo.config)
     config["simulation"]["encoder_resolution_deg"] = [0.001] * z1_demo.nj
@@ -85,4 +85,4 @@ def test_the_z1_counts_rule_out_its_level_and_finer_counts_fall_back(z1_demo):
     assert floor == pytest.approx(causal_velocity_floor(z1_demo) * 0.1 ** (2 / 3), rel=1e-6)
     assert floor < level_half_widths(fine).min()
     why = controller_velocity_refusal(fine)
-    assert "velocity_error_max" in why and "no controller" not in why
+    assert "velocity_error_max" in why and "no estimate" not in why
