@@ -54,14 +54,16 @@ def published_velocity_error(robot: Robot, profile: HardwareProfile) -> float:
 
 
 def causal_velocity_floor(robot: Robot) -> float | None:
-    """The smallest worst-case error (rad/s) any estimate from the encoder counts can have
+    """A lower bound (rad/s) on the worst-case error of any estimate from the encoder counts
     under the robot file's ``identification.differenced_velocity`` motion premises (module
     doc); None without them."""
-    sec = (robot.config.get("identification") or {}).get("differenced_velocity")
-    if not sec:
+    sec = (robot.config.get("identification") or {}).get("differenced_velocity") or {}
+    if sec.get("accel_abs") is None or sec.get("jerk_abs") is None:
         return None
     res = float(np.max(encoder_resolution(robot)))
     accel, jerk = float(sec["accel_abs"]), float(sec["jerk_abs"])
+    if not (res > 0 and accel > 0 and jerk > 0):
+        return None
     tau = min((6.0 * res / jerk) ** (1.0 / 3.0), accel / jerk)
     return 0.25 * jerk * tau * tau
 
