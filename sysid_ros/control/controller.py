@@ -127,6 +127,7 @@ import numpy as np
 import pinocchio as pin
 
 from sysid_ros.control.errors import BoundsError, ControllerConfigError
+from sysid_ros.control.offset import controller_friction
 from sysid_ros.model.box import ParameterBox, theta_e_box
 from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.robots import Robot
@@ -317,7 +318,8 @@ class RobustController:
         rel = robot.links_rel_uncertainty if theta_r_uncertainty else 0.0
         self._rad_links = rel * np.abs(self.theta_nominal)
         self._rad_links[self.ee] = 0.0
-        fr = robot.friction
+        # the box of what acts on the arm (β's share: controller.torque_offset, control/offset.py)
+        fr = self._friction = controller_friction(robot)
         self.fric_nominal = fr.nominal.copy()                 # (nj, 4) [Fc, Fv, Ia, β]
         self._carry_friction = theta_r_uncertainty and mode != "wrong"
         self.fric_radius = fr.radius.copy() if self._carry_friction else np.zeros_like(fr.radius)
@@ -397,7 +399,7 @@ class RobustController:
         if self._carry_friction:
             # the Coulomb column's error is not |s|·radius: inside the band the true torque is
             # anywhere in [−F̄, F̄], on the ramp the feed-forward is only Fc_nom·s (module doc)
-            fr = self.robot.friction
+            fr = self._friction
             radius = radius + coulomb_error_bound(
                 np.abs(f[:, 0]), np.abs(dq) <= self.gains.coulomb_band, self.fric_nominal[:, 0],
                 fr.lower[:, 0], fr.upper[:, 0])

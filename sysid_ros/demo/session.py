@@ -21,6 +21,7 @@ from sysid_ros.demo.envelope import envelope, format_envelope, plot_envelope
 from sysid_ros.demo.errors import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_NO_BAG, EXIT_REFUSED, \
     EXIT_SUCCESS, DemoConfigError
 from sysid_ros.demo.floating import envelope_refusal, floating_base_findings, robot_file_with_prior_box
+from sysid_ros.demo.plant_premise import simulated_friction_violations
 from sysid_ros.demo.priors import demo_prior, robot_with_prior, start_refusal
 from sysid_ros.demo.report import Evaluation, evaluate, floor_summary, load_run, write_report
 from sysid_ros.demo.task import ReturnPath, TaskCertifier, return_vias
@@ -672,6 +673,7 @@ def _add_findings(run: RunSettings, task: TaskPlan, outcome: Outcome, bag: Path,
     if floor is not None:
         header["identifiability floor of the stated boxes"] = floor
     if not run.full_robot.floating_base:
+        _plant_findings(run, ev, header)
         return
     # the closed loop: from the first commanded motion (the landing before it is not)
     task_window, return_end = outcome.task_window, outcome.return_end
@@ -683,3 +685,17 @@ def _add_findings(run: RunSettings, task: TaskPlan, outcome: Outcome, bag: Path,
     for reason in violations:
         ev.fail(reason)
 
+
+
+def _plant_findings(run: RunSettings, ev: Evaluation, header: dict[str, Any]) -> None:
+    """Hardware-like, robust controller: the drawn arm's friction against the controller's box
+    (demo/plant_premise.py), into the header and the verdict."""
+    if not (run.args.hardware_like and run.args.controller == "robust"):
+        return
+    outside = simulated_friction_violations(load_robot(run.robot_arg), run.robot,
+                                            run.args.hardware_seed)
+    header["simulated arm's friction in the controller's box"] = (
+        "yes" if not outside else f"no ({len(outside)}: {'; '.join(outside[:3])})")
+    for reason in outside:
+        ev.fail(f"premise: the arm's friction {reason} (controller.torque_offset, "
+                "control/offset.py)")

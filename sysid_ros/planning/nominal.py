@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from sysid_ros.control.offset import controller_friction
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
 from sysid_ros.enclosures.chain import (SerialChain, body_regressor, forward_pass,
@@ -161,7 +162,7 @@ class NominalModel:
         self.ee = robot.ee_joint_id - 1
         theta = robot.theta()
         self.theta_r = [tuple(theta[10 * i:10 * i + 10]) for i in range(self.chain.nb)]
-        self.fric = robot.friction.nominal
+        self.fric = controller_friction(robot).nominal    # the controller's (control/offset.py)
         self.tau_max = robot.limits.tau_max
         self._regressors: Regressors | None = None          # for row_weights, built on first use
 

@@ -73,6 +73,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sysid_ros.control.controller import coulomb_error_bound, coulomb_multiplier
+from sysid_ros.control.offset import controller_friction
 from sysid_ros.model.robots import Robot
 from sysid_ros.enclosures.affine import Affine, affine_cos_sin
 from sysid_ros.enclosures.chain import SerialChain, passivity_torque, sphere_centres
@@ -167,7 +168,7 @@ class Reachability:
         theta = robot.theta()
         self.theta_r_rad = robot.links_rel_uncertainty * np.abs(theta)
         self.theta_nominal = theta
-        self.fric = robot.friction
+        self.fric = controller_friction(robot)     # what acts on the arm (control/offset.py)
         lim = robot.limits
         self.q_lo, self.q_hi, self.dq_max, self.tau_max = (lim.q_lower, lim.q_upper, lim.dq_max,
                                                            lim.tau_max)
