@@ -96,20 +96,28 @@ class GainCase:
 
 def draw_gain_case(robot: Robot, seed: int, gain_rel: float = 0.1, known_kg: float = 1.0,
                    payload_kg: float = 1.5, seconds: tuple[float, float, float] = (30.0, 30.0, 20.0),
-                   **profile) -> GainCase:
+                   known_class: str | None = None, **profile) -> GainCase:
     """The robot file's truth draw with a reading gain in 1 ± ``gain_rel`` per joint, recorded
     with the robot file's profile (``profile`` overrides, e.g. ``velocity="exact"``): without
-    payload, with the known ``known_kg`` dumbbell and with a ``payload_kg`` one (``seconds``)."""
+    payload, with the known ``known_kg`` dumbbell and with a ``payload_kg`` one (``seconds``).
+    With ``known_class`` (a prior of the robot file, a payload class) the known payload is
+    drawn in that class off its centre instead (``seed``), as a catalogued payload is."""
     import dataclasses
 
+    from sysid_ros.identification import load_identification_config
     from sysid_ros.simulation import HardwareProfile, dumbbell_for, hardware_truth_settings, \
         random_hardware_truth, record_hardware_like
+    from sysid_ros.simulation.offcentre import draw_in_class
 
     rng = np.random.default_rng(seed)
     prof = dataclasses.replace(HardwareProfile.from_robot(robot), **profile)
     settings = {**hardware_truth_settings(robot), "torque_gain_rel": gain_rel}
     truth = random_hardware_truth(robot, rng, **settings)
-    known = dumbbell_for(robot, known_kg)
+    if known_class is None:
+        known = dumbbell_for(robot, known_kg)
+    else:
+        box = load_identification_config(robot, prior=known_class).prior
+        known = draw_in_class(robot, box.lower, box.upper, seed).payload
     cal = record_hardware_like(robot, rng, None, seconds[0], prof, truth)
     loaded = record_hardware_like(robot, rng, known, seconds[1], prof, truth)
     pay = record_hardware_like(robot, rng, dumbbell_for(robot, payload_kg), seconds[2], prof,

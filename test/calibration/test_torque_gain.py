@@ -48,7 +48,7 @@ def z1():
 
 @pytest.fixture(scope="module")
 def data(z1):
-    c = draw_gain_case(z1, 1, GAIN_REL, velocity="exact")
+    c = draw_gain_case(z1, 1, GAIN_REL, known_class="dumbbell_1kg", velocity="exact")
     return c.truth, c.known, c.cal, c.loaded, c.payload
 
 
