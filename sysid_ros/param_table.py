@@ -1,7 +1,11 @@
 """The parameter table of a node, without ROS: :class:`Param` (name, type, default, range or
 choices, unit, description), the validation of a value against it (:func:`check_value`), the check
 of a ROS parameter file (:func:`check_yaml`) and the Markdown reference (:func:`markdown`).
-:mod:`.params` (the surface the nodes import) turns a table into rclpy declarations.
+``sysid_ros.nodes.params`` (the surface the nodes import) turns a table into rclpy declarations.
+
+A library's settings object can be the table's single source: each field of a frozen dataclass
+declared with :func:`setting` (default, description, range, unit) once, and
+:func:`parameter_table` derives the node's table from the fields, so the two cannot disagree.
 
 No sentinels: a parameter with ``default=None`` is *optional* — declared with its type only, and
 absent means "use the robot file" (the value read back is ``None``), never −1 or 0. (An optional
@@ -11,15 +15,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
 import yaml
 
 from sysid_ros.errors import SysidError
 
-__all__ = ["BUILTIN", "Param", "ParameterError", "TYPES", "check_value", "check_yaml", "markdown"]
+__all__ = ["BUILTIN", "Param", "ParameterError", "TYPES", "check_value", "check_yaml", "markdown",
+           "parameter_table", "setting"]
 
 #: Parameter types: the name used in the tables and docs → the Python type of its value.
 TYPES: dict[str, type] = {"bool": bool, "int": int, "double": float, "string": str,
@@ -160,3 +165,38 @@ def markdown(node: str, table: Sequence[Param]) -> str:
         lines.append(f"| `{p.name}` | {kind} | {default} | {p.description}"
                      + (f"; {limits}" if limits else "") + " |")
     return "\n".join(lines) + "\n"
+
+
+#: A settings field's Python type → its parameter type (``X | None``: the optional ``X``).
+_FIELD_TYPES = {"bool": "bool", "int": "int", "float": "double", "str": "string"}
+
+
+def setting(default: Any, description: str, range: tuple[float, float] | None = None,
+            choices: tuple[str, ...] = (), unit: str = "", read_only: bool = True) -> Any:
+    """A dataclass field that is also a node parameter (:func:`parameter_table`); ``default``
+    None: optional (absent)."""
+    return field(default=default, metadata={"param": dict(
+        description=description, range=range, choices=choices, unit=unit,
+        read_only=read_only)})
+
+
+def parameter_table(settings: type) -> tuple[Param, ...]:
+    """The parameter table of the dataclass ``settings``, one :class:`Param` per field, in field
+    order: its name, its type from the annotation (``float`` → double, ``str | None`` → an
+    optional string, …) and the default, description and range its :func:`setting` gives."""
+    if not is_dataclass(settings):
+        raise ParameterError(f"{settings!r} is not a dataclass")
+    hints = get_type_hints(settings)
+    out = []
+    for f in fields(settings):
+        meta = f.metadata.get("param")
+        if meta is None or f.default is MISSING:
+            raise ParameterError(f"{settings.__name__}.{f.name}: not declared with setting()")
+        names = [getattr(t, "__name__", str(t)) for t in getattr(hints[f.name], "__args__",
+                                                               (hints[f.name],))]
+        kinds = [_FIELD_TYPES[n] for n in names if n != "NoneType" and n in _FIELD_TYPES]
+        if len(kinds) != 1:
+            raise ParameterError(f"{settings.__name__}.{f.name}: no parameter type for "
+                                 f"{hints[f.name]}")
+        out.append(Param(f.name, kinds[0], default=f.default, **meta))
+    return tuple(out)
