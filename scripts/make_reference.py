@@ -187,6 +187,17 @@ def _kind(value: Any) -> str:
     return "null"
 
 
+def _required_keys() -> str:
+    """The paragraph on the keys a new robot file needs (``sysid_ros.model.robots``)."""
+    from sysid_ros.model.robots import REQUIRED_KEYS, TOOL_KEYS
+
+    def keys(names: tuple[str, ...]) -> str:
+        return ", ".join(" or ".join(f"`{k}`" for k in n.split("|")) for n in names)
+    tools = "; ".join(f"{tool}: {keys(names)}" for tool, names in TOOL_KEYS.items())
+    return (f"**Required** (`load_robot()` names the file and each missing key): {keys(REQUIRED_KEYS)}."
+            f" A tool also needs ({tools}). Every other key is optional.\n")
+
+
 def robot_file_markdown() -> str:
     keys: dict[str, dict[str, Any]] = {}
     notes: dict[str, str] = {}
@@ -241,7 +252,8 @@ def robot_file_markdown() -> str:
              " unless the key ends in `_deg` / `_deg_s`; per-joint lists follow `joints`."
              " Generated from the shipped files (" + ", ".join(
                  f"`config/{r}.yaml`" for r in ROBOTS) + ") by `python scripts/make_reference.py`;"
-             " their comments are the full text and give the sources of the numbers.\n"]
+             " their comments are the full text and give the sources of the numbers.\n",
+             _required_keys()]
     for top, rows in sections.items():
         note = section_notes.get(top, "") if top != "(top level)" else ""
         note = f"{_first_sentence(note, 400)}.\n\n" if note else ""
