@@ -198,6 +198,11 @@ def _required_keys() -> str:
             f" A tool also needs ({tools}). Every other key is optional.\n")
 
 
+def _default_text(value: Any) -> str:
+    """A default as the reference shows it: ``0.1``, ``all``, ``inf``, ``true``."""
+    return str(value).lower() if isinstance(value, (bool, float)) else str(value)
+
+
 def robot_file_markdown() -> str:
     keys: dict[str, dict[str, Any]] = {}
     notes: dict[str, str] = {}
@@ -246,6 +251,9 @@ def robot_file_markdown() -> str:
             sections.setdefault(top, [])
             where = "" if robots == "all" else f", {robots}"
             bare.setdefault(top, []).append(f"`{dotted}` ({kind}{where})")
+    from sysid_ros.identification.config import SECTION_DEFAULTS
+    defaults = {"identification": "Defaults (`IdentificationConfig`): " + ", ".join(
+        f"`{k}` {_default_text(v)}" for k, v in SECTION_DEFAULTS.items()) + ".\n"}
     parts = ["# Robot-file reference\n",
              "A robot file (`config/<robot>.yaml`, or `robot:=FILE` / `--robot FILE`) holds every"
              " robot-specific number; `load_robot()` validates each field by name. Units are SI"
@@ -261,7 +269,8 @@ def robot_file_markdown() -> str:
                  + "".join(row + "\n" for row in rows)) if rows else ""
         others = (f"{chr(10) if rows else ''}{'Also' if rows else 'Keys'}: {', '.join(bare[top])}.\n"
                   if top in bare else "")
-        parts.append(f"## {top}\n\n{note}{table}{others}")
+        extra = f"\n{defaults[top]}" if top in defaults else ""
+        parts.append(f"## {top}\n\n{note}{table}{others}{extra}")
     return "\n".join(parts)
 
 
