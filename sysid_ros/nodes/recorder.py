@@ -10,7 +10,7 @@ is best effort (a reliable subscription would not match it), transient local onl
 publisher is (so latched values such as the payload bounds are recorded), and a deep queue.
 
 Parameters: the table ``PARAMETERS`` below (rendered in docs/reference/parameters.md, visible with
-``ros2 param describe``); config/recorder.yaml sets them. A command-line option (``-o``,
+``ros2 param describe``); config/recorder.yaml may override them. A command-line option (``-o``,
 ``--topics`` …) overrides the parameter of the same name and is checked against the same table
 entry.
 """

@@ -14,7 +14,7 @@ reliable and best-effort subscribers) with the durability of
 docs/theory/ros-interfaces.md#topics-types-and-qos per topic.
 
 Parameters: the table ``PARAMETERS`` below (rendered in docs/reference/parameters.md, visible with
-``ros2 param describe``); config/replay.yaml sets them. A command-line option (``--rate`` …)
+``ros2 param describe``); config/replay.yaml may override them. A command-line option (``--rate`` …)
 overrides the parameter of the same name and is checked against the same table entry.
 """
 from __future__ import annotations
