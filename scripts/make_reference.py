@@ -66,7 +66,8 @@ if not captured:  # a script without options answers --help with its usage line
     print(json.dumps({{'description': said.getvalue().strip(), 'rows': []}}))
     sys.exit(0)
 parser = captured[0]
-rows = [[a.option_strings, a.metavar or a.dest.upper(), list(a.choices) if a.choices else None,
+rows = [[a.option_strings, a.metavar or a.dest.upper(),
+         list(a.choices) if a.choices and not a.metavar else None,
          a.default if isinstance(a.default, (int, float, str)) else None, a.help or '',
          a.nargs == 0, a.required]
         for a in parser._actions if not isinstance(a, argparse._HelpAction)]

@@ -77,7 +77,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--imu-topic", default="/imu",
                    help="sensor_msgs/Imu topic of the trunk IMU, read for floating-base robots "
                         "(b1_z1) only (default /imu)")
-    p.add_argument("--method", choices=METHODS, default="lp")
+    # sensitivity (the seed paper's bound, no guarantee) is a comparison for the benchmarks
+    # (docs/guide/benchmarks.md): accepted, not offered
+    p.add_argument("--method", choices=METHODS, default="lp",
+                   metavar="{" + ",".join(m for m in METHODS if m != "sensitivity") + "}")
     p.add_argument("--calibration", help="sysid-calibrate result (calib.yaml) to rest on")
     p.add_argument("--calibration-rows", metavar="FILE",
                    help="sysid-calibrate --export-rows file: the calibration's rows as "
