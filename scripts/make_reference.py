@@ -192,16 +192,22 @@ def _required_keys() -> str:
     """The paragraph on the keys a new robot file needs (``sysid_ros.model.robots``)."""
     from sysid_ros.model.robots import REQUIRED_KEYS, TOOL_KEYS
 
+    def key(name: str) -> str:                  # "a|a_deg": `a` (or `_deg`)
+        first, *others = name.split("|")
+        return f"`{first}`" + "".join(f" (or `{o.removeprefix(first)}`)" for o in others)
+
     def keys(names: tuple[str, ...]) -> str:
-        return ", ".join(" or ".join(f"`{k}`" for k in n.split("|")) for n in names)
+        return ", ".join(map(key, names))
     tools = "; ".join(f"{tool}: {keys(names)}" for tool, names in TOOL_KEYS.items())
-    return (f"**Required** (`load_robot()` names the file and each missing key): {keys(REQUIRED_KEYS)}."
-            f" A tool also needs ({tools}). Every other key is optional.\n")
+    return (f"**Required** (`load_robot()` names each missing one): {keys(REQUIRED_KEYS)};"
+            f" and per tool: {tools}. Every other key is optional.\n")
 
 
 def _default_text(value: Any) -> str:
-    """A default as the reference shows it: ``0.1``, ``all``, ``inf``, ``true``."""
-    return str(value).lower() if isinstance(value, (bool, float)) else str(value)
+    """A default as the reference shows it: ``0.1``, ``0``, ``all``, ``inf``, ``true``."""
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def robot_file_markdown() -> str:
@@ -253,11 +259,11 @@ def robot_file_markdown() -> str:
             where = "" if robots == "all" else f", {robots}"
             bare.setdefault(top, []).append(f"`{dotted}` ({kind}{where})")
     from sysid_ros.identification.config import SECTION_DEFAULTS
-    defaults = {"identification": "Defaults (`IdentificationConfig`): " + ", ".join(
+    defaults = {"identification": "Defaults: " + ", ".join(
         f"`{k}` {_default_text(v)}" for k, v in SECTION_DEFAULTS.items()) + ".\n"}
     parts = ["# Robot-file reference\n",
              "A robot file (`config/<robot>.yaml`, or `robot:=FILE` / `--robot FILE`) holds every"
-             " robot-specific number; `load_robot()` validates each field by name. Units are SI"
+             " robot-specific number, each validated by name. Units are SI"
              " unless the key ends in `_deg` / `_deg_s`; per-joint lists follow `joints`."
              " Generated from the shipped files (" + ", ".join(
                  f"`config/{r}.yaml`" for r in ROBOTS) + ") by `python scripts/make_reference.py`;"

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+import inspect
+from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any, get_type_hints
@@ -24,7 +26,7 @@ import yaml
 from sysid_ros.errors import SysidError
 
 __all__ = ["BUILTIN", "Param", "ParameterError", "TYPES", "check_value", "check_yaml", "markdown",
-           "parameter_table", "setting"]
+           "defaults_of", "parameter_table", "setting"]
 
 #: Parameter types: the name used in the tables and docs → the Python type of its value.
 TYPES: dict[str, type] = {"bool": bool, "int": int, "double": float, "string": str,
@@ -200,3 +202,13 @@ def parameter_table(settings: type) -> tuple[Param, ...]:
                                  f"{hints[f.name]}")
         out.append(Param(f.name, kinds[0], default=f.default, **meta))
     return tuple(out)
+
+
+def defaults_of(source: type | Callable[..., Any]) -> dict[str, Any]:
+    """Name → default of a dataclass's fields or a callable's keyword parameters: a node's table
+    takes the defaults of the library object its parameters configure from here, so each is
+    written once (where the library defines it)."""
+    if is_dataclass(source):
+        return {f.name: f.default for f in fields(source) if f.default is not MISSING}
+    return {name: p.default for name, p in inspect.signature(source).parameters.items()
+            if p.default is not inspect.Parameter.empty}

@@ -3,10 +3,13 @@ the node and the in-process demo graph (``sysid_ros.demo.pipeline``) read the sa
 from __future__ import annotations
 
 from sysid_ros.nodes.params import Param
+from sysid_ros.param_table import defaults_of
+from sysid_ros.planning.receding import RecedingHorizon
 from sysid_ros.planning.nominal import OBJECTIVES
 
 __all__ = ["PARAMETERS"]
 
+_HORIZON = defaults_of(RecedingHorizon)     # the library's defaults: the node's too
 PARAMETERS = (
     Param("robot", "string", "registry name (gen3, z1) or robot-facts file path", "gen3"),
     Param("robot_config", "string", "robot-facts file overriding the named robot's"),
@@ -28,10 +31,10 @@ PARAMETERS = (
     Param("stage_com_width", "double", "staged: CoM uncertainty max_i w(m·c_i)/m_lower above "
           "which the first moments are the objective (absent: planner.stage_com_width)", None,
           (1e-6, 10.0), unit="m"),
-    Param("max_trajectories", "int", "stop after this many published plans (0: no limit)", 0,
+    Param("max_trajectories", "int", "stop after this many published plans (0: no limit)", _HORIZON["max_trajectories"],
           (0, 1_000_000)),
     Param("shrink_tolerance", "double", "relative shrink of the bounds' total width that counts "
-          "as progress", 0.01, (0.0, 1.0)),
+          "as progress", _HORIZON["shrink_tolerance"], (0.0, 1.0)),
     Param("stall_cycles", "int", "stop after this many published cycles without progress "
-          "(0: never)", 0, (0, 1_000_000)),
+          "(0: never)", _HORIZON["stall_cycles"], (0, 1_000_000)),
 )
