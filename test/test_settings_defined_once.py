@@ -92,3 +92,30 @@ def test_sysid_identify_and_the_node_leave_the_identification_defaults_to_the_co
     params = {p.name: p.default for p in identifier_params.PARAMETERS if p.name in keys}
     assert "velocity_noise_scope" in params and "torque_delay_samples" in params
     assert all(v is None for v in params.values()), params
+
+
+@pytest.mark.parametrize("module, library", [
+    ("sysid_ros.nodes.sim_params", "sysid_ros.simulation.runtime:RuntimeSettings"),
+    ("sysid_ros.nodes.exciting_planner_params", "sysid_ros.planning.receding:RecedingHorizon"),
+    ("sysid_ros.nodes.replay", "sysid_ros.bagio:PlaybackOptions"),
+    ("sysid_ros.nodes.recorder", "sysid_ros.bagio:BagWriter"),
+])
+def test_a_node_table_takes_the_library_defaults(module: str, library: str) -> None:
+    """A parameter that configures a library object has no literal default in the node's table:
+    the table reads the object's own (``defaults_of``), and the two agree (None: absent, in
+    both)."""
+    import importlib
+
+    from sysid_ros.param_table import defaults_of
+
+    mod, _, name = library.partition(":")
+    shared = defaults_of(getattr(importlib.import_module(mod), name))
+    source = importlib.import_module(module)
+    literal = [call.args[0].value for call in ast.walk(ast.parse(inspect.getsource(source)))
+               if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "Param"
+               and len(call.args) > 3 and shared.get(call.args[0].value) is not None
+               and isinstance(call.args[3], ast.Constant)]
+    assert not literal, f"{module} repeats the defaults of {literal}"
+    table = {p.name: p.default for p in source.PARAMETERS}
+    both = {n for n in shared if n in table and shared[n] is not None}
+    assert both and all(table[n] == shared[n] for n in both)
