@@ -40,7 +40,7 @@ from sysid_ros import progress
 from sysid_ros.batch.cli import add_batch_arguments
 from sysid_ros.sample_screen import SkipLog
 from sysid_ros.cli_messages import fail
-from sysid_ros.identification.config import FRICTION_MODES, VELOCITY_NOISE_SCOPES, \
+from sysid_ros.identification.config import FRICTION_MODES, GAP_RULE, VELOCITY_NOISE_SCOPES, \
     IdentificationConfig, load_identification_config
 from sysid_ros.identification.diagnostics import summarize
 from sysid_ros.identification.errors import IdentificationError, UnsupportedRobotError
@@ -108,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--window", type=int, help="window in samples (overrides --window-s)")
     p.add_argument("--stride", type=int, help="stride in samples (with --window)")
     p.add_argument("--max-sample-gap", type=float,
-                   help="s; samples further apart split the windows (0 = max(2.5 x median step, 2.5 ms))")
+                   help=f"s; samples further apart split the windows (0 = {GAP_RULE})")
     p.add_argument("--coulomb-band", type=float, help="rad/s of set-valued Coulomb friction")
     p.add_argument("--config", help="robot facts file to use instead of the registry's")
     p.add_argument("--fail-on-warning", action="store_true",

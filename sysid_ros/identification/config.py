@@ -154,7 +154,7 @@ from sysid_ros.schema import Section, read_yaml
 
 __all__ = ["IdentificationConfig", "SamplingPlan", "load_identification_config",
            "payload_prior_box", "FRICTION_MODES", "VELOCITY_NOISE_SCOPES", "load_prior",
-           "PER_JOINT_DEFAULTS", "SECTION_DEFAULTS"]
+           "GAP_RULE", "PER_JOINT_DEFAULTS", "SECTION_DEFAULTS"]
 
 FRICTION_MODES = ("config", "wide", "none")
 VELOCITY_NOISE_SCOPES = ("all", "payload")
@@ -341,6 +341,9 @@ class IdentificationConfig:
 #: The scalar settings' defaults: the fields' own (a robot file's section overrides them).
 _FIELD_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(IdentificationConfig)
                                    if f.default is not MISSING}
+#: Where windows split when ``max_sample_gap`` is 0, in words (help texts, parameter docs).
+GAP_RULE = (f"max({_FIELD_DEFAULTS['gap_factor']:g} x median step, "
+            f"{_FIELD_DEFAULTS['gap_floor'] * 1e3:g} ms)")
 
 
 def _torque_assumptions(c: IdentificationConfig) -> dict[str, Any]:

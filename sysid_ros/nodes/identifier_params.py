@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from sysid_ros.identification.config import FRICTION_MODES, VELOCITY_NOISE_SCOPES
+from sysid_ros.identification.config import FRICTION_MODES, GAP_RULE, VELOCITY_NOISE_SCOPES
 from sysid_ros.identification.identifier import ONLINE_METHODS
 from sysid_ros.model.robots import Robot
 from sysid_ros.nodes.params import Param
@@ -46,8 +46,8 @@ PARAMETERS = (
           "parameter", None, (0.0, 10.0)),
     Param("window_s", "double", "momentum window length", None, _S, unit="s"),
     Param("stride_s", "double", "time between window starts", None, _S, unit="s"),
-    Param("max_sample_gap", "double", "samples further apart split the windows; 0: 2.5 × the "
-          "stream's median step", None, (0.0, 3600.0), unit="s"),
+    Param("max_sample_gap", "double", f"samples further apart split the windows; 0: {GAP_RULE}",
+          None, (0.0, 3600.0), unit="s"),
     Param("window", "int", "window length in samples (overrides window_s)", None, (2, 10**7)),
     Param("stride", "int", "stride in samples (overrides stride_s)", None, (1, 10**7)),
     Param("online_max_rows", "int", "most recent rows the point estimate uses", None, (1, 10**8)),
