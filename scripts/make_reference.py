@@ -258,9 +258,11 @@ def robot_file_markdown() -> str:
             sections.setdefault(top, [])
             where = "" if robots == "all" else f", {robots}"
             bare.setdefault(top, []).append(f"`{dotted}` ({kind}{where})")
-    from sysid_ros.identification.config import SECTION_DEFAULTS
-    defaults = {"identification": "Defaults: " + ", ".join(
-        f"`{k}` {_default_text(v)}" for k, v in SECTION_DEFAULTS.items()) + ".\n"}
+    from sysid_ros.control.controller import SECTION_DEFAULTS as CONTROLLER
+    from sysid_ros.identification.config import SECTION_DEFAULTS as IDENTIFICATION
+    defaults = {top: "Defaults: " + ", ".join(f"`{k}` {_default_text(v)}" for k, v in
+                                              given.items()) + ".\n"
+                for top, given in (("controller", CONTROLLER), ("identification", IDENTIFICATION))}
     parts = ["# Robot-file reference\n",
              "A robot file (`config/<robot>.yaml`, or `robot:=FILE` / `--robot FILE`) holds every"
              " robot-specific number, each validated by name. Units are SI"

@@ -70,6 +70,27 @@ def test_a_robot_file_repeats_no_identification_default(robot: str) -> None:
     assert not repeated, f"config/{robot}.yaml identification: repeats the defaults of {repeated}"
 
 
+@pytest.mark.parametrize("robot", ROBOTS)
+def test_a_robot_file_repeats_no_controller_default(robot: str) -> None:
+    from sysid_ros.control.controller import SECTION_DEFAULTS
+
+    sec = yaml.safe_load((ROOT / "config" / f"{robot}.yaml").read_text())["controller"]
+    repeated = sorted(k for k, v in SECTION_DEFAULTS.items() if k in sec and sec[k] == v)
+    assert not repeated, f"config/{robot}.yaml controller: repeats the defaults of {repeated}"
+
+
+def test_the_controller_gains_reader_gives_no_default_of_its_own() -> None:
+    from sysid_ros.control import controller
+
+    tree = ast.parse(inspect.getsource(controller.gains_from_config))
+    literal = [c.args[0].value for c in ast.walk(tree) if isinstance(c, ast.Call)
+               and getattr(c.func, "attr", "") == "get" and len(c.args) == 2
+               and isinstance(c.args[0], ast.Constant) and isinstance(c.args[1], ast.Constant)]
+    assert not literal, f"gains_from_config gives a literal default to {literal}"
+    assert controller_settings.ControllerSettings().torque_limit_scale == \
+        controller.SECTION_DEFAULTS["torque_limit_scale"]
+
+
 def test_the_section_reader_gives_no_default_of_its_own() -> None:
     """``_section_settings`` reads every optional key with the fields' default: no literal second
     to a key of SECTION_DEFAULTS (``sec.get("window_s", 0.1)``, ``per_joint("torque_gain", 1.0)``)."""

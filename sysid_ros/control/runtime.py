@@ -38,7 +38,7 @@ import numpy as np
 from sysid_ros.control.admission import (KNOWN_CHECKS, Certificate, Tolerances, box_digest,
                                          check_continuity, check_limits, check_torque)
 from sysid_ros.control.bounds import TrackingErrorBound, tracking_error_bound
-from sysid_ros.control.controller import (ControlOutput, PidGains, RobustController,
+from sysid_ros.control.controller import (NOMINALS, ControlOutput, PidGains, RobustController,
                                           gains_from_config)
 from sysid_ros.control.errors import (BoundsError, TrajectoryError)
 from sysid_ros.control.prior import prior_box
@@ -388,7 +388,7 @@ def build_runtime(settings: ControllerSettings, use_sim_time: bool, steady: floa
     # certificate assumes the same choice
     ctl = RobustController(robot, gains, mode=settings.mode, prior=prior_box(robot), pid=pid,
                            theta_r_uncertainty=settings.theta_r_uncertainty,
-                           nominal=str(defaults.get("nominal", "centre")))
+                           nominal=str(defaults.get("nominal", NOMINALS[0])))
     bound = tracking_error_bound(robot, gains.Kr, gains.V_max)
     return ControllerRuntime(robot, ctl, settings, bound, use_sim_time, steady)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from sysid_ros.control.controller import MODES
+from sysid_ros.control.controller import MODES, SECTION_DEFAULTS
 from sysid_ros.control.errors import ControllerConfigError
 from sysid_ros.param_table import parameter_table, setting
 
@@ -47,7 +47,8 @@ class ControllerSettings:
     boundary_layer: float | None = setting(None, "robust-input boundary layer η, a fraction of "
                                            "V_max (absent: controller.boundary_layer; 0 = none; "
                                            "docs/theory/controller.md#law)", (0.0, 1.0))
-    torque_limit_scale: float = setting(1.0, "fraction of the torque limits the command is "
+    torque_limit_scale: float = setting(SECTION_DEFAULTS["torque_limit_scale"], "fraction of "
+                                        "the torque limits the command is "
                                         "clipped to (clipping voids the guarantee and is "
                                         "flagged)", (1e-6, 1.0))
     theta_r_uncertainty: bool = setting(True, "carry the θ_r and friction boxes in the torque "
