@@ -260,9 +260,14 @@ def robot_file_markdown() -> str:
             bare.setdefault(top, []).append(f"`{dotted}` ({kind}{where})")
     from sysid_ros.control.controller import SECTION_DEFAULTS as CONTROLLER
     from sysid_ros.identification.config import SECTION_DEFAULTS as IDENTIFICATION
+    from sysid_ros.param_table import defaults_of
+    from sysid_ros.planning.planner import PlannerConfig
+    planner = {k: v for k, v in defaults_of(PlannerConfig).items()
+               if isinstance(v, (bool, int, float, str))}
     defaults = {top: "Defaults: " + ", ".join(f"`{k}` {_default_text(v)}" for k, v in
                                               given.items()) + ".\n"
-                for top, given in (("controller", CONTROLLER), ("identification", IDENTIFICATION))}
+                for top, given in (("controller", CONTROLLER), ("identification", IDENTIFICATION),
+                                   ("planner", planner))}
     parts = ["# Robot-file reference\n",
              "A robot file (`config/<robot>.yaml`, or `robot:=FILE` / `--robot FILE`) holds every"
              " robot-specific number, each validated by name. Units are SI"

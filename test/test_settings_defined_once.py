@@ -79,6 +79,18 @@ def test_a_robot_file_repeats_no_controller_default(robot: str) -> None:
     assert not repeated, f"config/{robot}.yaml controller: repeats the defaults of {repeated}"
 
 
+@pytest.mark.parametrize("robot", ROBOTS)
+def test_a_robot_file_repeats_no_planner_default(robot: str) -> None:
+    from sysid_ros.param_table import defaults_of
+    from sysid_ros.planning.planner import PlannerConfig
+
+    defaults = {k: v for k, v in defaults_of(PlannerConfig).items()
+                if isinstance(v, (bool, int, float, str))}
+    sec = yaml.safe_load((ROOT / "config" / f"{robot}.yaml").read_text())["planner"]
+    repeated = sorted(k for k, v in defaults.items() if k in sec and sec[k] == v)
+    assert not repeated, f"config/{robot}.yaml planner: repeats the defaults of {repeated}"
+
+
 def test_the_controller_gains_reader_gives_no_default_of_its_own() -> None:
     from sysid_ros.control import controller
 
