@@ -96,6 +96,7 @@ from sysid_ros.model.robots import Robot
 from sysid_ros.nodes import exciting_planner_params, identifier_params, sim_params
 from sysid_ros.nodes.identifier_params import identification_overrides
 from sysid_ros.nodes.params import Param
+from sysid_ros.param_table import defaults_of
 from sysid_ros.nodes.robust_controller_params import PARAMETERS as CONTROLLER_PARAMETERS
 from sysid_ros.paths import package_share
 from sysid_ros.planning import (BoxObstacle, ExcitingPlanner, PlannerConfig, QuinticTrajectory,
@@ -680,9 +681,11 @@ class _Loop:
         return Episode(method, payload_kg, seed, run, self.ident_window,
                        self.task_window or (float(t_arr[-1]), float(t_arr[-1])), self.plans,
                        self.executed, reference, control, self.ident_seconds, wall,
-                       # lateness is judged against the robot file's budget, not an override
+                       # lateness is judged against the robot file's budget (else the
+                       # default), not an override
                        self.config.n_trajectories, float((self.robot.config.get("planner") or {}).get(
-                           "max_solve_time", planner.config.max_solve_time)) if planner else 0.0,
+                           "max_solve_time", defaults_of(PlannerConfig)["max_solve_time"]))
+                       if planner else 0.0,
                        self.notes, self.admissions, self.ctl_status, self.ctl_log,
                        self.return_path)
 
