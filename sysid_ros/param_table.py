@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+import argparse
 import inspect
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
@@ -26,7 +27,7 @@ import yaml
 from sysid_ros.errors import SysidError
 
 __all__ = ["BUILTIN", "Param", "ParameterError", "TYPES", "check_value", "check_yaml", "markdown",
-           "defaults_of", "parameter_table", "setting"]
+           "add_options", "defaults_of", "parameter_table", "setting"]
 
 #: Parameter types: the name used in the tables and docs → the Python type of its value.
 TYPES: dict[str, type] = {"bool": bool, "int": int, "double": float, "string": str,
@@ -212,3 +213,30 @@ def defaults_of(source: type | Callable[..., Any]) -> dict[str, Any]:
         return {f.name: f.default for f in fields(source) if f.default is not MISSING}
     return {name: p.default for name, p in inspect.signature(source).parameters.items()
             if p.default is not inspect.Parameter.empty}
+
+
+#: The command-line type of a parameter type (``double|double[]``: one number or a comma list,
+#: parsed by the caller).
+_KINDS: dict[str, Any] = {"double": float, "int": int, "string": str, "double|double[]": str}
+
+
+def add_options(parser: argparse.ArgumentParser, table: Sequence[Param], names: Sequence[str],
+                short: Mapping[str, str] | None = None) -> None:
+    """A ``--name`` option per table entry in ``names`` (``_`` → ``-``), its help the entry's
+    description with the table's default: the option and the parameter are one setting. Every
+    option defaults to None (not given: the parameter's value stands); a bool is a switch."""
+    by_name = {p.name: p for p in table}
+    for name in names:
+        p = by_name[name]
+        flags = [*([short[name]] if short and name in short else []),
+                 "--" + name.replace("_", "-")]
+        text = p.description + (" (per joint: a comma list)" if p.type == "double|double[]"
+                                 else "") + (f", {p.unit}" if p.unit else "") + \
+            ("" if p.default in (None, False) else f" (default {p.default})")
+        if p.type == "bool":
+            parser.add_argument(*flags, dest=name, action="store_true", default=None, help=text)
+        elif p.type == "string[]":
+            parser.add_argument(*flags, dest=name, nargs="*", help=text)
+        else:
+            parser.add_argument(*flags, dest=name, type=_KINDS[p.type], help=text,
+                                choices=p.choices or None)

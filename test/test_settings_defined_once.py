@@ -152,3 +152,22 @@ def test_a_node_table_takes_the_library_defaults(module: str, library: str) -> N
     table = {p.name: p.default for p in source.PARAMETERS}
     both = {n for n in shared if n in table and shared[n] is not None}
     assert both and all(table[n] == shared[n] for n in both)
+
+
+def test_the_identification_overrides_are_defined_once_for_the_cli_and_the_node() -> None:
+    """``velocity_noise_scope`` & co.: one definition (identification/settings.py) that both the
+    identifier node's table and sysid-identify's parser are made from; values parse the same."""
+    from sysid_ros.identification.settings import OVERRIDE_SETTINGS
+
+    node = {p.name: p for p in identifier_params.PARAMETERS}
+    assert all(node[p.name] is p for p in OVERRIDE_SETTINGS)
+    parser = build_parser()
+    actions = {a.dest: a for a in parser._actions}
+    for p in OVERRIDE_SETTINGS:
+        assert p.description in actions[p.name].help and actions[p.name].default is None
+    args = parser.parse_args(["--bag", "x", "--velocity-noise-scope", "payload", "--window", "40",
+                              "--torque-noise-abs", "0.1,0.2"])
+    assert (args.velocity_noise_scope, args.window, args.torque_noise_abs) == \
+        ("payload", 40, "0.1,0.2")
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--bag", "x", "--velocity-noise-scope", "arm"])
