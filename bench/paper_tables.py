@@ -53,7 +53,7 @@ from sysid_ros.demo.pipeline import (METHODS, Episode, EpisodeConfig, EpisodeRes
 from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import load_robot
-from sysid_ros.planning import obstacles_from_config
+from sysid_ros.planning import PlannerConfig, obstacles_from_config
 from sysid_ros.planning.nominal import OBJECTIVES
 from sysid_ros.simulation import DUMBBELLS_KG
 
@@ -425,11 +425,11 @@ def main(argv: list[str] | None = None) -> int:
                                      for e, c in tv["ours"].items()}
     data_widths = _width_comparison(table, masses, exps) if {"ours", "random"} <= set(methods) \
         else None
-    pcfg = robot.config["planner"]
+    pcfg = PlannerConfig.from_robot(robot)          # the robot file's planner, defaults filled in
     data = {
         "dumbbells": masses, "methods": methods, "experiments": exps,
         "config": {"n_trajectories": cfg.n_trajectories, "solve_time": args.solve_time,
-                   "t_f": pcfg["t_f"], "t_p": pcfg["t_p"],
+                   "t_f": pcfg.t_f, "t_p": pcfg.t_p,
                    "noise_tau": node_params("sim").get("noise_tau"), "seed": args.seed,
                    "random_seeds": args.random_seeds, "planner_overrides": overrides,
                    "cpu_budget": args.cpu_budget,

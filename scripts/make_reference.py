@@ -66,7 +66,8 @@ if not captured:  # a script without options answers --help with its usage line
     print(json.dumps({{'description': said.getvalue().strip(), 'rows': []}}))
     sys.exit(0)
 parser = captured[0]
-rows = [[a.option_strings, a.metavar or a.dest.upper(), list(a.choices) if a.choices else None,
+rows = [[a.option_strings, a.metavar or a.dest.upper(),
+         list(a.choices) if a.choices and not a.metavar else None,
          a.default if isinstance(a.default, (int, float, str)) else None, a.help or '',
          a.nargs == 0, a.required]
         for a in parser._actions if not isinstance(a, argparse._HelpAction)]
@@ -187,6 +188,28 @@ def _kind(value: Any) -> str:
     return "null"
 
 
+def _required_keys() -> str:
+    """The paragraph on the keys a new robot file needs (``sysid_ros.model.robots``)."""
+    from sysid_ros.model.robots import REQUIRED_KEYS, TOOL_KEYS
+
+    def key(name: str) -> str:                  # "a|a_deg": `a` (or `_deg`)
+        first, *others = name.split("|")
+        return f"`{first}`" + "".join(f" (or `{o.removeprefix(first)}`)" for o in others)
+
+    def keys(names: tuple[str, ...]) -> str:
+        return ", ".join(map(key, names))
+    tools = "; ".join(f"{tool}: {keys(names)}" for tool, names in TOOL_KEYS.items())
+    return (f"**Required** (`load_robot()` names each missing one): {keys(REQUIRED_KEYS)};"
+            f" and per tool: {tools}. Every other key is optional.\n")
+
+
+def _default_text(value: Any) -> str:
+    """A default as the reference shows it: ``0.1``, ``0``, ``all``, ``inf``, ``true``."""
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def robot_file_markdown() -> str:
     keys: dict[str, dict[str, Any]] = {}
     notes: dict[str, str] = {}
@@ -235,13 +258,24 @@ def robot_file_markdown() -> str:
             sections.setdefault(top, [])
             where = "" if robots == "all" else f", {robots}"
             bare.setdefault(top, []).append(f"`{dotted}` ({kind}{where})")
+    from sysid_ros.control.controller import SECTION_DEFAULTS as CONTROLLER
+    from sysid_ros.identification.config import SECTION_DEFAULTS as IDENTIFICATION
+    from sysid_ros.param_table import defaults_of
+    from sysid_ros.planning.planner import PlannerConfig
+    planner = {k: v for k, v in defaults_of(PlannerConfig).items()
+               if isinstance(v, (bool, int, float, str))}
+    defaults = {top: "Defaults: " + ", ".join(f"`{k}` {_default_text(v)}" for k, v in
+                                              given.items()) + ".\n"
+                for top, given in (("controller", CONTROLLER), ("identification", IDENTIFICATION),
+                                   ("planner", planner))}
     parts = ["# Robot-file reference\n",
              "A robot file (`config/<robot>.yaml`, or `robot:=FILE` / `--robot FILE`) holds every"
-             " robot-specific number; `load_robot()` validates each field by name. Units are SI"
+             " robot-specific number, each validated by name. Units are SI"
              " unless the key ends in `_deg` / `_deg_s`; per-joint lists follow `joints`."
              " Generated from the shipped files (" + ", ".join(
                  f"`config/{r}.yaml`" for r in ROBOTS) + ") by `python scripts/make_reference.py`;"
-             " their comments are the full text and give the sources of the numbers.\n"]
+             " their comments are the full text and give the sources of the numbers.\n",
+             _required_keys()]
     for top, rows in sections.items():
         note = section_notes.get(top, "") if top != "(top level)" else ""
         note = f"{_first_sentence(note, 400)}.\n\n" if note else ""
@@ -249,7 +283,8 @@ def robot_file_markdown() -> str:
                  + "".join(row + "\n" for row in rows)) if rows else ""
         others = (f"{chr(10) if rows else ''}{'Also' if rows else 'Keys'}: {', '.join(bare[top])}.\n"
                   if top in bare else "")
-        parts.append(f"## {top}\n\n{note}{table}{others}")
+        extra = f"\n{defaults[top]}" if top in defaults else ""
+        parts.append(f"## {top}\n\n{note}{table}{others}{extra}")
     return "\n".join(parts)
 
 

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1] / "sysid_ros"
 #: those; calibration and the controller on the identifier; the planner certifies the controller.
 LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(x) for x in (
     {"errors", "paths"},
-    {"cli_messages", "cdr", "schema", "sample_screen", "progress"},
+    {"cli_messages", "cdr", "schema", "param_table", "sample_screen", "progress"},
     {"batch"},
     {"model"},
     {"enclosures", "bagio", "launcher"},

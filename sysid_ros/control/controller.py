@@ -121,7 +121,7 @@ Baselines (the paper's comparison, ``mode``):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 import pinocchio as pin
@@ -132,12 +132,12 @@ from sysid_ros.model.box import ParameterBox, theta_e_box
 from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.robots import Robot
 
-__all__ = ["MODES", "NOMINALS", "METRICS", "ControllerGains", "ControlOutput", "RobustController",
+__all__ = ["MODES", "NOMINALS", "METRICS", "SECTION_DEFAULTS", "ControllerGains", "ControlOutput", "RobustController",
            "PidGains", "TorqueInterval", "coulomb_error_bound", "coulomb_multiplier",
            "gains_from_config", "sign_vertices"]
 
 MODES = ("robust", "conservative", "wrong", "pid")
-NOMINALS = ("centre", "estimate")     # where θ_e's θ₀ sits in its box (module doc)
+NOMINALS = ("centre", "estimate")     # where θ_e's θ₀ sits in its box (module doc); default first
 METRICS = ("identity", "mass")        # direction metric P of the robust input (module doc)
 
 
@@ -189,6 +189,14 @@ class ControllerGains:
     boundary_layer: float = 0.0
     boundary_layer_exponent: float = 0.5
 
+#: The optional keys of a robot file's ``controller:`` section with their defaults: the
+#: gains' own (``r_norm_threshold`` is ``r_threshold``) and the nominal's (``NOMINALS[0]``).
+SECTION_DEFAULTS: dict[str, object] = {
+    ("r_norm_threshold" if f.name == "r_threshold" else f.name): f.default
+    for f in fields(ControllerGains) if f.name not in ("Kr", "alpha", "V_max")} | \
+    {"nominal": NOMINALS[0]}
+
+
 def gains_from_config(robot: Robot, overrides: dict | None = None) -> ControllerGains:
     """Gains from the robot file's ``controller:`` section (Kr, alpha, V_max, r_norm_threshold,
     metric, metric_armature, coulomb_band, boundary_layer, boundary_layer_exponent), each
@@ -202,15 +210,14 @@ def gains_from_config(robot: Robot, overrides: dict | None = None) -> Controller
     except KeyError as exc:
         raise ControllerConfigError(f"controller.{exc.args[0]} missing in {robot.config_path}") \
             from None
+    get = {k: sec.get(k, d) for k, d in SECTION_DEFAULTS.items()}.__getitem__
     return ControllerGains(np.broadcast_to(np.asarray(kr, float), (robot.nj,)).copy(), alpha,
-                           v_max, float(sec.get("r_norm_threshold", 1e-10)),
-                           float(sec.get("torque_limit_scale", 1.0)),
-                           str(sec.get("metric", "identity")),
-                           np.broadcast_to(np.asarray(sec.get("metric_armature", 0.0), float),
+                           v_max, float(get("r_norm_threshold")),
+                           float(get("torque_limit_scale")), str(get("metric")),
+                           np.broadcast_to(np.asarray(get("metric_armature"), float),
                                            (robot.nj,)).copy(),
-                           float(sec.get("coulomb_band", 0.0)),
-                           float(sec.get("boundary_layer", 0.0)),
-                           float(sec.get("boundary_layer_exponent", 0.5)))
+                           float(get("coulomb_band")), float(get("boundary_layer")),
+                           float(get("boundary_layer_exponent")))
 
 
 @dataclass(frozen=True)
@@ -264,7 +271,7 @@ class RobustController:
 
     def __init__(self, robot: Robot, gains: ControllerGains, *, mode: str = "robust",
                  prior: ParameterBox, pid: PidGains | None = None,
-                 theta_r_uncertainty: bool = True, nominal: str = "centre") -> None:
+                 theta_r_uncertainty: bool = True, nominal: str = NOMINALS[0]) -> None:
         if robot.floating_base:
             raise ControllerConfigError(
                 f"{robot.name}: floating-base robots are not supported by the passivity "

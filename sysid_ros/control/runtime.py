@@ -31,18 +31,18 @@ and clears when clean data follow.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
 from sysid_ros.control.admission import (KNOWN_CHECKS, Certificate, Tolerances, box_digest,
                                          check_continuity, check_limits, check_torque)
 from sysid_ros.control.bounds import TrackingErrorBound, tracking_error_bound
-from sysid_ros.control.controller import (MODES, ControlOutput, PidGains, RobustController,
+from sysid_ros.control.controller import (NOMINALS, ControlOutput, PidGains, RobustController,
                                           gains_from_config)
-from sysid_ros.control.errors import (BoundsError, ControllerConfigError, TrajectoryError)
+from sysid_ros.control.errors import (BoundsError, TrajectoryError)
 from sysid_ros.control.prior import prior_box
+from sysid_ros.control.settings import COMMAND_RELIABILITIES, ControllerSettings
 from sysid_ros.control.trajectory import JointTrajectoryArrays, TrajectoryQueue
 from sysid_ros.control.watchdog import ClockWatch, Freshness
 from sysid_ros.control.arm_view import arm_view
@@ -55,110 +55,6 @@ __all__ = ["OK", "WARN", "ERROR", "STATE_LABELS", "COMMAND_RELIABILITIES", "Cont
 OK, WARN, ERROR = 0, 1, 2
 #: the node's ``~/state`` vector (``ControllerRuntime.state_vector``)
 STATE_LABELS = ("r_norm", "V_sup", "V_max", "rho", "lambda", "bound_norm", "clipped", "compute_s")
-#: QoS reliability of the effort commands: ros2_control's forward controllers subscribe
-#: reliable (a best-effort writer would not match them); the built-in simulator takes either.
-COMMAND_RELIABILITIES = ("reliable", "best_effort")
-
-
-@dataclass(frozen=True)
-class ControllerSettings:
-    """The node's parameters as a validated value object (their table — types, ranges, units,
-    descriptions — is ``sysid_ros.nodes.robust_controller.PARAMETERS``, docs/reference/parameters.md).
-    ``None`` = absent: the robot file's value (gains) or none (robot_config, calibration).
-    ``validate`` names the first bad one."""
-
-    robot: str = "gen3"
-    robot_config: str | None = None
-    calibration: str | None = None
-    mode: str = "robust"
-    Kr: float | None = None
-    alpha: float | None = None
-    V_max: float | None = None
-    r_norm_threshold: float | None = None
-    boundary_layer: float | None = None
-    torque_limit_scale: float = 1.0
-    theta_r_uncertainty: bool = True
-    publish_on: str = "joint_states"
-    timer_rate: float = 1000.0
-    stale_timeout: float = 0.02
-    clock_timeout: float = 0.1
-    bounds_warn_after: float = 5.0
-    watchdog_period: float = 0.005
-    auto_reactivate: bool = False
-    accept_uncertified: bool = False
-    check_torque: bool = True
-    takeover_position_tolerance: float = 0.02
-    takeover_velocity_tolerance: float = 0.05
-    takeover_acceleration_tolerance: float = 0.5
-    pid_kp: float = 100.0
-    pid_ki: float = 20.0
-    pid_kd: float = 20.0
-    pid_i_clamp: float = 0.2
-    debug_decimation: int = 10
-    diagnostics_period: float = 1.0
-    autostart: bool = False
-    joint_states_topic: str = "joint_states"
-    bounds_topic: str = "/sysid/payload_bounds"
-    trajectory_topic: str = "/sysid/desired_trajectory"
-    command_topic: str = "/effort_controller/commands"
-    command_reliability: str = "reliable"
-    realtime_priority: int = 0
-
-    _OPTIONAL_STRINGS = ("robot_config", "calibration")
-
-    @classmethod
-    def from_mapping(cls, values: dict[str, Any]) -> ControllerSettings:
-        """Settings from a name → value mapping (unknown names refused), validated."""
-        names = {f.name: f for f in fields(cls)}
-        unknown = sorted(set(values) - set(names))
-        if unknown:
-            raise ControllerConfigError(f"unknown controller parameters {unknown}")
-        typed: dict[str, Any] = {}
-        for key, value in values.items():
-            default: Any = names[key].default
-            if default is None:                # optional: absent, or a float / a string
-                if value is None:
-                    typed[key] = None
-                    continue
-                default = "" if key in cls._OPTIONAL_STRINGS else 0.0
-            kind = type(default)
-            if kind is bool and not isinstance(value, bool):
-                raise ControllerConfigError(f"parameter {key}: {value!r} is not a bool")
-            try:
-                typed[key] = kind(value)
-            except (TypeError, ValueError) as exc:
-                raise ControllerConfigError(f"parameter {key}: {value!r} is not a "
-                                            f"{kind.__name__}") from exc
-        settings = cls(**typed)
-        settings.validate()
-        return settings
-
-    def validate(self) -> None:
-        def need(ok: bool, name: str, what: str) -> None:
-            if not ok:
-                raise ControllerConfigError(f"parameter {name} = {getattr(self, name)!r}: {what}")
-        need(self.mode in MODES, "mode", f"not one of {MODES}")
-        need(self.publish_on in ("joint_states", "timer"), "publish_on",
-             "must be joint_states or timer")
-        for name in ("stale_timeout", "clock_timeout", "bounds_warn_after", "watchdog_period",
-                     "timer_rate", "diagnostics_period", "takeover_position_tolerance",
-                     "takeover_velocity_tolerance", "takeover_acceleration_tolerance"):
-            need(getattr(self, name) > 0, name, "must be > 0")
-        need(self.watchdog_period <= self.stale_timeout, "watchdog_period",
-             "must be <= stale_timeout (stale input is noticed within one period)")
-        need(self.debug_decimation >= 1, "debug_decimation", "must be >= 1")
-        need(0 <= self.realtime_priority <= 99, "realtime_priority",
-             "must be in [0, 99] (0: normal scheduling)")
-        need(self.command_reliability in COMMAND_RELIABILITIES, "command_reliability",
-             f"not one of {COMMAND_RELIABILITIES}")
-        need(0 < self.torque_limit_scale <= 1, "torque_limit_scale", "must be in (0, 1]")
-        for name in ("Kr", "alpha", "V_max"):
-            value = getattr(self, name)
-            need(value is None or value > 0, name, "must be > 0 (or absent: the robot file's)")
-        need(self.r_norm_threshold is None or self.r_norm_threshold >= 0, "r_norm_threshold",
-             "must be >= 0 (or absent)")
-        need(self.boundary_layer is None or 0 <= self.boundary_layer <= 1, "boundary_layer",
-             "must be in [0, 1] (a fraction of V_max; or absent)")
 
 
 @dataclass(frozen=True)
@@ -492,7 +388,7 @@ def build_runtime(settings: ControllerSettings, use_sim_time: bool, steady: floa
     # certificate assumes the same choice
     ctl = RobustController(robot, gains, mode=settings.mode, prior=prior_box(robot), pid=pid,
                            theta_r_uncertainty=settings.theta_r_uncertainty,
-                           nominal=str(defaults.get("nominal", "centre")))
+                           nominal=str(defaults.get("nominal", NOMINALS[0])))
     bound = tracking_error_bound(robot, gains.Kr, gains.V_max)
     return ControllerRuntime(robot, ctl, settings, bound, use_sim_time, steady)
 

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sysid_ros.control.controller import SECTION_DEFAULTS
 from sysid_ros.control.arm_view import TrunkMotionBound, arm_view, joint_speed_bound, workspace
 from sysid_ros.control.legs import LegsContract, contract_alpha_bound, static_tilt_bound
 from sysid_ros.model.box import ParameterBox, theta_e_box
@@ -81,7 +82,8 @@ def _contract_part(full: Robot, contract: LegsContract, motion: TrunkMotionBound
         if got > bound:
             out.append(f"legs' contract: trunk α_{axis} up to {got:.3g} rad/s² (friction jumps "
                        f"of the moved joints) > the view's bound {bound:.3g} rad/s²")
-    band = float((full.config.get("controller") or {}).get("coulomb_band", 0.0))
+    band = float((full.config.get("controller") or {}).get(
+        "coulomb_band", SECTION_DEFAULTS["coulomb_band"]))
     tilt = static_tilt_bound(full, contract, poses, joint_speed_bound(full), band)
     if tilt > motion.tilt:
         out.append(f"legs' contract: trunk tilt up to {np.degrees(tilt):.3g}° (2 W/K) > the "

@@ -18,6 +18,7 @@ import numpy as np
 from sysid_ros.bagio.reader import read_imu, read_joint_states
 from sysid_ros.demo.errors import DemoConfigError
 from sysid_ros.demo.report import COMMAND_TOPIC, bag_messages, header_seconds
+from sysid_ros.control.controller import SECTION_DEFAULTS
 from sysid_ros.control.arm_view import (TrunkMotionBound, disturbance_ratio, interval_alpha,
                                       trunk_motion_report)
 from sysid_ros.model.robots import Robot
@@ -205,7 +206,8 @@ def _held_joint_motion(full: Robot, view: Robot, bag: Path,
     if "legs" not in (full.config.get("arm_view") or {}):
         return None
     contract = LegsContract.from_robot(full)
-    band = float((view.config.get("controller") or {}).get("coulomb_band", 0.0))
+    band = float((view.config.get("controller") or {}).get(
+        "coulomb_band", SECTION_DEFAULTS["coulomb_band"]))
     js = read_joint_states(bag, "/joint_states", list(view.joint_names))
     if js.velocity is None or len(js.t) == 0:
         return ("no joint velocities recorded", ["floating base: the held joints' band cannot "

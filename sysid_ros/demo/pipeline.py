@@ -93,7 +93,11 @@ from sysid_ros.launcher.parse import load_launch
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
 # the identifier node's parameter table and its translation (no rclpy in either)
+from sysid_ros.nodes import exciting_planner_params, identifier_params, sim_params
 from sysid_ros.nodes.identifier_params import identification_overrides
+from sysid_ros.nodes.params import Param
+from sysid_ros.param_table import defaults_of
+from sysid_ros.nodes.robust_controller_params import PARAMETERS as CONTROLLER_PARAMETERS
 from sysid_ros.paths import package_share
 from sysid_ros.planning import (BoxObstacle, ExcitingPlanner, PlannerConfig, QuinticTrajectory,
                                 controller_model)
@@ -124,24 +128,36 @@ class EpisodeError(SysidError, ValueError):
 TASK_FRAME_ID = "sysid_demo_task"
 
 
+#: The parameter tables of the nodes the episode runs in process: their defaults come first.
+_TABLES: dict[str, tuple[Param, ...]] = {
+    "sim": sim_params.PARAMETERS, "robust_controller": CONTROLLER_PARAMETERS,
+    "identifier": identifier_params.PARAMETERS,
+    "exciting_planner": exciting_planner_params.PARAMETERS}
+
+
+def _defaults(node: str) -> dict[str, Any]:
+    return {p.name: p.default for p in _TABLES.get(node, ()) if p.default is not None}
+
+
 def node_params(node: str) -> dict[str, Any]:
-    """The ``/**: ros__parameters`` of config/<node>.yaml (the nodes' defaults)."""
+    """A node's parameters as it starts from config/<node>.yaml: its table's defaults, then the
+    file's ``/**: ros__parameters``."""
     data = yaml.safe_load((package_share() / "config" / f"{node}.yaml").read_text()) or {}
-    return dict((data.get("/**") or {}).get("ros__parameters") or {})
+    return {**_defaults(node), **((data.get("/**") or {}).get("ros__parameters") or {})}
 
 
 def graph_parameters(robot: Robot, payload_kg: float, mode: str,
                      n_trajectories: int) -> dict[str, dict[str, Any]]:
     """Node name → its parameters as ``launch/sim.launch.yaml`` starts the graph of one episode
-    (lock-step simulator): its parameter files, then the launch file's ``name: value`` entries
-    (read by ``sysid_ros.launcher``, the parser ``sysid-launch`` uses)."""
+    (lock-step simulator): its table's defaults, its parameter files, then the launch file's
+    ``name: value`` entries (read by ``sysid_ros.launcher``, the parser ``sysid-launch`` uses)."""
     desc = load_launch("sim", {"robot": robot.name, "payload": repr(float(payload_kg)),
                                "controller_mode": mode, "sim_mode": "lockstep",
                                "max_trajectories": str(n_trajectories), "record": "false",
                                "markers": "false", "robot_state_publisher": "false"})
     out: dict[str, dict[str, Any]] = {}
     for proc in desc.processes:
-        params: dict[str, Any] = {}
+        params = _defaults(proc.name)
         for path in proc.param_files:
             data = yaml.safe_load(Path(path).read_text()) or {}
             for key in ("/**", proc.name):
@@ -665,9 +681,11 @@ class _Loop:
         return Episode(method, payload_kg, seed, run, self.ident_window,
                        self.task_window or (float(t_arr[-1]), float(t_arr[-1])), self.plans,
                        self.executed, reference, control, self.ident_seconds, wall,
-                       # lateness is judged against the robot file's budget, not an override
+                       # lateness is judged against the robot file's budget (else the
+                       # default), not an override
                        self.config.n_trajectories, float((self.robot.config.get("planner") or {}).get(
-                           "max_solve_time", planner.config.max_solve_time)) if planner else 0.0,
+                           "max_solve_time", defaults_of(PlannerConfig)["max_solve_time"]))
+                       if planner else 0.0,
                        self.notes, self.admissions, self.ctl_status, self.ctl_log,
                        self.return_path)
 

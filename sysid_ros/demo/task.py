@@ -133,14 +133,16 @@ class TaskCertifier:
 
     def __init__(self, robot: Robot, start: np.ndarray, waypoints: Sequence[np.ndarray],
                  segment: float, obstacles: Sequence[BoxObstacle] | None = None) -> None:
-        from sysid_ros.planning import controller_model
+        from sysid_ros.param_table import defaults_of
+        from sysid_ros.planning import PlannerConfig, controller_model
         from sysid_ros.planning.obstacles import obstacles_from_config
         from sysid_ros.planning.reachability import Reachability
 
         cfg = robot.config.get("planner", {})
         obs = obstacles_from_config(cfg.get("obstacles")) if obstacles is None else obstacles
         self.reach = Reachability(robot, controller_model(robot), tuple(obs),
-                                  int(cfg.get("n_intervals", 128)))
+                                  int(cfg.get("n_intervals",
+                                              defaults_of(PlannerConfig)["n_intervals"])))
         self.points = [np.asarray(start, float)] + [np.asarray(w, float) for w in waypoints]
         self.segment = float(segment)
 

@@ -40,16 +40,18 @@ from sysid_ros import progress
 from sysid_ros.batch.cli import add_batch_arguments
 from sysid_ros.sample_screen import SkipLog
 from sysid_ros.cli_messages import fail
-from sysid_ros.identification.config import FRICTION_MODES, VELOCITY_NOISE_SCOPES, \
-    IdentificationConfig, load_identification_config
+from sysid_ros.identification.config import FRICTION_MODES, IdentificationConfig, \
+    load_identification_config
 from sysid_ros.identification.diagnostics import summarize
 from sysid_ros.identification.errors import IdentificationError, UnsupportedRobotError
 from sysid_ros.identification.identifier import METHODS, IdentificationResult, identify
+from sysid_ros.identification.settings import OVERRIDE_SETTINGS
 from sysid_ros.identification.transients import transient_note, transient_summary
 from sysid_ros.model.errors import RobotConfigError, UnknownRobotError
 from sysid_ros.model.box import PARAM_UNITS
 from sysid_ros.model.parameters import PARAM_NAMES
 from sysid_ros.model.robots import Robot, load_robot
+from sysid_ros.param_table import add_options
 
 __all__ = ["main", "build_parser", "run_single", "EXIT_CODES"]
 
@@ -77,35 +79,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--imu-topic", default="/imu",
                    help="sensor_msgs/Imu topic of the trunk IMU, read for floating-base robots "
                         "(b1_z1) only (default /imu)")
-    p.add_argument("--method", choices=METHODS, default="lp")
+    # sensitivity (the seed paper's bound, no guarantee) is a comparison for the benchmarks
+    # (docs/guide/benchmarks.md): accepted, not offered
+    p.add_argument("--method", choices=METHODS, default="lp",
+                   metavar="{" + ",".join(m for m in METHODS if m != "sensitivity") + "}")
     p.add_argument("--calibration", help="sysid-calibrate result (calib.yaml) to rest on")
     p.add_argument("--calibration-rows", metavar="FILE",
                    help="sysid-calibrate --export-rows file: the calibration's rows as "
                         "constraints on the shared link/friction unknowns (turns "
                         "theta_r_unknowns on; same robot, offsets unchanged since calibrating)")
-    p.add_argument("--prior", help="prior box B0: a name from the robot file's priors "
-                   "(gen3: 2f85, none) or a YAML file with lower/upper")
-    p.add_argument("--torque-noise-abs", help="N*m: one number or one per joint (comma list)")
-    p.add_argument("--torque-noise-rel", type=float, help="fraction of |tau|")
+    # the identification overrides, defined once with the identifier node's parameters
+    add_options(p, OVERRIDE_SETTINGS, [o.name for o in OVERRIDE_SETTINGS])
     p.add_argument("--torque-gain-rel",
                    help="bound g on the torque reading's constant gain error: true torque = "
                         "k*tau_meas, k in 1 +- g (one number or one per joint)")
-    p.add_argument("--robot-uncertainty-rel", type=float, help="theta_r box (fraction)")
-    p.add_argument("--velocity-noise-abs",
-                   help="rad/s: bound of the recorded velocities' error, one number or one per "
-                        "joint (comma list); default the robot file's (0: exact)")
-    p.add_argument("--velocity-noise-scope", choices=VELOCITY_NOISE_SCOPES,
-                   help="all, or payload: only the payload's share of the velocity error "
-                        "(needs --calibration made from the same velocities)")
     p.add_argument("--friction", choices=FRICTION_MODES,
                    help="friction box: wide (uncalibrated), config (robot file / calibration), "
                         "none (link-side torques)")
-    p.add_argument("--window-s", type=float, help="momentum window length (s)")
-    p.add_argument("--stride-s", type=float, help="time between window starts (s)")
-    p.add_argument("--window", type=int, help="window in samples (overrides --window-s)")
-    p.add_argument("--stride", type=int, help="stride in samples (with --window)")
-    p.add_argument("--max-sample-gap", type=float,
-                   help="s; samples further apart split the windows (0 = max(2.5 x median step, 2.5 ms))")
     p.add_argument("--coulomb-band", type=float, help="rad/s of set-valued Coulomb friction")
     p.add_argument("--config", help="robot facts file to use instead of the registry's")
     p.add_argument("--fail-on-warning", action="store_true",

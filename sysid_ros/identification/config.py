@@ -135,7 +135,7 @@ Keys (all optional except the prior):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -154,7 +154,7 @@ from sysid_ros.schema import Section, read_yaml
 
 __all__ = ["IdentificationConfig", "SamplingPlan", "load_identification_config",
            "payload_prior_box", "FRICTION_MODES", "VELOCITY_NOISE_SCOPES", "load_prior",
-           "prior_physical_faces"]
+           "prior_physical_faces", "GAP_RULE", "PER_JOINT_DEFAULTS", "SECTION_DEFAULTS"]
 
 FRICTION_MODES = ("config", "wide", "none")
 VELOCITY_NOISE_SCOPES = ("all", "payload")
@@ -179,6 +179,15 @@ class SamplingPlan:
         return (f"window {self.window} samples ({self.window * self.dt * 1e3:.0f} ms), stride "
                 f"{self.stride} ({self.stride * self.dt * 1e3:.1f} ms), max_sample_gap "
                 f"{self.max_sample_gap * 1e3:.1f} ms{bridged}")
+
+
+#: The per-joint settings' defaults, one value for every joint (a field left empty takes it):
+#: exact velocities, no stated lags, no excluded speeds, no torque-rate bound, the torque reading's
+#: gain 1 exactly, no speed-dependent noise.
+PER_JOINT_DEFAULTS: dict[str, float] = {
+    "velocity_noise_abs": 0.0, "torque_lag_s": 0.0, "torque_lag_radius_s": 0.0,
+    "velocity_lag_s": 0.0, "exclude_speed_rad_s": np.inf, "torque_rate_abs": 0.0,
+    "torque_gain": 1.0, "torque_gain_rel": 0.0, "torque_noise_speed": 0.0}
 
 
 @dataclass(frozen=True)
@@ -245,12 +254,7 @@ class IdentificationConfig:
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        if self.velocity_noise_abs.size == 0:                 # not given: exact velocities
-            object.__setattr__(self, "velocity_noise_abs", np.zeros_like(self.torque_noise_abs))
-        for key, fill in (("torque_lag_s", 0.0), ("torque_lag_radius_s", 0.0),
-                          ("velocity_lag_s", 0.0), ("exclude_speed_rad_s", np.inf),
-                          ("torque_rate_abs", 0.0), ("torque_gain", 1.0),
-                          ("torque_gain_rel", 0.0), ("torque_noise_speed", 0.0)):
+        for key, fill in PER_JOINT_DEFAULTS.items():     # not given: the default for every joint
             if getattr(self, key).size == 0:
                 object.__setattr__(self, key, np.full(self.torque_noise_abs.shape, fill))
         _check(self)
@@ -334,6 +338,14 @@ class IdentificationConfig:
         return (_torque_assumptions(self) | _box_assumptions(self) | _sampling_assumptions(self)
                 | _model_assumptions(self) | _calibration_rows_assumptions(self)
                 | _floating_base_assumptions(self))
+
+
+#: The scalar settings' defaults: the fields' own (a robot file's section overrides them).
+_FIELD_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(IdentificationConfig)
+                                   if f.default is not MISSING}
+#: Where windows split when ``max_sample_gap`` is 0, in words (help texts, parameter docs).
+GAP_RULE = (f"max({_FIELD_DEFAULTS['gap_factor']:g} x median step, "
+            f"{_FIELD_DEFAULTS['gap_floor'] * 1e3:g} ms)")
 
 
 def _torque_assumptions(c: IdentificationConfig) -> dict[str, Any]:
@@ -748,6 +760,13 @@ _INT_KEYS = ("window", "stride", "online_max_rows", "online_lp_rows", "cut_round
 _FLOAT_KEYS = ("coulomb_band", "window_s", "stride_s", "max_sample_gap", "gap_factor",
                "gap_floor", "quadrature_safety", "torque_delay_samples", "exclude_after_start_s",
                "bridge_factor")
+#: Every optional key of a robot file's ``identification:`` section with its default (the
+#: fields' defaults and :data:`PER_JOINT_DEFAULTS`: defined there, listed here for the reference).
+SECTION_DEFAULTS: dict[str, Any] = {
+    **{k: _FIELD_DEFAULTS[k] for k in (*_FLOAT_KEYS, *_INT_KEYS, "friction_unknowns",
+                                       "theta_r_unknowns", "velocity_noise_scope")
+       if k in _FIELD_DEFAULTS},
+    **PER_JOINT_DEFAULTS}
 
 
 def load_identification_config(robot: Robot, **overrides: Any) -> IdentificationConfig:
@@ -839,8 +858,12 @@ def _section_settings(robot: Robot, sec: dict[str, Any], mode: str, prior: Param
     f_lo, f_hi = _friction_box(robot, sec, mode)
     explicit = robot.theta_r_box
 
-    def per_joint(key: str, default: float) -> np.ndarray:
-        return _per_joint(sec.get(key, default), robot.nj, key)
+    def per_joint(key: str, default: float | None = None) -> np.ndarray:
+        fill = PER_JOINT_DEFAULTS[key] if default is None else default
+        return _per_joint(sec.get(key, fill), robot.nj, key)
+
+    def scalar(key: str) -> Any:
+        return sec.get(key, _FIELD_DEFAULTS[key])
 
     kwargs: dict[str, Any] = dict(
         torque_noise_abs=per_joint("torque_noise_abs", 0.0),
@@ -854,20 +877,20 @@ def _section_settings(robot: Robot, sec: dict[str, Any], mode: str, prior: Param
         friction=mode, friction_lower=f_lo, friction_upper=f_hi,
         friction_terms=robot.friction.terms if mode == "config" else None,
         prior=prior, prior_name=prior_name,
-        friction_unknowns=bool(sec.get("friction_unknowns", True)),
-        theta_r_unknowns=bool(sec.get("theta_r_unknowns", False)),
-        velocity_noise_abs=per_joint("velocity_noise_abs", 0.0),
-        velocity_noise_scope=str(sec.get("velocity_noise_scope", "all")),
+        friction_unknowns=bool(scalar("friction_unknowns")),
+        theta_r_unknowns=bool(scalar("theta_r_unknowns")),
+        velocity_noise_abs=per_joint("velocity_noise_abs"),
+        velocity_noise_scope=str(scalar("velocity_noise_scope")),
         velocity_estimate=None if sec.get("velocity_estimate") is None else
         VelocityEstimate.from_mapping(sec["velocity_estimate"], robot.nj,
                                       f"{robot.config_path}: identification.velocity_estimate"),
-        torque_lag_s=per_joint("torque_lag_s", 0.0),
-        torque_lag_radius_s=per_joint("torque_lag_radius_s", 0.0),
-        velocity_lag_s=per_joint("velocity_lag_s", 0.0),
-        torque_rate_abs=per_joint("torque_rate_abs", 0.0),
-        torque_gain=per_joint("torque_gain", 1.0),
-        torque_noise_speed=per_joint("torque_noise_speed", 0.0),
-        torque_gain_rel=per_joint("torque_gain_rel", 0.0),
+        torque_lag_s=per_joint("torque_lag_s"),
+        torque_lag_radius_s=per_joint("torque_lag_radius_s"),
+        velocity_lag_s=per_joint("velocity_lag_s"),
+        torque_rate_abs=per_joint("torque_rate_abs"),
+        torque_gain=per_joint("torque_gain"),
+        torque_noise_speed=per_joint("torque_noise_speed"),
+        torque_gain_rel=per_joint("torque_gain_rel"),
         exclude_speed_rad_s=_per_joint(_none_is_inf(sec.get("exclude_speed_rad_s")),
                                        robot.nj, "exclude_speed_rad_s"),
         calibrated="calibration" in robot.config,

@@ -37,6 +37,8 @@ __all__ = [
     "available_robots",
     "load_robot",
     "FRICTION_NAMES",
+    "REQUIRED_KEYS",
+    "TOOL_KEYS",
 ]
 
 FRICTION_NAMES = ("Fc", "Fv", "Ia", "beta")
@@ -217,6 +219,33 @@ ROBOT_KEYS = ("name", "model", "joints", "arm_joints", "end_effector_joint", "to
               "planner", "demo")
 
 
+#: The keys every robot file must have (``a|b``: one of the two; ``_deg``/``_deg_s``: in degrees):
+#: :func:`load_robot` refuses a file without one, naming the file and every missing key. Every
+#: other key has a default, or is needed by one tool only (:data:`TOOL_KEYS`).
+REQUIRED_KEYS = ("model.urdf", "joints", "end_effector_joint", "tool_frame",
+                 "limits.position_lower|limits.position_lower_deg",
+                 "limits.position_upper|limits.position_upper_deg",
+                 "limits.velocity|limits.velocity_deg_s", "limits.torque_Nm",
+                 *(f"friction.{k}" for k in FRICTION_NAMES))
+#: The keys one tool needs besides :data:`REQUIRED_KEYS` (its error names the missing one).
+TOOL_KEYS = {"identifier": ("identification.prior",),
+             "controller": ("controller.Kr", "controller.alpha", "controller.V_max"),
+             "planner": ("planner.k_range",)}
+
+
+def _missing_keys(cfg: dict[str, Any]) -> list[str]:
+    """The entries of :data:`REQUIRED_KEYS` that ``cfg`` lacks (null counts as absent)."""
+    def present(dotted: str) -> bool:
+        node: Any = cfg
+        for part in dotted.split("."):
+            if not isinstance(node, dict) or node.get(part) is None:
+                return False
+            node = node[part]
+        return True
+
+    return [req for req in REQUIRED_KEYS if not any(present(k) for k in req.split("|"))]
+
+
 def read_yaml_mapping(path: Path, what: str) -> dict[str, Any]:
     """A YAML file whose top level is a mapping (:func:`sysid_ros.schema.read_yaml`);
     RobotConfigError naming the file otherwise."""
@@ -320,6 +349,11 @@ def _build(cfg: dict[str, Any], path: Path) -> Robot:
         raise RobotConfigError(f"{path}: a calibration overlay (sysid_calibration), not robot "
                                "facts: give it as the calibration (--calibration, calibration:=)")
     Section(str(path), cfg, "", RobotConfigError, ROBOT_KEYS)
+    missing = _missing_keys(cfg)
+    if missing:
+        raise RobotConfigError(f"{path}: missing required key{'s' if len(missing) > 1 else ''} "
+                               + ", ".join(repr(k) for k in missing)
+                               + " (every robot file needs them: docs/reference/robot-file.md)")
     f = _Fields(cfg, path)
     model = _build_model(f)
     names = f.get("joints")

@@ -11,8 +11,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sysid_ros.nodes.params import Param, ParameterError, check_value
+from sysid_ros.param_table import add_options
 
-__all__ = ["overlay"]
+__all__ = ["add_options", "overlay"]
 
 
 def overlay(table: Sequence[Param], values: Mapping[str, Any], cli: Mapping[str, Any],

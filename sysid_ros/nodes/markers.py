@@ -25,7 +25,7 @@ Robot and payload arrays are rate-limited to ``rate_hz`` (wall clock, so the vie
 in lock-step simulation and without ``/clock``).
 
 Parameters: the table ``PARAMETERS`` below (type, default, range, description; rendered in
-docs/reference/parameters.md, visible with ``ros2 param describe``); config/markers.yaml sets them.
+docs/reference/parameters.md, visible with ``ros2 param describe``); config/markers.yaml may override them.
 """
 from __future__ import annotations
 

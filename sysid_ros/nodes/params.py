@@ -17,10 +17,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from sysid_ros.nodes._param_table import (BUILTIN, Param, ParameterError, check_value, check_yaml,
-                                          markdown)
+from sysid_ros.param_table import (BUILTIN, Param, ParameterError, check_value, check_yaml,
+                                  markdown)
 
-# The table itself (no ROS) lives in ._param_table; this module is the one surface nodes import.
+# The table itself (no ROS) lives in sysid_ros.param_table; this module is the surface nodes import.
 __all__ = ["BUILTIN", "Param", "ParameterError", "TABLE_NODES", "check_value", "check_yaml", "declare",
            "markdown", "node_tables", "reference_markdown"]
 

@@ -10,7 +10,7 @@ is best effort (a reliable subscription would not match it), transient local onl
 publisher is (so latched values such as the payload bounds are recorded), and a deep queue.
 
 Parameters: the table ``PARAMETERS`` below (rendered in docs/reference/parameters.md, visible with
-``ros2 param describe``); config/recorder.yaml sets them. A command-line option (``-o``,
+``ros2 param describe``); config/recorder.yaml may override them. A command-line option (``-o``,
 ``--topics`` …) overrides the parameter of the same name and is checked against the same table
 entry.
 """
@@ -29,7 +29,8 @@ from sysid_ros.bagio import STORAGES, BagError, BagWriter, default_typestore
 from sysid_ros.bagio.playback import normalise_topics
 from sysid_ros.nodes._common import import_msg_type, run_node
 from sysid_ros.nodes.qos import STREAM_DEPTH
-from sysid_ros.nodes.cli_overrides import overlay
+from sysid_ros.nodes.cli_overrides import add_options, overlay
+from sysid_ros.param_table import defaults_of
 from sysid_ros.nodes.params import Param, declare
 
 __all__ = ["PARAMETERS", "RecorderNode", "main", "parse_args"]
@@ -38,25 +39,23 @@ _QUEUE_DEPTH = STREAM_DEPTH     # 10 s at 1 kHz: a busy recorder catches up inst
 # Never record the graph's own bookkeeping topics when recording "everything".
 _SKIP_ALWAYS = {"/parameter_events", "/rosout"}
 
+_WRITER = defaults_of(BagWriter)     # the library's defaults: the node's too
 PARAMETERS = (
-    Param("output", "string", "bag directory to create (absent: a time-stamped "
-          "rosbag2_<date> inside output_dir, so a launch file can be re-run)"),
+    Param("output", "string", "bag directory to create (absent: rosbag2_<date> inside "
+          "output_dir, so a launch can be re-run)"),
     Param("output_dir", "string", "where the time-stamped bag is created when output is absent",
           "."),
     Param("topics", "string[]", "topics to record (absent or empty: every topic discovered "
           "while running, except /parameter_events and /rosout)"),
-    Param("storage", "string", "rosbag2 storage plugin", "mcap", choices=tuple(sorted(STORAGES))),
+    Param("storage", "string", "rosbag2 storage plugin", _WRITER["storage"], choices=tuple(sorted(STORAGES))),
     Param("chunk_seconds", "double", "close a chunk (readable after a SIGKILL) once it is this "
-          "old (wall clock)", 1.0, (1e-3, 3600.0), unit="s"),
+          "old (wall clock)", _WRITER["chunk_seconds"], (1e-3, 3600.0), unit="s"),
 )
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="sysid-record", description="Record topics to a rosbag2 bag.")
-    p.add_argument("-o", "--output", help="bag directory to create (default rosbag2_<date>)")
-    p.add_argument("--topics", nargs="*", help="topics to record (default: all discovered)")
-    p.add_argument("--storage", choices=sorted(STORAGES), help="storage plugin (default mcap)")
-    p.add_argument("--chunk-seconds", type=float, help="chunk length in s (default 1.0)")
+    add_options(p, PARAMETERS, ("output", "topics", "storage", "chunk_seconds"), {"output": "-o"})
     return p.parse_args(list(argv))
 
 

@@ -14,7 +14,7 @@ reliable and best-effort subscribers) with the durability of
 docs/theory/ros-interfaces.md#topics-types-and-qos per topic.
 
 Parameters: the table ``PARAMETERS`` below (rendered in docs/reference/parameters.md, visible with
-``ros2 param describe``); config/replay.yaml sets them. A command-line option (``--rate`` …)
+``ros2 param describe``); config/replay.yaml may override them. A command-line option (``--rate`` …)
 overrides the parameter of the same name and is checked against the same table entry.
 """
 from __future__ import annotations
@@ -33,7 +33,8 @@ from sysid_ros.bagio import BagError, PlaybackOptions, Player
 from sysid_ros.nodes._common import import_msg_type, ns_to_stamp_fields, run_node
 from sysid_ros.nodes.threads import sleep_until
 from sysid_ros.nodes.qos import CLOCK_QOS, qos_for_topic
-from sysid_ros.nodes.cli_overrides import overlay
+from sysid_ros.nodes.cli_overrides import add_options, overlay
+from sysid_ros.param_table import defaults_of
 from sysid_ros.nodes.params import Param, ParameterError, declare
 
 __all__ = ["PARAMETERS", "ReplayNode", "main", "parse_args"]
@@ -41,19 +42,20 @@ __all__ = ["PARAMETERS", "ReplayNode", "main", "parse_args"]
 _PUB_DEPTH = 100
 _SUBSCRIBER_WAIT = 10.0  # s: wait_subscribers gives up after this, then publishes anyway
 
+_PLAYBACK = defaults_of(PlaybackOptions)     # the library's defaults: the node's too
 PARAMETERS = (
     Param("bag", "string", "bag directory or .mcap/.db3 file to publish (required, here or as "
           "the positional argument)"),
-    Param("rate", "double", "time scale of the recorded spacing (2.0 = twice as fast)", 1.0,
+    Param("rate", "double", "time scale of the recorded spacing (2.0 = twice as fast)", _PLAYBACK["rate"],
           (1e-3, 1e3)),
-    Param("loop", "bool", "replay forever; bag (and /clock) time jumps back at each pass", False),
-    Param("start_offset", "double", "bag time skipped at the start of every pass", 0.0,
+    Param("loop", "bool", "replay forever; bag (and /clock) time jumps back at each pass", _PLAYBACK["loop"]),
+    Param("start_offset", "double", "bag time skipped at the start of every pass", _PLAYBACK["start_offset"],
           (0.0, float("inf")), unit="s"),
     Param("clock", "bool", "publish /clock from the bag times (a recorded /clock is then not "
           "replayed)", False),
     Param("clock_hz", "double", "maximum /clock rate, in bag time", 1000.0, (1e-3, 1e6),
           unit="Hz"),
-    Param("fast", "bool", "publish back to back, ignoring the recorded spacing", False),
+    Param("fast", "bool", "publish back to back, ignoring the recorded spacing", _PLAYBACK["fast"]),
     Param("topics", "string[]", "topics to publish (absent or empty: every topic of the bag)"),
     Param("delay", "double", "wall time to wait before publishing (discovery)", 0.0,
           (0.0, 3600.0), unit="s"),
@@ -65,16 +67,8 @@ PARAMETERS = (
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="sysid-replay", description="Publish a rosbag2 bag's topics.")
     p.add_argument("bag", nargs="?", help="bag directory or .mcap/.db3 file")
-    p.add_argument("--rate", type=float, help="time scale (default 1.0 = original timing)")
-    p.add_argument("--loop", action="store_true", default=None, help="replay forever")
-    p.add_argument("--start-offset", type=float, help="skip the first S seconds of the bag")
-    p.add_argument("--clock", action="store_true", default=None, help="publish /clock from bag time")
-    p.add_argument("--clock-hz", type=float, help="max /clock publish rate (default 1000)")
-    p.add_argument("--fast", action="store_true", default=None, help="publish as fast as possible")
-    p.add_argument("--topics", nargs="*", help="topics to publish (default all)")
-    p.add_argument("--delay", type=float, help="wait S seconds before publishing (discovery)")
-    p.add_argument("--wait-subscribers", type=int,
-                   help="before publishing, wait (up to 10 s) until every topic has N subscribers")
+    add_options(p, PARAMETERS, ("rate", "loop", "start_offset", "clock", "clock_hz", "fast",
+                                "topics", "delay", "wait_subscribers"))
     return p.parse_args(list(argv))
 
 

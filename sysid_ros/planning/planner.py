@@ -167,7 +167,7 @@ def controller_model(robot: Robot, overrides: dict[str, Any] | None = None) -> C
     has ``tracking_box: {e_max: [...], de_max: [...]}`` (rad, rad/s per joint), that box as an
     assumption the reachability check certifies on every sub-interval (docs/theory/planner.md#sound-reachability)."""
     from sysid_ros.control.bounds import tracking_error_bound
-    from sysid_ros.control.controller import gains_from_config
+    from sysid_ros.control.controller import NOMINALS, gains_from_config
     from sysid_ros.control.errors import ControlError
 
     sec = dict(robot.config.get("controller") or {})
@@ -176,8 +176,8 @@ def controller_model(robot: Robot, overrides: dict[str, Any] | None = None) -> C
         gains = gains_from_config(robot, overrides)
     except ControlError as exc:
         raise PlannerConfigError(str(exc)) from None
-    nominal = str(sec.get("nominal", "centre"))
-    if nominal not in ("centre", "estimate"):
+    nominal = str(sec.get("nominal", NOMINALS[0]))
+    if nominal not in NOMINALS:
         raise PlannerConfigError(f"controller.nominal must be centre or estimate, got {nominal!r}")
     box = sec.get("tracking_box")
     try:

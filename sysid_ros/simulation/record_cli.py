@@ -32,8 +32,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--robot", default="gen3", help="registry name or robot facts file")
     ap.add_argument("--seconds", type=float, default=60.0, help="robot time recorded (s)")
     ap.add_argument("--hardware-seed", type=int, default=0,
-                    help="the sim node's hardware_seed: which drawn robot (default 0, as "
-                         "config/sim.yaml)")
+                    help="the sim node's hardware_seed: which drawn robot (default %(default)s)")
     ap.add_argument("--seed", type=int, default=0,
                     help="motion, drops, stamps and noise of this recording (use another one "
                          "for a validation bag)")

@@ -104,7 +104,9 @@ def test_controllers_yaml(gen3):
     # ForwardCommandController reads Float64MultiArray in this joint order on ~/commands
     assert tuple(ec["joints"]) == gen3.joint_names and ec["interface_name"] == "effort"
     rc = yaml.safe_load((ROOT / "config" / "robust_controller.yaml").read_text())
-    assert next(iter(rc.values()))["ros__parameters"]["command_topic"] == COMMAND_TOPIC
+    from sysid_ros.control.settings import ControllerSettings  # the parameter's default
+    assert next(iter(rc.values()))["ros__parameters"].get(
+        "command_topic", ControllerSettings().command_topic) == COMMAND_TOPIC
     assert COMMAND_TOPIC == "/effort_controller/commands"
 
 

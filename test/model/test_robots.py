@@ -2,6 +2,7 @@
 (urdf/kinova_gen3_facts.yaml, docs/theory/models.md#robots-and-their-facts), and config validation errors."""
 from __future__ import annotations
 
+import copy
 import importlib.util
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 import yaml
 
 from sysid_ros.model.errors import RobotConfigError, UnknownRobotError
-from sysid_ros.model.robots import available_robots, load_robot
+from sysid_ros.model.robots import REQUIRED_KEYS, TOOL_KEYS, available_robots, load_robot
 from sysid_ros.paths import package_share
 
 SOURCE_ROOT = Path(__file__).resolve().parents[2]
@@ -157,3 +158,48 @@ def test_z1_gripper_is_locked_into_the_end_effector():
     mass = full.inertias[full.getJointId("joint6")].mass + \
         full.inertias[full.getJointId("jointGripper")].mass
     assert robot.theta_e()[0] == pytest.approx(mass, rel=1e-12)
+
+
+def _minimal(cfg: dict) -> dict:
+    """Only the REQUIRED_KEYS of a shipped robot file (the variant it uses of an a|b pair)."""
+    out: dict = {}
+    for required in REQUIRED_KEYS:
+        for dotted in required.split("|"):
+            *head, last = dotted.split(".")
+            src, dst = cfg, out
+            for p in head:
+                src, dst = src.get(p, {}), dst.setdefault(p, {})
+            if src.get(last) is not None:
+                dst[last] = src[last]
+                break
+    return out
+
+
+def test_a_robot_file_needs_only_the_required_keys_and_names_a_missing_one(tmp_path):
+    """A file with the required keys alone loads, and its robot equals the shipped one in what
+    those keys state (the rest is defaulted); without any one of them the error names the file
+    and that key, before anything else is read."""
+    shipped = load_robot("gen3")
+    cfg = yaml.safe_load((package_share() / "config" / "gen3.yaml").read_text())
+    minimal = _minimal(cfg)
+    path = tmp_path / "new_robot.yaml"
+    path.write_text(yaml.safe_dump(minimal))
+    robot = load_robot(path)
+    assert robot.joint_names == shipped.joint_names and robot.ee_joint == shipped.ee_joint
+    np.testing.assert_array_equal(robot.limits.tau_max, shipped.limits.tau_max)
+    np.testing.assert_array_equal(robot.friction.nominal, shipped.friction.nominal)
+    assert robot.links_rel_uncertainty == 0.05 and robot.spheres == ()
+    for required in REQUIRED_KEYS:
+        edited = copy.deepcopy(minimal)
+        for dotted in required.split("|"):
+            *head, last = dotted.split(".")
+            node = edited
+            for p in head:
+                node = node[p]
+            node.pop(last, None)
+        path.write_text(yaml.safe_dump(edited))
+        with pytest.raises(RobotConfigError) as err:
+            load_robot(path)
+        assert str(path) in str(err.value) and f"'{required}'" in str(err.value), err.value
+    assert set(REQUIRED_KEYS) >= {"joints", "model.urdf", "end_effector_joint", "tool_frame"}
+    assert TOOL_KEYS["identifier"] == ("identification.prior",)

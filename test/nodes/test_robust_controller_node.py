@@ -427,22 +427,32 @@ def test_over_limit_rejected_nan_clears_stale_deactivates_until_activated(harnes
     assert "Traceback" not in out, out
 
 
-def test_parameter_table_is_the_settings_source():
-    """The node's table and the runtime's value object agree name by name and default by
-    default (absent = None, no sentinels), and a value outside the table's range is refused by
-    name before any node starts."""
-    from dataclasses import fields
-
+def test_parameter_table_is_derived_from_the_settings():
+    """The node's table is derived from the settings' fields: real, non-default parameter
+    values, as ROS hands them to the node, go through
+    the table's check and ``ControllerSettings`` and come back unchanged, types included
+    (absent = None, no sentinels); a value outside the table's range is refused by name before
+    any node starts."""
     from sysid_ros.control.errors import ControllerConfigError
     from sysid_ros.control.runtime import ControllerSettings
     from sysid_ros.nodes.params import ParameterError, check_value
     from sysid_ros.nodes.robust_controller import PARAMETERS
 
     table = {p.name: p for p in PARAMETERS}
-    assert {f.name: f.default for f in fields(ControllerSettings)} == \
-        {n: p.default for n, p in table.items()}
-    settings = ControllerSettings.from_mapping({p.name: p.default for p in PARAMETERS})
-    assert settings.V_max is None and settings.boundary_layer is None
+    assert list(table) == list(ControllerSettings().as_mapping())
+    given = {"robot": "z1", "mode": "conservative", "Kr": 8.0, "V_max": 0.4, "boundary_layer": 0.25,
+             "stale_timeout": 0.05, "watchdog_period": 0.01, "debug_decimation": 3,
+             "command_reliability": "best_effort", "calibration": "calib.yaml",
+             "realtime_priority": 80, "autostart": True}
+    values = {n: check_value(p, given[n], "test") if n in given else p.default
+              for n, p in table.items()}
+    settings = ControllerSettings.from_mapping(values)
+    back = settings.as_mapping()
+    assert back == values
+    assert {n: type(v) for n, v in back.items()} == {n: type(v) for n, v in values.items()}
+    assert settings.Kr == 8.0 and settings.alpha is None and settings.debug_decimation == 3
+    assert ControllerSettings.from_mapping(back) == settings
+    assert ControllerSettings() == ControllerSettings.from_mapping({})
     with pytest.raises(ParameterError, match="boundary_layer"):
         check_value(table["boundary_layer"], 1.5, "test")
     with pytest.raises(ControllerConfigError, match="boundary_layer"):

@@ -11,6 +11,7 @@ import pinocchio as pin
 import pytest
 
 from sysid_ros.bagio import ArrayLengthError, read_joint_states
+from sysid_ros.identification.config import load_identification_config
 from sysid_ros.model.parameters import is_physically_consistent
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import (
@@ -259,7 +260,7 @@ def test_mujoco_dry_friction_is_fc_when_sliding_and_sticks_below_fc(z1, payload_
     model = truth.pinocchio_model(z1)
     data = model.createData()
     j = 5
-    band = float(z1.config["identification"]["coulomb_band"])
+    band = load_identification_config(z1).coulomb_band      # the identifier's band for this robot
     for push, sliding in ((0.5, False), (1.5, True)):
         sim = Simulator(SimulatorSpec.hardware_like(z1, payload, profile, truth))
         dry, vel = [], []

@@ -1,7 +1,11 @@
 """The parameter table of a node, without ROS: :class:`Param` (name, type, default, range or
 choices, unit, description), the validation of a value against it (:func:`check_value`), the check
 of a ROS parameter file (:func:`check_yaml`) and the Markdown reference (:func:`markdown`).
-:mod:`.params` (the surface the nodes import) turns a table into rclpy declarations.
+``sysid_ros.nodes.params`` (the surface the nodes import) turns a table into rclpy declarations.
+
+A library's settings object can be the table's single source: each field of a frozen dataclass
+declared with :func:`setting` (default, description, range, unit) once, and
+:func:`parameter_table` derives the node's table from the fields, so the two cannot disagree.
 
 No sentinels: a parameter with ``default=None`` is *optional* — declared with its type only, and
 absent means "use the robot file" (the value read back is ``None``), never −1 or 0. (An optional
@@ -11,15 +15,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import argparse
+import inspect
+from collections.abc import Callable
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
 import yaml
 
 from sysid_ros.errors import SysidError
 
-__all__ = ["BUILTIN", "Param", "ParameterError", "TYPES", "check_value", "check_yaml", "markdown"]
+__all__ = ["BUILTIN", "Param", "ParameterError", "TYPES", "check_value", "check_yaml", "markdown",
+           "add_options", "defaults_of", "parameter_table", "setting"]
 
 #: Parameter types: the name used in the tables and docs → the Python type of its value.
 TYPES: dict[str, type] = {"bool": bool, "int": int, "double": float, "string": str,
@@ -160,3 +168,75 @@ def markdown(node: str, table: Sequence[Param]) -> str:
         lines.append(f"| `{p.name}` | {kind} | {default} | {p.description}"
                      + (f"; {limits}" if limits else "") + " |")
     return "\n".join(lines) + "\n"
+
+
+#: A settings field's Python type → its parameter type (``X | None``: the optional ``X``).
+_FIELD_TYPES = {"bool": "bool", "int": "int", "float": "double", "str": "string"}
+
+
+def setting(default: Any, description: str, range: tuple[float, float] | None = None,
+            choices: tuple[str, ...] = (), unit: str = "", read_only: bool = True) -> Any:
+    """A dataclass field that is also a node parameter (:func:`parameter_table`); ``default``
+    None: optional (absent)."""
+    return field(default=default, metadata={"param": dict(
+        description=description, range=range, choices=choices, unit=unit,
+        read_only=read_only)})
+
+
+def parameter_table(settings: type) -> tuple[Param, ...]:
+    """The parameter table of the dataclass ``settings``, one :class:`Param` per field, in field
+    order: its name, its type from the annotation (``float`` → double, ``str | None`` → an
+    optional string, …) and the default, description and range its :func:`setting` gives."""
+    if not is_dataclass(settings):
+        raise ParameterError(f"{settings!r} is not a dataclass")
+    hints = get_type_hints(settings)
+    out = []
+    for f in fields(settings):
+        meta = f.metadata.get("param")
+        if meta is None or f.default is MISSING:
+            raise ParameterError(f"{settings.__name__}.{f.name}: not declared with setting()")
+        names = [getattr(t, "__name__", str(t)) for t in getattr(hints[f.name], "__args__",
+                                                               (hints[f.name],))]
+        kinds = [_FIELD_TYPES[n] for n in names if n != "NoneType" and n in _FIELD_TYPES]
+        if len(kinds) != 1:
+            raise ParameterError(f"{settings.__name__}.{f.name}: no parameter type for "
+                                 f"{hints[f.name]}")
+        out.append(Param(f.name, kinds[0], default=f.default, **meta))
+    return tuple(out)
+
+
+def defaults_of(source: type | Callable[..., Any]) -> dict[str, Any]:
+    """Name → default of a dataclass's fields or a callable's keyword parameters: a node's table
+    takes the defaults of the library object its parameters configure from here, so each is
+    written once (where the library defines it)."""
+    if is_dataclass(source):
+        return {f.name: f.default for f in fields(source) if f.default is not MISSING}
+    return {name: p.default for name, p in inspect.signature(source).parameters.items()
+            if p.default is not inspect.Parameter.empty}
+
+
+#: The command-line type of a parameter type (``double|double[]``: one number or a comma list,
+#: parsed by the caller).
+_KINDS: dict[str, Any] = {"double": float, "int": int, "string": str, "double|double[]": str}
+
+
+def add_options(parser: argparse.ArgumentParser, table: Sequence[Param], names: Sequence[str],
+                short: Mapping[str, str] | None = None) -> None:
+    """A ``--name`` option per table entry in ``names`` (``_`` → ``-``), its help the entry's
+    description with the table's default: the option and the parameter are one setting. Every
+    option defaults to None (not given: the parameter's value stands); a bool is a switch."""
+    by_name = {p.name: p for p in table}
+    for name in names:
+        p = by_name[name]
+        flags = [*([short[name]] if short and name in short else []),
+                 "--" + name.replace("_", "-")]
+        text = p.description + (" (per joint: a comma list)" if p.type == "double|double[]"
+                                 else "") + (f", {p.unit}" if p.unit else "") + \
+            ("" if p.default in (None, False) else f" (default {p.default})")
+        if p.type == "bool":
+            parser.add_argument(*flags, dest=name, action="store_true", default=None, help=text)
+        elif p.type == "string[]":
+            parser.add_argument(*flags, dest=name, nargs="*", help=text)
+        else:
+            parser.add_argument(*flags, dest=name, type=_KINDS[p.type], help=text,
+                                choices=p.choices or None)
