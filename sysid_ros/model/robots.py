@@ -344,6 +344,29 @@ def _build_model(f: _Fields) -> pin.Model:
     return model
 
 
+def _collision_spheres(f: _Fields, model: pin.Model) -> list[CollisionSphere]:
+    """The ``collision_spheres`` mapping: joint name → [[x, y, z], radius] (m) items."""
+    spheres = []
+    sphere_map = f.get("collision_spheres", {}) or {}
+    if not isinstance(sphere_map, dict):
+        raise f.fail("collision_spheres", "expected a mapping joint name -> list of spheres")
+    for joint, items in sphere_map.items():
+        if not model.existJointName(str(joint)):
+            raise f.fail("collision_spheres", f"no joint named {joint!r}")
+        if not isinstance(items, list):
+            raise f.fail(f"collision_spheres.{joint}", "expected a list of [[x, y, z], radius]")
+        for k, item in enumerate(items):
+            ok = (isinstance(item, list) and len(item) == 2 and isinstance(item[0], list)
+                  and len(item[0]) == 3 and isinstance(item[1], (int, float)) and item[1] > 0
+                  and all(isinstance(x, (int, float)) and np.isfinite(x) for x in item[0]))
+            if not ok:
+                raise f.fail(f"collision_spheres.{joint}[{k}]",
+                             "expected [[x, y, z], radius] with radius > 0 (metres)")
+            spheres.append(CollisionSphere(str(joint), model.getJointId(str(joint)),
+                                           np.asarray(item[0], float), float(item[1])))
+    return spheres
+
+
 def _build(cfg: dict[str, Any], path: Path) -> Robot:
     if "sysid_calibration" in cfg:
         raise RobotConfigError(f"{path}: a calibration overlay (sysid_calibration), not robot "
@@ -397,24 +420,7 @@ def _build(cfg: dict[str, Any], path: Path) -> Robot:
     if not model.existFrame(tool):
         raise f.fail("tool_frame", f"no frame named {tool!r}")
 
-    spheres = []
-    sphere_map = f.get("collision_spheres", {}) or {}
-    if not isinstance(sphere_map, dict):
-        raise f.fail("collision_spheres", "expected a mapping joint name -> list of spheres")
-    for joint, items in sphere_map.items():
-        if not model.existJointName(str(joint)):
-            raise f.fail("collision_spheres", f"no joint named {joint!r}")
-        if not isinstance(items, list):
-            raise f.fail(f"collision_spheres.{joint}", "expected a list of [[x, y, z], radius]")
-        for k, item in enumerate(items):
-            ok = (isinstance(item, list) and len(item) == 2 and isinstance(item[0], list)
-                  and len(item[0]) == 3 and isinstance(item[1], (int, float)) and item[1] > 0
-                  and all(isinstance(x, (int, float)) and np.isfinite(x) for x in item[0]))
-            if not ok:
-                raise f.fail(f"collision_spheres.{joint}[{k}]",
-                             "expected [[x, y, z], radius] with radius > 0 (metres)")
-            spheres.append(CollisionSphere(str(joint), model.getJointId(str(joint)),
-                                           np.asarray(item[0], float), float(item[1])))
+    spheres = _collision_spheres(f, model)
 
     links_rel = f.number("model_uncertainty.links_rel", 0.05)
     if not 0.0 <= links_rel < 1.0:
