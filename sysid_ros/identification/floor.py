@@ -34,17 +34,17 @@ floor a perfect calibration leaves.
 
 Restricted motions (``moved``, ``pose``): states in which only the ``moved`` joints move (over
 their joint limits) and every other joint rests at its ``pose`` angle, a floating base's trunk
-upright and at rest — the floor of the data a
-task that holds those joints can give (the standing B1 + Z1 moves joint 2 alone). The rows of the
-resting joints are kept, with their friction at rest taken the same in both robots: F is then a
-subset of the robots such data cannot tell apart, so the floor stays an inner bound.
+upright and at rest — the floor of the data a task holding those joints can give (the standing
+B1 + Z1 moves joint 2 alone). The resting joints' rows are kept, their friction at rest taken
+the same in both robots: F is then a subset of the robots such data cannot tell apart, so the
+floor stays an inner bound. Columns no row sees (bodies outside the rows' subtrees, the friction
+of joints without rows) are held at the truth, which only shrinks F.
 
 Floating base (B1 + Z1): the rows are the arm joints' (:func:`.windows.row_joints_and_bodies`),
 at states with a random trunk orientation, twist and acceleration (every joint moving) — a
 witness produces the truth's arm torques whatever the trunk does, so the trunk's motion (the
 IMU's, the rows' gravity direction) cannot tell it apart either; with ``moved`` the trunk rests
-upright, as the standing controller holds it. Bodies outside the arm's subtree and the friction of
-joints without rows appear in no row; they are held at the truth.
+upright, as the standing controller holds it.
 """
 from __future__ import annotations
 

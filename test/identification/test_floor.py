@@ -7,6 +7,9 @@
   floor: the identifier's box on near noise-free simulated data (Pinocchio ABA + RK4) does, and
   on data simulated *from a witness* it still contains the truth's mass.
 - With exact links and friction every θ_e coordinate is identifiable (floor of zero width).
+- A task holding joints (``moved``): its witnesses give the truth's torques while the others
+  rest and not once another joint moves; on the standing B1 + Z1 (floating model, trunk at
+  rest) joint 2 alone keeps most of the demo class's mass width.
 """
 from __future__ import annotations
 
