@@ -2,7 +2,8 @@
 identifier, arm-view controller and recorder as separate processes; two exciting trajectories,
 the return and the task, inside the operating envelope (sysid_ros.demo.envelope: joint 2 moves,
 the others are held in their Coulomb band, the legs' contract bounds the trunk per axis).
-Checked independently of the report: the recorded bounds contain the truth, the controller
+Checked independently of the report: the recorded bounds contain the truth and are no
+narrower than the report's identifiability floor of moving joint 2 alone, the controller
 commanded the six arm joints within their limits, the legs stood (posture, trunk height), the
 held joints stayed in their band, and the report's trunk-motion verdict is the one the
 recorded /imu gives over the closed loop (from the first desired trajectory on) against
@@ -63,6 +64,12 @@ def test_b1_z1_demo_reports_the_trunk_motion_the_imu_recorded(tmp_path):
     assert 0.3 <= abs(truth_msg.m - klass.centre[0]) / klass.radius[0] <= 0.8
     assert "drawn inside the class 'demo.prior_box'" in text
     assert "## The payload class, the truth and the identified box" in text
+    # the floor of the task's motions (joint 2 alone): a sound published box is never narrower
+    floor = re.search(r"identifiability floor of the stated boxes: mass ([0-9.e+-]+) kg of the "
+                      r"final box's [0-9.e+-]+ kg — what noise-free data from any motion of "
+                      r"joint2 alone", text)
+    assert floor is not None
+    assert float(floor.group(1)) <= (bounds[-1][2, 0] - bounds[-1][0, 0]) * 1.001
 
     cmds = np.array([c.data for c in _messages(bag, "/effort_controller/commands")])
     arm = [robot.joint_names.index(n) for n in robot.config["arm_joints"]]

@@ -131,21 +131,41 @@ def floor_summary(robot: Robot, ev: Evaluation) -> str | None:
     """One report line: the identifiability floor (identification.floor) of the identifier's
     link and friction boxes about the simulated truth, against the final box's mass width — the
     part of that width no excitation could have removed. None when there is nothing to compare
-    (no box or no truth); a fixed-base robot only (the floor's rows)."""
+    (no box or no truth). A floating base (``robot`` with its trunk) takes the floor of the
+    motions its task may make: the arm joints the legs' contract does not hold
+    (``arm_view.legs.held_joints``) move, the others and the trunk rest at the demo's start."""
     from sysid_ros.identification import load_identification_config
     from sysid_ros.identification.errors import IdentificationError
     from sysid_ros.identification.floor import identifiability_floor
 
-    if ev.final_bounds is None or ev.truth is None or robot.floating_base:
+    if ev.final_bounds is None or ev.truth is None:
         return None
+    moved, pose, what = None, None, "any motion"
+    if robot.floating_base:
+        moved, pose, names = _task_motion(robot)
+        what = f"any motion of {', '.join(names)} alone (the trunk and the other joints at rest)"
     try:
-        floor = identifiability_floor(robot, load_identification_config(robot), ev.truth)
+        floor = identifiability_floor(robot, load_identification_config(robot), ev.truth,
+                                      moved=moved, pose=pose)
     except IdentificationError as err:
         return f"not computed: {err}"
     width = float(ev.final_bounds.width[0])
     return (f"mass {floor.width[0]:.3g} kg of the final box's {width:.3g} kg — what noise-free "
-            "data from any motion would leave under the identifier's link and friction boxes "
+            f"data from {what} would leave under the identifier's link and friction boxes "
             "(docs/theory/identification.md#the-identifiability-floor); the rest is the excitation's and the noise's")
+
+
+def _task_motion(robot: Robot) -> tuple[list[int], np.ndarray, list[str]]:
+    """A floating base's task motion for the floor: (indices of the moved arm joints, every
+    joint's resting angle — the legs' standing posture and ``demo.start`` — , their names)."""
+    from sysid_ros.control.legs import LegsContract, standing_configuration
+
+    held = set(LegsContract.from_robot(robot).held_joints)
+    arm = list(robot.config["arm_joints"])
+    names = [n for n in arm if n not in held]
+    pose = standing_configuration(robot)[robot.q_index]
+    pose[[robot.joint_names.index(n) for n in arm]] = robot.config["demo"]["start"]
+    return [robot.joint_names.index(n) for n in names], pose, names
 
 
 #: the robust controller's record of the trajectories it admitted (sysid_ros.nodes.robust_controller)

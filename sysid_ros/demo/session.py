@@ -668,8 +668,8 @@ def _add_findings(run: RunSettings, task: TaskPlan, outcome: Outcome, bag: Path,
                   ev: Evaluation, header: dict[str, Any]) -> None:
     """The identifiability floor (fixed base) or the floating base's findings, into the
     header and the verdict."""
-    # the floor's witnesses are fixed-base robots: a moving trunk could tell them apart
-    floor = None if run.full_robot.floating_base else floor_summary(run.robot, ev)
+    # a floating base: the full robot (its arm rows see the trunk), the task's motions
+    floor = floor_summary(run.full_robot if run.full_robot.floating_base else run.robot, ev)
     if floor is not None:
         header["identifiability floor of the stated boxes"] = floor
     if not run.full_robot.floating_base:

@@ -32,19 +32,32 @@ noise-free calibration without payload (the same links and friction, the end-eff
 during calibration its own 10 unknowns in that box, as :mod:`.calibration_rows` does): the
 floor a perfect calibration leaves.
 
-Fixed base only: a floating base's rows carry the trunk's motion
-(docs/theory/identification.md#floating-base-the-standing-b1--z1); its arm view is a
-fixed-base robot and can be passed instead.
+Restricted motions (``moved``, ``pose``): states in which only the ``moved`` joints move (over
+their joint limits) and every other joint rests at its ``pose`` angle, a floating base's trunk
+upright and at rest — the floor of the data a task holding those joints can give (the standing
+B1 + Z1 moves joint 2 alone). The resting joints' rows are kept, their friction at rest taken
+the same in both robots: F is then a subset of the robots such data cannot tell apart, so the
+floor stays an inner bound. Columns no row sees (bodies outside the rows' subtrees, the friction
+of joints without rows) are held at the truth, which only shrinks F.
+
+Floating base (B1 + Z1): the rows are the arm joints' (:func:`.windows.row_joints_and_bodies`),
+at states with a random trunk orientation, twist and acceleration (every joint moving) — a
+witness produces the truth's arm torques whatever the trunk does, so the trunk's motion (the
+IMU's, the rows' gravity direction) cannot tell it apart either; with ``moved`` the trunk rests
+upright, as the standing controller holds it.
 """
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from sysid_ros.identification.config import IdentificationConfig
-from sysid_ros.identification.errors import IdentificationConfigError, UnsupportedRobotError
+from sysid_ros.identification.errors import IdentificationConfigError
+from sysid_ros.identification.windows import row_joints_and_bodies
 from sysid_ros.model.box import ParameterBox, theta_e_box
 from sysid_ros.model.parameters import is_physically_consistent, pseudo_inertia
 from sysid_ros.model.regressors import Regressors
@@ -56,6 +69,35 @@ __all__ = ["Floor", "identifiability_floor"]
 _ACCEL = 10.0
 #: singular values below this fraction of the largest span the null space (scaled columns)
 _RANK_TOL = 1e-9
+#: trunk twist (m/s, rad/s) and acceleration of a floating base's sampled states; genericity only
+_BASE_RATE = 1.0
+
+
+@dataclass(frozen=True)
+class _Motion:
+    """The sampled states: ``moved`` (nj,) bool, the joints that move; ``pose`` (nj,) the
+    resting joints' angles; ``rows`` the velocity indices whose torques are stacked; ``trunk``
+    whether a floating base's trunk moves (it rests upright with the resting joints otherwise)."""
+
+    moved: np.ndarray
+    pose: np.ndarray
+    rows: np.ndarray
+    trunk: bool
+
+
+def _motion(robot: Robot, moved: Sequence[int] | None, pose: ArrayLike | None) -> _Motion:
+    mask = np.ones(robot.nj, bool)
+    if moved is not None:
+        idx = np.asarray(list(moved), int)
+        if idx.size == 0 or np.any(idx < 0) or np.any(idx >= robot.nj):
+            raise IdentificationConfigError(f"moved: joint indices in [0, {robot.nj}), at least "
+                                            f"one; got {list(moved)}")
+        mask[:] = False
+        mask[idx] = True
+    rest = robot.neutral()[robot.q_index] if pose is None else np.asarray(pose, float)
+    if rest.shape != (robot.nj,) or not np.all(np.isfinite(rest)):
+        raise IdentificationConfigError(f"pose: {robot.nj} finite joint angles expected")
+    return _Motion(mask, rest, robot.v_index[row_joints_and_bodies(robot)[0]], moved is None)
 
 
 @dataclass(frozen=True)
@@ -91,19 +133,29 @@ class Floor:
         return self.box.width
 
 
-def _rows(robot: Robot, rng: np.random.Generator, n: int, cal: bool,
+def _rows(robot: Robot, rng: np.random.Generator, n: int, cal: bool, motion: _Motion,
           terms: bool = False) -> np.ndarray:
-    """Rows at ``n`` random states (positions in the joint box, velocities within the limits,
-    |q̈| ≤ _ACCEL) in x's layout [θ of every body | φ | ψ (the robot's calibrated extra friction
-    terms, with ``terms``)]: the project's batched inverse-dynamics and friction regressors,
-    stacked. With ``cal`` the calibration's rows follow (θ_e's columns moved to the
-    calibration-time EE body's, θ_e's own columns zero)."""
+    """Rows at ``n`` random states (the moved joints' positions in their joint box, velocities
+    within the limits, |q̈| ≤ _ACCEL; the others at rest at ``motion.pose``; a floating base's
+    trunk in a random orientation, twist and acceleration) in x's layout [θ of every body | φ |
+    ψ (the robot's calibrated extra friction terms, with ``terms``)]: the project's batched
+    inverse-dynamics and friction regressors, stacked. With ``cal`` the calibration's rows
+    follow (θ_e's columns moved to the calibration-time EE body's, θ_e's own columns zero)."""
     reg = Regressors(robot)
     q = robot.random_configuration(rng, n)
+    q[:, robot.q_index[~motion.moved]] = motion.pose[~motion.moved]
     dq, ddq = np.zeros((n, robot.nv)), np.zeros((n, robot.nv))
-    dq[:, robot.v_index] = rng.uniform(-robot.limits.dq_max, robot.limits.dq_max, (n, robot.nj))
-    ddq[:, robot.v_index] = rng.uniform(-_ACCEL, _ACCEL, (n, robot.nj))
-    rows = robot.v_index
+    v = robot.v_index[motion.moved]
+    k = int(motion.moved.sum())
+    dq[:, v] = rng.uniform(-robot.limits.dq_max[motion.moved], robot.limits.dq_max[motion.moved],
+                           (n, k))
+    ddq[:, v] = rng.uniform(-_ACCEL, _ACCEL, (n, k))
+    if robot.floating_base and motion.trunk:
+        dq[:, :6] = rng.uniform(-_BASE_RATE, _BASE_RATE, (n, 6))
+        ddq[:, :6] = rng.uniform(-_BASE_RATE, _BASE_RATE, (n, 6))
+    elif robot.floating_base:
+        q[:, :7] = robot.neutral()[:7]            # the trunk at rest, upright
+    rows = motion.rows
     y = np.concatenate([reg.Y(q, dq, ddq)[:, rows],
                         reg.friction(dq, ddq, q if terms else None)[:, rows]], axis=2)
     y = y.reshape(-1, y.shape[2])
@@ -128,7 +180,8 @@ def _null_space(y: np.ndarray, scale: np.ndarray, fixed: np.ndarray) -> np.ndarr
 def identifiability_floor(robot: Robot, config: IdentificationConfig,
                           theta_e: np.ndarray | None = None, *, states: int = 300,
                           calibration_ee: ParameterBox | None = None, seed: int = 0,
-                          check_states: int = 50) -> Floor:
+                          check_states: int = 50, moved: Sequence[int] | None = None,
+                          pose: ArrayLike | None = None) -> Floor:
     """The floor of θ_e under ``config``'s boxes (prior B₀ of θ_e, θ_r box, friction box).
 
     Args:
@@ -139,25 +192,28 @@ def identifiability_floor(robot: Robot, config: IdentificationConfig,
             calibration's noise-free rows (module docstring). The true EE body then is the
             nominal one.
         seed: random states' seed; ``check_states`` fresh states check the witnesses.
+        moved, pose: only the joints of index ``moved`` move, the others rest at ``pose``
+            (nj angles; default the neutral configuration) — module docstring; default: every
+            joint moves.
     """
-    if robot.floating_base:
-        raise UnsupportedRobotError(f"{robot.name}: the floor needs a fixed-base robot (pass the "
-                                    "arm view, sysid_ros.control.arm_view)")
+    motion = _motion(robot, moved, pose)
     theta_e = robot.theta_e() if theta_e is None else np.asarray(theta_e, float)
     stack = _stack(robot, config, theta_e, calibration_ee)
     truth, lo, hi = stack.truth, stack.lower, stack.upper
     rng = np.random.default_rng(seed)
-    y = _rows(robot, rng, states, stack.cal, stack.terms)
+    y = _rows(robot, rng, states, stack.cal, motion, stack.terms)
     width = hi - lo
     scale = np.where(width > 0, width, np.maximum(np.abs(truth), 1.0))
-    fixed = width <= 1e-12 * np.maximum(np.abs(truth), 1.0)
+    fixed = (width <= 1e-12 * np.maximum(np.abs(truth), 1.0)) | ~np.any(y != 0.0, axis=0)
+    fixed[robot.ee_columns] = False
     n = _null_space(y, scale, fixed)
     nb = robot.n_bodies
-    bodies = [slice(10 * b, 10 * b + 10) for b in range(nb)]
+    seen = row_joints_and_bodies(robot)[1]
+    bodies = [slice(10 * b, 10 * b + 10) for b in range(nb) if b in seen]
     if stack.cal:
         bodies.append(slice(10 * nb + stack.n_phi, 10 * nb + stack.n_phi + 10))
     lower, upper, wit = _extremes(stack, n, fixed, bodies, robot.ee_columns.start, theta_e)
-    residual = _residual(robot, wit, truth, rng, check_states, stack.cal, stack.terms)
+    residual = _residual(robot, wit, truth, rng, check_states, stack.cal, motion, stack.terms)
     flat = wit.reshape(-1, truth.size)
     slack = 1e-7 * np.maximum(width, np.maximum(np.abs(truth), 1e-3))
     consistent = bool(np.all(flat >= lo - slack) and np.all(flat <= hi + slack)) and all(
@@ -261,7 +317,7 @@ def _extremes(stack: _Stack, n: np.ndarray, fixed: np.ndarray, bodies: list[slic
 
 
 def _residual(robot: Robot, wit: np.ndarray, truth: np.ndarray, rng: np.random.Generator,
-              n: int, cal: bool, terms: bool = False) -> float:
-    y = _rows(robot, rng, n, cal, terms)
+              n: int, cal: bool, motion: _Motion, terms: bool = False) -> float:
+    y = _rows(robot, rng, n, cal, motion, terms)
     ref = np.abs(y @ truth).max()
     return float(np.abs((wit.reshape(-1, truth.size) - truth) @ y.T).max() / ref)

@@ -7,6 +7,9 @@
   floor: the identifier's box on near noise-free simulated data (Pinocchio ABA + RK4) does, and
   on data simulated *from a witness* it still contains the truth's mass.
 - With exact links and friction every θ_e coordinate is identifiable (floor of zero width).
+- A task holding joints (``moved``): its witnesses give the truth's torques while the others
+  rest and not once another joint moves; on the standing B1 + Z1 (floating model, trunk at
+  rest) joint 2 alone keeps most of the demo class's mass width.
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ import pinocchio as pin
 import pytest
 
 from sysid_ros.identification import identify, load_identification_config
-from sysid_ros.identification.errors import IdentificationConfigError, UnsupportedRobotError
+from sysid_ros.identification.errors import IdentificationConfigError
 from sysid_ros.identification.floor import identifiability_floor
 from sysid_ros.simulation.synthetic import random_payload_theta, simulate
 from sysid_ros.model.box import theta_e_box
@@ -162,6 +165,95 @@ def test_bad_inputs_are_refused(gen3):
         identifiability_floor(gen3, cfg, cfg.prior.upper + 1.0)
     with pytest.raises(IdentificationConfigError, match="10 entries"):
         identifiability_floor(gen3, cfg, np.zeros(3))
+    with pytest.raises(IdentificationConfigError, match="moved"):
+        identifiability_floor(gen3, cfg, moved=[gen3.nj])
+    with pytest.raises(IdentificationConfigError, match="pose"):
+        identifiability_floor(gen3, cfg, moved=[1], pose=np.zeros(2))
+
+
+def _rest_states(robot, rng, moved, pose, n):
+    """States where only ``moved`` move (others at rest at ``pose``; a floating trunk upright
+    at rest), independently of the floor's own sampler."""
+    for _ in range(n):
+        q = robot.neutral()
+        q[robot.q_index] = pose
+        dq, ddq = np.zeros(robot.nv), np.zeros(robot.nv)
+        for j in moved:
+            q[robot.q_index[j]] = rng.uniform(robot.limits.q_lower[j], robot.limits.q_upper[j])
+            dq[robot.v_index[j]] = rng.uniform(-1, 1) * robot.limits.dq_max[j]
+            ddq[robot.v_index[j]] = rng.uniform(-5, 5)
+        yield q, dq, ddq
+
+
+def _friction_torque(robot, phi, dq, ddq):
+    v = robot.v_index
+    return phi[:, 0] * np.sign(dq[v]) + phi[:, 1] * dq[v] + phi[:, 2] * ddq[v] + phi[:, 3]
+
+
+@pytest.mark.slow     # ~18 s: two floors (40 SDPs)
+def test_a_task_holding_joints_leaves_a_wider_floor_its_witnesses_hidden_while_held():
+    """Z1 moving joint 2 alone: the floor contains the every-motion floor, and its mass witnesses
+    give the truth's torques (Pinocchio RNEA + the friction law) at fresh states moving joint 2
+    only, but not once joint 3 moves too: the held joints are what hides them."""
+    z1 = load_robot("z1")
+    cfg = load_identification_config(z1)
+    pose = np.asarray(z1.config["demo"]["start"], float)
+    held = identifiability_floor(z1, cfg, moved=[1], pose=pose)
+    every = identifiability_floor(z1, cfg)
+    assert held.width[0] > 1.5 * every.width[0]
+    assert np.all(held.box.lower <= every.box.lower + 1e-9)
+    assert np.all(held.box.upper >= every.box.upper - 1e-9)
+    assert held.consistent and held.residual < 1e-7
+    truth_model, truth_phi = _robot_of(z1, held.truth)
+    rng = np.random.default_rng(7)
+    worst_moved, worst_two = 0.0, 0.0
+    for side in (0, 1):
+        model, phi = _robot_of(z1, held.witnesses[side, 0])
+        for moved, _ in (([1], "held"), ([1, 2], "two")):
+            for q, dq, ddq in _rest_states(z1, rng, moved, pose, 20):
+                ref = pin.rnea(truth_model, truth_model.createData(), q, dq, ddq) \
+                    + _friction_torque(z1, truth_phi, dq, ddq)
+                got = pin.rnea(model, model.createData(), q, dq, ddq) \
+                    + _friction_torque(z1, phi, dq, ddq)
+                err = np.max(np.abs(got - ref)) / max(1.0, np.max(np.abs(ref)))
+                if moved == [1]:
+                    worst_moved = max(worst_moved, err)
+                else:
+                    worst_two = max(worst_two, err)
+    assert worst_moved <= 1e-7
+    assert worst_two > 100 * 1e-7
+
+
+@pytest.mark.slow     # ~25 s: the floating model's SDPs
+def test_the_standing_b1_moving_joint_2_alone_cannot_narrow_its_demo_class():
+    """B1 + Z1, the demo's payload class (CAD ± 3 %) and the robot file's link box (± 5 %): noise-
+    free data of joint 2 alone, trunk at rest, leave most of the class's mass width; the mass
+    witnesses give the truth's arm torques (Pinocchio RNEA of the floating model) at fresh such
+    states. Moving every arm joint and the trunk narrows the floor."""
     b1 = load_robot("b1_z1")
-    with pytest.raises(UnsupportedRobotError, match="fixed-base"):
-        identifiability_floor(b1, load_identification_config(b1))
+    box = b1.config["demo"]["prior_box"]
+    klass = theta_e_box(np.asarray(box["lower"], float), np.asarray(box["upper"], float))
+    cfg = load_identification_config(b1).with_overrides(prior=klass)
+    from sysid_ros.control.legs import standing_configuration
+
+    pose = standing_configuration(b1)[b1.q_index]
+    arm = [b1.joint_names.index(n) for n in b1.config["arm_joints"]]
+    pose[arm] = b1.config["demo"]["start"]
+    theta = 0.5 * (klass.lower + klass.upper)
+    j2 = b1.joint_names.index("joint2")
+    floor = identifiability_floor(b1, cfg, theta, moved=[j2], pose=pose)
+    assert floor.width[0] > 0.8 * klass.width[0]
+    assert floor.consistent and floor.residual < 1e-7
+    every = identifiability_floor(b1, cfg, theta)
+    assert every.width[0] < 0.8 * floor.width[0]
+    truth_model, truth_phi = _robot_of(b1, floor.truth)
+    rng = np.random.default_rng(3)
+    rows = b1.v_index[arm]
+    for side in (0, 1):
+        model, phi = _robot_of(b1, floor.witnesses[side, 0])
+        for q, dq, ddq in _rest_states(b1, rng, [j2], pose, 20):
+            ref = pin.rnea(truth_model, truth_model.createData(), q, dq, ddq)[rows] \
+                + _friction_torque(b1, truth_phi, dq, ddq)[arm]
+            got = pin.rnea(model, model.createData(), q, dq, ddq)[rows] \
+                + _friction_torque(b1, phi, dq, ddq)[arm]
+            assert np.max(np.abs(got - ref)) <= 1e-7 * max(1.0, np.max(np.abs(ref)))
