@@ -144,6 +144,7 @@ import numpy as np
 from sysid_ros.identification.base_motion import ImuBounds
 from sysid_ros.identification.calibration_rows import CalibrationConstraints
 from sysid_ros.identification.errors import IdentificationConfigError
+from sysid_ros.identification.options import FRICTION_MODES, VELOCITY_NOISE_SCOPES
 from sysid_ros.identification.velocity_estimate import VelocityEstimate, slope_source
 from sysid_ros.model.box import ParameterBox, theta_e_box
 from sysid_ros.model.errors import BoxError
@@ -154,9 +155,6 @@ from sysid_ros.schema import Section, read_yaml
 
 __all__ = ["IdentificationConfig", "SamplingPlan", "load_identification_config",
            "payload_prior_box", "FRICTION_MODES", "VELOCITY_NOISE_SCOPES", "load_prior"]
-
-FRICTION_MODES = ("config", "wide", "none")
-VELOCITY_NOISE_SCOPES = ("all", "payload")
 
 
 @dataclass(frozen=True)
