@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 from rosbags.rosbag2 import Reader
 
+from sysid_ros import progress
 from sysid_ros.bagio import BagWriter, default_typestore, read_joint_states
 
 NAMES = [f"joint_{i}" for i in range(1, 8)]
@@ -80,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     results: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for storage in ("mcap", "sqlite3"):
+        for storage in progress.track(("mcap", "sqlite3"), "storages"):
             bag = Path(tmp) / storage
             make_bag(bag, a.messages, storage)
             plain = read_plain(bag)  # also checks both paths agree

@@ -45,6 +45,7 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
+from sysid_ros import progress
 from sysid_ros.batch.executor import local_ray_head
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation.sample_bags import SAMPLE_TORQUE_NOISE, payload_bags
@@ -120,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
             single = root / "single"
             single.mkdir()
             clock = time.perf_counter()
-            for b in bags:
+            for b in progress.track(bags, "single commands"):
                 _timed([*CLI, "--bag", str(b.path), "--out", str(single / f"{b.path.name}.json"),
                         *NOISE])
             times["single commands"] = [time.perf_counter() - clock]
@@ -131,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
                                             "jobs": ("--jobs", str(a.jobs))}
         with local_ray_head(a.jobs) as address:
             runs["ray (running head)"] = ("--ray-address", address, "--jobs", str(a.jobs))
-            for r in range(a.rounds):
+            for r in progress.track(range(a.rounds), "rounds"):
                 print(f"round {r + 1}/{a.rounds} (load {os.getloadavg()[0]:.1f})", flush=True)
                 for name in paired[r % 3:] + paired[:r % 3]:
                     batch(name, *runs[name])

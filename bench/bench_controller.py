@@ -59,6 +59,7 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
+from sysid_ros import progress
 from sysid_ros.control.controller import ControllerGains, RobustController, gains_from_config
 from sysid_ros.control.prior import prior_box
 from sysid_ros.model.robots import load_robot
@@ -104,7 +105,7 @@ def compute_times(n: int, rng: np.random.Generator, name: str = "gen3",
         ctl = RobustController(robot, gains, mode=mode, prior=prior)
         cases[f"{mode} law"] = (lambda c: lambda k: c.compute(0.0, q[k], dq[k], q[k] + 0.01 *
                                                               qd_off[k], dqd[k], ddqd[k]))(ctl)
-    for name, fn in cases.items():
+    for name, fn in progress.track(cases.items(), "control laws", total=len(cases)):
         out[name] = _time_calls(fn, n, warmup=min(n, 200))
     return out
 

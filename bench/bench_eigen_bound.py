@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
+from sysid_ros import progress
 from sysid_ros.control.bounds import (lower_mass_model, mass_matrix_eigen_bounds,
                                       mass_matrix_extremes)
 from sysid_ros.model.robots import load_robot
@@ -93,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--samples", type=int, default=3000)
     args = ap.parse_args(argv)
     rows = {}
-    for name in ("gen3", "z1"):
+    for name in progress.track(("gen3", "z1"), "robots"):
         robot = load_robot(name)
         rng = np.random.default_rng(0)
         t0 = time.perf_counter()

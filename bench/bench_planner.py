@@ -35,6 +35,7 @@ from types import SimpleNamespace
 import numpy as np
 import yaml
 
+from sysid_ros import progress
 from sysid_ros.model.box import theta_e_box
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import load_robot
@@ -139,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(args.seed)
     plan_times, verify_times, certified = [], [], []
     cond_plan, cond_rand, rand_pass, iters = {}, {}, [], []
-    for mass in DUMBBELLS_KG:
+    for mass in progress.track(DUMBBELLS_KG, "payloads"):
         lo, hi = _bounds(robot, mass)
         planner = ExcitingPlanner(robot, PlannerConfig.from_robot(robot, overrides), ctrl)
         seg, rec = _run(planner, lo, hi, args.trajectories, args.max_cycles, rng, False)

@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from sysid_ros import progress
 from sysid_ros.bagio.import_cli import main as import_main
 from sysid_ros.calibration import CalibrationOptions, calibrate
 from sysid_ros.calibration.data import Recording, read_recording
@@ -170,7 +171,7 @@ def run(data: Path, prior: str, link_rel: float | None, method: str = "lp",
         recs = {k: read_recording(_import(data, k, tmp_dir), robot) for k in runs}
         ddq = {k: np.loadtxt(data / f"q_dd_downsampled_{k}.csv") for k in runs}
         Y = {k: _regressor(robot, recs[k].q, recs[k].dq, ddq[k]) for k in runs}
-        for k in runs:
+        for k in progress.track(runs, "held-out runs"):
             others = [r for r in runs if r != k]
             clock = time.perf_counter()
             result = calibrate(robot, [recs[r] for r in others],

@@ -16,6 +16,7 @@ from collections.abc import Callable
 import numpy as np
 import pinocchio as pin
 
+from sysid_ros import progress
 from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import load_robot
 
@@ -55,7 +56,7 @@ def per_sample_costs(name: str, n: int, rng: np.random.Generator) -> dict[str, f
         "friction": lambda: reg.friction(dq, ddq),
     }
     out = {"rnea_us": rnea * 1e6}
-    for label, fn in cases.items():
+    for label, fn in progress.track(cases.items(), "regressors", total=len(cases)):
         out[label] = _best_of(fn) / n * 1e6
     return out
 

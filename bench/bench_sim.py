@@ -33,6 +33,7 @@ from pathlib import Path
 
 import mujoco
 
+from sysid_ros import progress
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation import SimConfig, Simulator, SimulatorSpec, robot_physics_dt
 
@@ -144,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     os.environ.setdefault("ROS_DOMAIN_ID", "120")
     results: dict[str, dict[str, dict[str, float]]] = {}
-    for robot in ("gen3", "b1_z1"):
+    for robot in progress.track(("gen3", "b1_z1"), "robots"):
         base = physics_rtf(robot, a.duration)
         results[robot] = {}
         for rate in (1000.0, 4000.0):

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from sysid_ros import progress
 from sysid_ros.calibration import CalibrationOptions, calibrate
 from sysid_ros.calibration.document import calibration_document
 from sysid_ros.calibration.synthetic import draw_case
@@ -58,23 +59,23 @@ def run(amplitudes: list[float], robots: int, cal_seconds: tuple[float, ...],
     robot = load_robot("gen3")
     out: dict[str, Any] = {"amplitudes": amplitudes, "robots": robots,
                            "cal_seconds": list(cal_seconds), "draws": []}
-    for amplitude in amplitudes:
-        for k in range(robots):
-            ripple = _ripple(robot, amplitude, k)
-            case = draw_case(robot, k, cal_seconds=cal_seconds,
-                             payload_seconds=payload_seconds, ripple=ripple)
-            item = {"amplitude": amplitude, "robot": k,
-                    "adopting": _one(robot, case, ripple, True),
-                    "linear": _one(robot, case, ripple, False)}
-            out["draws"].append(item)
-            a, lin = item["adopting"], item["linear"]
-            holds = a["harmonic2_boxes_holding"]
-            print(f"A={amplitude:g} N*m robot {k}: selected {a['selected']} gains "
-                  f"{[round(g, 2) for g in a['step_gain']]}, harmonic-2 boxes holding "
-                  f"{'-' if holds is None else holds}/{2 * robot.nj}; adopting: {a['status']} "
-                  f"{_width(a)} truth {'in' if a['truth_inside'] else 'OUT'}; linear law: "
-                  f"{lin['status']} {_width(lin)} truth {'in' if lin['truth_inside'] else 'OUT'}",
-                  flush=True)
+    for amplitude, k in progress.track([(amp, k) for amp in amplitudes for k in range(robots)],
+                                       "draws"):
+        ripple = _ripple(robot, amplitude, k)
+        case = draw_case(robot, k, cal_seconds=cal_seconds,
+                         payload_seconds=payload_seconds, ripple=ripple)
+        item = {"amplitude": amplitude, "robot": k,
+                "adopting": _one(robot, case, ripple, True),
+                "linear": _one(robot, case, ripple, False)}
+        out["draws"].append(item)
+        a, lin = item["adopting"], item["linear"]
+        holds = a["harmonic2_boxes_holding"]
+        print(f"A={amplitude:g} N*m robot {k}: selected {a['selected']} gains "
+              f"{[round(g, 2) for g in a['step_gain']]}, harmonic-2 boxes holding "
+              f"{'-' if holds is None else holds}/{2 * robot.nj}; adopting: {a['status']} "
+              f"{_width(a)} truth {'in' if a['truth_inside'] else 'OUT'}; linear law: "
+              f"{lin['status']} {_width(lin)} truth {'in' if lin['truth_inside'] else 'OUT'}",
+              flush=True)
     return out
 
 

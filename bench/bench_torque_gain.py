@@ -25,6 +25,7 @@ import time
 
 import numpy as np
 
+from sysid_ros import progress
 from sysid_ros.calibration import CalibrationOptions, Recording, calibrate
 from sysid_ros.calibration.document import calibration_document
 from sysid_ros.calibration.synthetic import draw_gain_case
@@ -73,7 +74,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     z1 = load_robot("z1")
     runs = []
-    for seed in range(args.robots):
+    for seed in progress.track(range(args.robots), "robots"):
         r = one_robot(z1, seed, args.gain_rel)
         runs.append(r)
         print(f"seed {seed}: gains {np.round(r['gain'], 3).tolist()}")

@@ -28,6 +28,7 @@ long item does not start last while the other workers have nothing left to do.
 from __future__ import annotations
 
 import gc
+import ipaddress
 import logging
 import multiprocessing
 import os
@@ -193,6 +194,40 @@ def _local(fn: Callable[[T], R], items: Sequence[T], order: Sequence[int], jobs:
 _RAY_NETWORK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
 
+def _on_loopback(address: str) -> bool:
+    """Whether ``HOST:PORT`` names this machine's loopback interface (127.x.x.x, ::1,
+    localhost)."""
+    host = address.rsplit(":", 1)[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@contextmanager
+def _loopback_ray() -> Iterator[None]:
+    """Ray kept on the loopback interface for the ``with`` block: a node started here takes
+    127.0.0.1 as its address, and a driver joining 127.0.0.1:PORT connects there (otherwise
+    Ray swaps a loopback address for the machine's network address, where a loopback-only head
+    does not listen, and waits for it)."""
+    from ray._private import ray_constants
+
+    before = os.environ.get(_RAY_NETWORK_SWITCH), ray_constants.ENABLE_RAY_CLUSTER
+    # processes started here inherit the environment; this process reads the constant
+    os.environ[_RAY_NETWORK_SWITCH] = "0"
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        if before[0] is None:
+            os.environ.pop(_RAY_NETWORK_SWITCH, None)
+        else:
+            os.environ[_RAY_NETWORK_SWITCH] = before[0]
+        ray_constants.ENABLE_RAY_CLUSTER = before[1]
+
+
 @contextmanager
 def local_ray_head(num_cpus: int) -> Iterator[str]:
     """A Ray head on this machine for the ``with`` block, reachable from this machine only
@@ -200,15 +235,10 @@ def local_ray_head(num_cpus: int) -> Iterator[str]:
     statistics and quiet on stderr; yields its address (``127.0.0.1:PORT``) and stops it at
     the end. This process is its driver."""
     import ray
-    from ray._private import ray_constants
 
     # a cluster started here reports nothing to the outside (Ray's usage statistics)
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    before = os.environ.get(_RAY_NETWORK_SWITCH), ray_constants.ENABLE_RAY_CLUSTER
-    # the processes of the head inherit the environment; this process reads the constant
-    os.environ[_RAY_NETWORK_SWITCH] = "0"
-    ray_constants.ENABLE_RAY_CLUSTER = False
-    try:
+    with _loopback_ray():
         # Ray's start-up notices would fill the command's stderr; its errors still show
         ray.init(address="local", num_cpus=num_cpus, include_dashboard=False,
                  _node_ip_address="127.0.0.1", log_to_driver=False,
@@ -217,12 +247,6 @@ def local_ray_head(num_cpus: int) -> Iterator[str]:
             yield str(ray.get_runtime_context().gcs_address)
         finally:
             ray.shutdown()
-    finally:
-        if before[0] is None:
-            os.environ.pop(_RAY_NETWORK_SWITCH, None)
-        else:
-            os.environ[_RAY_NETWORK_SWITCH] = before[0]
-        ray_constants.ENABLE_RAY_CLUSTER = before[1]
 
 
 def _ray(fn: Callable[[T], R], items: Sequence[T], order: Sequence[int], jobs: int,
@@ -241,15 +265,18 @@ def _ray(fn: Callable[[T], R], items: Sequence[T], order: Sequence[int], jobs: i
             yield from _ray_tasks(ray, fn, items, order)
     else:
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-        try:
-            ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
-        except (ConnectionError, ValueError, RuntimeError) as err:
-            raise BatchError(f"--ray-address {address}: cannot join a Ray cluster: "
-                             f"{' '.join(str(err).split())}") from None
-        try:
-            yield from _ray_tasks(ray, fn, items, order)
-        finally:
-            ray.shutdown()
+        with ExitStack() as join:
+            if _on_loopback(address):
+                join.enter_context(_loopback_ray())
+            try:
+                ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
+            except (ConnectionError, ValueError, RuntimeError) as err:
+                raise BatchError(f"--ray-address {address}: cannot join a Ray cluster: "
+                                 f"{' '.join(str(err).split())}") from None
+            try:
+                yield from _ray_tasks(ray, fn, items, order)
+            finally:
+                ray.shutdown()
 
 
 def _ray_tasks(ray: Any, fn: Callable[[T], R], items: Sequence[T],

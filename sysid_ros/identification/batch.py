@@ -55,9 +55,12 @@ def identify_item(task: tuple[RunSingle, argparse.Namespace, str]) -> dict[str, 
 def warm_up(args: argparse.Namespace) -> None:
     """What every recording's identification loads on first use, loaded once in the batch's
     process before its local workers are forked, so that they share it instead of each loading
-    it again: the message definitions, the point estimate's solver and the robot file (last: a
-    robot that does not load raises here, and each recording reports it as its own error)."""
+    it again: the identification itself, the message definitions, the point estimate's solver
+    and the robot file (last: a robot that does not load raises here, and each recording
+    reports it as its own error)."""
     import cyipopt  # noqa: F401  (the point estimate's solver, imported where first used)
+
+    import sysid_ros.identification.single  # noqa: F401  (what run_single loads on first use)
 
     from sysid_ros.bagio.writer import default_typestore
     from sysid_ros.model.robots import load_robot

@@ -144,6 +144,8 @@ import numpy as np
 from sysid_ros.identification.base_motion import ImuBounds
 from sysid_ros.identification.calibration_rows import CalibrationConstraints
 from sysid_ros.identification.errors import IdentificationConfigError
+from sysid_ros.identification.options import FRICTION_MODES, GAP_FACTOR, GAP_FLOOR, GAP_RULE, \
+    VELOCITY_NOISE_SCOPES
 from sysid_ros.identification.velocity_estimate import VelocityEstimate, slope_source
 from sysid_ros.model.box import ParameterBox, theta_e_box
 from sysid_ros.model.errors import BoxError
@@ -155,9 +157,6 @@ from sysid_ros.schema import Section, read_yaml
 __all__ = ["IdentificationConfig", "SamplingPlan", "load_identification_config",
            "payload_prior_box", "FRICTION_MODES", "VELOCITY_NOISE_SCOPES", "load_prior",
            "prior_physical_faces", "GAP_RULE", "PER_JOINT_DEFAULTS", "SECTION_DEFAULTS"]
-
-FRICTION_MODES = ("config", "wide", "none")
-VELOCITY_NOISE_SCOPES = ("all", "payload")
 
 
 @dataclass(frozen=True)
@@ -218,8 +217,8 @@ class IdentificationConfig:
     window: int = 0
     stride: int = 0
     max_sample_gap: float = 0.0
-    gap_factor: float = 2.5
-    gap_floor: float = 0.0025
+    gap_factor: float = GAP_FACTOR
+    gap_floor: float = GAP_FLOOR
     # (nj,) N·m/s: stated torque-rate bound L_j (0 = unstated: no gap is bridged); steps up to
     # bridge_factor × the median step are then bridged (module docstring)
     torque_rate_abs: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -344,8 +343,6 @@ class IdentificationConfig:
 _FIELD_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(IdentificationConfig)
                                    if f.default is not MISSING}
 #: Where windows split when ``max_sample_gap`` is 0, in words (help texts, parameter docs).
-GAP_RULE = (f"max({_FIELD_DEFAULTS['gap_factor']:g} x median step, "
-            f"{_FIELD_DEFAULTS['gap_floor'] * 1e3:g} ms)")
 
 
 def _torque_assumptions(c: IdentificationConfig) -> dict[str, Any]:

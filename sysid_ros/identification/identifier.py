@@ -50,6 +50,7 @@ from sysid_ros.identification.diagnostics import Consistency, DataSummary, box_w
     consistency, insufficient_reason, physical_face_notes, pinned_faces, summarize
 from sysid_ros.identification.errors import IdentificationConfigError, SampleError
 from sysid_ros.identification.incremental import IncrementalBox
+from sysid_ros.identification.options import METHODS, ONLINE_METHODS
 from sysid_ros.identification.problem import N_THETA_E, PayloadProblem, PayloadRows
 from sysid_ros.identification.transients import Transient, TransientStream, find_transients, \
     transient_note, with_radius_share
@@ -60,9 +61,6 @@ from sysid_ros.model.regressors import Regressors
 from sysid_ros.model.robots import Robot
 
 __all__ = ["IdentificationResult", "METHODS", "identify", "OnlineIdentifier"]
-
-METHODS = ("lp", "lp-cuts", "lp-lmi", "sensitivity")
-ONLINE_METHODS = ("lp", "lp-cuts", "lp-lmi")
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ once here (name, type, range, unit, meaning), without a default: absent means th
 ``sysid-identify``'s options and the ``identifier`` node's parameters are made from these."""
 from __future__ import annotations
 
-from sysid_ros.identification.config import GAP_RULE, VELOCITY_NOISE_SCOPES
+from sysid_ros.identification.options import GAP_RULE, VELOCITY_NOISE_SCOPES
 from sysid_ros.param_table import Param
 
 __all__ = ["OVERRIDE_SETTINGS"]

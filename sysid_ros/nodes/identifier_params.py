@@ -7,8 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from sysid_ros.identification.config import FRICTION_MODES
-from sysid_ros.identification.identifier import ONLINE_METHODS
+from sysid_ros.identification.options import FRICTION_MODES, ONLINE_METHODS
 from sysid_ros.identification.settings import OVERRIDE_SETTINGS
 from sysid_ros.model.robots import Robot
 from sysid_ros.nodes.params import Param

@@ -187,3 +187,52 @@ def test_a_local_ray_head_listens_on_loopback_only_and_runs_the_tasks():
     assert not ray.is_initialized()
     assert [o.value for o in on_ray] == [math.factorial(20), math.factorial(30), None]
     assert "ValueError" in str(on_ray[2].error)
+
+
+_HEAD = """
+import os, sys
+from sysid_ros.batch import local_ray_head
+with local_ray_head(1) as address:
+    print(address, os.environ.get("RAY_AUTH_MODE", ""), flush=True)
+    sys.stdin.readline()
+"""
+
+_JOIN = """
+import math, sys
+from sysid_ros.batch import run_tasks
+print([o.value for o in run_tasks(math.factorial, [10, 12], ray_address=sys.argv[1],
+                                  show_progress=False)])
+"""
+
+
+@pytest.mark.slow   # a Ray head takes seconds to start
+def test_a_running_loopback_head_is_joined_at_its_address():
+    """A head that another process started on 127.0.0.1 is joined at ``127.0.0.1:PORT`` by a
+    process that knows nothing else of it (Ray would go to the machine's network address
+    instead, where a loopback-only head does not listen, and wait there: bounded by a
+    timeout)."""
+    root = Path(__file__).resolve().parents[2]
+    head = subprocess.Popen([sys.executable, "-c", _HEAD], cwd=root, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert head.stdout is not None and head.stdin is not None
+        address, *auth = head.stdout.readline().split()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+        # the head's own authentication mode (Ray turns token authentication on for a head
+        # it starts), as a user joining it sets it
+        env |= {"RAY_AUTH_MODE": auth[0]} if auth else {}
+        try:
+            out = subprocess.run([sys.executable, "-c", _JOIN, address], cwd=root, env=env,
+                                 capture_output=True, text=True, timeout=120,
+                                 start_new_session=True)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"joining {address} did not connect") from None
+    finally:
+        if head.stdin is not None:
+            head.stdin.close()
+        try:
+            head.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(head.pid, signal.SIGKILL)
+    assert address.startswith("127.0.0.1:")
+    assert out.returncode == 0 and out.stdout.split("\n")[0] == "[3628800, 479001600]", out

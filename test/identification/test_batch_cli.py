@@ -190,3 +190,16 @@ def test_one_recording_and_local_batches_never_import_ray(recordings, tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["0", "0", "False"]
+
+
+def test_the_batch_driver_loads_no_identification():
+    """A batch's own process only parses and hands out items (on Ray, its workers load the
+    identification): the command and its batch module load no solver, model or bag reader."""
+    code = ("import sys\n"
+            "import sysid_ros.identification.cli, sysid_ros.identification.batch\n"
+            "print(sorted(m for m in ('numpy', 'scipy', 'pinocchio', 'cyipopt', 'rosbags',\n"
+            "                         'sysid_ros.identification.single', 'sysid_ros.model')\n"
+            "             if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]", out
