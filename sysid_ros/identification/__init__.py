@@ -11,21 +11,32 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-#: name → the module of this package that defines it
+#: name → the module that defines it
 _WHERE = {
-    "BoxResult": "bounds", "chebyshev_centre": "bounds", "polytope_box": "bounds",
-    "IdentificationConfig": "config", "SamplingPlan": "config",
-    "load_identification_config": "config", "load_prior": "config",
-    "payload_prior_box": "config",
-    "Consistency": "diagnostics", "DataSummary": "diagnostics", "box_warnings": "diagnostics",
-    "consistency": "diagnostics",
-    "IdentificationConfigError": "errors", "IdentificationError": "errors",
-    "SampleError": "errors", "UnsupportedRobotError": "errors",
-    "METHODS": "options",
-    "IdentificationResult": "identifier", "OnlineIdentifier": "identifier",
-    "identify": "identifier",
-    "PayloadProblem": "problem", "PayloadRows": "problem",
-    "MomentumRows": "windows", "MomentumWindows": "windows",
+    "BoxResult": "sysid_ros.identification.bounds",
+    "chebyshev_centre": "sysid_ros.identification.bounds",
+    "polytope_box": "sysid_ros.identification.bounds",
+    "IdentificationConfig": "sysid_ros.identification.config",
+    "SamplingPlan": "sysid_ros.identification.config",
+    "load_identification_config": "sysid_ros.identification.config",
+    "load_prior": "sysid_ros.identification.config",
+    "payload_prior_box": "sysid_ros.identification.config",
+    "Consistency": "sysid_ros.identification.diagnostics",
+    "DataSummary": "sysid_ros.identification.diagnostics",
+    "box_warnings": "sysid_ros.identification.diagnostics",
+    "consistency": "sysid_ros.identification.diagnostics",
+    "IdentificationConfigError": "sysid_ros.identification.errors",
+    "IdentificationError": "sysid_ros.identification.errors",
+    "SampleError": "sysid_ros.identification.errors",
+    "UnsupportedRobotError": "sysid_ros.identification.errors",
+    "METHODS": "sysid_ros.identification.options",
+    "IdentificationResult": "sysid_ros.identification.identifier",
+    "OnlineIdentifier": "sysid_ros.identification.identifier",
+    "identify": "sysid_ros.identification.identifier",
+    "PayloadProblem": "sysid_ros.identification.problem",
+    "PayloadRows": "sysid_ros.identification.problem",
+    "MomentumRows": "sysid_ros.identification.windows",
+    "MomentumWindows": "sysid_ros.identification.windows",
 }
 
 __all__ = [
@@ -41,7 +52,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     if name not in _WHERE:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    value = getattr(importlib.import_module(_WHERE[name]), name)
     globals()[name] = value
     return value
 
