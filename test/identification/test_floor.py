@@ -265,7 +265,7 @@ def test_an_unloaded_arm_calibration_leaves_the_b1_class_mass_at_the_ee_link_box
     carries: checked on the two Pinocchio models), its demo class and pose, joint 2 alone. Noise-free
     rows of a no-payload calibration pin every combination the task sees except the end-effector
     link's own mass, grouped with its parent's parameters in every unloaded motion: the mass floor
-    is exactly that link's mass box (its prior ± links_rel, which no calibration narrows), most of
+    is exactly that link's mass box (its prior ± links_rel: no unloaded data narrow it), most of
     the class at ± 5 %, a fifth at ± 1 %."""
     z1, b1 = load_robot("z1"), load_robot("b1_z1")
     for name in b1.config["arm_joints"]:
