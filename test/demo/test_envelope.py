@@ -3,6 +3,9 @@ response against Pinocchio's constrained dynamics, and a run outside the envelop
 anything starts, naming the limiting premise."""
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -116,3 +119,45 @@ def test_the_stated_stiffness_is_the_legs_pd_through_the_pinned_feet(full):
     k = stance_stiffness(full, contract.feet)
     np.testing.assert_allclose(contract.stiffness, k, rtol=5e-4)
     assert np.all(k > 0)
+
+
+def _demo(argv: list[str], out: Path) -> tuple[subprocess.CompletedProcess, float]:
+    exe = Path(sys.executable).with_name("sysid-demo")
+    start = time.monotonic()
+    proc = subprocess.run([str(exe), *argv, "--out", str(out), "--no-progress"],
+                          capture_output=True, text=True, timeout=120)
+    return proc, time.monotonic() - start
+
+
+def _far_task(config) -> None:
+    config["demo"]["waypoints"][-1] = [0.0, 0.5, -1.6, 0.5, 0.3, 0.0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("flags, premise", [
+    (["--payload", "2.0"], "payload in its class: a 2 kg dumbbell at the grip is outside"),
+    (["--prior", "rated"], "certified hold at task pose 0 (class, V_max 0.0002)"),
+    (["task"], "task pose 2: outside arm_view.workspace"),
+])
+def test_the_entry_point_refuses_outside_the_envelope_before_starting(full, tmp_path, flags,
+                                                                      premise):
+    """``sysid-demo --robot b1_z1`` itself, with a payload outside the demo's class, the rated
+    0-2 kg prior, or a task pose the user put outside the workspace: exit 3 (refused), the
+    limiting premise named on stderr, and nothing started — no graph log, no bag, no report,
+    only the run's robot facts file, within the seconds the pre-flight analysis takes (the
+    graph alone needs longer to come up)."""
+    from sysid_ros.demo.cli import EXIT_REFUSED
+
+    robot = ["--robot", "b1_z1"]
+    if flags == ["task"]:
+        robot, flags = ["--robot", str(_edited(full, tmp_path, _far_task).config_path)], []
+    out = tmp_path / "demo"
+    proc, seconds = _demo([*robot, *flags], out)
+    assert proc.returncode == EXIT_REFUSED, proc.stderr[-2000:]
+    refusal = [ln for ln in proc.stderr.splitlines() if ln.startswith("[demo] refused:")]
+    assert len(refusal) == 1, proc.stderr[-2000:]
+    assert f"outside the operating envelope (sysid-demo --robot {robot[1]} --envelope); " \
+           f"limiting premise: {premise}" in refusal[0]
+    assert proc.stdout == ""                              # no report path
+    assert sorted(p.name for p in out.iterdir()) == ["b1_z1.yaml"]
+    assert seconds < 60.0
