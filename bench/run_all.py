@@ -17,7 +17,7 @@ from sysid_ros import progress
 
 BENCHMARKS = ("bench_regressors", "bench_identify", "bench_calibration", "bench_controller",
               "bench_eigen_bound", "bench_planner", "bench_sim", "bench_bag", "bench_decoder",
-              "bench_terms", "bench_batch", "soundness_campaign")
+              "bench_terms", "bench_batch", "bench_unitree", "soundness_campaign")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -54,7 +54,7 @@ __all__ = ["main", "EXIT_SUCCESS", "EXIT_FAILURE", "EXIT_BAD_INPUT", "EXIT_REFUS
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="sysid-demo", description=__doc__.splitlines()[0])
     ap.add_argument("--robot", default="gen3",
-                    help="gen3, z1, b1_z1 (config/NAME.yaml) or a robot file path")
+                    help="gen3, z1, b1_z1 or a robot file path")
     ap.add_argument("--prior", default=None,
                     help="θ_e prior: an entry of the robot file's identification.priors (default: "
                     "demo.prior for the robust controller, identification.prior for baselines)")

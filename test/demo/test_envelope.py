@@ -156,8 +156,9 @@ def test_the_entry_point_refuses_outside_the_envelope_before_starting(full, tmp_
     assert proc.returncode == EXIT_REFUSED, proc.stderr[-2000:]
     refusal = [ln for ln in proc.stderr.splitlines() if ln.startswith("[demo] refused:")]
     assert len(refusal) == 1, proc.stderr[-2000:]
-    assert f"outside the operating envelope (sysid-demo --robot {robot[1]} --envelope); " \
-           f"limiting premise: {premise}" in refusal[0]
+    expected = (f"outside the operating envelope (sysid-demo --robot {robot[1]} --envelope); "
+                f"limiting premise: {premise}")
+    assert expected in refusal[0]
     assert proc.stdout == ""                              # no report path
     assert sorted(p.name for p in out.iterdir()) == ["b1_z1.yaml"]
     assert seconds < 60.0
