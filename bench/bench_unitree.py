@@ -8,7 +8,9 @@ Every row is measured in this run by the code of the benchmark that owns it:
 - Gen3, 1 kHz, 3.63 kg dumbbell, calibrated, its reported velocities with their stated bound
   (:mod:`bench.bench_z1_hardware_like`, ``published``);
 - Z1, 500 Hz, 1 kg dumbbell, calibrated, the identifier's velocity estimate with its stated
-  bound (:mod:`bench.bench_z1_hardware_like`, ``estimate``);
+  bound (:mod:`bench.bench_z1_hardware_like`, ``estimate``), and beside it the same robots and
+  motions with exact velocities (``exact``: what the driver's differenced velocities cost; a
+  reference, not a claim about the driver);
 - B1 + Z1 standing, 500 Hz, payload drawn off the centre of the demo's class, uncalibrated, the
   trunk IMU with its datasheet bias and noise in the rows (the soundness campaign's cases, as
   ``bench_identify --only-b1-hw``).
@@ -32,12 +34,13 @@ from sysid_ros.identification import load_identification_config
 from sysid_ros.model.robots import load_robot
 
 
-def _fixed_base(name: str, mode: str, payload_kg: float, trials: int, duration: float) -> dict:
-    r = rows(name, (mode,), payload_kg, trials, duration)[mode]
-    return {"cases": trials, "contained": round(r["contains_fraction"] * trials),
-            "median_mass_width_kg": r["median_mass_width_kg"],
-            "prior_mass_width_kg": float(load_identification_config(load_robot(name))
-                                         .prior.width[0])}
+def _fixed_base(name: str, modes: tuple[str, ...], payload_kg: float, trials: int,
+                duration: float) -> list[dict]:
+    prior = float(load_identification_config(load_robot(name)).prior.width[0])
+    by_mode = rows(name, modes, payload_kg, trials, duration)
+    return [{"cases": trials, "contained": round(by_mode[m]["contains_fraction"] * trials),
+             "median_mass_width_kg": by_mode[m]["median_mass_width_kg"],
+             "prior_mass_width_kg": prior} for m in modes]
 
 
 def _b1_z1(trials: int, duration: float) -> dict:
@@ -98,11 +101,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--duration", type=float, default=10.0, help="payload data per case, s")
     ap.add_argument("--json")
     a = ap.parse_args(argv)
+    gen3 = _fixed_base("gen3", ("published",), 3.63, a.trials, a.duration)
+    z1 = _fixed_base("z1", ("estimate", "exact"), 1.0, a.trials, a.duration)
     table = {
-        "Gen3 1 kHz, 3.63 kg, calibrated (torque sensors)":
-            _fixed_base("gen3", "published", 3.63, a.trials, a.duration),
-        "Z1 500 Hz, 1 kg, calibrated (current torque)":
-            _fixed_base("z1", "estimate", 1.0, a.trials, a.duration),
+        "Gen3 1 kHz, 3.63 kg, calibrated (torque sensors)": gen3[0],
+        "Z1 500 Hz, 1 kg, calibrated (current torque)": z1[0],
+        "  same robots, exact velocities (reference)": z1[1],
         "B1 + Z1 500 Hz, class payload, IMU (current torque)": _b1_z1(a.trials, a.duration),
     }
     env = _envelope()
