@@ -32,6 +32,7 @@ import ipaddress
 import logging
 import multiprocessing
 import os
+import socket
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -115,13 +116,17 @@ def run_tasks(fn: Callable[[T], R], items: Sequence[T], *, jobs: int = 1,
               ray_address: str | None = None, desc: str = "items", show_progress: bool = True,
               on_done: Callable[[Outcome[R]], None] | None = None,
               cost: Callable[[T], float] | None = None,
-              warm: Callable[[], None] | None = None) -> list[Outcome[R]]:
+              warm: Callable[[], None] | None = None,
+              is_ok: Callable[[Outcome[R]], bool] | None = None) -> list[Outcome[R]]:
     """``fn`` over ``items`` (module docstring); one :class:`Outcome` per item, in order.
 
-    A progress bar on stderr counts items done / total with failures and the remaining time
-    (terminal only; ``show_progress`` False: never). ``on_done`` is called in this process as
-    each item finishes (e.g. to write its result at once). ``cost(item)``: the item's expected
-    work in any unit (e.g. its recording's size); larger items start first. ``warm()``: loads
+    A progress bar on stderr counts items done / total, the items not ok so far and the
+    remaining time (terminal only; ``show_progress`` False: never). An item is ok when
+    ``is_ok(outcome)`` (default: it raised nothing); a command whose items finish with a
+    verdict passes its own rule, the one its summary and exit code use. ``on_done`` is called
+    in this process as each item finishes (e.g. to write its result at once). ``cost(item)``:
+    the item's expected work in any unit (e.g. its recording's size); larger items start
+    first. ``warm()``: loads
     what every item needs, called here before local workers are forked (an exception in it is
     left for the items to meet and report).
     """
@@ -131,15 +136,15 @@ def run_tasks(fn: Callable[[T], R], items: Sequence[T], *, jobs: int = 1,
     if cost is not None:
         order.sort(key=lambda i: -cost(items[i]))      # stable: equal costs keep their order
     with progress.bar(len(items), desc, show_progress, unit="item") as b:
-        failed = 0
+        not_ok = 0
         stream = (_ray(fn, items, order, jobs, ray_address) if ray_address is not None
                   else _local(fn, items, order, jobs, warm))
         for out in stream:
             outcomes[out.index] = out
-            failed += not out.ok
+            not_ok += not (out.ok if is_ok is None else is_ok(out))
             if on_done is not None:
                 on_done(out)
-            b.set_postfix(failed=failed, refresh=False)
+            b.set_postfix({"not ok": not_ok}, refresh=False)
             b.update(1)
     assert all(o is not None for o in outcomes)
     return [o for o in outcomes if o is not None]
@@ -249,8 +254,30 @@ def local_ray_head(num_cpus: int) -> Iterator[str]:
             ray.shutdown()
 
 
+#: seconds to wait for a cluster's head to accept a connection before giving up on it (Ray
+#: itself would retry for ever)
+JOIN_TIMEOUT_S = 5.0
+
+
+def _check_reachable(address: str) -> None:
+    """BatchError unless something accepts a TCP connection at ``address`` (``HOST:PORT``,
+    optionally ``ray://HOST:PORT``) within :data:`JOIN_TIMEOUT_S`."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise BatchError(f"--ray-address {address}: expected auto, local or HOST:PORT")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=JOIN_TIMEOUT_S).close()
+    except OSError as err:
+        why = (f"no answer within {JOIN_TIMEOUT_S:g} s" if isinstance(err, TimeoutError)
+               else (err.strerror or str(err)).lower())
+        raise BatchError(f"--ray-address {address}: no Ray cluster there ({why}); start its "
+                         "head first, or use --ray-address local") from None
+
+
 def _ray(fn: Callable[[T], R], items: Sequence[T], order: Sequence[int], jobs: int,
          address: str) -> Iterator[Outcome[R]]:
+    if address not in ("auto", "local"):
+        _check_reachable(address)
     import ray
 
     if ray.is_initialized():
