@@ -141,11 +141,14 @@ def run_tasks(fn: Callable[[T], R], items: Sequence[T], *, jobs: int = 1,
                   else _local(fn, items, order, jobs, warm))
         for out in stream:
             outcomes[out.index] = out
-            not_ok += not (out.ok if is_ok is None else is_ok(out))
+            ok = out.ok if is_ok is None else is_ok(out)
+            not_ok += not ok
             if on_done is not None:
                 on_done(out)
             b.set_postfix({"not ok": not_ok}, refresh=False)
             b.update(1)
+            if not ok:        # shown at once, even when the bar would wait to redraw
+                b.refresh()
     assert all(o is not None for o in outcomes)
     return [o for o in outcomes if o is not None]
 

@@ -181,7 +181,11 @@ def test_progress_bar_on_a_terminal_only(recordings, tmp_path):
 
     shown = run("tty", True)
     assert "\rrecordings:" in shown and "3/3" in shown     # the bar, drawn up to its end
-    assert "batch: 3 of 3 ok" in shown
+    assert "not ok=0]" in shown and "batch: 3 of 3 ok" in shown
+    argv[4] = str(folder / "rec*")          # with the bad recording: an item that exits 2
+    shown = run("tty_bad", True)
+    assert "4/4" in shown and "not ok=1]" in shown and "batch: 3 of 4 ok, 1 not" in shown
+    argv[4] = str(folder / "rec0*")
     for quiet in (run("pipe", False), run("off", True, "--no-progress")):
         assert "\rrecordings" not in quiet and "3/3" not in quiet
         assert quiet.strip().splitlines()[-1].startswith("sysid-identify: batch: 3 of 3 ok")
@@ -191,8 +195,7 @@ def test_one_recording_and_local_batches_never_import_ray(recordings, tmp_path):
     folder, _ = recordings
     code = (
         "import sys\n"
-        "from batch.summaries import summaries_without_timing
-from sysid_ros.identification.cli import main\n"
+        "from sysid_ros.identification.cli import main\n"
         f"a = main(['--bag', {str(folder / 'rec00')!r}, '--out', {str(tmp_path / 'r.json')!r},"
         f" '--torque-noise-abs', '0.3', '--no-progress'])\n"
         f"b = main(['--bag', {str(folder / 'rec0*')!r}, '--out-dir', {str(tmp_path / 'o')!r},"
