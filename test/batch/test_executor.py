@@ -166,7 +166,7 @@ def test_the_bar_counts_the_items_not_ok_as_the_summary_and_exit_code_do(monkeyp
     crashes_only = run_tasks(_exits, codes, desc="recordings")
     assert [item_code(o) for o in outs] == [0, 2, 0, 3, None, 0, 4]
     assert batch_exit_code([item_code(o) for o in outs]) == 6
-    assert sum(not item_ok(o) for o in outs) == 4
+    assert sum(not item_ok(o) for o in outs) == 4 and sum(not o.ok for o in crashes_only) == 1
     shown = [str(b) for b in bars]              # the bar's last line, as a terminal shows it
     assert "7/7" in shown[0] and shown[0].endswith(", not ok=4]"), shown
     assert "7/7" in shown[1] and shown[1].endswith(", not ok=1]"), shown
