@@ -3,7 +3,8 @@
 ``run_tasks(fn, items, jobs=N)`` calls ``fn(item)`` for every item on ``N`` worker processes
 (``N == 1``: in this process, one after another); ``ray_address`` sends the same calls to a Ray
 cluster instead (``"auto"``: join the running cluster; ``"local"``: start one on this machine,
-bound to 127.0.0.1, and stop it afterwards; any other value is the address of a head). ``fn``
+bound to 127.0.0.1, and stop it afterwards; any other value is the address of a head, refused
+at once when nothing accepts a connection there, where Ray would wait for ever). ``fn``
 must be a module-level function of an importable module, and items and results plain picklable
 values; the results come back in the items' order whichever executor ran them, so the same
 inputs give the same outputs.
