@@ -25,7 +25,8 @@ from sysid_ros.batch.summary import write_summary
 from sysid_ros.cli_messages import fail, say
 
 __all__ = ["BATCH_EXIT_CODES", "add_batch_arguments", "expand_paths", "item_names",
-           "recording_bytes", "absolute_or_none", "batch_exit_code", "run_captured", "last_message", "prepare_out_dir",
+           "recording_bytes", "absolute_or_none", "batch_exit_code", "item_code", "item_ok",
+           "run_captured", "last_message", "prepare_out_dir",
            "drive_batch", "with_absolute_paths"]
 
 BATCH_EXIT_CODES = {"ok": 0, "bad_input": 2, "some_failed": 6}
@@ -113,6 +114,17 @@ def batch_exit_code(codes: Sequence[int | None]) -> int:
     return BATCH_EXIT_CODES["ok" if ok else "some_failed"]
 
 
+def item_code(out: Outcome[Any]) -> int | None:
+    """An item's exit code (``out.value["code"]``); None when it crashed."""
+    return None if out.value is None else out.value["code"]
+
+
+def item_ok(out: Outcome[Any]) -> bool:
+    """An item is ok when it exited 0: the rule of the progress bar, the summary and
+    :func:`batch_exit_code` alike."""
+    return item_code(out) == 0
+
+
 def run_captured(run: Callable[[argparse.Namespace], int], args: argparse.Namespace
                  ) -> tuple[int, list[str]]:
     """``run(args)`` with its stderr lines captured (a worker's messages travel back with its
@@ -170,14 +182,14 @@ def drive_batch(prog: str, what: str, args: argparse.Namespace, fn: Callable[[An
     try:
         outcomes = run_tasks(fn, items, jobs=args.jobs, ray_address=args.ray_address,
                              desc=f"{what}s", show_progress=not args.no_progress, on_done=done,
-                             cost=cost, warm=warm)
+                             cost=cost, warm=warm, is_ok=item_ok)
     except BatchError as err:
         return fail(prog, err)
     table = [r for r in rows if r is not None]
-    code = batch_exit_code([None if o.value is None else o.value["code"] for o in outcomes])
+    code = batch_exit_code([item_code(o) for o in outcomes])
     ok = sum(r["exit_code"] == 0 for r in table)
     meta = {"command": prog, **meta, f"{what}s": len(items), "ok": ok,
-            "failed": len(table) - ok, "exit_code": code, **fields,
+            "not_ok": len(table) - ok, "exit_code": code, **fields,
             "wall_s": round(time.perf_counter() - clock, 3)}
     try:
         write_summary(out_dir, f"{prog} batch", columns, table, meta)

@@ -3,7 +3,8 @@
 ``run_tasks(fn, items, jobs=N)`` calls ``fn(item)`` for every item on ``N`` worker processes
 (``N == 1``: in this process, one after another); ``ray_address`` sends the same calls to a Ray
 cluster instead (``"auto"``: join the running cluster; ``"local"``: start one on this machine,
-bound to 127.0.0.1, and stop it afterwards; any other value is the address of a head). ``fn``
+bound to 127.0.0.1, and stop it afterwards; any other value is the address of a head, refused
+at once when nothing accepts a connection there, where Ray would wait for ever). ``fn``
 must be a module-level function of an importable module, and items and results plain picklable
 values; the results come back in the items' order whichever executor ran them, so the same
 inputs give the same outputs.
@@ -32,6 +33,7 @@ import ipaddress
 import logging
 import multiprocessing
 import os
+import socket
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -115,13 +117,17 @@ def run_tasks(fn: Callable[[T], R], items: Sequence[T], *, jobs: int = 1,
               ray_address: str | None = None, desc: str = "items", show_progress: bool = True,
               on_done: Callable[[Outcome[R]], None] | None = None,
               cost: Callable[[T], float] | None = None,
-              warm: Callable[[], None] | None = None) -> list[Outcome[R]]:
+              warm: Callable[[], None] | None = None,
+              is_ok: Callable[[Outcome[R]], bool] | None = None) -> list[Outcome[R]]:
     """``fn`` over ``items`` (module docstring); one :class:`Outcome` per item, in order.
 
-    A progress bar on stderr counts items done / total with failures and the remaining time
-    (terminal only; ``show_progress`` False: never). ``on_done`` is called in this process as
-    each item finishes (e.g. to write its result at once). ``cost(item)``: the item's expected
-    work in any unit (e.g. its recording's size); larger items start first. ``warm()``: loads
+    A progress bar on stderr counts items done / total, the items not ok so far and the
+    remaining time (terminal only; ``show_progress`` False: never). An item is ok when
+    ``is_ok(outcome)`` (default: it raised nothing); a command whose items finish with a
+    verdict passes its own rule, the one its summary and exit code use. ``on_done`` is called
+    in this process as each item finishes (e.g. to write its result at once). ``cost(item)``:
+    the item's expected work in any unit (e.g. its recording's size); larger items start
+    first. ``warm()``: loads
     what every item needs, called here before local workers are forked (an exception in it is
     left for the items to meet and report).
     """
@@ -131,16 +137,19 @@ def run_tasks(fn: Callable[[T], R], items: Sequence[T], *, jobs: int = 1,
     if cost is not None:
         order.sort(key=lambda i: -cost(items[i]))      # stable: equal costs keep their order
     with progress.bar(len(items), desc, show_progress, unit="item") as b:
-        failed = 0
+        not_ok = 0
         stream = (_ray(fn, items, order, jobs, ray_address) if ray_address is not None
                   else _local(fn, items, order, jobs, warm))
         for out in stream:
             outcomes[out.index] = out
-            failed += not out.ok
+            ok = out.ok if is_ok is None else is_ok(out)
+            not_ok += not ok
             if on_done is not None:
                 on_done(out)
-            b.set_postfix(failed=failed, refresh=False)
+            b.set_postfix({"not ok": not_ok}, refresh=False)
             b.update(1)
+            if not ok:        # shown at once, even when the bar would wait to redraw
+                b.refresh()
     assert all(o is not None for o in outcomes)
     return [o for o in outcomes if o is not None]
 
@@ -249,8 +258,30 @@ def local_ray_head(num_cpus: int) -> Iterator[str]:
             ray.shutdown()
 
 
+#: seconds to wait for a cluster's head to accept a connection before giving up on it (Ray
+#: itself would retry for ever)
+JOIN_TIMEOUT_S = 5.0
+
+
+def _check_reachable(address: str) -> None:
+    """BatchError unless something accepts a TCP connection at ``address`` (``HOST:PORT``,
+    optionally ``ray://HOST:PORT``) within :data:`JOIN_TIMEOUT_S`."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise BatchError(f"--ray-address {address}: expected auto, local or HOST:PORT")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=JOIN_TIMEOUT_S).close()
+    except OSError as err:
+        why = (f"no answer within {JOIN_TIMEOUT_S:g} s" if isinstance(err, TimeoutError)
+               else (err.strerror or str(err)).lower())
+        raise BatchError(f"--ray-address {address}: no Ray cluster there ({why}); start its "
+                         "head first, or use --ray-address local") from None
+
+
 def _ray(fn: Callable[[T], R], items: Sequence[T], order: Sequence[int], jobs: int,
          address: str) -> Iterator[Outcome[R]]:
+    if address not in ("auto", "local"):
+        _check_reachable(address)
     import ray
 
     if ray.is_initialized():

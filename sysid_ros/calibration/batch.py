@@ -55,6 +55,9 @@ SINGLE_ONLY = ("bag", "validate", "out", "json", "report", "write_bag", "export_
 _STATUS = {0: "ok", 2: "bad_input", 3: "inconsistent", 4: "validation_inconsistent"}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _KEYS = {"bags", "validate", "robot", "config"}
+#: the calibration's own duration in its verdict (``...; 2.3 s``): the summary gives it in its
+#: wall-time column, so that the rest of a row is the same on every run and executor
+_ELAPSED = re.compile(r"; \d+(?:\.\d+)? s(?=;|$)")
 
 
 @dataclass(frozen=True)
@@ -145,7 +148,7 @@ def _row(entry: ManifestEntry, robot: str, out: Outcome[dict[str, Any]]) -> dict
         return row | {"status": "error", "exit_code": None, "message": out.error}
     code = out.value["code"]
     row |= {"exit_code": code, "status": _STATUS.get(code, f"exit {code}"),
-            "message": last_message(out.value["lines"], PROG)}
+            "message": _ELAPSED.sub("", last_message(out.value["lines"], PROG))}
     if out.value["json"] is not None:
         doc = json.loads(out.value["json"])
         row["noise_max"] = max(doc["noise"]["torque_abs"])

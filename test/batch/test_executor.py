@@ -4,7 +4,9 @@ running in this process."""
 from __future__ import annotations
 
 import os
+import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -13,7 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sysid_ros import progress
 from sysid_ros.batch import BatchError, check_executor, local_ray_head, run_tasks
+from sysid_ros.batch.cli import batch_exit_code, item_code, item_ok
+from sysid_ros.batch.executor import JOIN_TIMEOUT_S
 
 
 def _solve(seed: int) -> bytes:
@@ -135,6 +140,52 @@ def test_on_done_sees_every_item_once():
     run_tasks(_dies, [0, 1, 3, 4], jobs=2, show_progress=False,
               on_done=lambda o: seen.append(o.index))
     assert sorted(seen) == [0, 1, 2, 3]
+
+
+def _exits(code: int) -> dict[str, int]:
+    """An item that finishes with exit code ``code`` (a negative one: it crashes)."""
+    if code < 0:
+        raise RuntimeError("crashed")
+    return {"code": code}
+
+
+def test_the_bar_counts_the_items_not_ok_as_the_summary_and_exit_code_do(monkeypatch):
+    """Items that finish with a non-zero exit code (bad input, inconsistent) count as not ok
+    on the bar, as crashed ones do: the bar's count is the summary's and sets the exit code."""
+    bars = []
+
+    def recorded(*args, **kwargs):
+        bars.append(progress_bar(*args, **kwargs))
+        return bars[-1]
+
+    progress_bar = progress.bar
+    monkeypatch.setattr(progress, "enabled", lambda requested=True: bool(requested))
+    monkeypatch.setattr(progress, "bar", recorded)
+    codes = [0, 2, 0, 3, -1, 0, 4]
+    outs = run_tasks(_exits, codes, desc="recordings", is_ok=item_ok)
+    crashes_only = run_tasks(_exits, codes, desc="recordings")
+    assert [item_code(o) for o in outs] == [0, 2, 0, 3, None, 0, 4]
+    assert batch_exit_code([item_code(o) for o in outs]) == 6
+    assert sum(not item_ok(o) for o in outs) == 4 and sum(not o.ok for o in crashes_only) == 1
+    shown = [str(b) for b in bars]              # the bar's last line, as a terminal shows it
+    assert "7/7" in shown[0] and shown[0].endswith(", not ok=4]"), shown
+    assert "7/7" in shown[1] and shown[1].endswith(", not ok=1]"), shown
+    all_ok = run_tasks(_exits, [0, 0], is_ok=item_ok)
+    assert batch_exit_code([item_code(o) for o in all_ok]) == 0
+    assert str(bars[2]).endswith(", not ok=0]")
+
+
+def test_an_address_where_no_cluster_listens_is_refused_at_once():
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    clock = time.perf_counter()
+    for address, words in ((f"127.0.0.1:{port}", "no Ray cluster there (connection refused)"),
+                           (f"ray://localhost:{port}", "no Ray cluster there"),
+                           ("127.0.0.1", "expected auto, local or HOST:PORT")):
+        with pytest.raises(BatchError, match=re.escape(f"--ray-address {address}: {words}")):
+            run_tasks(_dies, [1], ray_address=address, show_progress=False)
+    assert time.perf_counter() - clock < JOIN_TIMEOUT_S
 
 
 @pytest.mark.parametrize("jobs, address, words", [

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import yaml
 
+from batch.summaries import summaries_without_timing
 from sysid_ros.calibration import Recording
 from sysid_ros.calibration.cli import main, write_recording_bag
 from sysid_ros.calibration.synthetic import draw_case
@@ -79,6 +80,34 @@ def test_batch_of_robots_equals_single_calibrations(fleet, tmp_path, capsys):
     assert "no plausible noise bound" in bad["message"]
     assert not (out / "arm-c.yaml").exists()
     assert "| arm-c | gen3 | 1 | inconsistent | 3 |" in (out / "summary.md").read_text()
+
+
+@pytest.mark.slow   # a Ray head takes seconds to start, and two calibrations run twice
+def test_ray_cluster_started_on_loopback_gives_the_local_results(fleet, tmp_path):
+    """``--ray-address local`` writes the same files and summary as local worker processes,
+    up to their date and timing fields, for a robot that calibrates and one that is
+    inconsistent (exit 3); the head it starts is stopped when it ends."""
+    import ray
+
+    _, bags = fleet
+    manifest = tmp_path / "two.yaml"
+    manifest.write_text(yaml.safe_dump({"robots": {
+        name: {"bags": [str(bags[name][0].resolve())]} for name in ("arm-a", "arm-c")}}))
+    out, local = tmp_path / "out", tmp_path / "local"
+    batch = ["--manifest", str(manifest), "--out-dir", str(out), "--jobs", "2", *FAST]
+    assert main(batch) == 6
+    out.rename(local)           # the same output folder for both: its path is in the verdicts
+    assert main([*batch, "--ray-address", "local"]) == 6
+    assert not ray.is_initialized()
+    assert sorted(f.name for f in out.iterdir()) == sorted(f.name for f in local.iterdir())
+    assert not list(out.glob("arm-c.*"))              # an inconsistent robot has no result
+    for f in ("arm-a.yaml", "arm-a.json"):
+        assert _strip(yaml.safe_load((out / f).read_text())) == \
+            _strip(yaml.safe_load((local / f).read_text())), f
+    on_ray, here = summaries_without_timing(out), summaries_without_timing(local)
+    assert on_ray == here
+    assert [r["status"] for r in on_ray["summary.json"]["items"]] == ["ok", "inconsistent"]
+    assert json.loads((out / "summary.json").read_text())["meta"]["executor"] == "Ray (local)"
 
 
 @pytest.mark.parametrize("manifest, words", [

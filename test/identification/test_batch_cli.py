@@ -9,6 +9,7 @@ import json
 import os
 import pty
 import shutil
+import socket
 import struct
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from batch.summaries import summaries_without_timing
 from sysid_ros.identification.cli import main
 from sysid_ros.model.robots import load_robot
 from sysid_ros.simulation.sample_bags import SAMPLE_TORQUE_NOISE, payload_bags
@@ -94,6 +96,7 @@ def test_in_process_and_worker_processes_give_identical_bytes(recordings, tmp_pa
         a, b = json.loads(f.read_text()), json.loads((outs["2"] / f.name).read_text())
         a.pop("seconds"), b.pop("seconds")
         assert json.dumps(a) == json.dumps(b)
+    assert summaries_without_timing(outs["1"]) == summaries_without_timing(outs["2"])
 
 
 @pytest.mark.slow   # default suite stays under 5 min; CI runs the slow ones too
@@ -109,6 +112,7 @@ def test_ray_cluster_started_on_loopback_gives_the_same_results(recordings, tmp_
                  "--ray-address", "local", *NOISE]) == 0
     assert not ray.is_initialized()
     assert _results(on_ray) == _results(local)
+    assert summaries_without_timing(on_ray) == summaries_without_timing(local)
     assert json.loads((on_ray / "summary.json").read_text())["meta"]["executor"] == "Ray (local)"
     assert [r["status"] for r in _summary(on_ray)] == ["ok"] * 3
 
@@ -122,13 +126,19 @@ def test_ray_cluster_started_on_loopback_gives_the_same_results(recordings, tmp_
     (["--bag", "{folder}/rec00", "--out", "{tmp}/r.json", "--jobs", "2"], "--out-dir"),
     (["--bag", "{folder}/rec0*", "--out-dir", "{file}"], "--out-dir"),
     (["--floor", "--out-dir", "{tmp}/o"], "--bag"),
+    (["--bag", "{folder}/rec0*", "--out-dir", "{tmp}/o", "--ray-address", "127.0.0.1:{port}"],
+     "no Ray cluster there (connection refused)"),
 ])
 def test_a_bad_batch_exits_2_and_runs_nothing(recordings, tmp_path, capsys, argv, words):
     folder, _ = recordings
     copy = tmp_path / "copy"
     shutil.copytree(folder / "rec00", copy / "rec00")
     (tmp_path / "file").write_text("a file, not a folder")
-    fill = {"folder": folder, "copy": copy, "tmp": tmp_path, "file": tmp_path / "file"}
+    with socket.socket() as free:      # a loopback port where nothing listens
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    fill = {"folder": folder, "copy": copy, "tmp": tmp_path, "file": tmp_path / "file",
+            "port": port}
     code = main([a.format(**fill) for a in argv] + NOISE)
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2
@@ -171,7 +181,11 @@ def test_progress_bar_on_a_terminal_only(recordings, tmp_path):
 
     shown = run("tty", True)
     assert "\rrecordings:" in shown and "3/3" in shown     # the bar, drawn up to its end
-    assert "batch: 3 of 3 ok" in shown
+    assert "not ok=0]" in shown and "batch: 3 of 3 ok" in shown
+    argv[4] = str(folder / "rec*")          # with the bad recording: an item that exits 2
+    shown = run("tty_bad", True)
+    assert "4/4" in shown and "not ok=1]" in shown and "batch: 3 of 4 ok, 1 not" in shown
+    argv[4] = str(folder / "rec0*")
     for quiet in (run("pipe", False), run("off", True, "--no-progress")):
         assert "\rrecordings" not in quiet and "3/3" not in quiet
         assert quiet.strip().splitlines()[-1].startswith("sysid-identify: batch: 3 of 3 ok")
