@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 from rosbags.rosbag2 import Reader
 
-from sysid_ros import progress
-from sysid_ros.bagio import BagWriter, default_typestore, read_joint_states
+from sysid_ros._src import progress
+from sysid_ros._src.bagio import BagWriter, default_typestore, read_joint_states
 
 NAMES = [f"joint_{i}" for i in range(1, 8)]
 

@@ -4,7 +4,7 @@
                                 [--rounds 5] [--no-single] [--json PATH]
 
 Writes ``--recordings`` simulated hardware-like Gen3 bags of ``--seconds`` each
-(:mod:`sysid_ros.simulation.sample_bags`: random dumbbells, drops, jitter, a 0.3 N·m torque
+(:mod:`sysid_ros._src.simulation.sample_bags`: random dumbbells, drops, jitter, a 0.3 N·m torque
 error) and identifies them with ``sysid-identify`` as a user would, timing each command's wall
 clock:
 
@@ -45,12 +45,12 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-from sysid_ros import progress
-from sysid_ros.batch.executor import local_ray_head
-from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation.sample_bags import SAMPLE_TORQUE_NOISE, payload_bags
+from sysid_ros._src import progress
+from sysid_ros._src.batch.executor import local_ray_head
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.simulation.sample_bags import SAMPLE_TORQUE_NOISE, payload_bags
 
-CLI = [sys.executable, "-m", "sysid_ros.identification.cli"]
+CLI = [sys.executable, "-m", "sysid_ros._src.identification.identify_cli"]
 NOISE = ["--torque-noise-abs", str(SAMPLE_TORQUE_NOISE), "--no-progress"]
 
 

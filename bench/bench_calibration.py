@@ -4,7 +4,7 @@ what calibration buys the payload identifier.
     python -m bench.bench_calibration [--robots 20] [--xval-robots 3] [--json PATH]
                                       [--skip soundness,xval,timing,payload]
 
-All data are hardware-like Gen3 recordings (``sysid_ros.calibration.synthetic``: friction and
+All data are hardware-like Gen3 recordings (``sysid_ros._src.calibration.synthetic``: friction and
 armature up to ±50 % off the robot file, Coulomb friction, sensor offsets, links ±5 %, MuJoCo dry
 friction, the robot file's sensor noise, stamp jitter, dropped samples), so the truth is known.
 
@@ -43,17 +43,17 @@ from pathlib import Path
 
 import numpy as np
 
-from sysid_ros import progress
-from sysid_ros.calibration import CalibrationOptions, Recording, calibrate
-from sysid_ros.calibration.calibrate import exported_rows
-from sysid_ros.calibration.document import calibration_document
-from sysid_ros.calibration.state import encoder_sigma, rts_smoother
-from sysid_ros.calibration.synthetic import as_recording, draw_case
-from sysid_ros.calibration.validate import nominal_model, predict_torque
-from sysid_ros.identification import OnlineIdentifier, identify, load_identification_config
+from sysid_ros._src import progress
+from sysid_ros._src.calibration import CalibrationOptions, Recording, calibrate
+from sysid_ros._src.calibration.calibrate import exported_rows
+from sysid_ros._src.calibration.document import calibration_document
+from sysid_ros._src.calibration.state import encoder_sigma, rts_smoother
+from sysid_ros._src.calibration.synthetic import as_recording, draw_case
+from sysid_ros._src.calibration.validate import nominal_model, predict_torque
+from sysid_ros._src.identification import OnlineIdentifier, identify, load_identification_config
 from sysid_ros import apply_calibration
-from sysid_ros.model.regressors import Regressors
-from sysid_ros.model.robots import FRICTION_NAMES, load_robot
+from sysid_ros._src.model.regressors import Regressors
+from sysid_ros._src.model.robots import FRICTION_NAMES, load_robot
 
 SECTIONS = ("soundness", "xval", "timing", "payload")
 

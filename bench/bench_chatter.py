@@ -41,15 +41,15 @@ from pathlib import Path
 
 import numpy as np
 
-from sysid_ros.control.controller import RobustController, gains_from_config
-from sysid_ros.demo.tracking import command_chatter, z1_tracking_run
-from sysid_ros.control.arm_view import TrunkMotionBound, arm_view, interval_alpha
-from sysid_ros.model.box import theta_e_box
-from sysid_ros.model.robots import Robot, load_robot
-from sysid_ros.planning.trajectory import QuinticTrajectory
-from sysid_ros.simulation import SimConfig, Simulator, SimulatorSpec, robot_physics_dt
-from sysid_ros.simulation.offcentre import draw_in_class
-from sysid_ros.simulation.payload import Payload, dumbbell_for, true_theta_e
+from sysid_ros._src.control.controller import RobustController, gains_from_config
+from sysid_ros._src.demo.tracking import command_chatter, z1_tracking_run
+from sysid_ros._src.control.arm_view import TrunkMotionBound, arm_view, interval_alpha
+from sysid_ros._src.model.box import theta_e_box
+from sysid_ros._src.model.robots import Robot, load_robot
+from sysid_ros._src.planning.trajectory import QuinticTrajectory
+from sysid_ros._src.simulation import SimConfig, Simulator, SimulatorSpec, robot_physics_dt
+from sysid_ros._src.simulation.offcentre import draw_in_class
+from sysid_ros._src.simulation.payload import Payload, dumbbell_for, true_theta_e
 
 
 B1_MOVE = np.array([0.4, -0.2, 0.3, 0.3, -0.4, 0.4])     # rad: every joint moves
@@ -73,7 +73,7 @@ def _b1_controller(gain_overrides: dict
     enclosure (~1 s) is built here, once per controller."""
     import tempfile
 
-    from sysid_ros.demo.floating import robot_file_with_prior_box
+    from sysid_ros._src.demo.floating import robot_file_with_prior_box
     # the demo's robot file: d̄ from its payload class (demo.prior_box), as in sysid-demo
     full = load_robot(robot_file_with_prior_box(load_robot("b1_z1"), Path(tempfile.mkdtemp())))
     view = arm_view(full)

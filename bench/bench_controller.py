@@ -21,8 +21,8 @@
    measured, so it is off by default).
 3. The node's message handling per command, in process: ``joint_states`` decode (rclpy's
    deserialisation into a JointState + ``messages.joint_state_arrays``, against the raw-CDR
-   ``sysid_ros.cdr.JointStateDecoder`` the node uses) and command encode (a Float64MultiArray
-   serialised by rclpy, against ``sysid_ros.cdr.Float64ArrayEncoder``), on gen3 messages whose
+   ``sysid_ros._src.cdr.JointStateDecoder`` the node uses) and command encode (a Float64MultiArray
+   serialised by rclpy, against ``sysid_ros._src.cdr.Float64ArrayEncoder``), on gen3 messages whose
    joint order is not the robot's; ratio = message path / raw path, same run.
 4. Trajectory admission cost (``control.admission`` through ``ControllerRuntime.trajectory``:
    exact limit ranges, continuity, sampled torque intervals) for a planner-like two-point plan
@@ -59,10 +59,10 @@ from typing import Any
 import numpy as np
 import pinocchio as pin
 
-from sysid_ros import progress
-from sysid_ros.control.controller import ControllerGains, RobustController, gains_from_config
-from sysid_ros.control.prior import prior_box
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src import progress
+from sysid_ros._src.control.controller import ControllerGains, RobustController, gains_from_config
+from sysid_ros._src.control.prior import prior_box
+from sysid_ros._src.model.robots import load_robot
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -116,8 +116,8 @@ def codec_times(n: int, rng: np.random.Generator) -> dict[str, dict[str, Any]]:
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 
-    from sysid_ros.cdr import Float64ArrayEncoder, JointStateDecoder
-    from sysid_ros.nodes.messages import joint_state_arrays
+    from sysid_ros._src.cdr import Float64ArrayEncoder, JointStateDecoder
+    from sysid_ros._src.nodes.messages import joint_state_arrays
     robot = load_robot("gen3")
     names = list(robot.joint_names)
     msgs, order = [], list(rng.permutation(names))   # one publisher: one (shuffled) order
@@ -165,14 +165,14 @@ def dds_latency(round_trips: int, root: Path = ROOT, client: str = "message",
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 
-    from sysid_ros.nodes.qos import SENSOR_QOS, command_qos
+    from sysid_ros._src.nodes.qos import SENSOR_QOS, command_qos
 
     env = dict(os.environ)
     env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     env.setdefault("ROS_DOMAIN_ID", str(130 + os.getpid() % 10))
     os.environ.update({k: env[k] for k in ("ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_DOMAIN_ID")})
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sysid_ros.nodes.robust_controller", "--ros-args", "--params-file",
+        [sys.executable, "-m", "sysid_ros._src.nodes.robust_controller", "--ros-args", "--params-file",
          str(root / "config" / "robust_controller.yaml"), "-p", "autostart:=true",
          "-p", "stale_timeout:=5.0", "-p", "debug_decimation:=1000000",
          # only when asked: a baseline tree older than the parameter would refuse it
@@ -186,7 +186,7 @@ def dds_latency(round_trips: int, root: Path = ROOT, client: str = "message",
     node = rclpy.create_node("bench_controller_latency")
     client_receivers: tuple[list[str], str] = ([], "")
     if client_priority:   # a drive's receive threads would be real-time too (as the node's)
-        from sysid_ros.nodes.threads import realtime_receive_threads
+        from sysid_ros._src.nodes.threads import realtime_receive_threads
         client_receivers = realtime_receive_threads(client_priority)
     ex = SingleThreadedExecutor()
     ex.add_node(node)
@@ -318,8 +318,8 @@ def stop_graph(proc: subprocess.Popen) -> None:
 
 def admission_times(n: int = 50) -> dict[str, dict[str, float]]:
     """Admission of a 2-point plan and of the gen3 demo's 6-segment rest-to-rest task."""
-    from sysid_ros.control.runtime import ControllerSettings, build_runtime
-    from sysid_ros.control.trajectory import JointTrajectoryArrays
+    from sysid_ros._src.control.controller_runtime import ControllerSettings, build_runtime
+    from sysid_ros._src.control.trajectory import JointTrajectoryArrays
     rt = build_runtime(ControllerSettings(accept_uncertified=True), use_sim_time=False,
                        steady=0.0)
     robot = rt.robot

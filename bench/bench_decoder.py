@@ -1,6 +1,6 @@
 """Would a hand-written bag-side JointState decoder earn its place? Reading a 60-s 1-kHz Gen3
 recording with ``read_joint_states`` (the ``rosbags`` typestore) and with the project's CDR codec
-(``sysid_ros.cdr.JointStateDecoder``, the nodes' hand-written decoder) over the same messages,
+(``sysid_ros._src.cdr.JointStateDecoder``, the nodes' hand-written decoder) over the same messages,
 and ``sysid-identify`` end to end, in the same run. The end-to-end ratio a faster reader could
 reach is total / (total − the read time it saves); the decoder would have to reach 2× there.
 
@@ -19,11 +19,11 @@ import numpy as np
 from rosbags.rosbag2 import Reader
 
 from bench.bench_bag import best_of
-from sysid_ros.bagio import read_joint_states
-from sysid_ros.cdr import JointStateDecoder
-from sysid_ros.identification.cli import main as identify_main
-from sysid_ros.simulation.synthetic import random_payload_theta, simulate, write_bag
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.bagio import read_joint_states
+from sysid_ros._src.cdr import JointStateDecoder
+from sysid_ros._src.identification.identify_cli import main as identify_main
+from sysid_ros._src.simulation.synthetic import random_payload_theta, simulate, write_bag
+from sysid_ros._src.model.robots import load_robot
 
 
 def read_with_cdr(bag: Path, names: tuple[str, ...]) -> np.ndarray:

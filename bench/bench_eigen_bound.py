@@ -1,4 +1,4 @@
-"""Benchmark of the sound mass-matrix bounds (control.bounds, enclosures.mass_matrix).
+"""Benchmark of the sound mass-matrix bounds (control.tracking_bounds, enclosures.mass_matrix).
 
 Per robot (gen3, z1), measured in the same run:
 
@@ -24,13 +24,13 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 
-from sysid_ros import progress
-from sysid_ros.control.bounds import (lower_mass_model, mass_matrix_eigen_bounds,
+from sysid_ros._src import progress
+from sysid_ros._src.control.tracking_bounds import (lower_mass_model, mass_matrix_eigen_bounds,
                                       mass_matrix_extremes)
-from sysid_ros.model.robots import load_robot
-from sysid_ros.planning import controller_model
-from sysid_ros.enclosures.chain import SerialChain
-from sysid_ros.enclosures.mass_matrix import enclose_mass_matrix
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.planning import controller_model
+from sysid_ros._src.enclosures.chain import SerialChain
+from sysid_ros._src.enclosures.mass_matrix import enclose_mass_matrix
 
 
 def _sampling_baseline(robot, n: int, rng: np.random.Generator) -> float:

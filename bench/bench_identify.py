@@ -20,7 +20,7 @@ and with them fixed in each row's radius (the earlier formulation), to show thei
 Same-run baseline for the bound step: after each update the 20 LPs are also solved from scratch
 (one fresh HiGHS model, as before the LPs were kept between updates) on the rows just kept.
 
-Real rates (``--rates``): hardware-like Gen3 recordings (:mod:`sysid_ros.simulation`: friction
+Real rates (``--rates``): hardware-like Gen3 recordings (:mod:`sysid_ros._src.simulation`: friction
 and armature truth up to ±50 % off the catalogue, dry friction, offsets, 10 % dropped samples,
 stamp jitter, quantised positions) at each rate, identified uncalibrated (``friction: wide``)
 with the sensor's noise bound plus the interpolation allowance of
@@ -28,7 +28,7 @@ test/identification/test_real_data.py: containment and median mass width per rat
 
 B1 + Z1 hardware-like (``--b1-hw-trials``, JSON key ``b1_z1_hardware_like``; ``--only-b1-hw``
 runs this section alone): the soundness campaign's B1 + Z1 cases
-(:mod:`sysid_ros.calibration.campaign`: drawn robot, 500 Hz with drops, current-based torques,
+(:mod:`sysid_ros._src.calibration.campaign`: drawn robot, 500 Hz with drops, current-based torques,
 trunk IMU with its datasheet bias and noise, payloads off the class centre), identified with the
 data's stated bounds: containment and median mass width, beside the Gen3's hardware-like 500 Hz
 row at the same duration.
@@ -50,17 +50,17 @@ from pathlib import Path
 
 import numpy as np
 
-from sysid_ros import progress
-from sysid_ros.identification import OnlineIdentifier, identify, load_identification_config, \
+from sysid_ros._src import progress
+from sysid_ros._src.identification import OnlineIdentifier, identify, load_identification_config, \
     polytope_box
-from sysid_ros.simulation.synthetic import random_payload_theta, simulate
-from sysid_ros.model.parameters import PARAM_NAMES
-from sysid_ros.model.regressors import Regressors
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.simulation.synthetic import random_payload_theta, simulate
+from sysid_ros._src.model.parameters import PARAM_NAMES
+from sysid_ros._src.model.regressors import Regressors
+from sysid_ros._src.model.robots import load_robot
 
 
 def _write_bag(path: Path, robot, run) -> None:
-    from sysid_ros.bagio import BagWriter, default_typestore
+    from sysid_ros._src.bagio import BagWriter, default_typestore
     ts = default_typestore()
     JS, Header, Time = (ts.types[k] for k in ("sensor_msgs/msg/JointState",
                                                "std_msgs/msg/Header", "builtin_interfaces/msg/Time"))
@@ -129,7 +129,7 @@ def main(argv=None) -> int:
         print(f"trial {k + 1}/{a.trials}", flush=True)
 
     # Offline: bag → bounds (CLI path: read + identify), one recording.
-    from sysid_ros.bagio import read_joint_states
+    from sysid_ros._src.bagio import read_joint_states
     with tempfile.TemporaryDirectory() as tmp:
         bag = Path(tmp) / "bag"
         _write_bag(bag, robot, runs[0])
@@ -257,7 +257,7 @@ def _b1_z1(trials: int, duration: float) -> dict:
     """The B1 + Z1 row (see the module docstring); prints its summary."""
     from types import SimpleNamespace
 
-    from sysid_ros.simulation.synthetic import simulate_standing, z1_payload
+    from sysid_ros._src.simulation.synthetic import simulate_standing, z1_payload
 
     b1, gen3 = load_robot("b1_z1"), load_robot("gen3")
     rel = 0.025
@@ -320,7 +320,7 @@ def _b1_z1(trials: int, duration: float) -> dict:
 def _b1_z1_hardware_like(trials: int, duration: float) -> dict:
     """The B1 + Z1 hardware-like row (module docstring), the Gen3's hardware-like row at the same
     rate and duration beside it; prints both."""
-    from sysid_ros.calibration.campaign import plan, run_case, tally
+    from sysid_ros._src.calibration.campaign import plan, run_case, tally
 
     campaign = plan(["b1_z1"], trials, [500.0], 1, seed=0, payload_seconds=duration)
     results = [run_case((c, None)) for c in progress.track(campaign.cases, "b1_z1 cases")]
@@ -358,9 +358,9 @@ INTERPOLATION = {100.0: 1.0, 500.0: 0.5, 1000.0: 0.5, 4000.0: 0.0}
 
 
 def _real_rates(robot, rates: list[float], trials: int, duration: float) -> list[dict]:
-    from sysid_ros.simulation import HardwareProfile, dumbbell_for, random_hardware_truth, \
+    from sysid_ros._src.simulation import HardwareProfile, dumbbell_for, random_hardware_truth, \
         record_hardware_like
-    from sysid_ros.simulation.assumptions import identifier_assumptions
+    from sysid_ros._src.simulation.assumptions import identifier_assumptions
 
     out = []
     for rate in rates:

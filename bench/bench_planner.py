@@ -35,14 +35,14 @@ from types import SimpleNamespace
 import numpy as np
 import yaml
 
-from sysid_ros import progress
-from sysid_ros.model.box import theta_e_box
-from sysid_ros.model.regressors import Regressors
-from sysid_ros.model.robots import load_robot
-from sysid_ros.planning import ExcitingPlanner, PlannerConfig, QuinticTrajectory, controller_model
-from sysid_ros.planning import planner as planner_module
-from sysid_ros.planning.nominal import OBJECTIVES
-from sysid_ros.simulation.payload import DUMBBELLS_KG, dumbbell_for, true_theta_e
+from sysid_ros._src import progress
+from sysid_ros._src.model.box import theta_e_box
+from sysid_ros._src.model.regressors import Regressors
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.planning import ExcitingPlanner, PlannerConfig, QuinticTrajectory, controller_model
+from sysid_ros._src.planning import planner as planner_module
+from sysid_ros._src.planning.nominal import OBJECTIVES
+from sysid_ros._src.simulation.payload import DUMBBELLS_KG, dumbbell_for, true_theta_e
 
 # Start pose: Kinova home with the wrist straightened (tool pointing down, forearm folded) — at
 # the home pose itself even holding a 3.63 kg dumbbell still is not certifiable (joint 2 may need

@@ -46,19 +46,19 @@ from typing import Any
 
 import numpy as np
 
-from sysid_ros import progress
-from sysid_ros.bagio.import_cli import main as import_main
-from sysid_ros.calibration import CalibrationOptions, calibrate
-from sysid_ros.calibration.data import Recording, read_recording
-from sysid_ros.calibration.calibrate import exported_rows
-from sysid_ros.calibration.document import calibration_document, write_calibration
-from sysid_ros.calibration.validate import aligned_torque, nominal_model, predict_torque, validate
+from sysid_ros._src import progress
+from sysid_ros._src.bagio.import_cli import main as import_main
+from sysid_ros._src.calibration import CalibrationOptions, calibrate
+from sysid_ros._src.calibration.data import Recording, read_recording
+from sysid_ros._src.calibration.calibrate import exported_rows
+from sysid_ros._src.calibration.document import calibration_document, write_calibration
+from sysid_ros._src.calibration.validate import aligned_torque, nominal_model, predict_torque, validate
 from sysid_ros import apply_calibration
-from sysid_ros.identification import METHODS, identify, load_identification_config
-from sysid_ros.identification.problem import PayloadProblem
-from sysid_ros.identification.windows import MomentumWindows
-from sysid_ros.model.regressors import Regressors
-from sysid_ros.model.robots import Robot, load_robot
+from sysid_ros._src.identification import METHODS, identify, load_identification_config
+from sysid_ros._src.identification.problem import PayloadProblem
+from sysid_ros._src.identification.windows import MomentumWindows
+from sysid_ros._src.model.regressors import Regressors
+from sysid_ros._src.model.robots import Robot, load_robot
 
 
 def _runs(data: Path) -> list[int]:

@@ -16,9 +16,9 @@ from collections.abc import Callable
 import numpy as np
 import pinocchio as pin
 
-from sysid_ros import progress
-from sysid_ros.model.regressors import Regressors
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src import progress
+from sysid_ros._src.model.regressors import Regressors
+from sysid_ros._src.model.robots import load_robot
 
 
 def _best_of(fn: Callable[[], object], repeat: int = 3) -> float:

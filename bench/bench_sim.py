@@ -33,9 +33,9 @@ from pathlib import Path
 
 import mujoco
 
-from sysid_ros import progress
-from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation import SimConfig, Simulator, SimulatorSpec, robot_physics_dt
+from sysid_ros._src import progress
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.simulation import SimConfig, Simulator, SimulatorSpec, robot_physics_dt
 
 DT = 2.5e-4
 
@@ -75,7 +75,7 @@ def node_rtf(robot_name: str, rate: float, duration: float, dt: float | None = D
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
 
-    from sysid_ros.nodes.sim import SimNode
+    from sysid_ros._src.nodes.sim import SimNode
 
     step = [] if dt is None else ["-p", f"physics_dt:={dt}"]
     rclpy.init(args=["bench", "--ros-args", "-p", f"robot:={robot_name}", "-p", "mode:=lockstep",
@@ -104,8 +104,8 @@ def realtime_figures(robot_name: str, rate: float, duration: float) -> dict[str,
     from rclpy.executors import SingleThreadedExecutor
     from sensor_msgs.msg import JointState
 
-    from sysid_ros.nodes.qos import SENSOR_QOS
-    from sysid_ros.nodes.sim import SimNode
+    from sysid_ros._src.nodes.qos import SENSOR_QOS
+    from sysid_ros._src.nodes.sim import SimNode
 
     rclpy.init(args=["bench", "--ros-args", "-p", f"robot:={robot_name}", "-p", "mode:=realtime",
                      "-p", f"rate_hz:={rate}", "-p", f"duration:={duration}",

@@ -75,7 +75,7 @@ class _Probe:
         import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
 
-        from sysid_ros.nodes.qos import DIAGNOSTICS_QOS
+        from sysid_ros._src.nodes.qos import DIAGNOSTICS_QOS
         rclpy.init()
         self.node = rclpy.create_node(f"soak_probe_{os.getpid()}")
         self.ident: list[tuple[float, float, dict[str, str]]] = []
@@ -84,7 +84,7 @@ class _Probe:
                                       DIAGNOSTICS_QOS)
         from rosgraph_msgs.msg import Clock
 
-        from sysid_ros.nodes.qos import CLOCK_QOS
+        from sysid_ros._src.nodes.qos import CLOCK_QOS
         self.clock: list[tuple[float, float]] = []       # (steady arrival, sim time)
         self.node.create_subscription(
             Clock, "/clock", lambda m: self.clock.append(
@@ -156,8 +156,8 @@ def _cores(samples: list[tuple[float, float]]) -> float:
 def _bag_ratios(bag: Path, warmup: float) -> tuple[float, float, int]:
     """The recorder's /joint_states after warm-up: (distinct stamps / stamps published over
     their span, messages / (log-time span × rate), runs of missing stamps)."""
-    from sysid_ros.bagio.reader import open_bag
-    from sysid_ros.cdr import joint_state_layout
+    from sysid_ros._src.bagio.reader import open_bag
+    from sysid_ros._src.cdr import joint_state_layout
     reader = open_bag(bag)
     try:
         conns = [c for c in reader.connections if c.topic == "/joint_states"]
@@ -196,7 +196,7 @@ def run(minutes: float, robot: str, warmup: float, max_trajectories: int = 0,
     """``tree``: run the nodes (and the launch file) of this source tree instead, e.g. an
     unpacked ``git archive REV`` to compare a change with its base on the same machine;
     ``launch_args``: further sim.launch.yaml arguments (e.g. a node's launch prefix)."""
-    from sysid_ros.launcher.graph import launch_graph
+    from sysid_ros._src.launcher.graph import launch_graph
 
     load_start = os.getloadavg()[0]
     out_dir = Path(tempfile.mkdtemp(prefix="soak_"))

@@ -21,13 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from sysid_ros import progress
-from sysid_ros.calibration import CalibrationOptions, calibrate
-from sysid_ros.calibration.document import calibration_document
-from sysid_ros.calibration.synthetic import draw_case
-from sysid_ros.identification import identify, load_identification_config
+from sysid_ros._src import progress
+from sysid_ros._src.calibration import CalibrationOptions, calibrate
+from sysid_ros._src.calibration.document import calibration_document
+from sysid_ros._src.calibration.synthetic import draw_case
+from sysid_ros._src.identification import identify, load_identification_config
 from sysid_ros import apply_calibration
-from sysid_ros.model.robots import Robot, load_robot
+from sysid_ros._src.model.robots import Robot, load_robot
 
 
 def _ripple(robot: Robot, amplitude: float, k: int) -> np.ndarray:

@@ -25,13 +25,13 @@ import time
 
 import numpy as np
 
-from sysid_ros import progress
-from sysid_ros.calibration import CalibrationOptions, Recording, calibrate
-from sysid_ros.calibration.document import calibration_document
-from sysid_ros.calibration.synthetic import draw_gain_case
-from sysid_ros.identification import identify, load_identification_config
+from sysid_ros._src import progress
+from sysid_ros._src.calibration import CalibrationOptions, Recording, calibrate
+from sysid_ros._src.calibration.document import calibration_document
+from sysid_ros._src.calibration.synthetic import draw_gain_case
+from sysid_ros._src.identification import identify, load_identification_config
 from sysid_ros import apply_calibration
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.model.robots import load_robot
 
 OPTIONS = dict(margin=1.5, link_boxes=False, terms=False, torque_lag="none", velocity_lag="none")
 

@@ -16,7 +16,7 @@ Every row is measured in this run by the code of the benchmark that owns it:
   ``bench_identify --only-b1-hw``).
 
 Columns: cases whose box holds the truth, median mass width, the prior's mass width. Then the
-envelope of ``demo.envelope``'s grid (:mod:`sysid_ros.demo.envelope`, as ``sysid-demo --robot
+envelope of ``demo.envelope``'s grid (:mod:`sysid_ros._src.demo.envelope`, as ``sysid-demo --robot
 b1_z1 --envelope``): per payload class, the V_max levels inside and the first failed premise of
 the levels outside.
 """
@@ -29,9 +29,9 @@ from pathlib import Path
 import numpy as np
 
 from bench.bench_z1_hardware_like import rows
-from sysid_ros import progress
-from sysid_ros.identification import load_identification_config
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src import progress
+from sysid_ros._src.identification import load_identification_config
+from sysid_ros._src.model.robots import load_robot
 
 
 def _fixed_base(name: str, modes: tuple[str, ...], payload_kg: float, trials: int,
@@ -44,7 +44,7 @@ def _fixed_base(name: str, modes: tuple[str, ...], payload_kg: float, trials: in
 
 
 def _b1_z1(trials: int, duration: float) -> dict:
-    from sysid_ros.calibration.campaign import plan, run_case, tally
+    from sysid_ros._src.calibration.campaign import plan, run_case, tally
 
     campaign = plan(["b1_z1"], trials, [500.0], 1, seed=0, payload_seconds=duration)
     results = [run_case((c, None)) for c in progress.track(campaign.cases, "b1_z1 cases")]
@@ -59,7 +59,7 @@ def _b1_z1(trials: int, duration: float) -> dict:
 
 
 def _envelope() -> list[dict]:
-    from sysid_ros.demo.envelope import envelope
+    from sysid_ros._src.demo.envelope import envelope
 
     full = load_robot("b1_z1")
     grid = full.config["demo"]["envelope"]

@@ -4,7 +4,7 @@ file's prior; ``--containment`` and the static-pose diagnosis are the Z1's only)
 
 For each excitation (``ours``: certified receding-horizon plans from the demo's payload class
 ``dumbbell_1kg``; ``random``: k uniform in 𝒦 ∩ joint limits, unchecked), one in-process episode
-(``sysid_ros.demo.pipeline``: MuJoCo, the robust controller at 1 kHz, a payload of the demo's
+(``sysid_ros._src.demo.pipeline``: MuJoCo, the robust controller at 1 kHz, a payload of the demo's
 class drawn off its centre with ``--seed`` as ``sysid-demo`` draws it (the Gen3: its 3.63 kg dumbbell),
 torque-sensor noise uniform in ±``--noise`` N·m) runs the identification phase; its recorded
 samples (1 kHz, or every ``--decimate``-th) from the first plan's start to 0.5 s after the
@@ -36,7 +36,7 @@ JSON; widths in kg, None when a variant cannot be formed):
 ``--calibrate`` adds what a calibration of the same simulated robot buys (``calibration`` in the
 JSON): a second episode *without* payload (``random`` excitation, ``--trajectories`` of them, a
 prior of the unloaded EE body ± 3 % (``--calibration-ee-rel``), seed + 1000, same noise) is calibrated
-(``sysid_ros.calibration.calibrate``, friction prior ``config``), then the payload data are
+(``sysid_ros._src.calibration.calibrate``, friction prior ``config``), then the payload data are
 identified with
 
 - ``rows``: the bench's identification plus the calibration's rows as constraints on the shared
@@ -68,22 +68,22 @@ import numpy as np
 import pinocchio as pin
 import yaml
 
-from sysid_ros import progress
-from sysid_ros.calibration import CalibrationOptions, CalibrationResult, Recording, calibrate
-from sysid_ros.calibration.calibrate import exported_rows
-from sysid_ros.calibration.document import calibration_document
+from sysid_ros._src import progress
+from sysid_ros._src.calibration import CalibrationOptions, CalibrationResult, Recording, calibrate
+from sysid_ros._src.calibration.calibrate import exported_rows
+from sysid_ros._src.calibration.document import calibration_document
 from sysid_ros import apply_calibration
 
-from sysid_ros.demo.pipeline import EpisodeConfig, identification_cond, simulate_episode
-from sysid_ros.demo.class_payload import class_prior
-from sysid_ros.demo.priors import robot_with_prior
-from sysid_ros.demo.report import RunData
-from sysid_ros.identification import IdentificationConfig, identify, load_identification_config
-from sysid_ros.identification.floor import identifiability_floor
-from sysid_ros.model.box import theta_e_box
-from sysid_ros.model.robots import Robot, load_robot
-from sysid_ros.planning.obstacles import obstacles_from_config
-from sysid_ros.simulation.offcentre import draw_in_class
+from sysid_ros._src.demo.pipeline import EpisodeConfig, identification_cond, simulate_episode
+from sysid_ros._src.demo.class_payload import class_prior
+from sysid_ros._src.demo.priors import robot_with_prior
+from sysid_ros._src.demo.report import RunData
+from sysid_ros._src.identification import IdentificationConfig, identify, load_identification_config
+from sysid_ros._src.identification.floor import identifiability_floor
+from sysid_ros._src.model.box import theta_e_box
+from sysid_ros._src.model.robots import Robot, load_robot
+from sysid_ros._src.planning.obstacles import obstacles_from_config
+from sysid_ros._src.simulation.offcentre import draw_in_class
 
 #: half-width of the unloaded EE body's box during calibration, relative (``--calibration-ee-rel``)
 EE_REL = 0.03

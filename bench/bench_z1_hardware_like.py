@@ -9,7 +9,7 @@ calibrated without payload (20 s, margin 1.5) and then identified on ``--duratio
 1 kg dumbbell, offline (``lp``, the robot file's prior), three ways:
 
 - ``estimate``: the identifier's velocity estimate with its stated bound
-  (``identification.differenced_velocity``; sysid_ros.identification.velocity_estimate), the
+  (``identification.differenced_velocity``; sysid_ros._src.identification.velocity_estimate), the
   calibration made from the same estimate (``sysid-calibrate --state-estimate slope``), the
   payload's share of the velocity error in the rows (scope ``payload``);
 - ``exact``: the same robots and motions with exact velocities (the reference: what the
@@ -31,16 +31,16 @@ from pathlib import Path
 
 import numpy as np
 
-from sysid_ros import progress
-from sysid_ros.calibration import CalibrationOptions, Recording, calibrate
-from sysid_ros.calibration.document import calibration_document
-from sysid_ros.calibration.state import slope_derivative
-from sysid_ros.identification import identify, load_identification_config
-from sysid_ros.identification.velocity_estimate import slope_source
+from sysid_ros._src import progress
+from sysid_ros._src.calibration import CalibrationOptions, Recording, calibrate
+from sysid_ros._src.calibration.document import calibration_document
+from sysid_ros._src.calibration.state import slope_derivative
+from sysid_ros._src.identification import identify, load_identification_config
+from sysid_ros._src.identification.velocity_estimate import slope_source
 from sysid_ros import apply_calibration
-from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation import HardwareProfile, dumbbell_for, record_hardware_like, sim_truth
-from sysid_ros.simulation.assumptions import identifier_assumptions
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.simulation import HardwareProfile, dumbbell_for, record_hardware_like, sim_truth
+from sysid_ros._src.simulation.assumptions import identifier_assumptions
 
 MODES = ("estimate", "exact", "differences")
 

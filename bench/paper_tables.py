@@ -1,10 +1,10 @@
 """The seed paper's experiments in simulation: S3 Table III and Table V, one command.
 
 Gen3 + the five dumbbells of S3 (1.81 … 3.63 kg), in-process lock-step closed loop
-(``sysid_ros.demo.pipeline``: the node runtimes of ``launch/sim.launch.yaml`` with its settings —
+(``sysid_ros._src.demo.pipeline``: the node runtimes of ``launch/sim.launch.yaml`` with its settings —
 MuJoCo at 4 kHz, the robust controller's runtime at 1 kHz with trajectory admission, the online
 identifier's runtime every 0.5 s, the receding-horizon planner every t_p — then the ``sysid-demo``
-move-and-place task) and the same verdict as ``sysid-demo`` (``sysid_ros.demo.report.evaluate``:
+move-and-place task) and the same verdict as ``sysid-demo`` (``sysid_ros._src.demo.report.evaluate``:
 no torque-limit hit, no collision sphere in an obstacle, V ≤ V_max with the true θ_e, final box
 contains the truth; the task refused by the controller's admission is a failure).
 
@@ -47,15 +47,15 @@ from typing import Any
 import numpy as np
 import yaml
 
-from sysid_ros.batch import BatchError, run_tasks
-from sysid_ros.demo.pipeline import (METHODS, Episode, EpisodeConfig, EpisodeResult, EpisodeSpec,
+from sysid_ros._src.batch import BatchError, run_tasks
+from sysid_ros._src.demo.pipeline import (METHODS, Episode, EpisodeConfig, EpisodeResult, EpisodeSpec,
                                      evaluate_episode, node_params, simulate_episode_task)
-from sysid_ros.model.parameters import PARAM_NAMES
-from sysid_ros.model.regressors import Regressors
-from sysid_ros.model.robots import load_robot
-from sysid_ros.planning import PlannerConfig, obstacles_from_config
-from sysid_ros.planning.nominal import OBJECTIVES
-from sysid_ros.simulation import DUMBBELLS_KG
+from sysid_ros._src.model.parameters import PARAM_NAMES
+from sysid_ros._src.model.regressors import Regressors
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.planning import PlannerConfig, obstacles_from_config
+from sysid_ros._src.planning.nominal import OBJECTIVES
+from sysid_ros._src.simulation import DUMBBELLS_KG
 
 BEGIN = "<!-- BEGIN GENERATED: python -m bench.paper_tables -->"
 END = "<!-- END GENERATED -->"

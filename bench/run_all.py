@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from sysid_ros import progress
+from sysid_ros._src import progress
 
 BENCHMARKS = ("bench_regressors", "bench_identify", "bench_calibration", "bench_controller",
               "bench_eigen_bound", "bench_planner", "bench_sim", "bench_bag", "bench_decoder",

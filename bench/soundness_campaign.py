@@ -6,7 +6,7 @@ and identified as on real hardware, and checked against its truth.
         [--jobs N | --ray-address auto|local|HOST:PORT] [--json PATH] [--no-progress]
 
 Per robot and rate, ``--draws`` robots are drawn off the catalogue
-(:mod:`sysid_ros.calibration.campaign`: friction and armature ±50 %, dry friction, torque
+(:mod:`sysid_ros._src.calibration.campaign`: friction and armature ±50 %, dry friction, torque
 offsets, links ±5 %, the robot file's hardware-like driver: drops, jitter, noise, and for the
 Gen3 its lagging torque stream), each recorded without payload and calibrated; ``--payloads``
 random dumbbells are spread over them, each recorded and identified with the calibrated facts.
@@ -15,7 +15,7 @@ boxes (ok but missing the truth: must be 0), refusals with their reasons, the ma
 (median, max, median share of the prior's), and whether every calibrated friction box held
 its draw's truth. The standing B1 + Z1 (``--robots b1_z1``) is not calibrated (a floating
 base): each case is its hardware-like recording (trunk IMU with datasheet bias and noise,
-:mod:`sysid_ros.simulation.standing_hardware`) of a payload drawn off the centre of the demo's
+:mod:`sysid_ros._src.simulation.standing_hardware`) of a payload drawn off the centre of the demo's
 payload class, identified with the data's own stated bounds; a case also reports where the truth
 sits in the class and in the box. Both phases run through the batch executor (local worker processes, or a Ray
 cluster). Exit 0 when no box is wrong and no case errored, 1 otherwise, 2 for bad arguments.
@@ -29,9 +29,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sysid_ros.batch import BatchError, run_tasks
-from sysid_ros.batch.executor import executor_fields
-from sysid_ros.calibration.campaign import ROBOT_SETUPS, calibrate_draw, plan, run_case, tally
+from sysid_ros._src.batch import BatchError, run_tasks
+from sysid_ros._src.batch.executor import executor_fields
+from sysid_ros._src.calibration.campaign import ROBOT_SETUPS, calibrate_draw, plan, run_case, tally
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:

@@ -13,10 +13,10 @@ overlay calib.yaml the payload box is `ok` and contains the truth.
 import tempfile
 from pathlib import Path
 
-from sysid_ros.calibration import calibrate, calibration_document, write_calibration
-from sysid_ros.calibration.synthetic import draw_case
-from sysid_ros.identification import identify, load_identification_config
-from sysid_ros.model import load_robot
+from sysid_ros._src.calibration import calibrate, calibration_document, write_calibration
+from sysid_ros._src.calibration.synthetic import draw_case
+from sysid_ros._src.identification import identify, load_identification_config
+from sysid_ros._src.model import load_robot
 
 robot = load_robot("gen3")
 case = draw_case(robot, seed=3, cal_seconds=(12.0,), payload_seconds=6.0)   # 3.63 kg dumbbell

@@ -11,11 +11,11 @@ this check; nothing uncertified is ever published.
 """
 import numpy as np
 
-from sysid_ros.control.prior import prior_box
-from sysid_ros.model import PARAM_UNITS, ParameterBox, load_robot
-from sysid_ros.model.parameters import PARAM_NAMES
-from sysid_ros.planning import QuinticTrajectory, Reachability, controller_model, obstacles_from_config
-from sysid_ros.simulation.payload import dumbbell_for, true_theta_e
+from sysid_ros._src.control.prior import prior_box
+from sysid_ros._src.model import PARAM_UNITS, ParameterBox, load_robot
+from sysid_ros._src.model.parameters import PARAM_NAMES
+from sysid_ros._src.planning import QuinticTrajectory, Reachability, controller_model, obstacles_from_config
+from sysid_ros._src.simulation.payload import dumbbell_for, true_theta_e
 
 robot = load_robot("gen3")
 planner_cfg = robot.config.get("planner", {})

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import numpy as np
 
-from sysid_ros.bagio import read_joint_states
-from sysid_ros.identification import identify, load_identification_config
-from sysid_ros.model import load_robot
-from sysid_ros.simulation import HardwareProfile, record_hardware_like, write_joint_states_bag
-from sysid_ros.simulation.payload import dumbbell_for
+from sysid_ros._src.bagio import read_joint_states
+from sysid_ros._src.identification import identify, load_identification_config
+from sysid_ros._src.model import load_robot
+from sysid_ros._src.simulation import HardwareProfile, record_hardware_like, write_joint_states_bag
+from sysid_ros._src.simulation.payload import dumbbell_for
 
 robot = load_robot("gen3")
 truth_mass = None

@@ -1,6 +1,6 @@
 """Regenerate the reference pages in docs/reference/ from their single sources.
 
-- ``parameters.md``: every node's ``PARAMETERS`` table (``sysid_ros.nodes.params``);
+- ``parameters.md``: every node's ``PARAMETERS`` table (``sysid_ros._src.nodes.params``);
 - ``cli.md``: the options of every console script that ``setup.py`` declares as a CLI (the
   argparse parsers themselves; the ROS nodes' settings are their parameters);
 - ``robot-file.md``: the keys of the shipped robot files ``config/<robot>.yaml`` with the
@@ -189,8 +189,8 @@ def _kind(value: Any) -> str:
 
 
 def _required_keys() -> str:
-    """The paragraph on the keys a new robot file needs (``sysid_ros.model.robots``)."""
-    from sysid_ros.model.robots import REQUIRED_KEYS, TOOL_KEYS
+    """The paragraph on the keys a new robot file needs (``sysid_ros._src.model.robots``)."""
+    from sysid_ros._src.model.robots import REQUIRED_KEYS, TOOL_KEYS
 
     def key(name: str) -> str:                  # "a|a_deg": `a` (or `_deg`)
         first, *others = name.split("|")
@@ -258,10 +258,10 @@ def robot_file_markdown() -> str:
             sections.setdefault(top, [])
             where = "" if robots == "all" else f", {robots}"
             bare.setdefault(top, []).append(f"`{dotted}` ({kind}{where})")
-    from sysid_ros.control.controller import SECTION_DEFAULTS as CONTROLLER
-    from sysid_ros.identification.config import SECTION_DEFAULTS as IDENTIFICATION
-    from sysid_ros.param_table import defaults_of
-    from sysid_ros.planning.planner import PlannerConfig
+    from sysid_ros._src.control.controller import SECTION_DEFAULTS as CONTROLLER
+    from sysid_ros._src.identification.config import SECTION_DEFAULTS as IDENTIFICATION
+    from sysid_ros._src.param_table import defaults_of
+    from sysid_ros._src.planning.planner import PlannerConfig
     planner = {k: v for k, v in defaults_of(PlannerConfig).items()
                if isinstance(v, (bool, int, float, str))}
     defaults = {top: "Defaults: " + ", ".join(f"`{k}` {_default_text(v)}" for k, v in
@@ -289,7 +289,7 @@ def robot_file_markdown() -> str:
 
 
 def parameters_markdown() -> str:
-    from sysid_ros.nodes.params import reference_markdown
+    from sysid_ros._src.nodes.params import reference_markdown
     return reference_markdown()
 
 

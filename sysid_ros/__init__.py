@@ -17,34 +17,34 @@ from typing import Any
 #: public name → the module that defines it
 _WHERE = {
     # robots and parameter boxes
-    "Robot": "sysid_ros.model.robots",
-    "load_robot": "sysid_ros.model.robots",
-    "apply_calibration": "sysid_ros.model.calibration_overlay",
-    "ParameterBox": "sysid_ros.model.box",
-    "theta_e_box": "sysid_ros.model.box",
+    "Robot": "sysid_ros._src.model.robots",
+    "load_robot": "sysid_ros._src.model.robots",
+    "apply_calibration": "sysid_ros._src.model.calibration_overlay",
+    "ParameterBox": "sysid_ros._src.model.box",
+    "theta_e_box": "sysid_ros._src.model.box",
     # recordings
-    "JointStateSeries": "sysid_ros.bagio.reader",
-    "read_joint_states": "sysid_ros.bagio.reader",
-    "write_joint_state_arrays": "sysid_ros.bagio.writer",
+    "JointStateSeries": "sysid_ros._src.bagio.reader",
+    "read_joint_states": "sysid_ros._src.bagio.reader",
+    "write_joint_state_arrays": "sysid_ros._src.bagio.writer",
     # identification, offline and online
-    "IdentificationConfig": "sysid_ros.identification.config",
-    "load_identification_config": "sysid_ros.identification.config",
-    "IdentificationResult": "sysid_ros.identification.identifier",
-    "identify": "sysid_ros.identification.identifier",
-    "OnlineIdentifier": "sysid_ros.identification.identifier",
-    "IdentifierRuntime": "sysid_ros.identification.runtime",
+    "IdentificationConfig": "sysid_ros._src.identification.config",
+    "load_identification_config": "sysid_ros._src.identification.config",
+    "IdentificationResult": "sysid_ros._src.identification.payload_identifier",
+    "identify": "sysid_ros._src.identification.payload_identifier",
+    "OnlineIdentifier": "sysid_ros._src.identification.payload_identifier",
+    "IdentifierRuntime": "sysid_ros._src.identification.identifier_runtime",
     # calibration
-    "CalibrationOptions": "sysid_ros.calibration.calibrate",
-    "CalibrationResult": "sysid_ros.calibration.calibrate",
-    "Recording": "sysid_ros.calibration.data",
-    "calibrate": "sysid_ros.calibration.calibrate",
+    "CalibrationOptions": "sysid_ros._src.calibration.calibrate",
+    "CalibrationResult": "sysid_ros._src.calibration.calibrate",
+    "Recording": "sysid_ros._src.calibration.data",
+    "calibrate": "sysid_ros._src.calibration.calibrate",
     # planner and controller runtimes
-    "ExcitingPlanner": "sysid_ros.planning.planner",
-    "PlannerConfig": "sysid_ros.planning.planner",
-    "ControllerRuntime": "sysid_ros.control.runtime",
+    "ExcitingPlanner": "sysid_ros._src.planning.planner",
+    "PlannerConfig": "sysid_ros._src.planning.planner",
+    "ControllerRuntime": "sysid_ros._src.control.controller_runtime",
     # simulation
-    "HardwareProfile": "sysid_ros.simulation.hardware_like",
-    "record_hardware_like": "sysid_ros.simulation.hardware_like",
+    "HardwareProfile": "sysid_ros._src.simulation.hardware_like",
+    "record_hardware_like": "sysid_ros._src.simulation.hardware_like",
 }
 
 __all__ = [

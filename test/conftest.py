@@ -12,6 +12,6 @@ os.environ.setdefault("FASTRTPS_DEFAULT_PROFILES_FILE",
                                    "config", "fastdds.xml"))
 
 # shared-memory ports left by dead processes would keep their old queue sizes (launcher/shm.py)
-from sysid_ros.launcher.shm import sweep_stale_fastdds_files
+from sysid_ros._src.launcher.shm import sweep_stale_fastdds_files
 
 sweep_stale_fastdds_files()

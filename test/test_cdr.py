@@ -1,4 +1,4 @@
-"""The raw CDR codec (sysid_ros.cdr) against an independent reference: rclpy's own
+"""The raw CDR codec (sysid_ros._src.cdr) against an independent reference: rclpy's own
 serialisation (``serialize_message`` / ``deserialize_message``, Fast CDR through rmw_fastrtps)
 and the rclpy-message path ``messages.joint_state_arrays``. Decoding random messages gives the
 same arrays or the same error as the message path; encoded bytes deserialise with rclpy to the
@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sysid_ros.cdr import (CdrError, ClockEncoder, Float64ArrayEncoder, ImuEncoder,
+from sysid_ros._src.cdr import (CdrError, ClockEncoder, Float64ArrayEncoder, ImuEncoder,
                                  JointStateDecoder, JointStateEncoder, JointStateError,
                                  MessageError, float64_multi_array_data, imu_reading)
-from sysid_ros.nodes.messages import joint_state_arrays
+from sysid_ros._src.nodes.messages import joint_state_arrays
 
 rclpy_serialization = pytest.importorskip("rclpy.serialization")
 serialize, deserialize = rclpy_serialization.serialize_message, rclpy_serialization.deserialize_message

@@ -1,6 +1,6 @@
 """The B1 + Z1 demo through the real graph (slow): sim (standing B1, real foot contacts),
 identifier, arm-view controller and recorder as separate processes; two exciting trajectories,
-the return and the task, inside the operating envelope (sysid_ros.demo.envelope: joint 2 moves,
+the return and the task, inside the operating envelope (sysid_ros._src.demo.envelope: joint 2 moves,
 the others are held in their Coulomb band, the legs' contract bounds the trunk per axis).
 Checked independently of the report: the recorded bounds contain the truth and are no
 narrower than the report's identifiability floor of moving joint 2 alone, the controller
@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sysid_ros.bagio import default_typestore, open_bag, read_imu, read_joint_states
-from sysid_ros.control.arm_view import TrunkMotionBound, trunk_motion_report
-from sysid_ros.control.prior import prior_box
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.bagio import default_typestore, open_bag, read_imu, read_joint_states
+from sysid_ros._src.control.arm_view import TrunkMotionBound, trunk_motion_report
+from sysid_ros._src.control.prior import prior_box
+from sysid_ros._src.model.robots import load_robot
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sysid_ros.control.prior import prior_box
-from sysid_ros.demo.report import load_run
-from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation import sim_truth
+from sysid_ros._src.control.prior import prior_box
+from sysid_ros._src.demo.report import load_run
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.simulation import sim_truth
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 ENV = {**os.environ, "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}

@@ -15,10 +15,10 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from sysid_ros.bagio import default_typestore, open_bag, read_joint_states
-from sysid_ros.control.prior import prior_box
-from sysid_ros.model.robots import load_robot
-from sysid_ros.planning.obstacles import obstacles_from_config, signed_distance
+from sysid_ros._src.bagio import default_typestore, open_bag, read_joint_states
+from sysid_ros._src.control.prior import prior_box
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.planning.obstacles import obstacles_from_config, signed_distance
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 

@@ -9,7 +9,7 @@ import pkgutil
 import pytest
 
 import sysid_ros
-from sysid_ros.errors import SysidError
+from sysid_ros._src.errors import SysidError
 
 
 def _error_classes() -> list[type[BaseException]]:
@@ -46,6 +46,6 @@ def test_error_names_are_unique_across_the_package() -> None:
 
 
 def test_a_real_refusal_is_caught_by_the_root(tmp_path) -> None:
-    from sysid_ros.model.robots import load_robot
+    from sysid_ros._src.model.robots import load_robot
     with pytest.raises(SysidError, match="not found"):
         load_robot("gen3", tmp_path / "missing.yaml")

@@ -1,4 +1,4 @@
-"""Every input file is checked against its schema (sysid_ros.schema): a damaged or foreign file
+"""Every input file is checked against its schema (sysid_ros._src.schema): a damaged or foreign file
 given to a tool is exit 2 with a message naming the file, the key and what was expected — never
 a silent partial use. Through the CLIs (sysid-identify, sysid-import, sysid-launch) and the
 identifier node (test/nodes/test_identifier_bad_inputs.py)."""
@@ -12,11 +12,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sysid_ros.bagio.import_cli import main as import_main
-from sysid_ros.calibration.document import write_calibration
-from sysid_ros.identification.cli import main as identify_main
-from sysid_ros.launcher.cli import main as launch_main
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.bagio.import_cli import main as import_main
+from sysid_ros._src.calibration.document import write_calibration
+from sysid_ros._src.identification.identify_cli import main as identify_main
+from sysid_ros._src.launcher.launch_cli import main as launch_main
+from sysid_ros._src.model.robots import load_robot
 
 ROOT = Path(__file__).resolve().parents[1]
 GEN3_FILE = ROOT / "config" / "gen3.yaml"
@@ -144,7 +144,7 @@ def test_a_prior_file_is_used_whole_or_refused_naming_it(doc, base):
     file — never a box from part of it."""
     import tempfile
 
-    from sysid_ros.identification import IdentificationConfigError, load_prior
+    from sysid_ros._src.identification import IdentificationConfigError, load_prior
 
     if base:
         doc = {**PRIOR, **doc}

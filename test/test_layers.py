@@ -1,6 +1,6 @@
 """The package's layers point one way, and no module imports itself round a cycle.
 
-Every import of every module under ``sysid_ros/`` is read from its source (function-level imports
+Every import of every module under ``sysid_ros/_src/`` is read from its source (function-level imports
 too; those under ``if TYPE_CHECKING:`` are type hints only and never run). A subpackage may
 import its own modules and those of strictly lower layers, never a higher or an equal one.
 """
@@ -10,7 +10,7 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1] / "sysid_ros"
+ROOT = Path(__file__).resolve().parents[1] / "sysid_ros" / "_src"
 
 #: Lowest first. The model knows robots and parameters; the enclosures (interval kinematics),
 #: bag input/output and the launcher build on it alone; the simulator and the identifier on
@@ -37,7 +37,7 @@ def _unit(path: Path) -> str:
 
 
 def _module(path: Path) -> str:
-    rel = path.relative_to(ROOT.parent).with_suffix("")
+    rel = path.relative_to(ROOT.parents[1]).with_suffix("")
     parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
     return ".".join(parts)
 
@@ -63,7 +63,7 @@ def _runtime_imports(path: Path) -> list[tuple[str, int]]:
                 base = ".".join(up + ([node.module] if node.module else []))
             out.append((base, node.lineno))
             out += [(f"{base}.{a.name}", node.lineno) for a in node.names]
-    return [(m, line) for m, line in out if m.startswith("sysid_ros.")]
+    return [(m, line) for m, line in out if m.startswith("sysid_ros._src.")]
 
 
 def _sources() -> list[Path]:
@@ -82,9 +82,9 @@ def test_imports_point_down():
     for path in _sources():
         src = _unit(path)
         for name, line in _runtime_imports(path):
-            dst = name.split(".")[1]
+            dst = name.split(".")[2]
             if dst != src and dst in level and level[dst] >= level[src]:
-                wrong.append(f"{path.relative_to(ROOT.parent)}:{line} ({src}) imports {name}")
+                wrong.append(f"{path.relative_to(ROOT.parents[1])}:{line} ({src}) imports {name}")
     assert not wrong, "imports that do not point down:\n" + "\n".join(sorted(set(wrong)))
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from sysid_ros import progress
+from sysid_ros._src import progress
 
 
 class _Terminal(io.StringIO):

@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 import yaml
 
-from sysid_ros.control import settings as controller_settings
-from sysid_ros.identification import config as identification_config
-from sysid_ros.identification.cli import build_parser
-from sysid_ros.nodes import identifier_params, robust_controller_params
-from sysid_ros.nodes.params import node_tables
-from sysid_ros.param_table import ParameterError, parameter_table, setting
+from sysid_ros._src.control import settings as controller_settings
+from sysid_ros._src.identification import config as identification_config
+from sysid_ros._src.identification.identify_cli import build_parser
+from sysid_ros._src.nodes import identifier_params, robust_controller_params
+from sysid_ros._src.nodes.params import node_tables
+from sysid_ros._src.param_table import ParameterError, parameter_table, setting
 
 ROOT = Path(__file__).resolve().parents[1]
 ROBOTS = ("gen3", "z1", "b1_z1")
@@ -72,7 +72,7 @@ def test_a_robot_file_repeats_no_identification_default(robot: str) -> None:
 
 @pytest.mark.parametrize("robot", ROBOTS)
 def test_a_robot_file_repeats_no_controller_default(robot: str) -> None:
-    from sysid_ros.control.controller import SECTION_DEFAULTS
+    from sysid_ros._src.control.controller import SECTION_DEFAULTS
 
     sec = yaml.safe_load((ROOT / "config" / f"{robot}.yaml").read_text())["controller"]
     repeated = sorted(k for k, v in SECTION_DEFAULTS.items() if k in sec and sec[k] == v)
@@ -81,8 +81,8 @@ def test_a_robot_file_repeats_no_controller_default(robot: str) -> None:
 
 @pytest.mark.parametrize("robot", ROBOTS)
 def test_a_robot_file_repeats_no_planner_default(robot: str) -> None:
-    from sysid_ros.param_table import defaults_of
-    from sysid_ros.planning.planner import PlannerConfig
+    from sysid_ros._src.param_table import defaults_of
+    from sysid_ros._src.planning.planner import PlannerConfig
 
     defaults = {k: v for k, v in defaults_of(PlannerConfig).items()
                 if isinstance(v, (bool, int, float, str))}
@@ -92,7 +92,7 @@ def test_a_robot_file_repeats_no_planner_default(robot: str) -> None:
 
 
 def test_the_controller_gains_reader_gives_no_default_of_its_own() -> None:
-    from sysid_ros.control import controller
+    from sysid_ros._src.control import controller
 
     tree = ast.parse(inspect.getsource(controller.gains_from_config))
     literal = [c.args[0].value for c in ast.walk(tree) if isinstance(c, ast.Call)
@@ -128,10 +128,10 @@ def test_sysid_identify_and_the_node_leave_the_identification_defaults_to_the_co
 
 
 @pytest.mark.parametrize("module, library", [
-    ("sysid_ros.nodes.sim_params", "sysid_ros.simulation.runtime:RuntimeSettings"),
-    ("sysid_ros.nodes.exciting_planner_params", "sysid_ros.planning.receding:RecedingHorizon"),
-    ("sysid_ros.nodes.replay", "sysid_ros.bagio:PlaybackOptions"),
-    ("sysid_ros.nodes.recorder", "sysid_ros.bagio:BagWriter"),
+    ("sysid_ros._src.nodes.sim_params", "sysid_ros._src.simulation.sim_runtime:RuntimeSettings"),
+    ("sysid_ros._src.nodes.exciting_planner_params", "sysid_ros._src.planning.receding:RecedingHorizon"),
+    ("sysid_ros._src.nodes.replay", "sysid_ros._src.bagio:PlaybackOptions"),
+    ("sysid_ros._src.nodes.recorder", "sysid_ros._src.bagio:BagWriter"),
 ])
 def test_a_node_table_takes_the_library_defaults(module: str, library: str) -> None:
     """A parameter that configures a library object has no literal default in the node's table:
@@ -139,7 +139,7 @@ def test_a_node_table_takes_the_library_defaults(module: str, library: str) -> N
     both)."""
     import importlib
 
-    from sysid_ros.param_table import defaults_of
+    from sysid_ros._src.param_table import defaults_of
 
     mod, _, name = library.partition(":")
     shared = defaults_of(getattr(importlib.import_module(mod), name))
@@ -157,7 +157,7 @@ def test_a_node_table_takes_the_library_defaults(module: str, library: str) -> N
 def test_the_identification_overrides_are_defined_once_for_the_cli_and_the_node() -> None:
     """``velocity_noise_scope`` & co.: one definition (identification/settings.py) that both the
     identifier node's table and sysid-identify's parser are made from; values parse the same."""
-    from sysid_ros.identification.settings import OVERRIDE_SETTINGS
+    from sysid_ros._src.identification.settings import OVERRIDE_SETTINGS
 
     node = {p.name: p for p in identifier_params.PARAMETERS}
     assert all(node[p.name] is p for p in OVERRIDE_SETTINGS)

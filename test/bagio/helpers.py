@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sysid_ros.bagio import BagWriter, default_typestore
+from sysid_ros._src.bagio import BagWriter, default_typestore
 
 TS = default_typestore()
 JointState = TS.types["sensor_msgs/msg/JointState"]

@@ -1,4 +1,4 @@
-"""Hypothesis fuzz of the bag readers (sysid_ros.bagio.reader): truncated or garbled storage
+"""Hypothesis fuzz of the bag readers (sysid_ros._src.bagio.reader): truncated or garbled storage
 files and malformed CDR payloads raise a BagError subclass (one line) — never another
 exception. A truncated file never yields altered rows; a garbled one yields at most validated
 rows (finite, increasing stamps, right shape): a byte changed inside a message's doubles is
@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sysid_ros.bagio import BagError, BagWriter
-from sysid_ros.bagio.reader import read_joint_states
+from sysid_ros._src.bagio import BagError, BagWriter
+from sysid_ros._src.bagio.reader import read_joint_states
 from .helpers import NAMES, RECEIVE_T0, joint_state, sample_arrays, write_joint_states
 
 SETTINGS = settings(max_examples=25, deadline=None,
@@ -112,7 +112,7 @@ def test_malformed_cdr_payload(payload, index):
     """A message whose serialized bytes are not a JointState: refused, whatever the bytes."""
     root = Path(tempfile.mkdtemp(prefix="fuzzcdr_"))
     stamps, q, dq, tau = sample_arrays(4)
-    from sysid_ros.bagio import default_typestore
+    from sysid_ros._src.bagio import default_typestore
     ts = default_typestore()
     with BagWriter(root / "b", storage="mcap") as w:
         w.add_topic("/joint_states", "sensor_msgs/msg/JointState")

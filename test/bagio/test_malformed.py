@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sysid_ros.bagio import (
+from sysid_ros._src.bagio import (
     ArrayLengthError,
     BagCorruptError,
     BagError,

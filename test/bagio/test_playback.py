@@ -1,4 +1,4 @@
-"""Playback schedule (sysid_ros.bagio.playback) against the log times and messages written into
+"""Playback schedule (sysid_ros._src.bagio.playback) against the log times and messages written into
 the bag, on a simulated wall clock (the real-clock pacing over DDS is in
 test/nodes/test_recorder_replay.py)."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sysid_ros.bagio import (BagNotFoundError, BagWriter, ClockThrottle, PlaybackError,
+from sysid_ros._src.bagio import (BagNotFoundError, BagWriter, ClockThrottle, PlaybackError,
                              PlaybackOptions, Player)
 
 from .helpers import NAMES, TS, imu, joint_state

@@ -6,7 +6,7 @@ import pytest
 import yaml
 from rosbags.rosbag2 import Reader
 
-from sysid_ros.bagio import (
+from sysid_ros._src.bagio import (
     BagWriteError,
     BagWriter,
     iter_joint_states,
@@ -119,13 +119,13 @@ def test_same_length_different_split_not_confused(tmp_path):
     with BagWriter(tmp_path / "b") as w:
         w.write("/joint_states", joint_state(int(stamps[0]), NAMES, q[0], dq[0], []), 1)
         w.write("/joint_states", joint_state(int(stamps[1]), NAMES, q[1], [], tau[1]), 2)
-    from sysid_ros.bagio import ArrayLengthError
+    from sysid_ros._src.bagio import ArrayLengthError
     with pytest.raises(ArrayLengthError, match="message 1: velocity has 0 values"):
         read_joint_states(tmp_path / "b", require=())
 
 
 def test_iter_messages_reads_one_topic_of_any_type(tmp_path):
-    from sysid_ros.bagio import TopicNotFoundError, TopicTypeError, iter_messages
+    from sysid_ros._src.bagio import TopicNotFoundError, TopicTypeError, iter_messages
 
     stamps, q, dq, tau = sample_arrays(50)
     bag = write_joint_states(tmp_path / "bag", stamps, q, dq, tau)

@@ -8,12 +8,12 @@ import json
 import numpy as np
 import pytest
 
-from sysid_ros.bagio import BagWriter, SkipLog, default_typestore, read_joint_states
-from sysid_ros.bagio.errors import (DuplicateStampError, MissingJointError, NonFiniteValueError,
+from sysid_ros._src.bagio import BagWriter, SkipLog, default_typestore, read_joint_states
+from sysid_ros._src.bagio.errors import (DuplicateStampError, MissingJointError, NonFiniteValueError,
                                     NonMonotonicStampError)
-from sysid_ros.sample_screen import PERSISTENT as PERSISTENT_BACKWARD
-from sysid_ros.identification.cli import main as identify_main
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.sample_screen import PERSISTENT as PERSISTENT_BACKWARD
+from sysid_ros._src.identification.identify_cli import main as identify_main
+from sysid_ros._src.model.robots import load_robot
 
 NAMES = ["joint_1", "joint_2", "joint_3", "joint_4", "joint_5", "joint_6", "joint_7"]
 
@@ -153,7 +153,7 @@ def test_imu_messages_go_through_the_same_policy(tmp_path):
     """The trunk IMU of a floating base offline: a NaN reading, a duplicate and a far-future
     stamp skipped and counted (as the identifier node does online), the rest kept in order;
     strict refuses the first."""
-    from sysid_ros.bagio import read_imu
+    from sysid_ros._src.bagio import read_imu
 
     from .helpers import imu
 

@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 import yaml
 
-from sysid_ros.bagio import read_joint_states
-from sysid_ros.bagio.import_cli import main
-from sysid_ros.bagio.tabular import (
+from sysid_ros._src.bagio import read_joint_states
+from sysid_ros._src.bagio.import_cli import main
+from sysid_ros._src.bagio.tabular import (
     MappingError, TabularError, parse_columns, parse_mapping, unwrap_joint,
 )
-from sysid_ros.calibration.data import read_recording
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.calibration.data import read_recording
+from sysid_ros._src.model.robots import load_robot
 
 NAMES = [f"joint_{i}" for i in range(1, 8)]
 CONTINUOUS = (0, 2, 4, 6)          # Gen3 joints 1, 3, 5, 7 have no position limits

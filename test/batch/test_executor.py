@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sysid_ros import progress
-from sysid_ros.batch import BatchError, check_executor, local_ray_head, run_tasks
-from sysid_ros.batch.cli import batch_exit_code, item_code, item_ok
-from sysid_ros.batch.executor import JOIN_TIMEOUT_S
+from sysid_ros._src import progress
+from sysid_ros._src.batch import BatchError, check_executor, local_ray_head, run_tasks
+from sysid_ros._src.batch.batch_mode import batch_exit_code, item_code, item_ok
+from sysid_ros._src.batch.executor import JOIN_TIMEOUT_S
 
 
 def _solve(seed: int) -> bytes:
@@ -97,8 +97,8 @@ def test_warm_up_runs_once_here_before_the_workers_fork_and_a_failing_one_is_lef
 _FORK_AFTER_SOLVE = """
 import cvxpy as cp
 import numpy as np
-from sysid_ros.batch import run_tasks
-from sysid_ros.calibration.map_estimate import _solve
+from sysid_ros._src.batch import run_tasks
+from sysid_ros._src.calibration.map_estimate import _solve
 
 def _map_solve(seed):
     # a calibration MAP solve (Clarabel) big enough for its solver to go parallel
@@ -242,7 +242,7 @@ def test_a_local_ray_head_listens_on_loopback_only_and_runs_the_tasks():
 
 _HEAD = """
 import os, sys
-from sysid_ros.batch import local_ray_head
+from sysid_ros._src.batch import local_ray_head
 with local_ray_head(1) as address:
     print(address, os.environ.get("RAY_AUTH_MODE", ""), flush=True)
     sys.stdin.readline()
@@ -250,7 +250,7 @@ with local_ray_head(1) as address:
 
 _JOIN = """
 import math, sys
-from sysid_ros.batch import run_tasks
+from sysid_ros._src.batch import run_tasks
 print([o.value for o in run_tasks(math.factorial, [10, 12], ray_address=sys.argv[1],
                                   show_progress=False)])
 """

@@ -1,5 +1,5 @@
 """Shared recordings for the calibration tests: hardware-like MuJoCo data with known truth
-(:mod:`sysid_ros.calibration.synthetic`: friction/armature up to ±50 % off nominal, Coulomb
+(:mod:`sysid_ros._src.calibration.synthetic`: friction/armature up to ±50 % off nominal, Coulomb
 friction, sensor offsets, links ±5 %, 500 Hz with 1 % dropped samples).
 
 Short recordings keep the folder within its time budget on a 2-core machine.
@@ -12,8 +12,8 @@ import os
 
 import pytest
 
-from sysid_ros.calibration.synthetic import draw_case
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.calibration.synthetic import draw_case
+from sysid_ros._src.model.robots import load_robot
 
 N_ROBOTS = int(os.environ.get("SYSID_CALIB_ROBOTS", "6"))
 CAL_SECONDS = 20.0

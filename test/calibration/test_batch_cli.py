@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from batch.summaries import summaries_without_timing
-from sysid_ros.calibration import Recording
-from sysid_ros.calibration.cli import main, write_recording_bag
-from sysid_ros.calibration.synthetic import draw_case
+from sysid_ros._src.calibration import Recording
+from sysid_ros._src.calibration.calibrate_cli import main, write_recording_bag
+from sysid_ros._src.calibration.synthetic import draw_case
 
 FAST = ["--no-link-boxes", "--no-progress"]
 

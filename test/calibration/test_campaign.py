@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from sysid_ros.batch import run_tasks
-from sysid_ros.calibration.campaign import calibrate_draw, plan, run_case, tally
+from sysid_ros._src.batch import run_tasks
+from sysid_ros._src.calibration.campaign import calibrate_draw, plan, run_case, tally
 
 
 def test_plan_spreads_payloads_over_draws_and_is_reproducible():
@@ -46,8 +46,8 @@ def test_calibrated_case_holds_the_truth_on_every_executor():
 def test_b1_z1_cases_draw_payloads_off_the_class_centre():
     """The standing B1 + Z1 is planned without calibration, its payloads drawn in the demo's
     payload class off its centre (reproducibly from the plan's seed)."""
-    from sysid_ros.model.robots import load_robot
-    from sysid_ros.simulation.offcentre import MASS_FRACTION
+    from sysid_ros._src.model.robots import load_robot
+    from sysid_ros._src.simulation.offcentre import MASS_FRACTION
 
     a = plan(["b1_z1"], payloads=2, rates=[500.0], draws=1, seed=4)
     assert a == plan(["b1_z1"], payloads=2, rates=[500.0], draws=1, seed=4)

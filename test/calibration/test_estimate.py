@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sysid_ros.calibration import CalibrationOptions, Recording, calibrate
-from sysid_ros.calibration.calibrate import calibration_rows, window_config
-from sysid_ros.calibration.energy import energy_rows
-from sysid_ros.calibration.prior import calibration_prior
-from sysid_ros.simulation.synthetic import simulate
-from sysid_ros.model.parameters import is_physically_consistent
+from sysid_ros._src.calibration import CalibrationOptions, Recording, calibrate
+from sysid_ros._src.calibration.calibrate import calibration_rows, window_config
+from sysid_ros._src.calibration.energy import energy_rows
+from sysid_ros._src.calibration.prior import calibration_prior
+from sysid_ros._src.simulation.synthetic import simulate
+from sysid_ros._src.model.parameters import is_physically_consistent
 
 
 def _truth_friction(gen3):
@@ -109,8 +109,8 @@ def test_links_are_written_with_consistent_nominals_and_applied(gen3, cases):
     """A prior box other than the robot file's (here ±8 %) must reach the identifier: every
     body but the end effector is written, with a physically consistent nominal inside its box
     (the LP box, inside the prior), and apply_calibration turns them into the θ_r box."""
-    from sysid_ros.calibration.document import calibration_document
-    from sysid_ros.identification import load_identification_config
+    from sysid_ros._src.calibration.document import calibration_document
+    from sysid_ros._src.identification import load_identification_config
     from sysid_ros import apply_calibration
 
     res = calibrate(gen3, cases[0].recordings(), CalibrationOptions(link_rel=0.08))

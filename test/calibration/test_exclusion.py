@@ -18,16 +18,16 @@ import dataclasses
 import numpy as np
 import pytest
 
-from sysid_ros.calibration import CalibrationOptions, calibrate
-from sysid_ros.calibration.data import Recording
-from sysid_ros.calibration.document import calibration_document
-from sysid_ros.calibration.errors import CalibrationInconsistentError
-from sysid_ros.calibration.exclusion import speed_clamps
-from sysid_ros.calibration.synthetic import as_recording
-from sysid_ros.identification import identify, load_identification_config
+from sysid_ros._src.calibration import CalibrationOptions, calibrate
+from sysid_ros._src.calibration.data import Recording
+from sysid_ros._src.calibration.document import calibration_document
+from sysid_ros._src.calibration.errors import CalibrationInconsistentError
+from sysid_ros._src.calibration.exclusion import speed_clamps
+from sysid_ros._src.calibration.synthetic import as_recording
+from sysid_ros._src.identification import identify, load_identification_config
 from sysid_ros import apply_calibration
-from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation import HardwareProfile, dumbbell_for, random_hardware_truth, \
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.simulation import HardwareProfile, dumbbell_for, random_hardware_truth, \
     record_hardware_like
 
 LIMIT = 0.3          # rad/s: the simulated clamp, low enough for the exciting motions to reach

@@ -21,11 +21,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from sysid_ros.calibration import CalibrationOptions, calibrate
-from sysid_ros.calibration.document import calibration_document
-from sysid_ros.calibration.synthetic import draw_case
-from sysid_ros.calibration.validate import validate
-from sysid_ros.identification import identify, load_identification_config
+from sysid_ros._src.calibration import CalibrationOptions, calibrate
+from sysid_ros._src.calibration.document import calibration_document
+from sysid_ros._src.calibration.synthetic import draw_case
+from sysid_ros._src.calibration.validate import validate
+from sysid_ros._src.identification import identify, load_identification_config
 from sysid_ros import apply_calibration
 
 pytestmark = pytest.mark.slow

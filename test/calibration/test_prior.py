@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sysid_ros.calibration import CalibrationOptions, calibrate
-from sysid_ros.calibration.errors import CalibrationInputError
-from sysid_ros.calibration.prior import calibration_prior
-from sysid_ros.calibration.synthetic import draw_case
-from sysid_ros.identification import load_identification_config
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.calibration import CalibrationOptions, calibrate
+from sysid_ros._src.calibration.errors import CalibrationInputError
+from sysid_ros._src.calibration.prior import calibration_prior
+from sysid_ros._src.calibration.synthetic import draw_case
+from sysid_ros._src.identification import load_identification_config
+from sysid_ros._src.model.robots import load_robot
 
 
 def test_tool_prior_replaces_only_the_end_effector_box():
@@ -45,8 +45,8 @@ def test_calibration_with_an_unknown_tool_holds_the_truth_only_with_a_tool_prior
     dumbbell): with the URDF's end-effector box the calibrated friction misses the drawn truth
     or the calibration refuses; with ``ee_prior="none"`` (the tool inside that prior) every
     friction box holds it, as sysid-calibrate --prior none."""
-    from sysid_ros.calibration.synthetic import GEN3_TRUTH, as_recording
-    from sysid_ros.simulation import HardwareProfile, dumbbell_for, random_hardware_truth, \
+    from sysid_ros._src.calibration.synthetic import GEN3_TRUTH, as_recording
+    from sysid_ros._src.simulation import HardwareProfile, dumbbell_for, random_hardware_truth, \
         record_hardware_like
 
     gen3 = load_robot("gen3")

@@ -11,10 +11,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from sysid_ros.calibration import CalibrationOptions, calibrate
-from sysid_ros.calibration.report import write_report
-from sysid_ros.calibration.synthetic import draw_case
-from sysid_ros.calibration.timing import LagEstimate
+from sysid_ros._src.calibration import CalibrationOptions, calibrate
+from sysid_ros._src.calibration.report import write_report
+from sysid_ros._src.calibration.synthetic import draw_case
+from sysid_ros._src.calibration.timing import LagEstimate
 
 SEED = 3
 SECTIONS = ("## Model terms per joint", "## Excluded windows", "## Still unmodelled")

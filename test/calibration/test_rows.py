@@ -8,12 +8,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from sysid_ros.calibration.calibrate import CalibrationOptions, calibration_rows, window_config
-from sysid_ros.calibration.data import Recording
-from sysid_ros.calibration.lp import BoxLP, min_noise, scale_rows
-from sysid_ros.calibration.prior import calibration_prior
-from sysid_ros.calibration.rows import friction_column
-from sysid_ros.simulation.synthetic import simulate
+from sysid_ros._src.calibration.calibrate import CalibrationOptions, calibration_rows, window_config
+from sysid_ros._src.calibration.data import Recording
+from sysid_ros._src.calibration.lp import BoxLP, min_noise, scale_rows
+from sysid_ros._src.calibration.prior import calibration_prior
+from sysid_ros._src.calibration.rows import friction_column
+from sysid_ros._src.simulation.synthetic import simulate
 
 NOISE = 0.05   # N·m per sample, uniform
 

@@ -16,12 +16,12 @@ import dataclasses
 import numpy as np
 import pytest
 
-from sysid_ros.calibration import CalibrationOptions, Recording, calibrate
-from sysid_ros.calibration.document import calibration_document
-from sysid_ros.identification import IdentificationConfigError, identify, load_identification_config
+from sysid_ros._src.calibration import CalibrationOptions, Recording, calibrate
+from sysid_ros._src.calibration.document import calibration_document
+from sysid_ros._src.identification import IdentificationConfigError, identify, load_identification_config
 from sysid_ros import apply_calibration
-from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation import HardwareProfile, dumbbell_for, record_hardware_like, sim_truth
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.simulation import HardwareProfile, dumbbell_for, record_hardware_like, sim_truth
 
 from .conftest import N_ROBOTS
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sysid_ros.calibration import CalibrationOptions, Recording, calibrate
-from sysid_ros.calibration.document import calibration_document
-from sysid_ros.calibration.state import butterworth_derivative, encoder_sigma, rts_smoother
-from sysid_ros.calibration.synthetic import draw_case
-from sysid_ros.identification import identify, load_identification_config
+from sysid_ros._src.calibration import CalibrationOptions, Recording, calibrate
+from sysid_ros._src.calibration.document import calibration_document
+from sysid_ros._src.calibration.state import butterworth_derivative, encoder_sigma, rts_smoother
+from sysid_ros._src.calibration.synthetic import draw_case
+from sysid_ros._src.identification import identify, load_identification_config
 from sysid_ros import apply_calibration
 
 
@@ -63,8 +63,8 @@ def test_slope_is_the_identifiers_estimate():
     """``--state-estimate slope`` gives a calibration the identifier's own velocity estimate
     (what its payload-scope rows rest on): the same numbers where the identifier has a window,
     close to the true velocity of a quantised, jittered sinusoid."""
-    from sysid_ros.calibration.state import slope_derivative
-    from sysid_ros.identification.velocity_estimate import VelocityEstimate
+    from sysid_ros._src.calibration.state import slope_derivative
+    from sysid_ros._src.identification.velocity_estimate import VelocityEstimate
 
     rng = np.random.default_rng(1)
     t_true = np.arange(0.0, 2.0, 0.002)

@@ -17,18 +17,18 @@ import numpy as np
 import pytest
 import yaml
 
-from sysid_ros.calibration import CalibrationOptions, calibrate
-from sysid_ros.calibration.calibrate import exported_rows
-from sysid_ros.calibration.document import calibration_document, summary_json
-from sysid_ros.calibration.synthetic import draw_case
-from sysid_ros.identification import IdentificationConfigError, OnlineIdentifier, identify, \
+from sysid_ros._src.calibration import CalibrationOptions, calibrate
+from sysid_ros._src.calibration.calibrate import exported_rows
+from sysid_ros._src.calibration.document import calibration_document, summary_json
+from sysid_ros._src.calibration.synthetic import draw_case
+from sysid_ros._src.identification import IdentificationConfigError, OnlineIdentifier, identify, \
     load_identification_config
-from sysid_ros.identification.windows import MomentumWindows
+from sysid_ros._src.identification.windows import MomentumWindows
 from sysid_ros import apply_calibration
-from sysid_ros.model.errors import RobotConfigError
-from sysid_ros.model.friction_terms import FrictionTerms
-from sysid_ros.model.regressors import Regressors
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.model.errors import RobotConfigError
+from sysid_ros._src.model.friction_terms import FrictionTerms
+from sysid_ros._src.model.regressors import Regressors
+from sysid_ros._src.model.robots import load_robot
 
 AMPLITUDE = 1.0      # N·m
 OPTIONS = CalibrationOptions(link_boxes=False)
@@ -220,9 +220,9 @@ def test_velocity_dependent_terms_need_a_velocity_error_bound(setup):
 def test_clis_write_and_use_the_adopted_term(setup, tmp_path, capsys):
     """sysid-calibrate writes ``friction.terms`` into calib.yaml and the JSON summary;
     sysid-identify with that file states the term in its assumptions and holds the payload."""
-    from sysid_ros.calibration.cli import main as calibrate_main, write_recording_bag
-    from sysid_ros.calibration.synthetic import as_recording
-    from sysid_ros.identification.cli import main as identify_main
+    from sysid_ros._src.calibration.calibrate_cli import main as calibrate_main, write_recording_bag
+    from sysid_ros._src.calibration.synthetic import as_recording
+    from sysid_ros._src.identification.identify_cli import main as identify_main
 
     robot, _, case, _ = setup
     bags = [write_recording_bag(tmp_path / f"cal{k}", rec, robot)

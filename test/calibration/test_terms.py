@@ -1,4 +1,4 @@
-"""Extra friction terms chosen by cross-validation (:mod:`sysid_ros.calibration.terms`) on
+"""Extra friction terms chosen by cross-validation (:mod:`sysid_ros._src.calibration.terms`) on
 hardware-like Gen3 data (2 × 8 s at 500 Hz) with a known structure: nothing is added where the
 linear law is right, and an injected drift or position-dependent torque is found.
 
@@ -13,14 +13,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from sysid_ros.calibration.calibrate import CalibrationOptions, calibration_rows, window_config
-from sysid_ros.calibration.prior import calibration_prior
-from sysid_ros.calibration.rows import friction_column
-from sysid_ros.calibration.synthetic import draw_case
-from sysid_ros.calibration.terms import CANDIDATES, MIN_GAIN, TERM_SIGMA_NM, select_terms, \
+from sysid_ros._src.calibration.calibrate import CalibrationOptions, calibration_rows, window_config
+from sysid_ros._src.calibration.prior import calibration_prior
+from sysid_ros._src.calibration.rows import friction_column
+from sysid_ros._src.calibration.synthetic import draw_case
+from sysid_ros._src.calibration.terms import CANDIDATES, MIN_GAIN, TERM_SIGMA_NM, select_terms, \
     term_columns
-from sysid_ros.calibration.timing import estimate_torque_lag
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.calibration.timing import estimate_torque_lag
+from sysid_ros._src.model.robots import load_robot
 
 CANDIDATE = {c.name: c for c in CANDIDATES}
 

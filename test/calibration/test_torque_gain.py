@@ -25,14 +25,14 @@ import dataclasses
 import numpy as np
 import pytest
 
-from sysid_ros.calibration import CalibrationOptions, Recording, calibrate
-from sysid_ros.calibration.document import calibration_document
-from sysid_ros.calibration.synthetic import draw_gain_case
-from sysid_ros.identification import IdentificationConfigError, identify, \
+from sysid_ros._src.calibration import CalibrationOptions, Recording, calibrate
+from sysid_ros._src.calibration.document import calibration_document
+from sysid_ros._src.calibration.synthetic import draw_gain_case
+from sysid_ros._src.identification import IdentificationConfigError, identify, \
     load_identification_config
 from sysid_ros import apply_calibration
-from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation import HardwareProfile, random_hardware_truth, record_hardware_like
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.simulation import HardwareProfile, random_hardware_truth, record_hardware_like
 
 GAIN_REL = 0.1
 # lag, terms and link boxes off: the Z1 profile has no lag, and they cost time without
@@ -82,7 +82,7 @@ def test_the_drawn_gain_scales_the_reading(z1):
 def test_hardware_like_assumptions_state_the_drawn_gain_bound(z1):
     import copy
 
-    from sysid_ros.simulation.assumptions import identifier_assumptions
+    from sysid_ros._src.simulation.assumptions import identifier_assumptions
 
     assert "torque_gain_rel" not in identifier_assumptions(z1, velocity_stated=True)
     config = copy.deepcopy(z1.config)
@@ -147,8 +147,8 @@ def test_cli_measures_the_gain_with_a_named_payload(z1, data, tmp_path, capsys):
     and is narrower than the stated bound where the payload loads the joints."""
     import yaml
 
-    from sysid_ros.calibration.cli import EXIT_CODES, main
-    from sysid_ros.simulation import write_joint_states_bag
+    from sysid_ros._src.calibration.calibrate_cli import EXIT_CODES, main
+    from sysid_ros._src.simulation import write_joint_states_bag
 
     truth, _, cal, loaded, _ = data
     bags = [write_joint_states_bag(tmp_path / name, rec, z1)

@@ -13,12 +13,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sysid_ros.calibration import CalibrationOptions, calibrate
-from sysid_ros.calibration.document import calibration_document
-from sysid_ros.calibration.synthetic import draw_case
-from sysid_ros.identification import identify, load_identification_config
+from sysid_ros._src.calibration import CalibrationOptions, calibrate
+from sysid_ros._src.calibration.document import calibration_document
+from sysid_ros._src.calibration.synthetic import draw_case
+from sysid_ros._src.identification import identify, load_identification_config
 from sysid_ros import apply_calibration
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.model.robots import load_robot
 
 LAG = np.array([0.10, 0.06, 0.08, 0.08, 0.12, 0.10, 0.10])   # s, as measured on real Gen3 logs
 

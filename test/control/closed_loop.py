@@ -10,10 +10,10 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from sysid_ros.control.controller import RobustController
-from sysid_ros.control.trajectory import JointTrajectoryArrays, TrajectoryQueue
-from sysid_ros.demo.tracking import command_chatter
-from sysid_ros.simulation.mjmodel import build_mujoco_model
+from sysid_ros._src.control.controller import RobustController
+from sysid_ros._src.control.trajectory import JointTrajectoryArrays, TrajectoryQueue
+from sysid_ros._src.demo.tracking import command_chatter
+from sysid_ros._src.simulation.mjmodel import build_mujoco_model
 
 
 @dataclass

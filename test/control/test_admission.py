@@ -6,12 +6,12 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from sysid_ros.control.admission import Certificate, box_digest
-from sysid_ros.control.errors import CertificateError
-from sysid_ros.control.polynomial import polynomial_range
-from sysid_ros.control.runtime import ControllerSettings, build_runtime
-from sysid_ros.control.trajectory import JointTrajectoryArrays
-from sysid_ros.model.box import theta_e_box
+from sysid_ros._src.control.admission import Certificate, box_digest
+from sysid_ros._src.control.errors import CertificateError
+from sysid_ros._src.control.polynomial import polynomial_range
+from sysid_ros._src.control.controller_runtime import ControllerSettings, build_runtime
+from sysid_ros._src.control.trajectory import JointTrajectoryArrays
+from sysid_ros._src.model.box import theta_e_box
 
 
 def _dense_range(coef, length, n=200_001):

@@ -7,12 +7,12 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from sysid_ros.control.arm_view import (
+from sysid_ros._src.control.arm_view import (
     TrunkMotionBound, arm_view, base_disturbance_bound, interval_alpha, trunk_motion_report,
 )
-from sysid_ros.model.box import ParameterBox
-from sysid_ros.model.errors import RobotConfigError
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.model.box import ParameterBox
+from sysid_ros._src.model.errors import RobotConfigError
+from sysid_ros._src.model.robots import load_robot
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +112,7 @@ def test_bound_holds_for_every_sampled_trunk_motion_and_fails_outside_it(b1_z1, 
     rng = np.random.default_rng(1)
     bound = TrunkMotionBound.from_robot(b1_z1)
     d_bar = base_disturbance_bound(b1_z1, bound)
-    from sysid_ros.control.prior import prior_box
+    from sysid_ros._src.control.prior import prior_box
     prior = prior_box(b1_z1)
     np.testing.assert_array_equal(base_disturbance_bound(b1_z1, bound, prior), d_bar)   # default
     point = ParameterBox.point(prior.names, prior.lower, units=prior.units, frame=prior.frame)
@@ -168,7 +168,7 @@ def test_standing_b1_stays_inside_the_assumed_trunk_motion_and_disturbance(b1_z1
     rad/s) while the B1 stands; the IMU's trunk motion stays inside ``arm_view.trunk_motion``
     and the true fictitious torque (Pinocchio on the simulator's exact states, accelerations of
     the Euler step) stays below d̄."""
-    from sysid_ros.simulation import SimConfig, Simulator, SimulatorSpec
+    from sysid_ros._src.simulation import SimConfig, Simulator, SimulatorSpec
 
     sim = Simulator(SimulatorSpec(b1_z1, config=SimConfig(physics_dt=1e-3), seed=0))
     sim.step(None, n_steps=1000)
@@ -252,9 +252,9 @@ def test_bad_arm_view_config_names_the_field(b1_z1):
 
 
 def test_planner_and_controller_accept_the_view(view):
-    from sysid_ros.control.controller import RobustController, gains_from_config
-    from sysid_ros.control.prior import prior_box
-    from sysid_ros.planning.planner import PlannerConfig
+    from sysid_ros._src.control.controller import RobustController, gains_from_config
+    from sysid_ros._src.control.prior import prior_box
+    from sysid_ros._src.planning.planner import PlannerConfig
 
     ctl = RobustController(view, gains_from_config(view), prior=prior_box(view))
     out = ctl.compute(0.0, view.neutral(), np.zeros(6), view.neutral(), np.zeros(6), np.zeros(6))
@@ -299,7 +299,7 @@ def test_the_workspace_limits_the_view_and_tightens_the_bound(b1_z1, view):
     (the enclosure, test/planning/test_disturbance.py); without a workspace d̄ is the closed
     form. A workspace outside the limits, or malformed, is refused naming the field."""
     from dataclasses import replace
-    from sysid_ros.control.arm_view import workspace
+    from sysid_ros._src.control.arm_view import workspace
     ws = b1_z1.config["arm_view"]["workspace"]
     np.testing.assert_array_equal(view.limits.q_lower, ws["lower"])
     np.testing.assert_array_equal(view.limits.q_upper, ws["upper"])

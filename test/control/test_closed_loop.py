@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sysid_ros.control.bounds import tracking_error_bound
-from sysid_ros.control.controller import ControllerGains, RobustController
-from sysid_ros.model.box import theta_e_box
-from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation.payload import dumbbell_for, true_theta_e
+from sysid_ros._src.control.tracking_bounds import tracking_error_bound
+from sysid_ros._src.control.controller import ControllerGains, RobustController
+from sysid_ros._src.model.box import theta_e_box
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.simulation.payload import dumbbell_for, true_theta_e
 
 from .closed_loop import bezier_rest_to_rest, chatter, run
 
@@ -73,9 +73,9 @@ def test_robust_keeps_V_below_V_max_and_wrong_does_not(setup):
 
 # -- Unitree Z1 -------------------------------------------------------------------------------
 def _z1_loop(mode: str, control_dt: float = 1e-3, duration: float = 2.5, **overrides):
-    """The library's Z1 tracking run (sysid_ros.demo.tracking, the run bench_chatter measures):
+    """The library's Z1 tracking run (sysid_ros._src.demo.tracking, the run bench_chatter measures):
     robot, gains, V (MuJoCo's mass matrix), e, the commands and whether any was clipped."""
-    from sysid_ros.demo.tracking import z1_tracking_run
+    from sysid_ros._src.demo.tracking import z1_tracking_run
 
     run = z1_tracking_run(mode, control_dt, duration, **overrides)
     return run.robot, run.gains, run.V_true, run.errors, run.tau, run.clipped

@@ -5,11 +5,11 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from sysid_ros.control.controller import (ControllerGains, PidGains, RobustController)
-from sysid_ros.model.box import ParameterBox, theta_e_box
-from sysid_ros.model.errors import BoxError
-from sysid_ros.control.errors import BoundsError, ControllerConfigError
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.control.controller import (ControllerGains, PidGains, RobustController)
+from sysid_ros._src.model.box import ParameterBox, theta_e_box
+from sysid_ros._src.model.errors import BoxError
+from sysid_ros._src.control.errors import BoundsError, ControllerConfigError
+from sysid_ros._src.model.robots import load_robot
 
 
 @pytest.fixture(scope="module")

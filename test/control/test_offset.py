@@ -8,13 +8,13 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from sysid_ros.control.controller import ControllerGains, RobustController
-from sysid_ros.control.errors import ControllerConfigError
-from sysid_ros.control.offset import controller_friction, friction_premise_violations
-from sysid_ros.demo.plant_premise import simulated_friction_violations
-from sysid_ros.model.box import theta_e_box
-from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation import sim_truth
+from sysid_ros._src.control.controller import ControllerGains, RobustController
+from sysid_ros._src.control.errors import ControllerConfigError
+from sysid_ros._src.control.offset import controller_friction, friction_premise_violations
+from sysid_ros._src.demo.plant_premise import simulated_friction_violations
+from sysid_ros._src.model.box import theta_e_box
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.simulation import sim_truth
 
 SEED = 1          # its wrist roll reads β = 0.48 N·m
 

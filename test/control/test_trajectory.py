@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sysid_ros.control.errors import TrajectoryError
-from sysid_ros.control.trajectory import JointTrajectoryArrays, TrajectoryQueue
+from sysid_ros._src.control.errors import TrajectoryError
+from sysid_ros._src.control.trajectory import JointTrajectoryArrays, TrajectoryQueue
 
 NAMES = ["a", "b", "c"]
 

@@ -13,10 +13,10 @@ import pinocchio as pin
 import pytest
 import yaml
 
-from sysid_ros.control.legs import LegsContract, contract_alpha_bound, reaction_response
-from sysid_ros.demo.envelope import premise_failures, task_poses
-from sysid_ros.demo.floating import envelope_refusal
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.control.legs import LegsContract, contract_alpha_bound, reaction_response
+from sysid_ros._src.demo.envelope import premise_failures, task_poses
+from sysid_ros._src.demo.floating import envelope_refusal
+from sysid_ros._src.model.robots import load_robot
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +96,7 @@ def test_a_task_pose_outside_the_workspace_is_named(full, tmp_path):
 def test_the_envelope_holds_the_demo_class_and_names_joint_3_for_2_kg(full, tmp_path):
     """The demo's own point (1 kg class, V_max 2e-4) is inside; the 2 kg class at the same
     level is outside, limited by joint 3's certified torque — the printout and the plot say so."""
-    from sysid_ros.demo.envelope import envelope, format_envelope, plot_envelope
+    from sysid_ros._src.demo.envelope import envelope, format_envelope, plot_envelope
 
     points = envelope(full, [1.0, 2.0], [2e-4], 0.03)
     assert points[0].inside and len(points[0].d_bar) == 6
@@ -113,7 +113,7 @@ def test_the_stated_stiffness_is_the_legs_pd_through_the_pinned_feet(full):
     """The robot file's contract states the stance's stiffness: it must be the legs' posture PD
     (hold_kp) seen at the trunk with the feet pinned, to its 4 digits — a change of the legs'
     gains or posture without restating the contract fails here."""
-    from sysid_ros.control.legs import stance_stiffness
+    from sysid_ros._src.control.legs import stance_stiffness
 
     contract = LegsContract.from_robot(full)
     k = stance_stiffness(full, contract.feet)
@@ -146,7 +146,7 @@ def test_the_entry_point_refuses_outside_the_envelope_before_starting(full, tmp_
     limiting premise named on stderr, and nothing started — no graph log, no bag, no report,
     only the run's robot facts file, within the seconds the pre-flight analysis takes (the
     graph alone needs longer to come up)."""
-    from sysid_ros.demo.cli import EXIT_REFUSED
+    from sysid_ros._src.demo.demo_cli import EXIT_REFUSED
 
     robot = ["--robot", "b1_z1"]
     if flags == ["task"]:

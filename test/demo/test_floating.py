@@ -10,14 +10,14 @@ import re
 import numpy as np
 import pytest
 
-from sysid_ros.bagio import BagWriter, default_typestore
-from sysid_ros.demo.floating import (COMMAND_TOPIC, floating_base_findings,
+from sysid_ros._src.bagio import BagWriter, default_typestore
+from sysid_ros._src.demo.floating import (COMMAND_TOPIC, floating_base_findings,
                                       robot_file_with_prior_box)
 import pinocchio as pin
 
-from sysid_ros.control.arm_view import DisturbanceRows, arm_view
-from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation import SimConfig, Simulator, SimulatorSpec
+from sysid_ros._src.control.arm_view import DisturbanceRows, arm_view
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.simulation import SimConfig, Simulator, SimulatorSpec
 
 _TS = default_typestore()
 

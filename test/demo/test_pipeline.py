@@ -1,4 +1,4 @@
-"""In-process paper pipeline (``sysid_ros.demo.pipeline``): short episodes on the real MuJoCo
+"""In-process paper pipeline (``sysid_ros._src.demo.pipeline``): short episodes on the real MuJoCo
 simulator, checked against facts the pipeline does not compute itself: the dumbbell's mass
 (1.28486 kg EE body + the dumbbell), torque limits from an edited robot file, and a collision
 box placed where Pinocchio's forward kinematics puts the tool at the task's last waypoint."""
@@ -11,10 +11,10 @@ import pinocchio as pin
 import pytest
 import yaml
 
-from sysid_ros.demo.pipeline import (EpisodeConfig, evaluate_episode, graph_parameters, run_episode,
+from sysid_ros._src.demo.pipeline import (EpisodeConfig, evaluate_episode, graph_parameters, run_episode,
                                      simulate_episode)
-from sysid_ros.model.robots import load_robot
-from sysid_ros.planning.obstacles import BoxObstacle
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.planning.obstacles import BoxObstacle
 
 MASS = 3.63
 SHORT = EpisodeConfig(n_trajectories=1, max_cycles=4, return_duration=1.5,
@@ -93,7 +93,7 @@ def test_a_box_pinned_to_the_prior_fails_the_run(robot, conservative):
     failure (the box may hold only because the prior cuts it); other statuses are shown."""
     from dataclasses import replace
 
-    from sysid_ros.demo.report import PINNED_WARNING, IdentifierStatus, evaluate
+    from sysid_ros._src.demo.report import PINNED_WARNING, IdentifierStatus, evaluate
 
     run = conservative.run
     window = conservative.task_window
@@ -112,8 +112,8 @@ def test_a_box_pinned_to_the_prior_fails_the_run(robot, conservative):
 
 def test_report_reads_the_identifiers_diagnostic_name():
     pytest.importorskip("rclpy")
-    from sysid_ros.demo.report import IDENTIFIER_DIAGNOSTIC
-    from sysid_ros.nodes.identifier import DIAG_NAME
+    from sysid_ros._src.demo.report import IDENTIFIER_DIAGNOSTIC
+    from sysid_ros._src.nodes.identifier import DIAG_NAME
 
     assert IDENTIFIER_DIAGNOSTIC == DIAG_NAME
 
@@ -173,9 +173,9 @@ def test_pipeline_translates_the_identifier_parameters_as_the_node_does() -> Non
     the node's own translation (``identification_overrides``): the shipped config/identifier.yaml
     and launch/sim.launch.yaml give a valid config, ``friction: auto`` resolving to the catalogue
     box of the built-in simulator (its physics uses those values), and ``hardware_like`` off."""
-    from sysid_ros.demo.pipeline import graph_parameters
-    from sysid_ros.identification import load_identification_config
-    from sysid_ros.nodes.identifier_params import identification_overrides
+    from sysid_ros._src.demo.pipeline import graph_parameters
+    from sysid_ros._src.identification import load_identification_config
+    from sysid_ros._src.nodes.identifier_params import identification_overrides
 
     gen3 = load_robot("gen3")
     params = graph_parameters(gen3, 3.63, "robust", 4)
@@ -195,9 +195,9 @@ def test_report_states_the_identifiability_floor(robot, conservative):
     without a box, and a stated reason when the floor cannot be taken (truth outside the prior)."""
     from dataclasses import replace
 
-    from sysid_ros.demo.report import evaluate, floor_summary
-    from sysid_ros.identification import load_identification_config
-    from sysid_ros.identification.floor import identifiability_floor
+    from sysid_ros._src.demo.report import evaluate, floor_summary
+    from sysid_ros._src.identification import load_identification_config
+    from sysid_ros._src.identification.floor import identifiability_floor
 
     sec = robot.config["controller"]
     ev = evaluate(conservative.run, robot, (), conservative.task_window, sec["Kr"], sec["V_max"])
@@ -219,10 +219,10 @@ def test_an_episode_from_a_class_simulates_the_payload_drawn_in_it(tmp_path):
     """From the Z1's dumbbell_1kg class the episode carries a payload drawn off the class's
     centre (a body other than the dumbbell of its mass): the simulator's truth is that
     payload's, the identified box holds it and stays inside the class, and the run succeeds."""
-    from sysid_ros.demo.class_payload import class_prior
-    from sysid_ros.demo.priors import robot_with_prior
-    from sysid_ros.planning.obstacles import obstacles_from_config
-    from sysid_ros.simulation.offcentre import draw_in_class
+    from sysid_ros._src.demo.class_payload import class_prior
+    from sysid_ros._src.demo.priors import robot_with_prior
+    from sysid_ros._src.planning.obstacles import obstacles_from_config
+    from sysid_ros._src.simulation.offcentre import draw_in_class
 
     z1 = load_robot(robot_with_prior(load_robot("z1"), "dumbbell_1kg", tmp_path))
     klass = class_prior(z1)

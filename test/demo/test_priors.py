@@ -6,14 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sysid_ros.control.prior import prior_box
-from sysid_ros.demo.cli import EXIT_BAD_INPUT, EXIT_REFUSED, main
-from sysid_ros.demo.errors import DemoConfigError
-from sysid_ros.demo.priors import demo_prior, robot_with_prior, start_refusal
-from sysid_ros.errors import SysidError
-from sysid_ros.identification import load_identification_config
-from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation.payload import dumbbell_for, true_theta_e
+from sysid_ros._src.control.prior import prior_box
+from sysid_ros._src.demo.demo_cli import EXIT_BAD_INPUT, EXIT_REFUSED, main
+from sysid_ros._src.demo.errors import DemoConfigError
+from sysid_ros._src.demo.priors import demo_prior, robot_with_prior, start_refusal
+from sysid_ros._src.errors import SysidError
+from sysid_ros._src.identification import load_identification_config
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.simulation.payload import dumbbell_for, true_theta_e
 
 
 @pytest.fixture(scope="module")

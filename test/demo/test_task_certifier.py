@@ -1,4 +1,4 @@
-"""The demo's TaskCertifier (sysid_ros.demo.task): the planner's sound check of the motions the
+"""The demo's TaskCertifier (sysid_ros._src.demo.task): the planner's sound check of the motions the
 demo sends itself."""
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ def test_the_return_is_certified_like_the_task():
     of ``planner.obstacles`` (elbow opened 0.8 rad from the start pose) is refused, by name."""
     import numpy as np
 
-    from sysid_ros.demo.task import TaskCertifier
-    from sysid_ros.model.box import theta_e_box
-    from sysid_ros.model.robots import load_robot
+    from sysid_ros._src.demo.task import TaskCertifier
+    from sysid_ros._src.model.box import theta_e_box
+    from sysid_ros._src.model.robots import load_robot
 
     robot = load_robot("gen3")
     demo = robot.config["demo"]
@@ -40,10 +40,10 @@ def test_a_refused_direct_return_goes_back_through_the_plans_start_poses():
     refusal stands."""
     import numpy as np
 
-    from sysid_ros.demo.task import RETURN_MIN_SEGMENT, TaskCertifier
-    from sysid_ros.model.box import theta_e_box
-    from sysid_ros.model.robots import load_robot
-    from sysid_ros.simulation.payload import dumbbell_for, true_theta_e
+    from sysid_ros._src.demo.task import RETURN_MIN_SEGMENT, TaskCertifier
+    from sysid_ros._src.model.box import theta_e_box
+    from sysid_ros._src.model.robots import load_robot
+    from sysid_ros._src.simulation.payload import dumbbell_for, true_theta_e
 
     robot = load_robot("gen3")
     demo = robot.config["demo"]
@@ -79,10 +79,10 @@ def test_a_task_refused_at_its_duration_is_certified_slower_or_not_at_all():
     with the slowest attempt's reasons."""
     import numpy as np
 
-    from sysid_ros.demo.task import TASK_SLOWDOWNS, TaskCertifier
-    from sysid_ros.model.box import theta_e_box
-    from sysid_ros.model.robots import load_robot
-    from sysid_ros.simulation.payload import dumbbell_for, true_theta_e
+    from sysid_ros._src.demo.task import TASK_SLOWDOWNS, TaskCertifier
+    from sysid_ros._src.model.box import theta_e_box
+    from sysid_ros._src.model.robots import load_robot
+    from sysid_ros._src.simulation.payload import dumbbell_for, true_theta_e
 
     robot = load_robot("gen3")
     demo = robot.config["demo"]
@@ -109,8 +109,8 @@ def test_retraced_poses_walk_the_executed_motion_back():
     1.5 s back to its start — each equal to the plan's own desired position at that time."""
     import numpy as np
 
-    from sysid_ros.demo.task import retrace_poses
-    from sysid_ros.planning.trajectory import QuinticTrajectory
+    from sysid_ros._src.demo.task import retrace_poses
+    from sysid_ros._src.planning.trajectory import QuinticTrajectory
 
     q0 = np.array([0.0, 0.3, 3.14, -2.4, 0.0, -0.1, 1.57])
     first = QuinticTrajectory(q0, np.zeros(7), np.zeros(7), 3.0)

@@ -10,11 +10,11 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from sysid_ros.control.prior import prior_box
-from sysid_ros.demo.priors import robot_with_prior
-from sysid_ros.demo.velocity_premise import (causal_velocity_floor, controller_velocity_refusal,
+from sysid_ros._src.control.prior import prior_box
+from sysid_ros._src.demo.priors import robot_with_prior
+from sysid_ros._src.demo.velocity_premise import (causal_velocity_floor, controller_velocity_refusal,
                                              level_half_widths)
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.model.robots import load_robot
 
 
 @pytest.fixture(scope="module")

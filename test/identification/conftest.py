@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.model.robots import load_robot
 
 
 @pytest.fixture(scope="session")
@@ -19,7 +19,7 @@ def z1():
 def payload_rows(robot, cfg, t, q, dq, tau, unknowns: bool = False):
     """Constraint rows of a whole recording; with ``unknowns`` False the friction and θ_r enter
     each row's radius, so the rows have the 10 θ_e columns only (A·θ_e vs c)."""
-    from sysid_ros.identification import MomentumWindows, PayloadProblem
+    from sysid_ros._src.identification import MomentumWindows, PayloadProblem
 
     cfg = cfg.with_overrides(friction_unknowns=unknowns, theta_r_unknowns=unknowns)
     return PayloadProblem(robot, cfg).rows(MomentumWindows(robot, cfg).extend(t, q, dq, tau))

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sysid_ros.identification.alignment import StreamAlignment
-from sysid_ros.identification.config import load_identification_config
-from sysid_ros.identification.windows import MomentumWindows
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.identification.alignment import StreamAlignment
+from sysid_ros._src.identification.config import load_identification_config
+from sysid_ros._src.identification.windows import MomentumWindows
+from sysid_ros._src.model.robots import load_robot
 
 NJ = 3
 

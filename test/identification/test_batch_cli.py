@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 from batch.summaries import summaries_without_timing
-from sysid_ros.identification.cli import main
-from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation.sample_bags import SAMPLE_TORQUE_NOISE, payload_bags
+from sysid_ros._src.identification.identify_cli import main
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.simulation.sample_bags import SAMPLE_TORQUE_NOISE, payload_bags
 
 NOISE = ["--torque-noise-abs", str(SAMPLE_TORQUE_NOISE), "--no-progress"]
 
@@ -172,7 +172,7 @@ def _stderr(argv: list[str], terminal: bool) -> str:
 @pytest.mark.slow
 def test_progress_bar_on_a_terminal_only(recordings, tmp_path):
     folder, _ = recordings
-    argv = [sys.executable, "-m", "sysid_ros.identification.cli", "--bag", str(folder / "rec0*"),
+    argv = [sys.executable, "-m", "sysid_ros._src.identification.identify_cli", "--bag", str(folder / "rec0*"),
             "--out-dir", "", "--torque-noise-abs", str(SAMPLE_TORQUE_NOISE)]
 
     def run(name: str, terminal: bool, *extra: str) -> str:
@@ -195,7 +195,7 @@ def test_one_recording_and_local_batches_never_import_ray(recordings, tmp_path):
     folder, _ = recordings
     code = (
         "import sys\n"
-        "from sysid_ros.identification.cli import main\n"
+        "from sysid_ros._src.identification.identify_cli import main\n"
         f"a = main(['--bag', {str(folder / 'rec00')!r}, '--out', {str(tmp_path / 'r.json')!r},"
         f" '--torque-noise-abs', '0.3', '--no-progress'])\n"
         f"b = main(['--bag', {str(folder / 'rec0*')!r}, '--out-dir', {str(tmp_path / 'o')!r},"
@@ -210,9 +210,9 @@ def test_the_batch_driver_loads_no_identification():
     """A batch's own process only parses and hands out items (on Ray, its workers load the
     identification): the command and its batch module load no solver, model or bag reader."""
     code = ("import sys\n"
-            "import sysid_ros.identification.cli, sysid_ros.identification.batch\n"
+            "import sysid_ros._src.identification.identify_cli, sysid_ros._src.identification.batch\n"
             "print(sorted(m for m in ('numpy', 'scipy', 'pinocchio', 'cyipopt', 'rosbags',\n"
-            "                         'sysid_ros.identification.single', 'sysid_ros.model')\n"
+            "                         'sysid_ros._src.identification.single', 'sysid_ros._src.model')\n"
             "             if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()

@@ -16,18 +16,18 @@ import json
 import numpy as np
 import pytest
 
-from sysid_ros.calibration import CalibrationOptions, calibrate
-from sysid_ros.calibration.document import calibration_document
-from sysid_ros.calibration.errors import CalibrationInputError
-from sysid_ros.calibration.cli import main as calibrate_main
-from sysid_ros.calibration.synthetic import draw_case
-from sysid_ros.identification import MomentumWindows, identify, load_identification_config
-from sysid_ros.identification.cli import main as identify_main
-from sysid_ros.identification import OnlineIdentifier
-from sysid_ros.identification.runtime import IdentifierRuntime
+from sysid_ros._src.calibration import CalibrationOptions, calibrate
+from sysid_ros._src.calibration.document import calibration_document
+from sysid_ros._src.calibration.errors import CalibrationInputError
+from sysid_ros._src.calibration.calibrate_cli import main as calibrate_main
+from sysid_ros._src.calibration.synthetic import draw_case
+from sysid_ros._src.identification import MomentumWindows, identify, load_identification_config
+from sysid_ros._src.identification.identify_cli import main as identify_main
+from sysid_ros._src.identification import OnlineIdentifier
+from sysid_ros._src.identification.identifier_runtime import IdentifierRuntime
 from sysid_ros import apply_calibration
-from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation import write_joint_states_bag
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.simulation import write_joint_states_bag
 
 DENSE_HZ, EVERY = 2000.0, 4            # published at 2 kHz, kept every 4th: 500 Hz
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sysid_ros.identification import IdentificationConfigError, load_identification_config, \
+from sysid_ros._src.identification import IdentificationConfigError, load_identification_config, \
     payload_prior_box
-from sysid_ros.identification.config import load_prior
-from sysid_ros.simulation.synthetic import random_payload_theta
-from sysid_ros.model.box import ParameterBox
-from sysid_ros.model.parameters import PARAM_NAMES
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.identification.config import load_prior
+from sysid_ros._src.simulation.synthetic import random_payload_theta
+from sysid_ros._src.model.box import ParameterBox
+from sysid_ros._src.model.parameters import PARAM_NAMES
+from sysid_ros._src.model.robots import load_robot
 
 REGIONS = {  # as documented next to each prior in config/<robot>.yaml
     "gen3": (4.0, (-0.08, -0.08, -0.30), (0.08, 0.08, -0.06), 0.12),
@@ -82,7 +82,7 @@ def test_timing_and_velocity_bounds_load_override_and_refuse_bad_values(gen3):
     overrides): defaults, one value or one per joint, and clear errors on bad values."""
     import numpy as np
 
-    from sysid_ros.identification.errors import IdentificationConfigError
+    from sysid_ros._src.identification.errors import IdentificationConfigError
 
     cfg = load_identification_config(gen3)
     assert cfg.torque_delay_samples == 0.5 and np.all(cfg.velocity_noise_abs == 0.0)

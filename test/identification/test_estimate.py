@@ -4,11 +4,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sysid_ros.identification import load_identification_config
+from sysid_ros._src.identification import load_identification_config
 from .conftest import payload_rows
-from sysid_ros.identification.estimate import estimate_theta, least_squares_reference
-from sysid_ros.simulation.synthetic import random_payload_theta, simulate
-from sysid_ros.model.parameters import is_physically_consistent
+from sysid_ros._src.identification.estimate import estimate_theta, least_squares_reference
+from sysid_ros._src.simulation.synthetic import random_payload_theta, simulate
+from sysid_ros._src.model.parameters import is_physically_consistent
 
 
 def test_ipopt_matches_scipy_least_squares(gen3):
@@ -37,7 +37,7 @@ def test_ipopt_callbacks_match_the_row_form_and_finite_differences():
     the row form of ls_objective and SciPy's finite differences of its gradient."""
     from scipy.optimize import approx_fprime
 
-    from sysid_ros.identification.estimate import _GramProblem, _weighted, ls_objective
+    from sysid_ros._src.identification.estimate import _GramProblem, _weighted, ls_objective
 
     rng = np.random.default_rng(3)
     Y, U, r = rng.normal(size=(60, 10)), rng.normal(size=60), np.full(60, 0.1)
@@ -63,8 +63,8 @@ def test_estimate_held_to_the_prior_matches_a_convex_reference(gen3):
     solved by cvxpy + Clarabel; bounds that hold the free optimum change nothing."""
     import cvxpy as cp
 
-    from sysid_ros.identification.estimate import _weighted, ls_objective
-    from sysid_ros.model.parameters import pseudo_inertia
+    from sysid_ros._src.identification.estimate import _weighted, ls_objective
+    from sysid_ros._src.model.parameters import pseudo_inertia
 
     rng = np.random.default_rng(11)
     theta = gen3.theta_e() + random_payload_theta(rng)

@@ -16,13 +16,13 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from sysid_ros.identification import MomentumWindows, OnlineIdentifier, PayloadProblem, \
+from sysid_ros._src.identification import MomentumWindows, OnlineIdentifier, PayloadProblem, \
     identify, load_identification_config
-from sysid_ros.identification.base_motion import arm_regressors, base_motion, imu_mount
-from sysid_ros.simulation.synthetic import FloatingRun, simulate_standing, write_bag, \
+from sysid_ros._src.identification.base_motion import arm_regressors, base_motion, imu_mount
+from sysid_ros._src.simulation.synthetic import FloatingRun, simulate_standing, write_bag, \
     z1_payload
-from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation import dumbbell_for
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.simulation import dumbbell_for
 
 NOISE = 0.1
 
@@ -237,7 +237,7 @@ def test_imu_bias_above_the_bound_is_detected(b1, cfg, standing):
 def test_payload_swap_is_inconsistent(tmp_path, b1, cfg):
     """A 0.5 kg dumbbell swapped for a 2 kg one mid-recording: inconsistent (library), exit 3
     (sysid-identify on the bag)."""
-    from sysid_ros.identification.cli import main
+    from sysid_ros._src.identification.identify_cli import main
 
     run = simulate_standing(b1, np.random.default_rng(3), dumbbell_for(b1, 0.5), duration=1.6,
                             noise_tau=NOISE, swap=(0.8, dumbbell_for(b1, 2.0)))
@@ -254,7 +254,7 @@ def test_payload_swap_is_inconsistent(tmp_path, b1, cfg):
 def test_missing_imu_means_no_window_there(b1, cfg, standing):
     """An IMU gap longer than max_gap: no window spans it (fewer windows), never a wrong row;
     no IMU at all is refused."""
-    from sysid_ros.identification import SampleError
+    from sysid_ros._src.identification import SampleError
 
     run = standing[1]
     imu = corrupted_imu(run, cfg.imu, np.random.default_rng(7))
@@ -328,7 +328,7 @@ def test_cli_b1_bag(tmp_path, b1, cfg, standing, capsys):
     with a box containing the truth; without the IMU topic: exit 2 naming the topic."""
     import json
 
-    from sysid_ros.identification.cli import main
+    from sysid_ros._src.identification.identify_cli import main
 
     run = standing[1]
     imu = corrupted_imu(run, cfg.imu, np.random.default_rng(11))
@@ -355,7 +355,7 @@ def test_imu_bounds_are_required_and_checked(b1, tmp_path):
 
     import yaml
 
-    from sysid_ros.identification import IdentificationConfigError
+    from sysid_ros._src.identification import IdentificationConfigError
 
     for edit, key in ((lambda sec: sec.pop("imu"), "identification.imu"),
                       (lambda sec: sec["imu"].update(accel_bias_abs=-0.1),
@@ -372,7 +372,7 @@ def test_imu_bounds_are_required_and_checked(b1, tmp_path):
 
 
 def test_sensitivity_method_is_refused_for_a_floating_base(b1, cfg, standing):
-    from sysid_ros.identification import IdentificationConfigError
+    from sysid_ros._src.identification import IdentificationConfigError
 
     r = standing[0].run
     with pytest.raises(IdentificationConfigError, match="sensitivity"):

@@ -1,7 +1,7 @@
 """The standing B1 + Z1 on hardware-like data: a drawn robot (friction, offsets, links), 500 Hz
 with drops and stamp jitter, quantised encoders, current-based torques (5 % of |τ| + 0.15 N·m per
 sample), and a trunk IMU with a BMI088-class datasheet bias and noise
-(sysid_ros.simulation.standing_hardware), identified with the data's own stated bounds
+(sysid_ros._src.simulation.standing_hardware), identified with the data's own stated bounds
 (identifier_assumptions: the IMU's datasheet bounds in the rows).
 
 Independent references: the MuJoCo simulator's truth (θ_e of the payload drawn off the class
@@ -15,16 +15,16 @@ import dataclasses
 import numpy as np
 import pytest
 
-from sysid_ros.identification import MomentumWindows, PayloadProblem, identify, \
+from sysid_ros._src.identification import MomentumWindows, PayloadProblem, identify, \
     load_identification_config
-from sysid_ros.identification.base_motion import base_motion, imu_mount
-from sysid_ros.identification.errors import IdentificationConfigError
-from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation import HardwareProfile, SimConfigError, dumbbell_for
-from sysid_ros.simulation.assumptions import identifier_assumptions
-from sysid_ros.simulation.offcentre import draw_in_class, place_in_box
-from sysid_ros.simulation.imu import ImuProfile
-from sysid_ros.simulation.standing_hardware import ImuStream, record_standing_hardware_like
+from sysid_ros._src.identification.base_motion import base_motion, imu_mount
+from sysid_ros._src.identification.errors import IdentificationConfigError
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.simulation import HardwareProfile, SimConfigError, dumbbell_for
+from sysid_ros._src.simulation.assumptions import identifier_assumptions
+from sysid_ros._src.simulation.offcentre import draw_in_class, place_in_box
+from sysid_ros._src.simulation.imu import ImuProfile
+from sysid_ros._src.simulation.standing_hardware import ImuStream, record_standing_hardware_like
 
 SECONDS = 3.0
 

@@ -19,14 +19,14 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from sysid_ros.identification import identify, load_identification_config
-from sysid_ros.identification.errors import IdentificationConfigError
-from sysid_ros.identification.floor import identifiability_floor
-from sysid_ros.simulation.synthetic import random_payload_theta, simulate
-from sysid_ros.model.box import theta_e_box
-from sysid_ros.model.friction_terms import FrictionTerms
-from sysid_ros.model.parameters import is_physically_consistent
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.identification import identify, load_identification_config
+from sysid_ros._src.identification.errors import IdentificationConfigError
+from sysid_ros._src.identification.floor import identifiability_floor
+from sysid_ros._src.simulation.synthetic import random_payload_theta, simulate
+from sysid_ros._src.model.box import theta_e_box
+from sysid_ros._src.model.friction_terms import FrictionTerms
+from sysid_ros._src.model.parameters import is_physically_consistent
+from sysid_ros._src.model.robots import load_robot
 
 
 def _robot_of(robot, x):
@@ -234,7 +234,7 @@ def test_the_standing_b1_moving_joint_2_alone_cannot_narrow_its_demo_class():
     box = b1.config["demo"]["prior_box"]
     klass = theta_e_box(np.asarray(box["lower"], float), np.asarray(box["upper"], float))
     cfg = load_identification_config(b1).with_overrides(prior=klass)
-    from sysid_ros.control.legs import standing_configuration
+    from sysid_ros._src.control.legs import standing_configuration
 
     pose = standing_configuration(b1)[b1.q_index]
     arm = [b1.joint_names.index(n) for n in b1.config["arm_joints"]]

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sysid_ros.identification import MomentumWindows, identify, load_identification_config
-from sysid_ros.simulation.synthetic import random_payload_theta, simulate
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.identification import MomentumWindows, identify, load_identification_config
+from sysid_ros._src.simulation.synthetic import random_payload_theta, simulate
+from sysid_ros._src.model.robots import load_robot
 
 
 @pytest.fixture(scope="module")

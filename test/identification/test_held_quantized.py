@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from sysid_ros.identification import identify, load_identification_config
-from sysid_ros.simulation import SimConfig, Simulator, SimulatorSpec
-from sysid_ros.simulation.payload import dumbbell_for
+from sysid_ros._src.identification import identify, load_identification_config
+from sysid_ros._src.simulation import SimConfig, Simulator, SimulatorSpec
+from sysid_ros._src.simulation.payload import dumbbell_for
 
 
 def _record(robot, quantize: bool, seconds: float = 1.5):
@@ -94,9 +94,9 @@ def test_velocity_noise_on_a_floating_base_widens_the_rows():
     """The arm joints' velocity error on the B1 + Z1 enters the base motion's radius rows
     (their coverage of perturbations: test_floating_base.py): the same samples give larger
     IMU-and-velocity radii with it than without."""
-    from sysid_ros.identification import MomentumWindows
-    from sysid_ros.identification.base_motion import BaseMotion
-    from sysid_ros.model.robots import load_robot
+    from sysid_ros._src.identification import MomentumWindows
+    from sysid_ros._src.identification.base_motion import BaseMotion
+    from sysid_ros._src.model.robots import load_robot
 
     b1 = load_robot("b1_z1")
     rng = np.random.default_rng(0)

@@ -1,7 +1,7 @@
 """The box LPs kept between updates against the one-shot LP box over the same rows.
 
 Reference: :func:`polytope_box`, a fresh HiGHS model per call (itself checked against SciPy's
-linprog in test_bounds.py). Rows: simulated Gen3 recordings (Pinocchio ABA + RK4) with the
+linprog in test_feasible_set.py). Rows: simulated Gen3 recordings (Pinocchio ABA + RK4) with the
 friction and θ_r unknowns as LP columns.
 """
 from __future__ import annotations
@@ -9,10 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sysid_ros.identification import PayloadProblem, load_identification_config, polytope_box
-from sysid_ros.identification.incremental import IncrementalBox
-from sysid_ros.identification.problem import PayloadRows
-from sysid_ros.simulation.synthetic import random_payload_theta, simulate
+from sysid_ros._src.identification import PayloadProblem, load_identification_config, polytope_box
+from sysid_ros._src.identification.incremental import IncrementalBox
+from sysid_ros._src.identification.problem import PayloadRows
+from sysid_ros._src.simulation.synthetic import random_payload_theta, simulate
 from .conftest import payload_rows
 
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sysid_ros.identification import identify, load_identification_config
-from sysid_ros.simulation.synthetic import random_payload, simulate_mujoco
+from sysid_ros._src.identification import identify, load_identification_config
+from sysid_ros._src.simulation.synthetic import random_payload, simulate_mujoco
 from .conftest import payload_rows
-from sysid_ros.simulation import DUMBBELLS_KG, dumbbell_for
+from sysid_ros._src.simulation import DUMBBELLS_KG, dumbbell_for
 
 N_TRIALS = 10
 NOISE = 0.1

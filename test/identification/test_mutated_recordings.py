@@ -21,12 +21,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sysid_ros.bagio import BagWriter, default_typestore
-from sysid_ros.identification import OnlineIdentifier, identify, load_identification_config
-from sysid_ros.identification.cli import main as identify_main
-from sysid_ros.identification.runtime import IdentifierRuntime
-from sysid_ros.simulation.synthetic import random_payload_theta, simulate
-from sysid_ros.sample_screen import FAR_FUTURE_S, PERSISTENT
+from sysid_ros._src.bagio import BagWriter, default_typestore
+from sysid_ros._src.identification import OnlineIdentifier, identify, load_identification_config
+from sysid_ros._src.identification.identify_cli import main as identify_main
+from sysid_ros._src.identification.identifier_runtime import IdentifierRuntime
+from sysid_ros._src.simulation.synthetic import random_payload_theta, simulate
+from sysid_ros._src.sample_screen import FAR_FUTURE_S, PERSISTENT
 
 TS = default_typestore()
 JS, HEADER, TIME = (TS.types[k] for k in ("sensor_msgs/msg/JointState", "std_msgs/msg/Header",

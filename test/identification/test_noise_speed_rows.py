@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sysid_ros.identification import IdentificationConfigError, load_identification_config
-from sysid_ros.simulation.synthetic import simulate
+from sysid_ros._src.identification import IdentificationConfigError, load_identification_config
+from sysid_ros._src.simulation.synthetic import simulate
 
 from .conftest import payload_rows
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sysid_ros.identification import OnlineIdentifier, identify, load_identification_config
-from sysid_ros.simulation.synthetic import random_payload_theta, simulate
+from sysid_ros._src.identification import OnlineIdentifier, identify, load_identification_config
+from sysid_ros._src.simulation.synthetic import random_payload_theta, simulate
 
 
 def test_online_boxes_shrink_and_contain_truth(gen3):

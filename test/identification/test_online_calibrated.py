@@ -22,13 +22,13 @@ import numpy as np
 import pytest
 
 from sysid_ros import apply_calibration
-from sysid_ros.calibration import CalibrationOptions, calibrate
-from sysid_ros.calibration.document import calibration_document
-from sysid_ros.calibration.synthetic import draw_case
-from sysid_ros.identification import OnlineIdentifier, identify, load_identification_config
-from sysid_ros.identification.config import IdentificationConfig
-from sysid_ros.identification.runtime import IdentifierRuntime
-from sysid_ros.model.robots import Robot, load_robot
+from sysid_ros._src.calibration import CalibrationOptions, calibrate
+from sysid_ros._src.calibration.document import calibration_document
+from sysid_ros._src.calibration.synthetic import draw_case
+from sysid_ros._src.identification import OnlineIdentifier, identify, load_identification_config
+from sysid_ros._src.identification.config import IdentificationConfig
+from sysid_ros._src.identification.identifier_runtime import IdentifierRuntime
+from sysid_ros._src.model.robots import Robot, load_robot
 
 pytestmark = pytest.mark.slow
 

@@ -1,6 +1,6 @@
 """The identifier on hardware-like data (truth known): real rates, drops, offsets, dry friction.
 
-Data from :func:`sysid_ros.simulation.record_hardware_like`: MuJoCo physics with friction and
+Data from :func:`sysid_ros._src.simulation.record_hardware_like`: MuJoCo physics with friction and
 armature up to ±50 % off the catalogue values, MuJoCo's dry friction constraint (not a sign law),
 per-joint torque-sensor offsets, motor-side torques with bounded noise, stamp jitter and 10 %
 dropped samples, positions quantised to the encoder. Velocities are exact here: the identifier
@@ -24,13 +24,13 @@ import dataclasses
 import numpy as np
 import pytest
 
-from sysid_ros.identification import identify, load_identification_config
-from sysid_ros.identification.errors import IdentificationConfigError
-from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation import HardwareProfile, dumbbell_for, random_hardware_truth, \
+from sysid_ros._src.identification import identify, load_identification_config
+from sysid_ros._src.identification.errors import IdentificationConfigError
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.simulation import HardwareProfile, dumbbell_for, random_hardware_truth, \
     record_hardware_like
-from sysid_ros.simulation.assumptions import identifier_assumptions, sampling_margin
-from sysid_ros.simulation.errors import SimConfigError
+from sysid_ros._src.simulation.assumptions import identifier_assumptions, sampling_margin
+from sysid_ros._src.simulation.errors import SimConfigError
 
 DURATION = 6.0
 INTERPOLATION = {100.0: 1.0, 500.0: 0.5, 1000.0: 0.5}   # × the sensor bound, added to it
@@ -169,7 +169,7 @@ def test_box_pinned_to_a_wrong_prior_is_flagged(gen3, tmp_path):
     """A prior whose lower mass face sits above the truth (a heavier tool than fitted): the box
     comes out narrow on that face and excludes the truth — the most dangerous outcome — and
     carries the warning; the right prior gives no warning."""
-    from sysid_ros.simulation.synthetic import simulate_mujoco
+    from sysid_ros._src.simulation.synthetic import simulate_mujoco
 
     rng = np.random.default_rng(11)
     run = simulate_mujoco(gen3, rng, dumbbell_for(gen3, 3.63), duration=1.2, noise_tau=0.1)

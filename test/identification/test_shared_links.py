@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from sysid_ros.identification import identify, load_identification_config
-from sysid_ros.simulation.synthetic import random_payload_theta, simulate
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.identification import identify, load_identification_config
+from sysid_ros._src.simulation.synthetic import random_payload_theta, simulate
+from sysid_ros._src.model.robots import load_robot
 
 
 def _cfg(robot, shared: bool):

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sysid_ros.identification import OnlineIdentifier, identify, load_identification_config
-from sysid_ros.simulation.synthetic import random_payload_theta, simulate
+from sysid_ros._src.identification import OnlineIdentifier, identify, load_identification_config
+from sysid_ros._src.simulation.synthetic import random_payload_theta, simulate
 
 N_TRIALS = 30
 

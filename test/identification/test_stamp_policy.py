@@ -1,4 +1,4 @@
-"""The bad-sample policy (sysid_ros.sample_screen) as the online identifier applies it:
+"""The bad-sample policy (sysid_ros._src.sample_screen) as the online identifier applies it:
 isolated zero/duplicate/backward/far-future stamps are dropped and counted without touching the
 windows in progress; only a persistent jump back (a replay restarting) restarts the windows, and
 a persistent jump forward moves the time base."""
@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sysid_ros.identification import IdentificationConfigError, OnlineIdentifier, \
+from sysid_ros._src.identification import IdentificationConfigError, OnlineIdentifier, \
     load_identification_config
-from sysid_ros.sample_screen import ACCEPT, JOINT_SET_CHANGED, RESTART, SKIP, SampleScreen
-from sysid_ros.simulation.synthetic import random_payload_theta, simulate
+from sysid_ros._src.sample_screen import ACCEPT, JOINT_SET_CHANGED, RESTART, SKIP, SampleScreen
+from sysid_ros._src.simulation.synthetic import random_payload_theta, simulate
 
 
 S = 10**9

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from sysid_ros.identification import load_identification_config
-from sysid_ros.identification.problem import PayloadProblem
-from sysid_ros.identification.windows import MomentumWindows
-from sysid_ros.simulation.synthetic import simulate
+from sysid_ros._src.identification import load_identification_config
+from sysid_ros._src.identification.problem import PayloadProblem
+from sysid_ros._src.identification.windows import MomentumWindows
+from sysid_ros._src.simulation.synthetic import simulate
 
 GAIN_REL = 0.1
 

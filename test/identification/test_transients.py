@@ -14,18 +14,18 @@ import json
 import numpy as np
 import pytest
 
-from sysid_ros.calibration import CalibrationOptions, calibrate
-from sysid_ros.calibration.document import calibration_document, summary_json, \
+from sysid_ros._src.calibration import CalibrationOptions, calibrate
+from sysid_ros._src.calibration.document import calibration_document, summary_json, \
     write_calibration
-from sysid_ros.calibration.report import write_report
-from sysid_ros.calibration.synthetic import as_recording, draw_case
-from sysid_ros.identification import OnlineIdentifier, identify, load_identification_config
-from sysid_ros.identification.cli import main as identify_main
-from sysid_ros.identification.runtime import IdentifierRuntime
-from sysid_ros.identification.transients import TransientStream, find_transients
+from sysid_ros._src.calibration.report import write_report
+from sysid_ros._src.calibration.synthetic import as_recording, draw_case
+from sysid_ros._src.identification import OnlineIdentifier, identify, load_identification_config
+from sysid_ros._src.identification.identify_cli import main as identify_main
+from sysid_ros._src.identification.identifier_runtime import IdentifierRuntime
+from sysid_ros._src.identification.transients import TransientStream, find_transients
 from sysid_ros import apply_calibration
-from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation import write_joint_states_bag
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.simulation import write_joint_states_bag
 
 SPIKE_NM, SPIKE_AT, SPIKE_JOINT = 40.0, 3.0, 3
 

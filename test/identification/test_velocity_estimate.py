@@ -10,13 +10,13 @@ import dataclasses
 import numpy as np
 import pytest
 
-from sysid_ros.identification import IdentificationConfigError, OnlineIdentifier, identify, \
+from sysid_ros._src.identification import IdentificationConfigError, OnlineIdentifier, identify, \
     load_identification_config
-from sysid_ros.identification.velocity_estimate import VelocityEstimate, slope_source
-from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation import HardwareProfile, dumbbell_for, record_hardware_like
-from sysid_ros.simulation.assumptions import differenced_velocity, identifier_assumptions
-from sysid_ros.simulation.errors import SimConfigError
+from sysid_ros._src.identification.velocity_estimate import VelocityEstimate, slope_source
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.simulation import HardwareProfile, dumbbell_for, record_hardware_like
+from sysid_ros._src.simulation.assumptions import differenced_velocity, identifier_assumptions
+from sysid_ros._src.simulation.errors import SimConfigError
 
 
 @pytest.fixture(scope="module")
@@ -144,11 +144,11 @@ def test_calibrated_on_the_estimate_the_payload_box_holds_the_truth(z1):
     """The product path on a drawn hardware-like Z1: calibrated without payload on the
     identifier's own estimate (``--state-estimate slope``), then 1 kg dumbbell data identified
     with the estimate and the payload's share of its bound (scope payload): ``ok``, truth in."""
-    from sysid_ros.calibration import CalibrationOptions, Recording, calibrate
-    from sysid_ros.calibration.document import calibration_document
-    from sysid_ros.calibration.state import slope_derivative
+    from sysid_ros._src.calibration import CalibrationOptions, Recording, calibrate
+    from sysid_ros._src.calibration.document import calibration_document
+    from sysid_ros._src.calibration.state import slope_derivative
     from sysid_ros import apply_calibration
-    from sysid_ros.simulation import sim_truth
+    from sysid_ros._src.simulation import sim_truth
 
     prof = HardwareProfile.from_robot(z1)
     payload = dumbbell_for(z1, 1.0)

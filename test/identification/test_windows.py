@@ -5,14 +5,14 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from sysid_ros.identification import MomentumRows, MomentumWindows, PayloadProblem, SampleError, \
+from sysid_ros._src.identification import MomentumRows, MomentumWindows, PayloadProblem, SampleError, \
     load_identification_config
 
-from sysid_ros.model.box import theta_e_box
-from sysid_ros.simulation import dumbbell_for, random_hardware_truth
+from sysid_ros._src.model.box import theta_e_box
+from sysid_ros._src.simulation import dumbbell_for, random_hardware_truth
 
 from .conftest import payload_rows
-from sysid_ros.simulation.synthetic import random_payload_theta, simulate
+from sysid_ros._src.simulation.synthetic import random_payload_theta, simulate
 
 
 @pytest.mark.parametrize("robot_name", ["gen3", "z1"])
@@ -107,8 +107,8 @@ def test_bad_samples_are_rejected_without_changing_state(gen3):
 
 def test_floating_base_needs_the_imu():
     """B1 + Z1: rows of the arm joints only, and never without the trunk's base motion."""
-    from sysid_ros.identification import SampleError
-    from sysid_ros.model.robots import load_robot
+    from sysid_ros._src.identification import SampleError
+    from sysid_ros._src.model.robots import load_robot
     robot = load_robot("b1_z1")
     win = MomentumWindows(robot, load_identification_config(robot, friction="config"),
                           rate_hz=500.0)

@@ -13,8 +13,8 @@ import pinocchio as pin
 import pytest
 import yaml
 
-from sysid_ros.launcher import LaunchError, load_launch
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.launcher import LaunchError, load_launch
+from sysid_ros._src.model.robots import load_robot
 
 ROOT = Path(__file__).resolve().parents[2]
 XACRO = ROOT / "urdf" / "kinova_gen3.ros2_control.urdf.xacro"
@@ -104,7 +104,7 @@ def test_controllers_yaml(gen3):
     # ForwardCommandController reads Float64MultiArray in this joint order on ~/commands
     assert tuple(ec["joints"]) == gen3.joint_names and ec["interface_name"] == "effort"
     rc = yaml.safe_load((ROOT / "config" / "robust_controller.yaml").read_text())
-    from sysid_ros.control.settings import ControllerSettings  # the parameter's default
+    from sysid_ros._src.control.settings import ControllerSettings  # the parameter's default
     assert next(iter(rc.values()))["ros__parameters"].get(
         "command_topic", ControllerSettings().command_topic) == COMMAND_TOPIC
     assert COMMAND_TOPIC == "/effort_controller/commands"
@@ -137,7 +137,7 @@ def test_gazebo_launch_file(gen3):
     assert set(spawned) == {"joint_state_broadcaster", "effort_controller"} <= set(controllers)
     assert _params(nodes["robust_controller"])["command_topic"] == COMMAND_TOPIC
     assert _params(nodes["identifier"])["friction"] == "none"
-    scripts = set(re.findall(r'"(\w+) = sysid_ros\.nodes', (ROOT / "setup.py").read_text()))
+    scripts = set(re.findall(r'"(\w+) = sysid_ros\._src\.nodes', (ROOT / "setup.py").read_text()))
     for name, node in nodes.items():
         if node["pkg"] == "sysid_ros":
             assert node["exec"] in scripts

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import yaml
 
-from sysid_ros.bagio import BagWriter, default_typestore, list_topics
-from sysid_ros.launcher import Graph, launch_graph
+from sysid_ros._src.bagio import BagWriter, default_typestore, list_topics
+from sysid_ros._src.launcher import Graph, launch_graph
 
 pytestmark = pytest.mark.ros
 HERE = Path(__file__).parent
@@ -134,7 +134,7 @@ def test_cli_forwards_sigint_and_escalates(tmp_path):
         "cmd": shlex.join([sys.executable, "-c", code]), "name": "stubborn"}}]}))
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sysid_ros.launcher.cli", str(f), "--sigint-timeout", "0.5",
+        [sys.executable, "-m", "sysid_ros._src.launcher.launch_cli", str(f), "--sigint-timeout", "0.5",
          "--sigterm-timeout", "0.5"], env=env, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     child = None
@@ -160,7 +160,7 @@ def test_runner_starts_sim_and_identifier_for_real():
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 
-    from sysid_ros.nodes.qos import qos_for_topic
+    from sysid_ros._src.nodes.qos import qos_for_topic
 
     got: dict[str, list] = {"js": [], "bounds": []}
     rclpy.init()

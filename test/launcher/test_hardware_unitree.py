@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from sysid_ros.launcher import load_launch
-from sysid_ros.model.robots import load_robot
-from sysid_ros.paths import package_share
+from sysid_ros._src.launcher import load_launch
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.paths import package_share
 
 #: unitree_legged_sdk's motor index: leg FR 0, FL 1, RR 2, RL 3 (×3) + hip 0, thigh 1, calf 2
 _SDK_LEG = {"FR": 0, "FL": 1, "RR": 2, "RL": 3}

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from sysid_ros.launcher import LaunchError, load_launch
-from sysid_ros.launcher.cli import main as cli_main
+from sysid_ros._src.launcher import LaunchError, load_launch
+from sysid_ros._src.launcher.launch_cli import main as cli_main
 
 HERE = Path(__file__).parent
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from sysid_ros.launcher.shm import SHM_DIR, main, sweep_stale_fastdds_files
-from sysid_ros.paths import FASTDDS_PROFILE_ENV
+from sysid_ros._src.launcher.shm import SHM_DIR, main, sweep_stale_fastdds_files
+from sysid_ros._src.paths import FASTDDS_PROFILE_ENV
 
 pytestmark = pytest.mark.ros
 

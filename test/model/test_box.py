@@ -1,4 +1,4 @@
-"""ParameterBox (sysid_ros.model.box): construction refuses malformed boxes naming the parameter;
+"""ParameterBox (sysid_ros._src.model.box): construction refuses malformed boxes naming the parameter;
 centre/radius/width, contains, clip and intersect agree with direct numpy on random boxes; the
 dict form round-trips."""
 from __future__ import annotations
@@ -8,10 +8,10 @@ import json
 import numpy as np
 import pytest
 
-from sysid_ros.errors import SysidError
-from sysid_ros.model import BoxError, ParameterBox, theta_e_box
-from sysid_ros.model.box import PARAM_UNITS
-from sysid_ros.model.parameters import PARAM_NAMES
+from sysid_ros._src.errors import SysidError
+from sysid_ros._src.model import BoxError, ParameterBox, theta_e_box
+from sysid_ros._src.model.box import PARAM_UNITS
+from sysid_ros._src.model.parameters import PARAM_NAMES
 
 NAMES = ("joint_1.Fc", "joint_1.Fv", "joint_2.Fc")
 

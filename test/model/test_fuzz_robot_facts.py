@@ -14,8 +14,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sysid_ros.model.errors import ModelError
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.model.errors import ModelError
+from sysid_ros._src.model.robots import load_robot
 
 ROOT = Path(__file__).resolve().parents[2]
 GEN3 = yaml.safe_load((ROOT / "config" / "gen3.yaml").read_text())
@@ -135,7 +135,7 @@ def test_a_calibration_file_cut_short_is_refused_naming_what_is_missing():
 def test_a_calibration_file_cut_anywhere_is_refused(cut):
     """The file as sysid-calibrate writes it (write_calibration), cut at any byte before its
     end (a full disk, an interrupted copy): refused naming the file, never half applied."""
-    from sysid_ros.calibration.document import write_calibration
+    from sysid_ros._src.calibration.document import write_calibration
 
     robot = load_robot("gen3")
     doc = {k: v for k, v in _calibration(robot).items() if k != "complete"}

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from sysid_ros.model.regressors import Regressors
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.model.regressors import Regressors
+from sysid_ros._src.model.robots import load_robot
 
 
 def _torque(t: float) -> np.ndarray:

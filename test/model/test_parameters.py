@@ -5,11 +5,11 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from sysid_ros.model.parameters import (PAPER_NAMES, PARAM_NAMES, from_paper_order,
+from sysid_ros._src.model.parameters import (PAPER_NAMES, PARAM_NAMES, from_paper_order,
                                         is_physically_consistent, log_cholesky,
                                         log_cholesky_inverse, log_cholesky_jacobian,
                                         pseudo_inertia, to_paper_order)
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.model.robots import load_robot
 
 
 def test_paper_order_round_trips_by_name():
@@ -90,7 +90,7 @@ def test_com_inertia_conversion_matches_pinocchio():
     for _ in range(10):
         inertia = pin.Inertia.Random()
         theta = inertia.toDynamicParameters()
-        from sysid_ros.model.parameters import com_inertia_from_theta, theta_from_com_inertia
+        from sysid_ros._src.model.parameters import com_inertia_from_theta, theta_from_com_inertia
         m, c, i_c = com_inertia_from_theta(theta)
         np.testing.assert_allclose(c, inertia.lever, atol=1e-12)
         np.testing.assert_allclose(i_c, inertia.inertia, atol=1e-12)

@@ -5,8 +5,8 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from sysid_ros.model.regressors import Regressors
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.model.regressors import Regressors
+from sysid_ros._src.model.robots import load_robot
 
 ROBOTS = ["gen3", "z1", "b1_z1"]
 N = 8
@@ -144,8 +144,8 @@ def test_bad_shapes_are_rejected():
 
 
 def test_unsupported_joint_types_are_named():
-    from sysid_ros.model.errors import UnsupportedJointError
-    from sysid_ros.model.spatial import BatchKinematics
+    from sysid_ros._src.model.errors import UnsupportedJointError
+    from sysid_ros._src.model.spatial import BatchKinematics
 
     model = pin.Model()
     jid = model.addJoint(0, pin.JointModelPX(), pin.SE3.Identity(), "slider")

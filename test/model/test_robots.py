@@ -11,9 +11,9 @@ import pinocchio as pin
 import pytest
 import yaml
 
-from sysid_ros.model.errors import RobotConfigError, UnknownRobotError
-from sysid_ros.model.robots import REQUIRED_KEYS, TOOL_KEYS, available_robots, load_robot
-from sysid_ros.paths import package_share
+from sysid_ros._src.model.errors import RobotConfigError, UnknownRobotError
+from sysid_ros._src.model.robots import REQUIRED_KEYS, TOOL_KEYS, available_robots, load_robot
+from sysid_ros._src.paths import package_share
 
 SOURCE_ROOT = Path(__file__).resolve().parents[2]
 FACTS_PATH = SOURCE_ROOT / "urdf" / "kinova_gen3_facts.yaml"
@@ -153,7 +153,7 @@ def test_edited_copy_is_honoured(tmp_path):
 def test_z1_gripper_is_locked_into_the_end_effector():
     robot = load_robot("z1")
     assert not robot.model.existJointName("jointGripper")
-    from sysid_ros.paths import example_robot_data_dir
+    from sysid_ros._src.paths import example_robot_data_dir
     full = pin.buildModelFromUrdf(str(example_robot_data_dir() / "z1_description/urdf/z1.urdf"))
     mass = full.inertias[full.getJointId("joint6")].mass + \
         full.inertias[full.getJointId("jointGripper")].mass

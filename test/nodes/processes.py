@@ -30,12 +30,12 @@ def start(module: str, *args: str, env_extra: dict[str, str] | None = None) -> s
 
 def start_node(node: str, *params: str, params_file: str | None = None,
                env_extra: dict[str, str] | None = None) -> subprocess.Popen:
-    """A ``sysid_ros.nodes.<node>`` process with ``config/<node>.yaml`` and ``-p`` overrides."""
+    """A ``sysid_ros._src.nodes.<node>`` process with ``config/<node>.yaml`` and ``-p`` overrides."""
     args = ["--ros-args", "--params-file",
             params_file or str(ROOT / "config" / f"{node}.yaml")]
     for p in params:
         args += ["-p", p]
-    return start(f"sysid_ros.nodes.{node}", *args, env_extra=env_extra)
+    return start(f"sysid_ros._src.nodes.{node}", *args, env_extra=env_extra)
 
 
 def stop(proc: subprocess.Popen, timeout: float = 10.0) -> str:

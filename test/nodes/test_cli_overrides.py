@@ -1,12 +1,12 @@
-"""Command-line options over a parameter table (sysid_ros.nodes.cli_overrides): an option given
+"""Command-line options over a parameter table (sysid_ros._src.nodes.cli_overrides): an option given
 replaces the parameter and is held to the same table entry; every option of the recorder and
 replay command lines is a parameter of the node's table."""
 from __future__ import annotations
 
 import pytest
 
-from sysid_ros.nodes.cli_overrides import overlay
-from sysid_ros.nodes.params import Param, ParameterError
+from sysid_ros._src.nodes.cli_overrides import overlay
+from sysid_ros._src.nodes.params import Param, ParameterError
 
 TABLE = (Param("rate", "double", "time scale", 1.0, (1e-3, 1e3)),
          Param("bag", "string", "bag path"),
@@ -32,7 +32,7 @@ def test_bad_options_are_refused_by_name(cli: dict, match: str) -> None:
         overlay(TABLE, DECLARED, cli)
 
 
-@pytest.mark.parametrize("module", ["sysid_ros.nodes.recorder", "sysid_ros.nodes.replay"])
+@pytest.mark.parametrize("module", ["sysid_ros._src.nodes.recorder", "sysid_ros._src.nodes.replay"])
 def test_every_command_line_option_is_a_table_parameter(module: str) -> None:
     import importlib
 

@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sysid_ros.bagio.reader import open_bag
-from sysid_ros.cdr import joint_state_layout
-from sysid_ros.launcher.graph import Graph
-from sysid_ros.launcher.parse import LaunchDescription
-from sysid_ros.launcher.shm import sweep_stale_fastdds_files
-from sysid_ros.paths import FASTDDS_PROFILE_ENV, fastdds_profile
+from sysid_ros._src.bagio.reader import open_bag
+from sysid_ros._src.cdr import joint_state_layout
+from sysid_ros._src.launcher.graph import Graph
+from sysid_ros._src.launcher.parse import LaunchDescription
+from sysid_ros._src.launcher.shm import sweep_stale_fastdds_files
+from sysid_ros._src.paths import FASTDDS_PROFILE_ENV, fastdds_profile
 
 from .processes import start_node, stop
 
@@ -49,7 +49,7 @@ def _lost_while_stopped(tmp_path, stops: int, stop_s: float) -> tuple[int, int]:
     SIGSTOPped ``stops`` times for ``stop_s`` while the simulator publishes at 1 kHz."""
     bag = tmp_path / "bag"
     # a port left by an earlier run with Fast DDS's defaults would be reopened with its 512-slot
-    # queue (sysid_ros/launcher/shm.py): the recorder lost 1071 of ~6000 that way
+    # queue (sysid_ros/_src/launcher/shm.py): the recorder lost 1071 of ~6000 that way
     sweep_stale_fastdds_files()
     sim = start_node("sim", "robot:=gen3", "use_sim_time:=true", "wait_subscribers:=1")
     rec = start_node("recorder", f"output:={bag}", "topics:=['/joint_states']",

@@ -31,10 +31,10 @@ def graph():
     from std_msgs.msg import Float64MultiArray
     from trajectory_msgs.msg import JointTrajectory
 
-    from sysid_ros.model.robots import load_robot
-    from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_QOS, TRAJECTORY_QOS
-    from sysid_ros.model.box import theta_e_box
-    from sysid_ros.nodes.messages import bounds_to_msg
+    from sysid_ros._src.model.robots import load_robot
+    from sysid_ros._src.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS, SENSOR_QOS, TRAJECTORY_QOS
+    from sysid_ros._src.model.box import theta_e_box
+    from sysid_ros._src.nodes.messages import bounds_to_msg
 
     rclpy.init()
     node = rclpy.create_node(f"test_planner_{os.getpid()}")
@@ -93,7 +93,7 @@ def test_publishes_certified_plan_from_joint_states(graph):
     t0 = first.header.stamp.sec + 1e-9 * first.header.stamp.nanosec
     t1 = second.header.stamp.sec + 1e-9 * second.header.stamp.nanosec
     assert t1 - t0 >= 1.3 - 1e-6
-    from sysid_ros.planning import QuinticTrajectory
+    from sysid_ros._src.planning import QuinticTrajectory
     p0 = first.points[0]
     traj = QuinticTrajectory(np.array(p0.positions), np.array(p0.velocities),
                              np.array(p0.accelerations), 3.0)

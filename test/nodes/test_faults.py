@@ -34,7 +34,7 @@ class Probe:
         from diagnostic_msgs.msg import DiagnosticArray
         from std_msgs.msg import Float64MultiArray
 
-        from sysid_ros.nodes.qos import DIAGNOSTICS_QOS
+        from sysid_ros._src.nodes.qos import DIAGNOSTICS_QOS
         self.node, self.ex = node, ex
         self.diags: list[tuple[float, str, int, str, dict[str, str]]] = []
         self.states: list[float] = []
@@ -73,8 +73,8 @@ class Probe:
 
 
 def _graph(log: list[str]):
-    from sysid_ros.launcher.graph import Graph
-    from sysid_ros.launcher.parse import load_launch
+    from sysid_ros._src.launcher.graph import Graph
+    from sysid_ros._src.launcher.parse import load_launch
     desc = load_launch("sim", {"robot": "gen3", "robot_state_publisher": "false",
                                "max_trajectories": "0"})
     procs = []

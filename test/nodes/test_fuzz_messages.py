@@ -1,4 +1,4 @@
-"""Hypothesis fuzz of the message decoders (sysid_ros.nodes.messages): any JointState,
+"""Hypothesis fuzz of the message decoders (sysid_ros._src.nodes.messages): any JointState,
 bounds array or JointTrajectory either decodes into values the math can use (finite, right
 shape, in the robot's joint order) or raises the package's own error naming the problem —
 never another exception, never garbage accepted."""
@@ -8,8 +8,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sysid_ros.control.errors import TrajectoryError
-from sysid_ros.nodes.messages import (MessageError, bounds_from_msg, bounds_to_msg,
+from sysid_ros._src.control.errors import TrajectoryError
+from sysid_ros._src.nodes.messages import (MessageError, bounds_from_msg, bounds_to_msg,
                                       joint_state_arrays, trajectory_from_msg)
 
 NAMES = [f"j{i}" for i in range(1, 5)]
@@ -52,7 +52,7 @@ def test_joint_state_decoder(msg, need_effort):
 def bounds_msgs(draw):
     from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
-    from sysid_ros.model.parameters import PARAM_NAMES
+    from sysid_ros._src.model.parameters import PARAM_NAMES
     msg = Float64MultiArray()
     ndim = draw(st.integers(0, 3))
     labels = st.sampled_from(["parameter:" + ",".join(PARAM_NAMES), "bound:lower,nominal,upper",
@@ -84,8 +84,8 @@ def test_bounds_decoder(msg):
 def test_bounds_round_trip_keeps_the_box_by_name(values, frame):
     """ParameterBox → Float64MultiArray → ParameterBox is the identity (values bit for bit, the
     θ_e names and units, the receiver's frame); a box over other names is refused."""
-    from sysid_ros.model.box import PARAM_UNITS, ParameterBox, theta_e_box
-    from sysid_ros.model.parameters import PARAM_NAMES
+    from sysid_ros._src.model.box import PARAM_UNITS, ParameterBox, theta_e_box
+    from sysid_ros._src.model.parameters import PARAM_NAMES
     lo, nom, hi = np.sort(np.asarray(values).reshape(10, 3), axis=1).T    # lower ≤ nominal ≤ upper
     box = theta_e_box(lo, hi, nom, frame=frame)
     back = bounds_from_msg(bounds_to_msg(box), frame=frame)
@@ -102,7 +102,7 @@ def test_bounds_round_trip_keeps_the_box_by_name(values, frame):
 
 
 def test_bounds_decoder_names_the_parameter_whose_nominal_is_outside():
-    from sysid_ros.model.box import theta_e_box
+    from sysid_ros._src.model.box import theta_e_box
     box = theta_e_box(np.zeros(10), np.ones(10))
     msg = bounds_to_msg(box)
     data = list(msg.data)

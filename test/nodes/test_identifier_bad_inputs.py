@@ -11,9 +11,9 @@ import pytest
 
 from .processes import finish, start_node, stop
 
-from sysid_ros.calibration.document import write_calibration
-from sysid_ros.model.robots import load_robot
-from sysid_ros.sample_screen import PERSISTENT
+from sysid_ros._src.calibration.document import write_calibration
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.sample_screen import PERSISTENT
 
 pytestmark = pytest.mark.ros
 
@@ -22,7 +22,7 @@ def test_identifier_node_reports_a_changed_joint_set(ros_node):
     from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
     from sensor_msgs.msg import JointState
 
-    from sysid_ros.nodes.qos import DIAGNOSTICS_QOS
+    from sysid_ros._src.nodes.qos import DIAGNOSTICS_QOS
 
     node, ex = ros_node
     robot = load_robot("gen3")

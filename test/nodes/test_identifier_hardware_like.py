@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from sysid_ros.identification import load_identification_config
-from sysid_ros.model.robots import load_robot
-from sysid_ros.nodes.identifier_params import OVERRIDES, identification_overrides
-from sysid_ros.simulation import HardwareProfile
+from sysid_ros._src.identification import load_identification_config
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.nodes.identifier_params import OVERRIDES, identification_overrides
+from sysid_ros._src.simulation import HardwareProfile
 
 from .processes import finish, start_node
 

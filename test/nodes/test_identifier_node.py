@@ -13,9 +13,9 @@ import pytest
 
 from .processes import start, stop
 
-from sysid_ros.bagio import BagWriter, default_typestore
-from sysid_ros.simulation.synthetic import random_payload_theta, simulate
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.bagio import BagWriter, default_typestore
+from sysid_ros._src.simulation.synthetic import random_payload_theta, simulate
+from sysid_ros._src.model.robots import load_robot
 
 pytestmark = pytest.mark.ros
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,7 +67,7 @@ def _listen(node) -> dict[str, list]:
     from diagnostic_msgs.msg import DiagnosticArray
     from std_msgs.msg import Float64MultiArray
 
-    from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS
+    from sysid_ros._src.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS
 
     got: dict[str, list] = {"bounds": [], "diag": []}
     node.create_subscription(Float64MultiArray, "/sysid/payload_bounds", got["bounds"].append,
@@ -101,8 +101,8 @@ def test_identifier_node_publishes_sound_bounds_and_reports_bad_messages(tmp_pat
     from geometry_msgs.msg import InertiaStamped
     from std_srvs.srv import Trigger
 
-    from sysid_ros.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS
-    from sysid_ros.nodes.messages import bounds_from_msg
+    from sysid_ros._src.nodes.qos import DIAGNOSTICS_QOS, LATCHED_QOS
+    from sysid_ros._src.nodes.messages import bounds_from_msg
 
     robot = load_robot("gen3")
     rng = np.random.default_rng(5)
@@ -111,7 +111,7 @@ def test_identifier_node_publishes_sound_bounds_and_reports_bad_messages(tmp_pat
     run.tau_meas[700, 3] += 40.0    # a one-sample torque glitch: reported as a transient
     bag = _write_bag(tmp_path / "js_bag", run, robot.joint_names)
 
-    ident = start("sysid_ros.nodes.identifier", "--ros-args", "--params-file",
+    ident = start("sysid_ros._src.nodes.identifier", "--ros-args", "--params-file",
                    str(ROOT / "config" / "identifier.yaml"), "-p", "update_period:=0.3",
                    "-p", "torque_noise_abs:=0.0001", "-p", "torque_noise_rel:=0.025")
     replay = None
@@ -146,7 +146,7 @@ def test_identifier_node_publishes_sound_bounds_and_reports_bad_messages(tmp_pat
         # not yet a box, and it says why; the assumptions in force are named
         assert st0.message.startswith("insufficient_data: measuring the stream's rate"), st0
         assert values0["prior"] == "2f85" and values0["friction"] == "wide"
-        replay = start("sysid_ros.nodes.replay", str(bag), "--loop", "--wait-subscribers", "1")
+        replay = start("sysid_ros._src.nodes.replay", str(bag), "--loop", "--wait-subscribers", "1")
         def seen_all():
             keys = diag_values()[1]
             return (len(got["bounds"]) >= 2 and int(diag_values()[1].get("window_restarts", 0)) >= 1
@@ -201,9 +201,9 @@ def test_identifier_node_b1_with_trunk_imu(tmp_path, ros_node):
     diagnostics report the IMU samples used."""
     from types import SimpleNamespace
 
-    from sysid_ros.simulation.synthetic import simulate_standing, write_bag
-    from sysid_ros.nodes.messages import bounds_from_msg
-    from sysid_ros.simulation import dumbbell_for
+    from sysid_ros._src.simulation.synthetic import simulate_standing, write_bag
+    from sysid_ros._src.nodes.messages import bounds_from_msg
+    from sysid_ros._src.simulation import dumbbell_for
 
     robot = load_robot("b1_z1")
     run = simulate_standing(robot, np.random.default_rng(31), dumbbell_for(robot, 1.0),
@@ -213,7 +213,7 @@ def test_identifier_node_b1_with_trunk_imu(tmp_path, ros_node):
                     imu_topic="/trunk/imu", t0=T0)
     node, ex = ros_node
     got = _listen(node)
-    ident = start("sysid_ros.nodes.identifier", "--ros-args", "--params-file",
+    ident = start("sysid_ros._src.nodes.identifier", "--ros-args", "--params-file",
                   str(ROOT / "config" / "identifier.yaml"), "-p", "robot:=b1_z1",
                   "-p", "method:=lp", "-p", "update_period:=0.3", "-p", "friction:=config",
                   "-p", "torque_noise_abs:=0.1", "-r", "imu:=/trunk/imu")
@@ -221,7 +221,7 @@ def test_identifier_node_b1_with_trunk_imu(tmp_path, ros_node):
     try:
         _spin(ex, 20, lambda: bool(got["diag"]))
         assert got["diag"], stop(ident)
-        replay = start("sysid_ros.nodes.replay", str(bag), "--wait-subscribers", "1")
+        replay = start("sysid_ros._src.nodes.replay", str(bag), "--wait-subscribers", "1")
         _spin(ex, 60, lambda: bool(got["bounds"]) and int(_values(got).get("imu_samples", 0)) > 500)
         assert got["bounds"], stop(ident) + stop(replay)
         for msg in got["bounds"]:
@@ -239,8 +239,8 @@ def test_identifier_node_bridges_short_gaps_of_a_lossy_stream(tmp_path, ros_node
     real node: the Gen3 file's torque-rate bound bridges the runs of two to four lost samples,
     /diagnostics counts them, and the published boxes hold the truth."""
 
-    from sysid_ros.nodes.messages import bounds_from_msg
-    from sysid_ros.simulation.synthetic import write_bag
+    from sysid_ros._src.nodes.messages import bounds_from_msg
+    from sysid_ros._src.simulation.synthetic import write_bag
 
     robot = load_robot("gen3")
     rng = np.random.default_rng(11)
@@ -252,14 +252,14 @@ def test_identifier_node_bridges_short_gaps_of_a_lossy_stream(tmp_path, ros_node
     bag = write_bag(tmp_path / "lossy", lossy, robot.joint_names, t0=T0)
     node, ex = ros_node
     got = _listen(node)
-    ident = start("sysid_ros.nodes.identifier", "--ros-args", "--params-file",
+    ident = start("sysid_ros._src.nodes.identifier", "--ros-args", "--params-file",
                   str(ROOT / "config" / "identifier.yaml"), "-p", "update_period:=0.3",
                   "-p", "friction:=config", "-p", "torque_noise_abs:=0.1")
     replay = None
     try:
         _spin(ex, 20, lambda: bool(got["diag"]))
         assert got["diag"], stop(ident)
-        replay = start("sysid_ros.nodes.replay", str(bag), "--wait-subscribers", "1")
+        replay = start("sysid_ros._src.nodes.replay", str(bag), "--wait-subscribers", "1")
         _spin(ex, 60, lambda: bool(got["bounds"])
               and int(_values(got).get("bridged_steps", 0)) > 0)
         assert got["bounds"], stop(ident) + stop(replay)

@@ -1,4 +1,4 @@
-"""Node parameters from one table per node (sysid_ros.nodes.params): the docs page and the
+"""Node parameters from one table per node (sysid_ros._src.nodes.params): the docs page and the
 config/ YAML files agree with the tables, bad values are refused by name, and a real node exposes
 type, range and description through its parameter descriptors."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sysid_ros.nodes.params import Param, ParameterError, check_value, check_yaml, node_tables, reference_markdown
+from sysid_ros._src.nodes.params import Param, ParameterError, check_value, check_yaml, node_tables, reference_markdown
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,7 +54,7 @@ def test_real_node_describes_and_enforces_its_table() -> None:
     import rclpy
     from rclpy.parameter import Parameter
 
-    from sysid_ros.nodes.markers import MarkersNode
+    from sysid_ros._src.nodes.markers import MarkersNode
 
     rclpy.init(args=["--ros-args", "-p", "rate_hz:=5.0"])
     try:

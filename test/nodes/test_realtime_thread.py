@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from sysid_ros.nodes.threads import realtime_receive_threads, realtime_thread
+from sysid_ros._src.nodes.threads import realtime_receive_threads, realtime_thread
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "sched_setscheduler"), reason="Linux only")
 
@@ -76,8 +76,8 @@ def test_priority_zero_leaves_the_policy():
 
 
 def test_settings_refuse_an_out_of_range_priority():
-    from sysid_ros.control.errors import ControllerConfigError
-    from sysid_ros.control.runtime import ControllerSettings
+    from sysid_ros._src.control.errors import ControllerConfigError
+    from sysid_ros._src.control.controller_runtime import ControllerSettings
 
     with pytest.raises(ControllerConfigError, match="realtime_priority"):
         ControllerSettings.from_mapping({"realtime_priority": 100})

@@ -12,7 +12,7 @@ import pytest
 from .processes import finish, spin_until, start, start_node, stop
 import yaml
 
-from sysid_ros.bagio import read_joint_states
+from sysid_ros._src.bagio import read_joint_states
 
 pytestmark = pytest.mark.ros
 
@@ -65,7 +65,7 @@ def test_recorder_records_published_joint_states(tmp_path, ros_node):
     node, ex = ros_node
     pub = node.create_publisher(JointState, "/joint_states", 10)  # reliable → nothing lost
     bag = tmp_path / "rec"
-    proc = start("sysid_ros.nodes.recorder", "-o", str(bag), "--topics", "/joint_states",
+    proc = start("sysid_ros._src.nodes.recorder", "-o", str(bag), "--topics", "/joint_states",
                   "--chunk-seconds", "0.3")
     try:
         sent = _publish_to_recorder(node, ex, pub, 200, seed=0)
@@ -85,7 +85,7 @@ def test_sigkilled_recorder_leaves_readable_chunks(tmp_path, ros_node):
     node, ex = ros_node
     pub = node.create_publisher(JointState, "/joint_states", 10)
     bag = tmp_path / "rec"
-    proc = start("sysid_ros.nodes.recorder", "-o", str(bag), "--topics", "/joint_states",
+    proc = start("sysid_ros._src.nodes.recorder", "-o", str(bag), "--topics", "/joint_states",
                   "--chunk-seconds", "0.2")
     try:
         _wait_subscribed(node, ex, pub)
@@ -114,7 +114,7 @@ def test_sigkilled_recorder_leaves_readable_chunks(tmp_path, ros_node):
 
 def _write_joint_states(bag: Path, times: np.ndarray, seed: int) -> None:
     """JointStates with log time = header stamp = ``times`` (ns)."""
-    from sysid_ros.bagio import BagWriter, default_typestore
+    from sysid_ros._src.bagio import BagWriter, default_typestore
 
     T = default_typestore().types
     rng = np.random.default_rng(seed)
@@ -141,7 +141,7 @@ def test_replay_timing_matches_original(tmp_path, ros_node):
     got: list[tuple[float, int]] = []
     node.create_subscription(JointState, "/joint_states",
                              lambda m: got.append((time.monotonic(), m.header.stamp.nanosec)), 200)
-    proc = start("sysid_ros.nodes.replay", str(bag), "--rate", "1.0", "--wait-subscribers", "1")
+    proc = start("sysid_ros._src.nodes.replay", str(bag), "--rate", "1.0", "--wait-subscribers", "1")
     try:
         assert spin_until(ex, lambda: len(got) >= 100, 15.0), f"got {len(got)} messages"
     finally:
@@ -162,7 +162,7 @@ def test_replay_loops_with_clock_from_the_bag_times(tmp_path, ros_node):
     from rosgraph_msgs.msg import Clock
     from sensor_msgs.msg import JointState
 
-    from sysid_ros.nodes.qos import CLOCK_QOS
+    from sysid_ros._src.nodes.qos import CLOCK_QOS
 
     times = 7 * 10**9 + np.arange(40) * 10_000_000          # 0.39 s of bag time, 10 ms apart
     bag = tmp_path / "loop"
@@ -176,7 +176,7 @@ def test_replay_loops_with_clock_from_the_bag_times(tmp_path, ros_node):
     node.create_subscription(JointState, "/joint_states",
                              lambda m: stamps.append(m.header.stamp.sec * 10**9
                                                      + m.header.stamp.nanosec), 200)
-    proc = start("sysid_ros.nodes.replay", str(bag), "--loop", "--clock", "--clock-hz", "40",
+    proc = start("sysid_ros._src.nodes.replay", str(bag), "--loop", "--clock", "--clock-hz", "40",
                  "--rate", "2.0", "--wait-subscribers", "1")
     try:
         assert spin_until(ex, lambda: len(stamps) >= 2 * len(times) + 5, 20.0), len(stamps)
@@ -204,7 +204,7 @@ def test_replay_refuses_bad_parameters_by_name(tmp_path):
              ((str(bag), "--clock-hz", "-5"), "clock_hz"),
              (("--ros-args", "-p", "rate:=2.0"), "no bag given"),
              ((str(bag), "--start-offset", "1.0"), "nothing to play from start_offset")]
-    procs = [(start("sysid_ros.nodes.replay", *args), what) for args, what in cases]
+    procs = [(start("sysid_ros._src.nodes.replay", *args), what) for args, what in cases]
     for proc, what in procs:
         out = finish(proc)
         assert proc.returncode == 1 and what in out, (what, out)
@@ -215,7 +215,7 @@ def test_recorder_takes_its_parameters_from_the_table(tmp_path, ros_node):
     was published; an unknown storage is refused naming the parameter."""
     from sensor_msgs.msg import JointState
 
-    bad = start("sysid_ros.nodes.recorder", "--ros-args", "-p", "storage:=zip",
+    bad = start("sysid_ros._src.nodes.recorder", "--ros-args", "-p", "storage:=zip",
                 "-p", f"output:={tmp_path / 'bad'}")
     node, ex = ros_node
     pub = node.create_publisher(JointState, "/joint_states", 10)

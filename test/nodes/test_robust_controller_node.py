@@ -33,7 +33,7 @@ class Harness:
         from std_msgs.msg import Float64MultiArray
         from trajectory_msgs.msg import JointTrajectory
 
-        from sysid_ros.nodes.qos import (COMMAND_BEST_EFFORT_QOS, LATCHED_QOS, SENSOR_QOS,
+        from sysid_ros._src.nodes.qos import (COMMAND_BEST_EFFORT_QOS, LATCHED_QOS, SENSOR_QOS,
                                          TRAJECTORY_QOS)
         rclpy.init()
         self.node = rclpy.create_node(f"rc_test_{os.getpid()}")
@@ -180,12 +180,12 @@ def _quintic(q0, q1, tf, t):
 def test_lifecycle_and_closed_loop_over_dds(harness):
     from lifecycle_msgs.msg import Transition
 
-    from sysid_ros.control.bounds import tracking_error_bound
-    from sysid_ros.model.robots import load_robot
-    from sysid_ros.model.box import theta_e_box
-    from sysid_ros.nodes.messages import bounds_to_msg
-    from sysid_ros.simulation.payload import dumbbell_for, true_theta_e
-    from sysid_ros.simulation import SimConfig, Simulator, SimulatorSpec
+    from sysid_ros._src.control.tracking_bounds import tracking_error_bound
+    from sysid_ros._src.model.robots import load_robot
+    from sysid_ros._src.model.box import theta_e_box
+    from sysid_ros._src.nodes.messages import bounds_to_msg
+    from sysid_ros._src.simulation.payload import dumbbell_for, true_theta_e
+    from sysid_ros._src.simulation import SimConfig, Simulator, SimulatorSpec
 
     robot = load_robot("gen3")
     payload = dumbbell_for(robot, 3.63)
@@ -274,7 +274,7 @@ def _thread_policies(pid: int) -> list[tuple[str, tuple[int, int]]]:
 
 @pytest.mark.slow   # default suite stays under 5 min; CI runs the slow ones too
 def test_stale_states_stop_commands_and_bad_trajectories_are_rejected(harness):
-    from sysid_ros.model.robots import load_robot
+    from sysid_ros._src.model.robots import load_robot
 
     robot = load_robot("gen3")
     names = list(robot.joint_names)
@@ -352,7 +352,7 @@ def test_over_limit_rejected_nan_clears_stale_deactivates_until_activated(harnes
     joint states deactivate the node until data are fresh AND an operator activates."""
     from lifecycle_msgs.msg import Transition
 
-    from sysid_ros.model.robots import load_robot
+    from sysid_ros._src.model.robots import load_robot
 
     robot = load_robot("gen3")
     names = list(robot.joint_names)
@@ -433,10 +433,10 @@ def test_parameter_table_is_derived_from_the_settings():
     the table's check and ``ControllerSettings`` and come back unchanged, types included
     (absent = None, no sentinels); a value outside the table's range is refused by name before
     any node starts."""
-    from sysid_ros.control.errors import ControllerConfigError
-    from sysid_ros.control.runtime import ControllerSettings
-    from sysid_ros.nodes.params import ParameterError, check_value
-    from sysid_ros.nodes.robust_controller import PARAMETERS
+    from sysid_ros._src.control.errors import ControllerConfigError
+    from sysid_ros._src.control.controller_runtime import ControllerSettings
+    from sysid_ros._src.nodes.params import ParameterError, check_value
+    from sysid_ros._src.nodes.robust_controller import PARAMETERS
 
     table = {p.name: p for p in PARAMETERS}
     assert list(table) == list(ControllerSettings().as_mapping())

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.ros
 
 _SCRIPT = '''
 from rclpy.node import Node
-from sysid_ros.nodes._common import run_node
+from sysid_ros._src.nodes._common import run_node
 built = []
 class Refuses(Node):
     def __init__(self, argv):

@@ -9,8 +9,8 @@ import pytest
 
 from .processes import spin_until, start_node, stop
 
-from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation import dumbbell_for, true_theta_e
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.simulation import dumbbell_for, true_theta_e
 
 pytestmark = pytest.mark.ros
 
@@ -26,7 +26,7 @@ def _subscribe(node, store: dict, imu: bool = False) -> None:
     from rosgraph_msgs.msg import Clock
     from sensor_msgs.msg import Imu, JointState
 
-    from sysid_ros.nodes.qos import CLOCK_QOS, LATCHED_QOS, SENSOR_QOS
+    from sysid_ros._src.nodes.qos import CLOCK_QOS, LATCHED_QOS, SENSOR_QOS
 
     for key in ("js", "clock", "truth", "imu"):
         store.setdefault(key, [])
@@ -45,7 +45,7 @@ def _stamp_ns(msg) -> int:
 def _published(robot, settings, last_ns: int) -> dict:
     """What the node publishes without commands, from the same runtime in-process (the node is
     deterministic then): joint_states stamp (ns) → JointSample, up to ``last_ns``."""
-    from sysid_ros.simulation import RuntimeSettings, SimRuntime
+    from sysid_ros._src.simulation import RuntimeSettings, SimRuntime
 
     rt = SimRuntime(robot, RuntimeSettings(**settings))
     out = {}
@@ -78,8 +78,8 @@ def test_gen3_realtime_publishes_holds_and_follows_commands(ros_node):
     messages are published ones on the 1 ms sim-time grid; commands act, then time out."""
     from std_msgs.msg import Float64MultiArray
 
-    from sysid_ros.nodes.qos import COMMAND_QOS
-    from sysid_ros.nodes.messages import joint_state_arrays, theta_from_inertia
+    from sysid_ros._src.nodes.qos import COMMAND_QOS
+    from sysid_ros._src.nodes.messages import joint_state_arrays, theta_from_inertia
 
     node, ex = ros_node
     robot = load_robot("gen3")
@@ -142,7 +142,7 @@ def test_lockstep_waits_for_the_controller(ros_node):
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 
-    from sysid_ros.nodes.qos import COMMAND_QOS, SENSOR_QOS
+    from sysid_ros._src.nodes.qos import COMMAND_QOS, SENSOR_QOS
 
     node, ex = ros_node
     cmd_pub = node.create_publisher(Float64MultiArray, "/effort_controller/commands", COMMAND_QOS)
@@ -179,7 +179,7 @@ def test_lockstep_waits_for_the_controller(ros_node):
 
 @pytest.mark.slow
 def test_b1_z1_stands_and_publishes_imu(ros_node):
-    from sysid_ros.nodes.messages import joint_state_arrays
+    from sysid_ros._src.nodes.messages import joint_state_arrays
 
     node, ex = ros_node
     robot = load_robot("b1_z1")
@@ -209,10 +209,10 @@ def test_hardware_like_publishes_at_the_profile_rate_with_drops(ros_node, tmp_pa
     """hardware_like:=true with a profile from an edited robot file (robot_config): every
     received joint_states is one the publication model published (500 Hz grid, stamps up to 0.2
     periods late, no velocity), never one of the slots it dropped; how many it drops is checked
-    without DDS in test/simulation/test_runtime.py."""
+    without DDS in test/simulation/test_sim_runtime.py."""
     import yaml
 
-    from sysid_ros.nodes.messages import theta_from_inertia
+    from sysid_ros._src.nodes.messages import theta_from_inertia
 
     node, ex = ros_node
     cfg = yaml.safe_load((ROOT / "config" / "gen3.yaml").read_text())
@@ -256,7 +256,7 @@ def test_sim_writes_asynchronously_unless_the_user_chose(ros_node, monkeypatch):
     deliver to every reader itself): its process runs a Fast DDS delivery thread for them
     (``dds.asyn.0.1``, next to the participant's own ``dds.asyn.0.0``), read from /proc. A user's
     RMW_FASTRTPS_PUBLICATION_MODE wins: SYNCHRONOUS gives no such thread."""
-    from sysid_ros.nodes.qos import PUBLICATION_MODE_ENV
+    from sysid_ros._src.nodes.qos import PUBLICATION_MODE_ENV
 
     node, ex = ros_node
     monkeypatch.delenv(PUBLICATION_MODE_ENV, raising=False)

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sysid_ros.model.robots import load_robot
-from sysid_ros.planning.planner import controller_model
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.planning.planner import controller_model
 
 HOME = np.array([0.0, 0.26, 3.14, -2.27, 0.0, 0.96, 1.57])
 

@@ -10,13 +10,13 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from sysid_ros.control.controller import RobustController, gains_from_config
-from sysid_ros.demo.floating import robot_file_with_prior_box
-from sysid_ros.control.arm_view import arm_view
-from sysid_ros.model.box import theta_e_box
-from sysid_ros.model.robots import load_robot
-from sysid_ros.planning import QuinticTrajectory, controller_model
-from sysid_ros.planning.reachability import Reachability
+from sysid_ros._src.control.controller import RobustController, gains_from_config
+from sysid_ros._src.demo.floating import robot_file_with_prior_box
+from sysid_ros._src.control.arm_view import arm_view
+from sysid_ros._src.model.box import theta_e_box
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.planning import QuinticTrajectory, controller_model
+from sysid_ros._src.planning.reachability import Reachability
 
 N_INTERVALS = 32
 DURATION = 1.5                     # s: the demo's task segment

@@ -15,11 +15,11 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from sysid_ros.control.controller import ControllerGains, RobustController
-from sysid_ros.model.box import theta_e_box
-from sysid_ros.planning.planner import ExcitingPlanner, PlannerConfig
-from sysid_ros.simulation import SimConfig, Simulator, SimulatorSpec
-from sysid_ros.simulation.payload import dumbbell_for, true_theta_e
+from sysid_ros._src.control.controller import ControllerGains, RobustController
+from sysid_ros._src.model.box import theta_e_box
+from sysid_ros._src.planning.planner import ExcitingPlanner, PlannerConfig
+from sysid_ros._src.simulation import SimConfig, Simulator, SimulatorSpec
+from sysid_ros._src.simulation.payload import dumbbell_for, true_theta_e
 
 from .test_planner import EARLY_BOX_HI, EARLY_BOX_LO
 

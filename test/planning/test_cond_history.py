@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sysid_ros.planning.errors import PlannerConfigError
-from sysid_ros.planning.nominal import NominalModel
-from sysid_ros.planning.planner import ExcitingPlanner, PlannerConfig
-from sysid_ros.planning.trajectory import QuinticTrajectory
+from sysid_ros._src.planning.errors import PlannerConfigError
+from sysid_ros._src.planning.nominal import NominalModel
+from sysid_ros._src.planning.planner import ExcitingPlanner, PlannerConfig
+from sysid_ros._src.planning.trajectory import QuinticTrajectory
 
 
 def _traj(gen3) -> QuinticTrajectory:
@@ -70,8 +70,8 @@ def test_restarts_keep_the_plan_certified_and_never_worse(gen3, gen3_controller)
     """``planner.restarts``: from the same state and box a planner with restarts returns a
     certified plan whose objective is no higher than the one without (a restart replaces the
     plan only when lower and certified), and the sound check passes it again."""
-    from sysid_ros.model.box import theta_e_box
-    from sysid_ros.simulation.payload import dumbbell_for, true_theta_e
+    from sysid_ros._src.model.box import theta_e_box
+    from sysid_ros._src.simulation.payload import dumbbell_for, true_theta_e
 
     th = true_theta_e(gen3, dumbbell_for(gen3, 3.63))
     r = 0.05 * np.abs(th) + 1e-3

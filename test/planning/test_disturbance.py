@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sysid_ros.control import arm_view as av
-from sysid_ros.model.robots import load_robot
-from sysid_ros.enclosures.disturbance import trunk_acceleration_bound, workspace_grid
+from sysid_ros._src.control import arm_view as av
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.enclosures.disturbance import trunk_acceleration_bound, workspace_grid
 
 GRAVITY_UP = np.array([0.0, 0.0, av.GRAVITY])     # the IMU's specific force of a level, still trunk
 
@@ -19,7 +19,7 @@ def setup():
     view = av.arm_view(full)
     arm = av._arm_indices(full)
     model = av._reduced_model(full, arm)
-    from sysid_ros.model.box import ParameterBox
+    from sysid_ros._src.model.box import ParameterBox
     demo = full.config["demo"]["prior_box"]       # the demo's 1 kg dumbbell class
     lo, hi = np.array(demo["lower"]), np.array(demo["upper"])
     box = ParameterBox(tuple(f"p{i}" for i in range(10)), lower=lo, nominal=0.5 * (lo + hi),

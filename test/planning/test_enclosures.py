@@ -11,13 +11,13 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from sysid_ros.model.regressors import Regressors
-from sysid_ros.enclosures.affine import Affine, affine_cos_sin
-from sysid_ros.enclosures.chain import SerialChain, body_regressor, passivity_torque, reference_torque
-from sysid_ros.enclosures.interval import Interval, cos_sin
-from sysid_ros.planning.obstacles import obstacles_from_config
-from sysid_ros.planning.reachability import Reachability
-from sysid_ros.planning.trajectory import QuinticTrajectory
+from sysid_ros._src.model.regressors import Regressors
+from sysid_ros._src.enclosures.affine import Affine, affine_cos_sin
+from sysid_ros._src.enclosures.chain import SerialChain, body_regressor, passivity_torque, reference_torque
+from sysid_ros._src.enclosures.interval import Interval, cos_sin
+from sysid_ros._src.planning.obstacles import obstacles_from_config
+from sysid_ros._src.planning.reachability import Reachability
+from sysid_ros._src.planning.trajectory import QuinticTrajectory
 
 from .conftest import HOME
 
@@ -83,7 +83,7 @@ def test_interval_and_affine_primitives_are_sound():
 
 @pytest.mark.parametrize("name", ["gen3", "z1"])
 def test_chain_matches_pinocchio(name):
-    from sysid_ros.model.robots import load_robot
+    from sysid_ros._src.model.robots import load_robot
     robot = load_robot(name)
     chain = SerialChain.from_robot(robot)
     rng = np.random.default_rng(2)
@@ -165,8 +165,8 @@ def test_robust_input_bound_dominates_the_controllers_input(gen3, gen3_controlle
     (``nominal="estimate"``, estimate at a random point of the box) it needs the full width."""
     from dataclasses import replace
 
-    from sysid_ros.control.controller import ControllerGains, RobustController
-    from sysid_ros.model.box import theta_e_box
+    from sysid_ros._src.control.controller import ControllerGains, RobustController
+    from sysid_ros._src.model.box import theta_e_box
 
     rng = np.random.default_rng(4)
     lo, hi, _ = payload_box

@@ -8,10 +8,10 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from sysid_ros.model.robots import load_robot
-from sysid_ros.enclosures.chain import SerialChain
-from sysid_ros.enclosures.interval import Interval
-from sysid_ros.enclosures.mass_matrix import enclose_mass_matrix, fold_factor
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.enclosures.chain import SerialChain
+from sysid_ros._src.enclosures.interval import Interval
+from sysid_ros._src.enclosures.mass_matrix import enclose_mass_matrix, fold_factor
 
 
 def _crba(robot, q):

@@ -6,12 +6,12 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from sysid_ros.model.box import theta_e_box
-from sysid_ros.planning.errors import PlannerConfigError
-from sysid_ros.planning.nominal import NominalModel
-from sysid_ros.planning.obstacles import BoxObstacle, obstacles_from_config, signed_distance
-from sysid_ros.planning.planner import ExcitingPlanner, PlannerConfig
-from sysid_ros.planning.trajectory import QuinticTrajectory
+from sysid_ros._src.model.box import theta_e_box
+from sysid_ros._src.planning.errors import PlannerConfigError
+from sysid_ros._src.planning.nominal import NominalModel
+from sysid_ros._src.planning.obstacles import BoxObstacle, obstacles_from_config, signed_distance
+from sysid_ros._src.planning.planner import ExcitingPlanner, PlannerConfig
+from sysid_ros._src.planning.trajectory import QuinticTrajectory
 
 from .conftest import HOME
 
@@ -50,7 +50,7 @@ def test_gradients_match_finite_differences(gen3, payload_box):
 
 def test_true_condition_number_is_the_objective(gen3):
     """No surrogate: exp(objective) is cond of the stacked Y_e columns from Pinocchio."""
-    from sysid_ros.model.regressors import Regressors
+    from sysid_ros._src.model.regressors import Regressors
     model = NominalModel(gen3, ())
     reg = Regressors(gen3)
     traj = QuinticTrajectory(HOME, np.zeros(7), np.zeros(7), 3.0)
@@ -95,7 +95,7 @@ def test_verify_rejects_unsafe_k(gen3, planner, payload_box):
     pin.forwardKinematics(gen3.model, data, traj.state_at(1.5, k)[0])
     ee = data.oMi[gen3.ee_joint_id].translation
     blocker = BoxObstacle("blocker", ee, np.array([0.03, 0.03, 0.03]), np.eye(3))
-    from sysid_ros.planning.reachability import Reachability
+    from sysid_ros._src.planning.reachability import Reachability
     reach = Reachability(gen3, planner.controller, (blocker,), 128)
     ver = reach.verify(traj, k, lo, hi)
     assert not ver.ok and any("collision" in r for r in ver.reasons)
@@ -161,8 +161,8 @@ def test_box_objective_gradient_and_history():
     """The box objective's complex-step gradient matches central differences of its value, and
     rows already executed (``information``) lower the predicted variance it measures: the next
     plan is rewarded for what the history lacks, not for what it repeats."""
-    from sysid_ros.model.robots import load_robot
-    from sysid_ros.simulation.payload import dumbbell_for, true_theta_e
+    from sysid_ros._src.model.robots import load_robot
+    from sysid_ros._src.simulation.payload import dumbbell_for, true_theta_e
 
     z1 = load_robot("z1")
     model = NominalModel(z1, (), n_samples=64)

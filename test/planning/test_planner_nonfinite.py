@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sysid_ros.model.box import theta_e_box
-from sysid_ros.planning.planner import ExcitingPlanner, PlannerConfig
+from sysid_ros._src.model.box import theta_e_box
+from sysid_ros._src.planning.planner import ExcitingPlanner, PlannerConfig
 
 from .conftest import HOME
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from sysid_ros.model.box import theta_e_box
-from sysid_ros.planning.nominal import NominalModel
-from sysid_ros.planning.planner import ExcitingPlanner, PlannerConfig
-from sysid_ros.planning.trajectory import QuinticTrajectory
+from sysid_ros._src.model.box import theta_e_box
+from sysid_ros._src.planning.nominal import NominalModel
+from sysid_ros._src.planning.planner import ExcitingPlanner, PlannerConfig
+from sysid_ros._src.planning.trajectory import QuinticTrajectory
 
 
 def _traj(gen3) -> QuinticTrajectory:
@@ -81,7 +81,7 @@ def test_planner_runs_the_radius_objective(gen3, gen3_controller, payload_box):
 def test_history_is_the_weighted_rows_of_the_executed_part(gen3):
     """``weighted_information`` = Σ (w·y)(w·y)ᵀ over the executed part's samples, y from
     Pinocchio's regressor (not the planner's chain code), w the same samples' ``row_weights``."""
-    from sysid_ros.model.regressors import Regressors
+    from sysid_ros._src.model.regressors import Regressors
 
     model = NominalModel(gen3, (), n_samples=40)
     traj = _traj(gen3)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sysid_ros.model.box import theta_e_box
-from sysid_ros.planning import ExcitingPlanner, PlannerConfig
-from sysid_ros.planning.receding import RecedingHorizon
+from sysid_ros._src.model.box import theta_e_box
+from sysid_ros._src.planning import ExcitingPlanner, PlannerConfig
+from sysid_ros._src.planning.receding import RecedingHorizon
 
 from .conftest import HOME
 
@@ -85,6 +85,6 @@ def test_stall_stops_when_the_bounds_do_not_shrink(planner, payload_box) -> None
 
 
 def test_bad_settings_are_refused(planner, payload_box) -> None:
-    from sysid_ros.planning import PlanningError
+    from sysid_ros._src.planning import PlanningError
     with pytest.raises(PlanningError, match="≥ 0"):
         RecedingHorizon(planner, theta_e_box(*payload_box[:2]), max_trajectories=-1)

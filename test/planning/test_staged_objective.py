@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sysid_ros.model.box import theta_e_box
-from sysid_ros.model.regressors import Regressors
-from sysid_ros.planning.nominal import FIRST_MOMENTS, NominalModel
-from sysid_ros.planning.planner import ExcitingPlanner, PlannerConfig
-from sysid_ros.planning.trajectory import QuinticTrajectory
-from sysid_ros.simulation.payload import dumbbell_for, true_theta_e
+from sysid_ros._src.model.box import theta_e_box
+from sysid_ros._src.model.regressors import Regressors
+from sysid_ros._src.planning.nominal import FIRST_MOMENTS, NominalModel
+from sysid_ros._src.planning.planner import ExcitingPlanner, PlannerConfig
+from sysid_ros._src.planning.trajectory import QuinticTrajectory
+from sysid_ros._src.simulation.payload import dumbbell_for, true_theta_e
 
 # The identifier's box after holding still at ``simulation.home`` with the 3.63 kg dumbbell
 # (recorded in the closed loop, bench.paper_tables, cycle 1): the first moments along the gravity

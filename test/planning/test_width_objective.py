@@ -1,5 +1,5 @@
 """The ``width`` objective: its predicted mass width is the box the
-identifier's own LP (``identification.bounds.polytope_box``) gives for the same rows and radii,
+identifier's own LP (``identification.feasible_set.polytope_box``) gives for the same rows and radii,
 its gradient matches central differences (weights held), the history it keeps predicts the
 same box, and the planner runs it end to end."""
 from __future__ import annotations
@@ -7,13 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sysid_ros.identification.bounds import polytope_box
-from sysid_ros.model.box import theta_e_box
-from sysid_ros.planning.errors import PlannerConfigError
-from sysid_ros.planning.nominal import NominalModel
-from sysid_ros.planning.planner import ExcitingPlanner, PlannerConfig
-from sysid_ros.planning.trajectory import QuinticTrajectory
-from sysid_ros.planning.width import (binding_rows, half_width, keep_history,
+from sysid_ros._src.identification.feasible_set import polytope_box
+from sysid_ros._src.model.box import theta_e_box
+from sysid_ros._src.planning.errors import PlannerConfigError
+from sysid_ros._src.planning.nominal import NominalModel
+from sysid_ros._src.planning.planner import ExcitingPlanner, PlannerConfig
+from sysid_ros._src.planning.trajectory import QuinticTrajectory
+from sysid_ros._src.planning.width import (binding_rows, half_width, keep_history,
                                       predicted_half_width)
 
 

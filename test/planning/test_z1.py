@@ -8,14 +8,14 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from sysid_ros.control.controller import RobustController, gains_from_config
-from sysid_ros.model.box import theta_e_box
-from sysid_ros.control.prior import prior_box
-from sysid_ros.model.robots import load_robot
-from sysid_ros.planning import QuinticTrajectory, controller_model
-from sysid_ros.planning.reachability import Reachability
-from sysid_ros.simulation.offcentre import draw_in_class
-from sysid_ros.simulation.payload import dumbbell_for, true_theta_e
+from sysid_ros._src.control.controller import RobustController, gains_from_config
+from sysid_ros._src.model.box import theta_e_box
+from sysid_ros._src.control.prior import prior_box
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.planning import QuinticTrajectory, controller_model
+from sysid_ros._src.planning.reachability import Reachability
+from sysid_ros._src.simulation.offcentre import draw_in_class
+from sysid_ros._src.simulation.payload import dumbbell_for, true_theta_e
 
 N_INTERVALS = 64
 
@@ -184,8 +184,8 @@ def test_certified_plans_from_a_tight_box_run_safely_in_mujoco(z1, tight):
     tracking box, no torque above the limits, no sphere in an obstacle (Pinocchio forward
     kinematics of the measured q)."""
 
-    from sysid_ros.planning.obstacles import obstacles_from_config, signed_distance
-    from sysid_ros.simulation import SimConfig, Simulator, SimulatorSpec
+    from sysid_ros._src.planning.obstacles import obstacles_from_config, signed_distance
+    from sysid_ros._src.simulation import SimConfig, Simulator, SimulatorSpec
 
     lo, hi = tight
     payload = draw_in_class(z1, lo, hi, 0).payload

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.model.robots import load_robot
 
 
 @pytest.fixture(scope="module")

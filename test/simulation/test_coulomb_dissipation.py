@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 
-from sysid_ros.simulation import SimConfig, Simulator, SimulatorSpec, dumbbell_for
+from sysid_ros._src.simulation import SimConfig, Simulator, SimulatorSpec, dumbbell_for
 
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation import (
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.simulation import (
     DUMBBELLS_KG, SimConfig, Simulator, SimulatorSpec, build_mujoco_model, dumbbell_for, true_theta_e,
 )
 

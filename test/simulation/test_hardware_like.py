@@ -10,11 +10,11 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from sysid_ros.bagio import ArrayLengthError, read_joint_states
-from sysid_ros.identification.config import load_identification_config
-from sysid_ros.model.parameters import is_physically_consistent
-from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation import (
+from sysid_ros._src.bagio import ArrayLengthError, read_joint_states
+from sysid_ros._src.identification.config import load_identification_config
+from sysid_ros._src.model.parameters import is_physically_consistent
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.simulation import (
     HardwareProfile, HardwareSensor, HardwareTruth, SimConfig, SimConfigError, Simulator,
     SimulatorSpec, dumbbell_for, exciting_reference, random_hardware_truth,
     record_hardware_like, true_theta_e, write_joint_states_bag,
@@ -323,8 +323,8 @@ def test_sim_record_writes_the_robot_the_sim_node_simulates(gen3, tmp_path):
     """``sysid-sim-record``'s robot is the sim runtime's (``sim_truth``, same hardware_seed):
     its calibration is of the robot the graph then runs. The bag reads back at the profile's
     rate; a second run with the same output refuses (exit 2)."""
-    from sysid_ros.simulation import RuntimeSettings, SimRuntime, sim_truth
-    from sysid_ros.simulation.record_cli import main
+    from sysid_ros._src.simulation import RuntimeSettings, SimRuntime, sim_truth
+    from sysid_ros._src.simulation.record_cli import main
 
     rt = SimRuntime(gen3, RuntimeSettings(hardware_like=True, hardware_seed=3, payload_mass=0.0))
     assert rt.sim.truth is not None
@@ -345,7 +345,7 @@ def test_sim_node_refuses_a_filtered_velocity_profile_up_front(gen3):
     publishes sample by sample, refuses such a profile when it is built, naming the key."""
     import copy
 
-    from sysid_ros.simulation import RuntimeSettings, SimRuntime
+    from sysid_ros._src.simulation import RuntimeSettings, SimRuntime
 
     config = copy.deepcopy(gen3.config)
     config["simulation"]["hardware_like"]["profile"]["velocity"] = "filtered"

@@ -10,7 +10,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from sysid_ros.simulation import (
+from sysid_ros._src.simulation import (
     HardwareProfile, HardwareSensor, HardwareTruth, SimConfigError, exciting_reference,
     record_hardware_like,
 )

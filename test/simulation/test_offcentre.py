@@ -4,14 +4,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sysid_ros.control.prior import prior_box
-from sysid_ros.demo.class_payload import class_prior, mass_placement, write_payload_params
-from sysid_ros.model.box import theta_e_box
-from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation import build_mujoco_model
-from sysid_ros.simulation.errors import PayloadError
-from sysid_ros.simulation.offcentre import MASS_FRACTION, draw_in_class, is_payload_class
-from sysid_ros.simulation.runtime import RuntimeSettings, SimRuntime
+from sysid_ros._src.control.prior import prior_box
+from sysid_ros._src.demo.class_payload import class_prior, mass_placement, write_payload_params
+from sysid_ros._src.model.box import theta_e_box
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.simulation import build_mujoco_model
+from sysid_ros._src.simulation.errors import PayloadError
+from sysid_ros._src.simulation.offcentre import MASS_FRACTION, draw_in_class, is_payload_class
+from sysid_ros._src.simulation.sim_runtime import RuntimeSettings, SimRuntime
 
 from .mujoco_bodies import mj_body_theta
 

@@ -5,8 +5,8 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from sysid_ros.model.parameters import is_physically_consistent
-from sysid_ros.simulation import (
+from sysid_ros._src.model.parameters import is_physically_consistent
+from sysid_ros._src.simulation import (
     DUMBBELLS_KG, CommandError, Payload, PayloadError, SimConfig, SimConfigError, Simulator,
     SimulatorSpec, dumbbell_for, true_theta_e,
 )

@@ -8,8 +8,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from sysid_ros.model.robots import load_robot
-from sysid_ros.simulation import (
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.simulation import (
     HardwareProfile, SimConfig, SimConfigError, Simulator, SimulatorSpec, dumbbell_for,
     random_hardware_truth, sim_truth,
 )

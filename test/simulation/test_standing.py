@@ -7,8 +7,8 @@ import mujoco
 import numpy as np
 import pytest
 
-from sysid_ros.simulation import SimConfig, SimulationError, Simulator, SimulatorSpec
-from sysid_ros.simulation.standing import QuasiStaticStance
+from sysid_ros._src.simulation import SimConfig, SimulationError, Simulator, SimulatorSpec
+from sysid_ros._src.simulation.standing import QuasiStaticStance
 
 # Stated bounds of the standing B1 (docs/theory/simulation.md, config/b1_z1.yaml `arm_view`).
 HEIGHT_TOL = 0.005        # m: trunk height within this of its settled height

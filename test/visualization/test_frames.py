@@ -12,9 +12,9 @@ import pinocchio as pin
 import pytest
 import yaml
 
-from sysid_ros.launcher import Graph, load_launch
-from sysid_ros.planning.obstacles import BoxObstacle
-from sysid_ros.visualization.frames import (BufferLookup, make_tf2_lookup, quaternion_matrix,
+from sysid_ros._src.launcher import Graph, load_launch
+from sysid_ros._src.planning.obstacles import BoxObstacle
+from sysid_ros._src.visualization.frames import (BufferLookup, make_tf2_lookup, quaternion_matrix,
                                             resolve_obstacles)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -90,7 +90,7 @@ def test_markers_node_draws_base_frame_boxes_without_tf2(tmp_path, monkeypatch):
     import rclpy
     monkeypatch.setitem(sys.modules, "tf2_ros", None)     # unimportable even on a full install
 
-    from sysid_ros.nodes.markers import MarkersNode
+    from sysid_ros._src.nodes.markers import MarkersNode
 
     f = tmp_path / "obstacles.yaml"
     f.write_text(yaml.safe_dump({"obstacles": [dict(ITEMS[0], frame="gen3_base_link"),

@@ -6,10 +6,10 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from sysid_ros.control.trajectory import JointTrajectoryArrays, TrajectoryQueue
-from sysid_ros.model.parameters import theta_from_com_inertia
-from sysid_ros.model.robots import load_robot
-from sysid_ros.visualization.geometry import (RobotGeometry, base_frame, chain_lengths, com_box,
+from sysid_ros._src.control.trajectory import JointTrajectoryArrays, TrajectoryQueue
+from sysid_ros._src.model.parameters import theta_from_com_inertia
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.visualization.geometry import (RobotGeometry, base_frame, chain_lengths, com_box,
                                               equivalent_ellipsoid, sample_trajectory,
                                               sphere_margins)
 

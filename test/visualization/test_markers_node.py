@@ -10,13 +10,13 @@ import pytest
 # test/nodes/processes.py (pytest puts test/ on sys.path)
 from nodes.processes import spin_until, start_node, stop
 
-from sysid_ros.model.robots import load_robot
+from sysid_ros._src.model.robots import load_robot
 
 pytestmark = pytest.mark.ros
 
 
 def _fk_centres(robot, q: np.ndarray) -> np.ndarray:
-    """Sphere centres straight from Pinocchio (independent of sysid_ros.visualization)."""
+    """Sphere centres straight from Pinocchio (independent of sysid_ros._src.visualization)."""
     data = robot.model.createData()
     pin.forwardKinematics(robot.model, data, q)
     return np.array([data.oMi[s.joint_id].act(np.asarray(s.offset)) for s in robot.spheres])
@@ -44,12 +44,12 @@ def test_markers_on_the_sim_graph(ros_node):
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
     from visualization_msgs.msg import Marker, MarkerArray
 
-    from sysid_ros.nodes.qos import LATCHED_QOS, SENSOR_QOS, TRAJECTORY_QOS
-    from sysid_ros.model.box import theta_e_box
-    from sysid_ros.nodes.messages import bounds_to_msg, joint_state_arrays
-    from sysid_ros.planning.planner import controller_model
-    from sysid_ros.simulation import dumbbell_for, true_theta_e
-    from sysid_ros.visualization.geometry import com_box, sphere_margins
+    from sysid_ros._src.nodes.qos import LATCHED_QOS, SENSOR_QOS, TRAJECTORY_QOS
+    from sysid_ros._src.model.box import theta_e_box
+    from sysid_ros._src.nodes.messages import bounds_to_msg, joint_state_arrays
+    from sysid_ros._src.planning.planner import controller_model
+    from sysid_ros._src.simulation import dumbbell_for, true_theta_e
+    from sysid_ros._src.visualization.geometry import com_box, sphere_margins
 
     node, ex = ros_node
     robot = load_robot("gen3")

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import yaml
 
-from sysid_ros.model.parameters import PARAM_NAMES
-from sysid_ros.model.robots import load_robot
-from sysid_ros.nodes.messages import BOUND_LABELS
-from sysid_ros.visualization.geometry import base_frame
+from sysid_ros._src.model.parameters import PARAM_NAMES
+from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.nodes.messages import BOUND_LABELS
+from sysid_ros._src.visualization.geometry import base_frame
 
 ROOT = Path(__file__).resolve().parents[2]
 TOPICS = {"/sysid/markers/obstacles", "/sysid/markers/robot", "/sysid/markers/plan",
