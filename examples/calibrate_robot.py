@@ -10,18 +10,18 @@ bound, the built-in simulator's sensor) is refused as `inconsistent` on this har
 the stated assumption is violated, and the diagnosis says by how much; with the calibration
 overlay calib.yaml the payload box is `ok` and contains the truth.
 """
-import tempfile
-from pathlib import Path
+import numpy as np
 
-from sysid_ros._src.calibration import calibrate, calibration_document, write_calibration
-from sysid_ros._src.calibration.synthetic import draw_case
-from sysid_ros._src.identification import identify, load_identification_config
-from sysid_ros._src.model import load_robot
+import sysid_ros as sr
 
-robot = load_robot("gen3")
-case = draw_case(robot, seed=3, cal_seconds=(12.0,), payload_seconds=6.0)   # 3.63 kg dumbbell
-result = calibrate(robot, case.recordings())
-truth = case.truth.friction                            # (nj, 4): Fc, Fv, Ia, β per joint
+robot = sr.load_robot("gen3")
+rng = np.random.default_rng(7003)
+profile = sr.HardwareProfile.from_robot(robot, rate_hz=500.0, physics_dt=None, drop_prob=0.01)
+# a robot drawn the way the robot file's simulation.hardware_like.truth says; 12 s, no payload
+cal = sr.record_hardware_like(robot, rng, None, 12.0, profile)
+rec = sr.record_hardware_like(robot, rng, sr.dumbbell_for(robot, 3.63), 6.0, profile, cal.truth)
+result = sr.calibrate(robot, [sr.Recording(cal.t, cal.q, cal.dq, cal.tau_meas, "cal")])
+truth = cal.truth.friction                             # (nj, 4): Fc, Fv, Ia, β per joint
 
 print("joint  noise bound  Fv box (N·m·s/rad) ∋ truth      β box (N·m) ∋ truth")
 for j, name in enumerate(robot.joint_names):
@@ -30,9 +30,9 @@ for j, name in enumerate(robot.joint_names):
     print(f"{name:8s} {result.noise[j]:6.3f} N·m  [{fv_lo:6.2f}, {fv_hi:6.2f}] ∋ {truth[j, 1]:5.2f}"
           f"   [{b_lo:5.2f}, {b_hi:5.2f}] ∋ {truth[j, 3]:5.2f}")
 
-calib = write_calibration(Path(tempfile.mkdtemp()) / "calib.yaml", calibration_document(result))
-rec, mass = case.payload, case.payload.truth.theta_e[0]                     # kg, gripper + dumbbell
-for label, robot_used in (("uncalibrated", robot), ("calibrated", load_robot("gen3", calibration=calib))):
-    res = identify(robot_used, load_identification_config(robot_used), rec.t, rec.q, rec.dq, rec.tau_meas)
+calibrated = sr.apply_calibration(robot, result.document())     # what calib.yaml holds
+mass = rec.truth.theta_e[0]                                       # kg, gripper + dumbbell
+for label, robot_used in (("uncalibrated", robot), ("calibrated", calibrated)):
+    res = sr.identify(robot_used, sr.load_identification_config(robot_used), rec.t, rec.q, rec.dq, rec.tau_meas)
     box = "" if res.lower is None else f", mass ∈ [{res.lower[0]:.3f}, {res.upper[0]:.3f}] kg ∋ {mass:.3f}"
     print(f"{label:12s}: {res.status}{box} {res.reason}")

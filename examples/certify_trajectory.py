@@ -11,31 +11,24 @@ this check; nothing uncertified is ever published.
 """
 import numpy as np
 
-from sysid_ros._src.control.prior import prior_box
-from sysid_ros._src.model import PARAM_UNITS, ParameterBox, load_robot
-from sysid_ros._src.model.parameters import PARAM_NAMES
-from sysid_ros._src.planning import QuinticTrajectory, Reachability, controller_model, obstacles_from_config
-from sysid_ros._src.simulation.payload import dumbbell_for, true_theta_e
+import sysid_ros as sr
 
-robot = load_robot("gen3")
-planner_cfg = robot.config.get("planner", {})
-reach = Reachability(robot, controller_model(robot), obstacles_from_config(planner_cfg.get("obstacles")))
-prior = prior_box(robot)                                # θ_e ∈ [lower, upper] (kg, kg·m, kg·m²)
-theta = true_theta_e(robot, dumbbell_for(robot, 3.63))  # gripper + the 8 lb dumbbell
+robot = sr.load_robot("gen3")
+reach = sr.ExcitingPlanner(robot).reach                 # its sound check, the robot file's obstacles
+prior = sr.load_identification_config(robot).prior      # θ_e ∈ [lower, upper] (kg, kg·m, kg·m²)
+theta = robot.theta_e() + sr.dumbbell_for(robot, 3.63).theta()   # gripper + the 8 lb dumbbell
 boxes = {"prior box": prior,
-         "identified box (±3 %)": ParameterBox.from_centre_radius(PARAM_NAMES, theta, 0.03 * np.abs(theta),
-                                                                 units=PARAM_UNITS)}
+         "identified box (±3 %)": sr.theta_e_box(theta - 0.03 * np.abs(theta), theta + 0.03 * np.abs(theta),
+                                                 theta)}
 
 q0 = np.asarray(robot.config["demo"]["start"], float)   # rad, the demo's start pose
-rest = np.zeros(robot.nj)
 moves = {
     "joint 1 by +0.3 rad in 3 s": (np.eye(robot.nj)[0] * 0.3, 3.0),
     "joint 2 by +1.5 rad in 0.5 s": (np.eye(robot.nj)[1] * 1.5, 0.5),
 }
-for move, (k, t_f) in moves.items():
-    traj = QuinticTrajectory(q0, rest, rest, t_f)       # starts at rest at q0, ends at rest at q0 + k
+for move, (k, t_f) in moves.items():                    # rest at q0 → rest at q0 + k
     for box_name, box in boxes.items():
-        check = reach.verify(traj, k, box.lower, box.upper)
+        check = reach.verify_move(q0, q0 + k, t_f, box.lower, box.upper)
         print(f"{move}, {box_name}: {'certified' if check.ok else 'REFUSED'}")
         for why in check.reasons[:2]:                   # the worst violated checks, with slack
             print(f"    {why}")

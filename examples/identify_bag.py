@@ -12,26 +12,23 @@ from pathlib import Path
 
 import numpy as np
 
-from sysid_ros._src.bagio import read_joint_states
-from sysid_ros._src.identification import identify, load_identification_config
-from sysid_ros._src.model import load_robot
-from sysid_ros._src.simulation import HardwareProfile, record_hardware_like, write_joint_states_bag
-from sysid_ros._src.simulation.payload import dumbbell_for
+import sysid_ros as sr
 
-robot = load_robot("gen3")
+robot = sr.load_robot("gen3")
 truth_mass = None
 if len(sys.argv) > 1:
     bag = Path(sys.argv[1])
 else:                                            # a 500 Hz log with drops, jitter and noise
-    profile = HardwareProfile(rate_hz=500.0, jitter=0.1, drop_prob=0.01, torque_noise=0.3)
-    rec = record_hardware_like(robot, np.random.default_rng(1), dumbbell_for(robot, 1.0),
-                               duration=6.0, profile=profile)            # 1 kg dumbbell, 6 s
-    bag = write_joint_states_bag(Path(tempfile.mkdtemp()) / "gen3_bag", rec, robot)
+    profile = sr.HardwareProfile(rate_hz=500.0, jitter=0.1, drop_prob=0.01, torque_noise=0.3)
+    rec = sr.record_hardware_like(robot, np.random.default_rng(1), sr.dumbbell_for(robot, 1.0),
+                                  duration=6.0, profile=profile)        # 1 kg dumbbell, 6 s
+    bag = sr.write_joint_state_arrays(Path(tempfile.mkdtemp()) / "gen3_bag", rec.t, rec.q, rec.dq,
+                                      rec.tau_meas, robot.joint_names)
     truth_mass = rec.truth.theta_e[0]                                    # kg
 
-series = read_joint_states(bag, "/joint_states", robot.joint_names)     # rad, rad/s, N·m
-config = load_identification_config(robot, torque_noise_abs=0.3)        # ±0.3 N·m per joint
-result = identify(robot, config, series.t, series.position, series.velocity, series.effort)
+series = sr.read_joint_states(bag, "/joint_states", robot.joint_names)     # rad, rad/s, N·m
+config = sr.load_identification_config(robot, torque_noise_abs=0.3)        # ±0.3 N·m per joint
+result = sr.identify(robot, config, series.t, series.position, series.velocity, series.effort)
 
 print(f"status: {result.status} ({result.windows_used} windows)")
 print(f"prior: mass ∈ [{config.prior.lower[0]:.3f}, {config.prior.upper[0]:.3f}] kg ({config.prior_name})")

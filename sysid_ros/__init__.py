@@ -1,8 +1,8 @@
 """sysid_ros: sound interval bounds on a robot payload's inertial parameters, the calibration
 they rest on, and the safe exciting planner and robust controller that use them.
 
-The public API is the names below; everything else is machinery whose layout may change. They
-load on first use, so ``import sysid_ros`` (and every command) stays quick::
+The public API is the names below; everything else lives in ``sysid_ros._src``, machinery whose
+layout may change. They load on first use, so ``import sysid_ros`` (and every command) stays quick::
 
     import sysid_ros as sr
     robot = sr.load_robot("gen3")
@@ -45,14 +45,16 @@ _WHERE = {
     # simulation
     "HardwareProfile": "sysid_ros._src.simulation.hardware_like",
     "record_hardware_like": "sysid_ros._src.simulation.hardware_like",
+    "dumbbell_for": "sysid_ros._src.simulation.payload",
 }
 
 __all__ = [
     "CalibrationOptions", "CalibrationResult", "ControllerRuntime", "ExcitingPlanner",
     "HardwareProfile", "IdentificationConfig", "IdentificationResult", "IdentifierRuntime",
     "JointStateSeries", "OnlineIdentifier", "ParameterBox", "PlannerConfig", "Recording", "Robot",
-    "apply_calibration", "calibrate", "identify", "load_identification_config", "load_robot",
-    "read_joint_states", "record_hardware_like", "theta_e_box", "write_joint_state_arrays",
+    "apply_calibration", "calibrate", "dumbbell_for", "identify", "load_identification_config",
+    "load_robot", "read_joint_states", "record_hardware_like", "theta_e_box",
+    "write_joint_state_arrays",
 ]
 
 

@@ -1,4 +1,10 @@
-"""Shared test set-up: DDS stays on loopback and each pytest process gets a domain id of its own."""
+"""Shared test set-up: DDS stays on loopback and each pytest process gets a domain id of its own.
+
+Which API the tests use: the tests under test/<package>/ check the private machinery
+(``sysid_ros._src.<package>``) module by module against independent references (Pinocchio,
+finite differences, MuJoCo truth, SciPy), so they import it directly; what a user runs — the
+examples and the README's Python block — uses only ``import sysid_ros`` (test_public_api.py).
+"""
 from __future__ import annotations
 
 import os

@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from sysid_ros._src.calibration.data import Recording
+from sysid_ros._src.calibration.document import calibration_document
 from sysid_ros._src.calibration.errors import CalibrationInconsistentError, CalibrationInputError
 from sysid_ros._src.calibration.exclusion import speed_clamps
 from sysid_ros._src.calibration.lp import BoxLP, scale_rows, min_noise, noise_speed_shape
@@ -250,6 +251,11 @@ class CalibrationResult:
     @property
     def joint_names(self) -> list[str]:
         return list(self.robot.joint_names)
+
+    def document(self) -> dict[str, Any]:
+        """The calib.yaml mapping ``sysid-calibrate`` writes: pass it (or the written file) to
+        ``sysid_ros.apply_calibration`` or ``load_robot(name, calibration=...)``."""
+        return calibration_document(self)
 
     def assumptions(self) -> list[str]:
         """The statements the written bounds rest on (copied into the file's provenance)."""

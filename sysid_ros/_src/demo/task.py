@@ -179,12 +179,7 @@ class TaskCertifier:
     def _check(self, box: ParameterBox, q_from: np.ndarray, q_to: np.ndarray,
                duration: float) -> Verification:
         """The planner's sound check of the rest-to-rest move q_from → q_to over ``duration``."""
-        from sysid_ros._src.planning.trajectory import QuinticTrajectory
-
-        q_from = np.asarray(q_from, float)
-        zero = np.zeros_like(q_from)
-        traj = QuinticTrajectory(q_from, zero, zero, float(duration))
-        return self.reach.verify(traj, np.asarray(q_to, float) - q_from, box.lower, box.upper)
+        return self.reach.verify_move(q_from, q_to, duration, box.lower, box.upper)
 
     def return_path(self, box: ParameterBox, q_from: np.ndarray, q_to: np.ndarray,
                     duration: float, vias: Sequence[Sequence[np.ndarray]] = ()) -> ReturnPath:

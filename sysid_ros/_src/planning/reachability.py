@@ -359,6 +359,14 @@ class Reachability:
         return out
 
     # -- the check -------------------------------------------------------------------------------
+    def verify_move(self, q_from: np.ndarray, q_to: np.ndarray, duration: float,
+                    theta_e_lo: np.ndarray, theta_e_hi: np.ndarray) -> Verification:
+        """:meth:`verify` of the degree-5 rest-to-rest move q_from → q_to over ``duration`` s."""
+        q_from = np.asarray(q_from, float)
+        zero = np.zeros_like(q_from)
+        traj = QuinticTrajectory(q_from, zero, zero, float(duration))
+        return self.verify(traj, np.asarray(q_to, float) - q_from, theta_e_lo, theta_e_hi)
+
     def verify(self, traj: QuinticTrajectory, k: np.ndarray, theta_e_lo: np.ndarray,
                theta_e_hi: np.ndarray, k_lo: np.ndarray | None = None,
                k_hi: np.ndarray | None = None) -> Verification:
