@@ -46,7 +46,7 @@ NEAR_OPTIMAL = 0.05
 #: Candidate velocity lags (s): a causal velocity filter of up to 100 ms.
 VELOCITY_LAG_GRID = np.round(np.arange(-0.02, 0.10001, 0.001), 4)
 #: Half-span (s) of the position difference the velocity lag is measured against.
-VELOCITY_LAG_SPAN_S = 0.005
+VELOCITY_LAG_SPAN_S = 0.01
 #: Candidate lags (s): the torque stream up to 50 ms ahead of or 250 ms behind the states.
 LAG_GRID = np.round(np.arange(-0.05, 0.25001, 0.0025), 5)
 

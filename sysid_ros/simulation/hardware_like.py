@@ -287,8 +287,13 @@ class HardwareProfile:
 
     @classmethod
     def from_robot(cls, robot: Robot, **overrides: object) -> HardwareProfile:
-        """The robot file's ``simulation.hardware_like.profile`` (+ keyword overrides)."""
+        """The robot file's ``simulation.hardware_like.profile`` (+ keyword overrides). A
+        ``velocity`` override to a mode the driver does not filter (``finite_difference``,
+        ``filtered``, ``missing``) drops the file's ``velocity_lag`` unless one is passed too:
+        the lag belongs to the published velocity it replaces."""
         section = ((robot.config.get("simulation", {}) or {}).get("hardware_like", {}) or {})
+        if overrides.get("velocity", "exact") not in ("exact", "noisy"):
+            overrides = {"velocity_lag": 0.0, **overrides}
         return cls.from_mapping(section.get("profile", {}) or {},
                                 f"{robot.config_path}: simulation.hardware_like.profile",
                                 **overrides)

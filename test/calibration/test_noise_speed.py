@@ -12,7 +12,8 @@ validated, ``sysid-calibrate --validate``).
 Assumptions of the claim as set up here: as test_soundness.py (one simulated robot, the
 calibration knows only the robot file), plus the stated one of the bound — the window-averaged
 torque error is within δ0 + δ1·the mean |speed| over the window, the payload run moving at the
-calibration runs' speeds. The bound is measured, not proved.
+calibration runs' speeds. The bound is measured, not proved. The robot file's driver also lags
+the velocities (``velocity_lag``): compensated as measured, ignored it is caught loudly.
 """
 from __future__ import annotations
 
@@ -97,3 +98,19 @@ def test_dropped_speed_part_is_inconsistent(gen3, case, results):
     assert out.status == "inconsistent", (out.status, out.reason)
     # the written bound itself covers the data it came from
     assert validate(res, case.recordings()[:1]).consistent
+
+
+def test_ignored_velocity_lag_is_inconsistent(gen3, case, results):
+    """The robot file's driver lags the published velocities (``velocity_lag``): the
+    calibration measures the lag, and an identifier that does not compensate it contradicts
+    the calibrated bounds loudly instead of returning a box that may miss the truth."""
+    lag = np.asarray(gen3.config["simulation"]["hardware_like"]["profile"]["velocity_lag"],
+                     float) * np.ones(gen3.nj)
+    assert np.all(lag > 0)
+    res = results[True]
+    np.testing.assert_allclose(res.config.velocity_lag_s, lag, atol=0.003)
+    robot = apply_calibration(gen3, calibration_document(res))
+    p = case.payload
+    ignored = identify(robot, load_identification_config(robot, velocity_lag_s=0.0), p.t, p.q,
+                       p.dq, p.tau_meas, "lp", point_estimate=False)
+    assert ignored.status == "inconsistent", (ignored.status, ignored.reason)

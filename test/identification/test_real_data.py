@@ -45,9 +45,11 @@ def _record(robot, rate, seed, swap=False, velocity="exact"):
     rng = np.random.default_rng(seed)
     # the torque stream aligned with the states here: with 10 % drops a lagged torque reading
     # lands in a double drop every ~0.1 s at 1 kHz and splits the run (lagged streams:
-    # test/calibration/test_torque_lag.py)
+    # test/calibration/test_torque_lag.py); the velocity lag likewise, and the friction error
+    # that grows with speed off (test/calibration/test_noise_speed.py)
     profile = HardwareProfile.from_robot(robot, rate_hz=rate, drop_prob=0.1, velocity=velocity,
-                                         physics_dt=None, torque_lag=0.0)
+                                         physics_dt=None, torque_lag=0.0, velocity_lag=0.0,
+                                         friction_speed_error=0.0)
     truth = random_hardware_truth(robot, rng, friction_rel=0.5)
     return record_hardware_like(robot, rng, dumbbell_for(robot, 3.63), DURATION, profile,
                                 truth=truth,
@@ -80,6 +82,11 @@ def test_the_stated_bounds_are_the_profiles_with_the_sampling_margin(gen3):
         assert kw["torque_noise_rel"] == pytest.approx((1.0 + margin) * profile.torque_noise_rel)
         np.testing.assert_allclose(kw["velocity_noise_abs"], profile.velocity_noise)
         assert kw["friction"] == "wide"
+        # the driver's velocity lag and speed-proportional friction error, as the profile has them
+        np.testing.assert_allclose(kw["velocity_lag_s"], np.broadcast_to(profile.velocity_lag,
+                                                                         (gen3.nj,)))
+        np.testing.assert_allclose(kw["torque_noise_speed"], profile.friction_speed_error)
+        assert np.all(kw["velocity_lag_s"] > 0) and np.all(kw["torque_noise_speed"] > 0)
         # calibrated: the calibration's friction box and measured bound stand; the velocity
         # bound is still stated for what the payload adds (its inertia carries the noise into
         # the rows; the arm's share is in the calibration's bound)
