@@ -143,6 +143,30 @@ def test_payload_swap_is_inconsistent_at_every_rate(gen3, rate):
     assert res.lower is None and "torque-noise bound" in res.reason
 
 
+@pytest.mark.slow
+def test_ok_and_sound_with_the_gen3_files_driver_effects(gen3):
+    """The file's profile as it stands (1 kHz, torque and velocity lags, a friction error that
+    grows with speed): the identifier states the lags and the speed-dependent bound from it.
+    On this draw an identifier that ignores the velocity lag returns a box that misses the
+    truth, without a warning: the lag must be stated (or calibrated)."""
+    rng = np.random.default_rng(1)
+    profile = HardwareProfile.from_robot(gen3)
+    assert np.all(np.asarray(profile.velocity_lag) > 0)
+    assert np.all(np.asarray(profile.friction_speed_error) > 0)
+    truth = random_hardware_truth(gen3, rng, friction_rel=0.5)
+    rec = record_hardware_like(gen3, rng, dumbbell_for(gen3, 3.63), DURATION, profile,
+                               truth=truth)
+    kw = identifier_assumptions(gen3, profile)
+    res = identify(gen3, load_identification_config(gen3, **kw), rec.t, rec.q, rec.dq,
+                   rec.tau_meas, "lp", point_estimate=False)
+    assert res.status == "ok", res.reason
+    assert res.contains(rec.truth.theta_e)
+    kw.pop("velocity_lag_s")
+    unstated = identify(gen3, load_identification_config(gen3, **kw), rec.t, rec.q, rec.dq,
+                        rec.tau_meas, "lp", point_estimate=False)
+    assert unstated.status == "ok" and not unstated.contains(rec.truth.theta_e)
+
+
 def test_violated_joint_is_named_with_its_time_span(gen3):
     rec = _record(gen3, 500.0, seed=3)
     tau = rec.tau_meas.copy()
