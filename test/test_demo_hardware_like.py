@@ -2,10 +2,10 @@
 (``hardware_like``: friction and armature ±50 %, dry friction, torque offsets, links ±5 %, 1 kHz
 driver with drops, jitter, torque and velocity noise, lagging torque and velocity streams, a
 friction error that grows with speed) is calibrated from recordings of itself without payload
-(``sysid-sim-record`` → ``sysid-calibrate --noise-speed``, the velocity lag estimated), then the closed-loop demo runs on
-it with that calibration (``sysid-demo --hardware-like --calibration``) from the catalogued
-payload class ``dumbbell_8lb`` (from the generic ``2f85`` box it refuses before starting).
-Checked independently of the demo's verdict: the calibration's
+(``sysid-sim-record`` → ``sysid-calibrate --noise-speed``, the velocity lag estimated), then
+the closed-loop demo runs on it with that calibration (``sysid-demo --hardware-like
+--calibration``) from the catalogued payload class ``dumbbell_8lb`` (from the generic ``2f85``
+box it refuses before starting). Checked independently of the demo's verdict: the calibration's
 friction boxes hold the drawn robot's friction, every published θ_e box holds the truth, and no
 command reached a torque limit."""
 from __future__ import annotations
