@@ -21,8 +21,8 @@ What differs from the package's idealised simulation (``simulation.synthetic``) 
   driver stamps on receipt), i.i.d. drops, optional periodic stalls, quantised encoders and a
   velocity field that is exact, noisy, a backward difference of the published positions, a
   zero-phase smoothed derivative of them (``filtered``: a post-processed log), or missing.
-- **Driver effects seen in real Gen3 logs** (a profile's choice; the Gen3 file lags the torque):
-  a torque stream that lags the state stream (``torque_lag``), a lagged velocity
+- **Driver effects seen in real Gen3 logs** (a profile's choice; the Gen3 file has all but the
+  speed-limit error): a torque stream that lags the state stream (``torque_lag``), a lagged velocity
   (``velocity_lag``), and a slowly varying torque error while a joint runs at its speed limit
   (``velocity_limit_error``), where real drives clamp the speed, and a friction error that
   grows with speed (``friction_speed_error``), as a gear's does with temperature and lubrication.
