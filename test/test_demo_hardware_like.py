@@ -1,10 +1,11 @@
 """The real-data path in simulation, end to end: a Gen3 drawn off the catalogue
 (``hardware_like``: friction and armature ±50 %, dry friction, torque offsets, links ±5 %, 1 kHz
-driver with drops, jitter, torque and velocity noise) is calibrated from recordings of itself
-without payload (``sysid-sim-record`` → ``sysid-calibrate``), then the closed-loop demo runs on
-it with that calibration (``sysid-demo --hardware-like --calibration``) from the catalogued
-payload class ``dumbbell_8lb`` (from the generic ``2f85`` box it refuses before starting).
-Checked independently of the demo's verdict: the calibration's
+driver with drops, jitter, torque and velocity noise, lagging torque and velocity streams, a
+friction error that grows with speed) is calibrated from recordings of itself without payload
+(``sysid-sim-record`` → ``sysid-calibrate --noise-speed``, the velocity lag estimated), then
+the closed-loop demo runs on it with that calibration (``sysid-demo --hardware-like
+--calibration``) from the catalogued payload class ``dumbbell_8lb`` (from the generic ``2f85``
+box it refuses before starting). Checked independently of the demo's verdict: the calibration's
 friction boxes hold the drawn robot's friction, every published θ_e box holds the truth, and no
 command reached a torque limit."""
 from __future__ import annotations
@@ -39,7 +40,7 @@ def test_calibrated_closed_loop_on_hardware_like_data(tmp_path):
     _run("sysid-sim-record", "--seconds", "20", "--seed", "1", "--out", str(tmp_path / "val"))
     calib = tmp_path / "calib.yaml"
     _run("sysid-calibrate", "--robot", "gen3", "--bag", str(tmp_path / "calib_bag"),
-         "--validate", str(tmp_path / "val"), "--out", str(calib))
+         "--validate", str(tmp_path / "val"), "--noise-speed", "--out", str(calib))
 
     gen3 = load_robot("gen3")
     calibrated = load_robot("gen3", None, calib)

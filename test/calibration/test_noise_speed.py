@@ -12,7 +12,9 @@ validated, ``sysid-calibrate --validate``).
 Assumptions of the claim as set up here: as test_soundness.py (one simulated robot, the
 calibration knows only the robot file), plus the stated one of the bound — the window-averaged
 torque error is within δ0 + δ1·the mean |speed| over the window, the payload run moving at the
-calibration runs' speeds. The bound is measured, not proved.
+calibration runs' speeds. The bound is measured, not proved. The robot file's driver also lags
+the velocities (``velocity_lag``): compensated as measured; ignored, it is caught loudly on
+the file's own draw below (not on every draw).
 """
 from __future__ import annotations
 
@@ -97,3 +99,37 @@ def test_dropped_speed_part_is_inconsistent(gen3, case, results):
     assert out.status == "inconsistent", (out.status, out.reason)
     # the written bound itself covers the data it came from
     assert validate(res, case.recordings()[:1]).consistent
+
+
+
+@pytest.fixture(scope="module")
+def file_case(gen3):
+    """The robot file's profile (at 500 Hz): torque and velocity lags, the friction error that
+    grows with speed (0.3-2.5 N·m per rad/s), calibrated as the demo does."""
+    case = draw_case(gen3, 0, cal_seconds=(10.0, 10.0), payload_seconds=6.0)
+    return case, calibrate(gen3, case.recordings(), CalibrationOptions(link_boxes=False,
+                                                                       noise_speed=True))
+
+
+def test_ignored_gen3_driver_effects_are_inconsistent(gen3, file_case):
+    """The file's velocity lag is measured and compensated, the box then holds the truth; an
+    identifier that ignores the lag, or a bound without its speed part, answers
+    ``inconsistent`` on this draw (not on every draw: the lag moves the momentum rows by
+    about M·lag·q̈, a few tenths of the bound)."""
+    case, res = file_case
+    lag = np.asarray(gen3.config["simulation"]["hardware_like"]["profile"]["velocity_lag"],
+                     float) * np.ones(gen3.nj)
+    assert np.all(lag > 0)
+    np.testing.assert_allclose(res.config.velocity_lag_s, lag, atol=0.003)
+    assert np.all(res.noise_speed > 0)
+    truth = case.payload.truth.theta_e
+    out = _identify(gen3, res, case.payload)
+    assert out.status == "ok", out.reason
+    assert out.contains(truth), np.flatnonzero((truth < out.lower) | (truth > out.upper))
+    robot = apply_calibration(gen3, calibration_document(res))
+    p = case.payload
+    ignored = identify(robot, load_identification_config(robot, velocity_lag_s=0.0), p.t, p.q,
+                       p.dq, p.tau_meas, "lp", point_estimate=False)
+    assert ignored.status == "inconsistent", (ignored.status, ignored.reason)
+    constant = dataclasses.replace(res, noise_speed=np.zeros_like(res.noise_speed))
+    assert _identify(gen3, constant, p).status == "inconsistent"

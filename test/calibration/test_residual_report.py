@@ -22,7 +22,9 @@ SECTIONS = ("## Model terms per joint", "## Excluded windows", "## Still unmodel
 
 @pytest.fixture(scope="module")
 def result(gen3):
-    case = draw_case(gen3, SEED, cal_seconds=(8.0, 6.0), payload_seconds=0.0)
+    # the torque stream aligned with the states: no lag search (the file's 75-110 ms lag,
+    # uncompensated, can need more than the allowed bound on a small joint)
+    case = draw_case(gen3, SEED, cal_seconds=(8.0, 6.0), payload_seconds=0.0, torque_lag=0.0)
     return calibrate(gen3, case.recordings(),
                      CalibrationOptions(link_boxes=False, torque_lag="none"))
 

@@ -25,8 +25,9 @@ from sysid_ros._src.simulation import HardwareProfile, dumbbell_for, record_hard
 
 from .conftest import N_ROBOTS
 
-# link boxes off: the LPs cost and (at the default ±5 % prior) never tighten a body
-OPTIONS = CalibrationOptions(link_boxes=False)
+# link boxes off: the LPs cost and (at the default ±5 % prior) never tighten a body; the
+# robot file's friction error grows with speed, so the bound does too (as the demo's)
+OPTIONS = CalibrationOptions(link_boxes=False, noise_speed=True)
 
 
 @pytest.fixture(scope="module")
@@ -43,10 +44,13 @@ def test_friction_boxes_contain_the_truth(cases, calibrated):
         # torque lag (robot file: 75-110 ms, as on a real Gen3) is estimated from the same data
         # and is partly confounded with the armature (a lag d adds about d·Fv·q̈): on a joint
         # whose lag the data leave loose (±28 ms on one of six robots here) its radius keeps
-        # Fv near the prior; at most one joint per robot
+        # Fv near the prior; at most one joint per robot. The friction error of up to
+        # e_j·|q̇| (profile friction_speed_error) is a viscous term of ±e_j no data can tell
+        # from Fv: those 2·e_j of the width are the robot's, not the calibration's
         prior = (res.prior.upper - res.prior.lower)[res.prior.n_theta:].reshape(-1, 4)
         width = res.friction_upper - res.friction_lower
-        assert np.sum(width[:, 1] >= 0.5 * prior[:, 1]) <= 1, (case.seed, width[:, 1])
+        unresolved = 2.0 * np.broadcast_to(case.cal[0].profile.friction_speed_error, (len(width),))
+        assert np.sum(width[:, 1] - unresolved >= 0.5 * prior[:, 1]) <= 1, (case.seed, width[:, 1])
         assert np.all(width[:, 2] < 0.25 * prior[:, 2])
         # the nominal lies in its box
         assert np.all(res.friction_nominal >= res.friction_lower)

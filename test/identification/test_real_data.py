@@ -45,9 +45,11 @@ def _record(robot, rate, seed, swap=False, velocity="exact"):
     rng = np.random.default_rng(seed)
     # the torque stream aligned with the states here: with 10 % drops a lagged torque reading
     # lands in a double drop every ~0.1 s at 1 kHz and splits the run (lagged streams:
-    # test/calibration/test_torque_lag.py)
+    # test/calibration/test_torque_lag.py); the velocity lag likewise, and the friction error
+    # that grows with speed off (test/calibration/test_noise_speed.py)
     profile = HardwareProfile.from_robot(robot, rate_hz=rate, drop_prob=0.1, velocity=velocity,
-                                         physics_dt=None, torque_lag=0.0)
+                                         physics_dt=None, torque_lag=0.0, velocity_lag=0.0,
+                                         friction_speed_error=0.0)
     truth = random_hardware_truth(robot, rng, friction_rel=0.5)
     return record_hardware_like(robot, rng, dumbbell_for(robot, 3.63), DURATION, profile,
                                 truth=truth,
@@ -80,6 +82,11 @@ def test_the_stated_bounds_are_the_profiles_with_the_sampling_margin(gen3):
         assert kw["torque_noise_rel"] == pytest.approx((1.0 + margin) * profile.torque_noise_rel)
         np.testing.assert_allclose(kw["velocity_noise_abs"], profile.velocity_noise)
         assert kw["friction"] == "wide"
+        # the driver's velocity lag and speed-proportional friction error, as the profile has them
+        np.testing.assert_allclose(kw["velocity_lag_s"], np.broadcast_to(profile.velocity_lag,
+                                                                         (gen3.nj,)))
+        np.testing.assert_allclose(kw["torque_noise_speed"], profile.friction_speed_error)
+        assert np.all(kw["velocity_lag_s"] > 0) and np.all(kw["torque_noise_speed"] > 0)
         # calibrated: the calibration's friction box and measured bound stand; the velocity
         # bound is still stated for what the payload adds (its inertia carries the noise into
         # the rows; the arm's share is in the calibration's bound)
@@ -134,6 +141,30 @@ def test_payload_swap_is_inconsistent_at_every_rate(gen3, rate):
     res = identify(gen3, _config(gen3, rec), rec.t, rec.q, rec.dq, rec.tau_meas, "lp")
     assert res.status == "inconsistent"
     assert res.lower is None and "torque-noise bound" in res.reason
+
+
+@pytest.mark.slow
+def test_ok_and_sound_with_the_gen3_files_driver_effects(gen3):
+    """The file's profile as it stands (1 kHz, torque and velocity lags, a friction error that
+    grows with speed): the identifier states the lags and the speed-dependent bound from it.
+    On this draw an identifier that ignores the velocity lag returns a box that misses the
+    truth, without a warning: the lag must be stated (or calibrated)."""
+    rng = np.random.default_rng(1)
+    profile = HardwareProfile.from_robot(gen3)
+    assert np.all(np.asarray(profile.velocity_lag) > 0)
+    assert np.all(np.asarray(profile.friction_speed_error) > 0)
+    truth = random_hardware_truth(gen3, rng, friction_rel=0.5)
+    rec = record_hardware_like(gen3, rng, dumbbell_for(gen3, 3.63), DURATION, profile,
+                               truth=truth)
+    kw = identifier_assumptions(gen3, profile)
+    res = identify(gen3, load_identification_config(gen3, **kw), rec.t, rec.q, rec.dq,
+                   rec.tau_meas, "lp", point_estimate=False)
+    assert res.status == "ok", res.reason
+    assert res.contains(rec.truth.theta_e)
+    kw.pop("velocity_lag_s")
+    unstated = identify(gen3, load_identification_config(gen3, **kw), rec.t, rec.q, rec.dq,
+                        rec.tau_meas, "lp", point_estimate=False)
+    assert unstated.status == "ok" and not unstated.contains(rec.truth.theta_e)
 
 
 def test_violated_joint_is_named_with_its_time_span(gen3):

@@ -217,7 +217,7 @@ def test_hardware_like_publishes_at_the_profile_rate_with_drops(ros_node, tmp_pa
     node, ex = ros_node
     cfg = yaml.safe_load((ROOT / "config" / "gen3.yaml").read_text())
     cfg["simulation"]["hardware_like"]["profile"].update(
-        rate_hz=500.0, jitter=0.2, drop_prob=0.2, velocity="missing")
+        rate_hz=500.0, jitter=0.2, drop_prob=0.2, velocity="missing", velocity_lag=0.0)
     path = tmp_path / "gen3_hardware_like.yaml"
     path.write_text(yaml.safe_dump(cfg))
     got: dict = {}

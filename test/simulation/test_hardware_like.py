@@ -348,7 +348,9 @@ def test_sim_node_refuses_a_filtered_velocity_profile_up_front(gen3):
     from sysid_ros._src.simulation import RuntimeSettings, SimRuntime
 
     config = copy.deepcopy(gen3.config)
-    config["simulation"]["hardware_like"]["profile"]["velocity"] = "filtered"
+    profile = config["simulation"]["hardware_like"]["profile"]
+    profile["velocity"] = "filtered"
+    profile["velocity_lag"] = 0.0           # a lag applies to published velocities only
     robot = dataclasses.replace(gen3, config=config)
     with pytest.raises(SimConfigError, match="profile.velocity 'filtered'"):
         SimRuntime(robot, RuntimeSettings(hardware_like=True, payload_mass=0.0))

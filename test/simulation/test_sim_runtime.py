@@ -94,7 +94,7 @@ def test_hardware_like_profile_drops_what_it_says(gen3, tmp_path) -> None:
     'missing' velocity is None."""
     cfg = yaml.safe_load(gen3.config_path.read_text())
     cfg["simulation"]["hardware_like"]["profile"].update(
-        rate_hz=500.0, jitter=0.2, drop_prob=0.2, gap_every_s=0.5, gap_s=0.1, velocity="missing")
+        rate_hz=500.0, jitter=0.2, drop_prob=0.2, gap_every_s=0.5, gap_s=0.1, velocity="missing", velocity_lag=0.0)
     path = tmp_path / "gen3_hw.yaml"
     path.write_text(yaml.safe_dump(cfg))
     rt = SimRuntime(load_robot("gen3", path), RuntimeSettings(hardware_like=True,

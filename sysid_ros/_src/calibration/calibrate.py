@@ -295,12 +295,17 @@ class CalibrationResult:
 
 
 def exported_rows(result: CalibrationResult) -> CalibrationConstraints:
-    """The calibration's rows with the written noise bound, for the identifier's LP
-    (:mod:`sysid_ros._src.identification.calibration_constraints`; ``sysid-calibrate --export-rows``): the
+    """The calibration's rows with the written noise bound (its speed part included), for the
+    identifier's LP (:mod:`sysid_ros._src.identification.calibration_constraints`;
+    ``sysid-calibrate --export-rows``): the
     rows keep what the boxes forget — base-parameter combinations of the links and the offsets
     jointly with link gravity. The end-effector body's box is the calibration prior's (with a
     stated payload, if any)."""
     robot, rows, prior = result.robot, result.rows.with_timing(), result.prior
+    if result.noise_speed is not None:
+        # the written bound δ0 + δ1·v at each window's mean |speed| v, as the rows were solved
+        rows = rows.with_noise_speed(np.divide(result.noise_speed, result.noise,
+                                               out=np.zeros(robot.nj), where=result.noise > 0))
     # the identifier's calibration-time end-effector body is the one without a payload: rows of
     # recordings that carried a known payload stay behind
     loaded = [k for k, r in enumerate(result.recordings) if r.payload_theta is not None]

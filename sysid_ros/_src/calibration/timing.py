@@ -45,6 +45,8 @@ __all__ = ["LagEstimate", "estimate_torque_lag", "estimate_velocity_lag", "LAG_G
 NEAR_OPTIMAL = 0.05
 #: Candidate velocity lags (s): a causal velocity filter of up to 100 ms.
 VELOCITY_LAG_GRID = np.round(np.arange(-0.02, 0.10001, 0.001), 4)
+#: Half-span (s) of the position difference the velocity lag is measured against.
+VELOCITY_LAG_SPAN_S = 0.01
 #: Candidate lags (s): the torque stream up to 50 ms ahead of or 250 ms behind the states.
 LAG_GRID = np.round(np.arange(-0.05, 0.25001, 0.0025), 5)
 
@@ -165,20 +167,25 @@ def estimate_torque_lag(rows: CalibrationRows, recordings: Sequence[Recording], 
 def estimate_velocity_lag(recordings: Sequence[Recording], nj: int,
                           grid: np.ndarray = VELOCITY_LAG_GRID) -> np.ndarray:
     """(nj,) the lag (s) of each joint's measured velocity behind the positions: the shift s
-    minimising the RMS of q̇(t + s) − the central difference of q at t, over samples whose
-    neighbours are one median step away (no gap). A driver that differentiates and filters
-    causally shows one; a zero-phase or derived velocity none. Zero where the RMS at zero shift
-    is within ``NEAR_OPTIMAL`` of the best (no lag detected)."""
+    minimising the RMS of q̇(t + s) − the central difference of q at t over ±m samples
+    (m = :data:`VELOCITY_LAG_SPAN_S` in median steps, at least 1: at 1 kHz a one-step difference
+    of quantised positions is so noisy that a 20 ms lag hardly raises the RMS; a centred
+    difference has no lag of its own), over samples whose span is 2m median steps (no gap).
+    A driver that differentiates and filters causally shows one; a zero-phase or derived
+    velocity none. Zero where the RMS at zero shift is within ``NEAR_OPTIMAL`` of the best (no
+    lag detected)."""
     num = np.zeros((grid.size, nj))
     count = 0
     for rec in recordings:
         if rec.dq is None or len(rec) < 3:
             continue
         t, q, dq = rec.t, rec.q, rec.dq
-        h = np.diff(t)
-        even = np.abs(h[1:] - h[:-1]) < 0.25 * np.median(h)
-        centre = (q[2:] - q[:-2]) / (t[2:] - t[:-2])[:, None]
-        mid = t[1:-1]
+        step = float(np.median(np.diff(t)))
+        m = min(max(1, round(VELOCITY_LAG_SPAN_S / step)), (len(rec) - 1) // 2)
+        span = t[2 * m:] - t[:-2 * m]
+        even = np.abs(span - 2 * m * step) < 0.25 * step
+        centre = (q[2 * m:] - q[:-2 * m]) / span[:, None]
+        mid = t[m:-m]
         for g, shift in enumerate(grid):
             read = np.stack([np.interp(mid + shift, t, dq[:, j]) for j in range(nj)], axis=1)
             inside = even & (mid + shift >= t[0]) & (mid + shift <= t[-1])

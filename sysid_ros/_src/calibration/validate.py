@@ -118,6 +118,16 @@ def aligned_torque(rec: Recording, config: IdentificationConfig
     return keep, out.tau[keep]
 
 
+def _unlagged_velocity(rec: Recording, config: IdentificationConfig) -> np.ndarray | None:
+    """The measured velocities read ``config.velocity_lag_s`` later (a driver's velocity
+    filter compensated, as the rows do), held at the recording's end; None without them. A
+    lagging q̇ contradicts q, and the smoother then buys the contradiction with q̈ noise."""
+    if rec.dq is None or not np.any(config.velocity_lag_s):
+        return rec.dq
+    return np.column_stack([np.interp(rec.t + lag, rec.t, rec.dq[:, j])
+                            for j, lag in enumerate(config.velocity_lag_s)])
+
+
 def validate(result: CalibrationResult, recordings: list[Recording],
              sigma_q: np.ndarray | float = 1e-4) -> Validation:
     """Validate ``result`` on ``recordings`` (module docstring)."""
@@ -145,7 +155,7 @@ def validate(result: CalibrationResult, recordings: list[Recording],
     count = 0
     series = []
     for rec in recordings:
-        est = rts_smoother(rec.t, rec.q, rec.dq, sigma_q=sigma_q)
+        est = rts_smoother(rec.t, rec.q, _unlagged_velocity(rec, result.config), sigma_q=sigma_q)
         keep, tau = aligned_torque(rec, result.config)
         q, dq, ddq = rec.q[keep], est.dq[keep], est.ddq[keep]
         pred = predict_torque(robot, model, result.friction_nominal, q, dq, ddq, terms=terms)

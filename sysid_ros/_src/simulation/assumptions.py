@@ -87,7 +87,8 @@ def identifier_assumptions(robot: Robot, profile: HardwareProfile | None = None,
     (default: the robot file's ``simulation.hardware_like.profile``): ``torque_noise_abs``
     (per joint), ``torque_noise_rel``, ``velocity_noise_abs`` (per joint),
     ``friction="wide"``, ``imu`` (floating base: the hardware-like IMU's bounds), the
-    driver's torque lag (``torque_lag_s`` ± one period) and the drawn
+    driver's torque lag (``torque_lag_s`` ± one period), velocity lag (``velocity_lag_s``), its
+    speed-proportional friction error (``torque_noise_speed``) and the drawn
     reading's gain bound (``torque_gain_rel``, when the truth section draws one); only the
     velocity bound when ``calibrated`` (the calibration measured the lag; module doc). Raises
     SimConfigError for velocities the identifier cannot be given a bound for (module doc),
@@ -112,6 +113,14 @@ def identifier_assumptions(robot: Robot, profile: HardwareProfile | None = None,
         # the published torque is interpolated between sample instants: one period of slack
         out["torque_lag_s"] = lag.copy()
         out["torque_lag_radius_s"] = np.full(robot.nj, profile.period)
+    vlag = np.broadcast_to(np.asarray(profile.velocity_lag, float), (robot.nj,))
+    if not calibrated and np.any(vlag != 0):
+        out["velocity_lag_s"] = vlag.copy()     # the driver's velocity filter, known here too
+    speed_error = np.broadcast_to(np.asarray(profile.friction_speed_error, float), (robot.nj,))
+    if not calibrated and np.any(speed_error != 0):
+        # |e_j| <= speed_error_j*|dq_j| at every instant, so its window average is within
+        # speed_error_j x the window's mean |speed|, the identifier's speed-dependent bound
+        out["torque_noise_speed"] = speed_error.copy()
     where = f"{robot.config_path}: simulation.hardware_like.profile.velocity"
     if profile.velocity == "missing":
         raise SimConfigError(f"{where} is 'missing': the identifier needs joint velocities")

@@ -21,8 +21,8 @@ What differs from the package's idealised simulation (``simulation.synthetic``) 
   driver stamps on receipt), i.i.d. drops, optional periodic stalls, quantised encoders and a
   velocity field that is exact, noisy, a backward difference of the published positions, a
   zero-phase smoothed derivative of them (``filtered``: a post-processed log), or missing.
-- **Driver effects seen in real Gen3 logs** (a profile's choice; the Gen3 file lags the torque):
-  a torque stream that lags the state stream (``torque_lag``), a lagged velocity
+- **Driver effects seen in real Gen3 logs** (a profile's choice; the Gen3 file has all but the
+  speed-limit error): a torque stream that lags the state stream (``torque_lag``), a lagged velocity
   (``velocity_lag``), and a slowly varying torque error while a joint runs at its speed limit
   (``velocity_limit_error``), where real drives clamp the speed, and a friction error that
   grows with speed (``friction_speed_error``), as a gear's does with temperature and lubrication.
@@ -287,8 +287,13 @@ class HardwareProfile:
 
     @classmethod
     def from_robot(cls, robot: Robot, **overrides: object) -> HardwareProfile:
-        """The robot file's ``simulation.hardware_like.profile`` (+ keyword overrides)."""
+        """The robot file's ``simulation.hardware_like.profile`` (+ keyword overrides). A
+        ``velocity`` override to a mode the driver does not filter (``finite_difference``,
+        ``filtered``, ``missing``) drops the file's ``velocity_lag`` unless one is passed too:
+        the lag belongs to the published velocity it replaces."""
         section = ((robot.config.get("simulation", {}) or {}).get("hardware_like", {}) or {})
+        if overrides.get("velocity", "exact") not in ("exact", "noisy"):
+            overrides = {"velocity_lag": 0.0, **overrides}
         return cls.from_mapping(section.get("profile", {}) or {},
                                 f"{robot.config_path}: simulation.hardware_like.profile",
                                 **overrides)
