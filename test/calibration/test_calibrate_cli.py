@@ -53,8 +53,14 @@ def _run(capsys, *argv):
 @pytest.mark.slow   # default suite stays under 5 min; CI runs the slow ones too
 def test_calibrates_validates_and_round_trips(gen3, bags, tmp_path, capsys):
     out, js, rep = tmp_path / "calib.yaml", tmp_path / "c.json", tmp_path / "report"
+    # the robot file's driver effects include a friction error growing with speed: the
+    # speed-dependent bound, as the hardware-like demo calibrates. 8 s of calibration data (the
+    # guide asks for 20-60 s) leave the held-out bag above the bound on joint_1 at margins 1.25
+    # and 1.5 (x1.06): margin 2 here, the subject being the files; the default margin is measured
+    # on longer recordings by test_soundness and bench_calibration
     code, err = _run(capsys, "--robot", "gen3", "--bag", bags["cal"], "--validate", bags["val"],
-                     "--out", out, "--json", js, "--report", rep)
+                     "--out", out, "--json", js, "--report", rep, "--noise-speed",
+                     "--margin", "2.0")
     assert code == EXIT_CODES["ok"], err
     assert err[0].startswith("sysid-calibrate: data: ")
     assert err[-1].startswith("sysid-calibrate: ok: wrote ")
@@ -139,7 +145,8 @@ def test_export_rows_reach_the_identifier(bags, tmp_path, capsys):
     from sysid_ros._src.identification.identify_cli import main as identify_main
 
     out = tmp_path / "calib.yaml"
-    code, err = _run(capsys, "--bag", bags["cal"], "--out", out, "--export-rows", *FAST)
+    code, err = _run(capsys, "--bag", bags["cal"], "--out", out, "--export-rows", "--noise-speed",
+                     *FAST)
     assert code == EXIT_CODES["ok"], err
     doc = yaml.safe_load(out.read_text())
     assert doc["identification"]["calibration_rows"] == "calib.rows.npz"
