@@ -41,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sysid_ros._src import progress
 from sysid_ros._src.control.controller import RobustController, gains_from_config
 from sysid_ros._src.demo.tracking import command_chatter, z1_tracking_run
 from sysid_ros._src.control.arm_view import TrunkMotionBound, arm_view, interval_alpha
@@ -221,29 +222,30 @@ def main(argv: list[str] | None = None) -> int:
     if move.shape != (6,):
         ap.error("--b1-move needs 6 values")
     res: dict = {"z1": [], "b1_z1": [], "b1_move": move.tolist(), "b1_offset": offset.tolist()}
-    for eta in (0.0, 1.0):
+    for eta in progress.track((0.0, 1.0), "Z1 fixed base"):
         r = z1_fixed(eta, args.duration)
         res["z1"].append(r)
         print(f"Z1 fixed base  eta={eta:g}: max V {r['V_over_V_max']:.2f} V_max, clipped "
               f"{r['clipped']}, RMS of the command's step {r['rms_step_Nm']} N·m", flush=True)
-    for level in (float(x) for x in args.b1_levels.split(",")):
-        # without a layer (η = 0) its exponent changes nothing: one run
-        for eta, exponent in [(e, p) for e in ((0.0, 1.0) if level == 1e-4 else (1.0,))
-                              for p in (exponents if e > 0 else [None])]:
-            r = b1_standing(level, eta, args.duration, move, exponent, offset,
-                            args.b1_delay, args.b1_physics_dt or None)
-            res["b1_z1"].append(r)
-            layer = f" p={r['exponent']:g}" if eta > 0 else ""       # p acts only in a layer
-            print(f"B1+Z1 standing V_max={level:g} eta={eta:g}{layer} delay {args.b1_delay} "
-                  f"physics {r['physics_dt'] * 1e3:g} ms: max V_sup "
-                  f"{r['V_sup_over_V_max']:.2f} V_max, RMS step {r['rms_step_Nm']} N·m, trunk α "
-                  f"max {r['trunk_alpha_max']:.3g} p99 {r['trunk_alpha_p99']:.3g} rad/s² "
-                  f"(assumed {r['trunk_alpha_assumed']:g})"
-                  f"; the arm's reaction alone on a free trunk: max "
-                  f"{r['arm_reaction_alpha_max']:.3g} p99 {r['arm_reaction_alpha_p99']:.3g}, "
-                  f"the trunk's α minus it: max {r['alpha_minus_reaction_max']:.3g} p99 "
-                  f"{r['alpha_minus_reaction_p99']:.3g}, correlation per axis "
-                  f"{np.round(r['alpha_reaction_correlation'], 2).tolist()}", flush=True)
+    # without a layer (η = 0) its exponent changes nothing: one run
+    b1_cases = [(level, e, p) for level in (float(x) for x in args.b1_levels.split(","))
+                for e in ((0.0, 1.0) if level == 1e-4 else (1.0,))
+                for p in (exponents if e > 0 else [None])]
+    for level, eta, exponent in progress.track(b1_cases, "B1+Z1 standing"):
+        r = b1_standing(level, eta, args.duration, move, exponent, offset,
+                        args.b1_delay, args.b1_physics_dt or None)
+        res["b1_z1"].append(r)
+        layer = f" p={r['exponent']:g}" if eta > 0 else ""       # p acts only in a layer
+        print(f"B1+Z1 standing V_max={level:g} eta={eta:g}{layer} delay {args.b1_delay} "
+              f"physics {r['physics_dt'] * 1e3:g} ms: max V_sup "
+              f"{r['V_sup_over_V_max']:.2f} V_max, RMS step {r['rms_step_Nm']} N·m, trunk α "
+              f"max {r['trunk_alpha_max']:.3g} p99 {r['trunk_alpha_p99']:.3g} rad/s² "
+              f"(assumed {r['trunk_alpha_assumed']:g})"
+              f"; the arm's reaction alone on a free trunk: max "
+              f"{r['arm_reaction_alpha_max']:.3g} p99 {r['arm_reaction_alpha_p99']:.3g}, "
+              f"the trunk's α minus it: max {r['alpha_minus_reaction_max']:.3g} p99 "
+              f"{r['alpha_minus_reaction_p99']:.3g}, correlation per axis "
+              f"{np.round(r['alpha_reaction_correlation'], 2).tolist()}", flush=True)
     res["b1_torque_step"] = (b1_torque_steps(args.b1_torque_step, args.b1_physics_dt or None)
                              if args.b1_torque_step else [])
     for r in res["b1_torque_step"]:

@@ -19,6 +19,7 @@ import numpy as np
 from rosbags.rosbag2 import Reader
 
 from bench.bench_bag import best_of
+from sysid_ros._src import progress
 from sysid_ros._src.bagio import read_joint_states
 from sysid_ros._src.cdr import JointStateDecoder
 from sysid_ros._src.identification.identify_cli import main as identify_main
@@ -47,18 +48,23 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     gen3 = load_robot("gen3")
     rng = np.random.default_rng(0)
-    run = simulate(gen3, rng, theta_e=gen3.theta_e() + random_payload_theta(rng),
-                   duration=a.seconds, rate_hz=a.rate, noise_abs=0.1)
     figures: dict[str, dict[str, float]] = {}
     names = tuple(gen3.joint_names)
-    with tempfile.TemporaryDirectory() as tmp:
+    with progress.stages(5, "bench_decoder") as enter, tempfile.TemporaryDirectory() as tmp:
+        enter("simulating")
+        run = simulate(gen3, rng, theta_e=gen3.theta_e() + random_payload_theta(rng),
+                       duration=a.seconds, rate_hz=a.rate, noise_abs=0.1)
+        enter("writing the bag")
         bag = write_bag(Path(tmp) / "run", run, names)
         out = Path(tmp) / "r.json"
         ours = read_joint_states(bag, joint_names=names)
         # both read the same numbers
         assert np.array_equal(read_with_cdr(bag, names)[:, 2 * gen3.nj:], ours.effort)
+        enter("rosbags")
         t_ros = best_of(lambda: read_joint_states(bag, joint_names=names), a.repeats)
+        enter("CDR codec")
         t_cdr = best_of(lambda: read_with_cdr(bag, names), a.repeats)
+        enter("sysid-identify")
         t_id = best_of(lambda: identify_main(["--bag", str(bag), "--out", str(out),
                                               "--no-progress"]), a.repeats)
     saved = max(t_ros - t_cdr, 0.0)

@@ -43,6 +43,8 @@ from typing import Any
 
 import numpy as np
 
+from sysid_ros._src import progress
+
 RATE_HZ = 1000.0
 
 
@@ -214,12 +216,14 @@ def run(minutes: float, robot: str, warmup: float, max_trajectories: int = 0,
                           output=lambda line: log.write(line + "\n")) as graph:
             t_start = time.monotonic()
             t_end = t_start + warmup + 60.0 * minutes
-            while time.monotonic() < t_end and graph.running:
-                for name, pid in graph.pids.items():
-                    if time.monotonic() >= t_start + warmup:
-                        rss.setdefault(name, []).append(_rss_mb(pid))
-                        cpu.setdefault(name, []).append((time.monotonic(), _cpu_s(pid)))
-                time.sleep(2.0)
+            with progress.bar(int(round(t_end - t_start)), "soak", unit="s") as shown:
+                while time.monotonic() < t_end and graph.running:
+                    for name, pid in graph.pids.items():
+                        if time.monotonic() >= t_start + warmup:
+                            rss.setdefault(name, []).append(_rss_mb(pid))
+                            cpu.setdefault(name, []).append((time.monotonic(), _cpu_s(pid)))
+                    time.sleep(2.0)
+                    shown.update(min(int(time.monotonic() - t_start), shown.total) - shown.n)
             alive = graph.running
     finally:
         probe.close()
