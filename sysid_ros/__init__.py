@@ -11,8 +11,7 @@ layout may change. They load on first use, so ``import sysid_ros`` (and every co
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from sysid_ros._src.lazy import lazy_names
 
 #: public name → the module that defines it
 _WHERE = {
@@ -58,13 +57,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'sysid_ros' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_WHERE[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _WHERE, __all__, globals())

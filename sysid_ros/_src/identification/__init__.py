@@ -8,8 +8,7 @@ its batch driver, the option values) loads no solver, robot model or bag reader.
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from sysid_ros._src.lazy import lazy_names
 
 #: name → the module that defines it
 _WHERE = {
@@ -49,13 +48,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_WHERE[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _WHERE, __all__, globals())
