@@ -723,7 +723,7 @@ def load_prior(spec: str, priors: dict[str, Any] | None = None, *,
     lower = entry.numbers("lower", len(PARAM_NAMES), "θ_e lower bounds, Pinocchio order")
     upper = entry.numbers("upper", len(PARAM_NAMES), "θ_e upper bounds, Pinocchio order")
     entry.string("description", default=None)
-    prior_physical_faces(spec, priors)
+    _faces(name, entry)
     try:
         return name, theta_e_box(lower, upper, frame=frame)
     except (BoxError, TypeError, ValueError) as exc:
@@ -736,7 +736,11 @@ def prior_physical_faces(spec: str, priors: dict[str, Any] | None = None
     facts of the mounting, not a catalogue's range (the bare bracelet's m·c_z with every tool
     beyond the flange). An ``ok`` box resting on such a face is reported in the result's notes,
     not warned about as pinned (:func:`~.diagnostics.pinned_faces`)."""
-    name, entry = _prior_entry(spec, priors or {})
+    return _faces(*_prior_entry(spec, priors or {}))
+
+
+def _faces(name: str, entry: Section) -> tuple[tuple[int, str], ...]:
+    """The ``physical_faces`` of an already-read prior entry (:func:`prior_physical_faces`)."""
     raw = entry.data.get("physical_faces") or []
     out = []
     for item in raw if isinstance(raw, list) else [raw]:
