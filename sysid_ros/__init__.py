@@ -11,7 +11,8 @@ layout may change. They load on first use, so ``import sysid_ros`` (and every co
 """
 from __future__ import annotations
 
-from sysid_ros._src.lazy import lazy_names
+import importlib
+from typing import Any
 
 #: public name → the module that defines it
 _WHERE = {
@@ -57,4 +58,13 @@ __all__ = [
 ]
 
 
-__getattr__, __dir__ = lazy_names(__name__, _WHERE, __all__, globals())
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'sysid_ros' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_WHERE[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1] / "sysid_ros" / "_src"
 #: bag input/output and the launcher build on it alone; the simulator and the identifier on
 #: those; calibration and the controller on the identifier; the planner certifies the controller.
 LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(x) for x in (
-    {"errors", "paths", "lazy"},
+    {"errors", "paths"},
     {"cli_messages", "cdr", "schema", "param_table", "sample_screen", "progress"},
     {"batch"},
     {"model"},

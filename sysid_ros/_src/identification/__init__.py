@@ -8,7 +8,8 @@ its batch driver, the option values) loads no solver, robot model or bag reader.
 """
 from __future__ import annotations
 
-from sysid_ros._src.lazy import lazy_names
+import importlib
+from typing import Any
 
 #: name → the module that defines it
 _WHERE = {
@@ -48,4 +49,13 @@ __all__ = [
 ]
 
 
-__getattr__, __dir__ = lazy_names(__name__, _WHERE, __all__, globals())
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_WHERE[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
