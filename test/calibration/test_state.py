@@ -31,7 +31,7 @@ def test_rts_beats_the_butterworth_baseline(gen3, cases):
     base = butterworth_derivative(rec.t, rec.q)
     rts_q = rts_smoother(rec.t, rec.q, None, sigma_q=sigma_q)
     # the driver's velocity lag compensated as measured (a lagging q̇ contradicts q)
-    lag = estimate_velocity_lag(cases[0].recordings()[:1], gen3.nj)
+    lag = estimate_velocity_lag(cases[0].recordings()[:1], gen3.nj).lag
     dq = np.column_stack([np.interp(rec.t + lag[j], rec.t, rec.dq[:, j])
                           for j in range(gen3.nj)])
     rts_qv = rts_smoother(rec.t, rec.q, dq, sigma_q=sigma_q)

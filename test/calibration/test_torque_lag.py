@@ -73,20 +73,28 @@ def filtered():
 
 
 def test_velocity_lag_is_estimated_and_compensated(filtered):
-    """A lagged velocity (a driver's filter) is found where the motion shows it, compensated
-    by the identifier (``ok``, truth inside), and refused without the compensation."""
+    """A lagged velocity (a driver's filter) is found where the motion shows it, within the
+    radius written beside it, compensated by the identifier (``ok``, truth inside), and loudly
+    refused without the compensation or with a lag off by more than its radius: the payload
+    data's own lag contradicts the stated one (:mod:`~sysid_ros._src.identification.velocity_lag`)."""
     gen3, case, res = filtered
-    lag = res.config.velocity_lag_s
+    lag, radius = res.config.velocity_lag_s, res.config.velocity_lag_radius_s
     found = lag != 0.0
     assert found.sum() >= 4
     np.testing.assert_allclose(lag[found], VELOCITY_LAG, atol=0.003)
+    assert np.all(np.abs(lag[found] - VELOCITY_LAG) <= radius[found])
+    assert np.all(radius[found] < 0.5 * VELOCITY_LAG)                 # informative
     robot = apply_calibration(gen3, calibration_document(res))
     pay = case.payload
     config = load_identification_config(robot)
     np.testing.assert_allclose(config.velocity_lag_s, lag)
+    np.testing.assert_allclose(config.velocity_lag_radius_s, radius)
     out = identify(robot, config, pay.t, pay.q, pay.dq, pay.tau_meas, "lp", point_estimate=False)
     assert out.status == "ok", out.reason
     assert out.contains(pay.truth.theta_e)
-    bare = load_identification_config(robot, velocity_lag_s=0.0)
-    out = identify(robot, bare, pay.t, pay.q, pay.dq, pay.tau_meas, "lp", point_estimate=False)
-    assert out.status == "inconsistent"
+    for wrong in (0.0, VELOCITY_LAG + 0.03):
+        bare = load_identification_config(robot, velocity_lag_s=wrong)
+        out = identify(robot, bare, pay.t, pay.q, pay.dq, pay.tau_meas, "lp",
+                       point_estimate=False)
+        assert out.status == "inconsistent" and out.lower is None
+        assert "velocity lag premise broken" in out.reason

@@ -147,8 +147,9 @@ def test_payload_swap_is_inconsistent_at_every_rate(gen3, rate):
 def test_ok_and_sound_with_the_gen3_files_driver_effects(gen3):
     """The file's profile as it stands (1 kHz, torque and velocity lags, a friction error that
     grows with speed): the identifier states the lags and the speed-dependent bound from it.
-    On this draw an identifier that ignores the velocity lag returns a box that misses the
-    truth, without a warning: the lag must be stated (or calibrated)."""
+    Ignoring the velocity lag would give, on this draw, an ``ok`` box without the truth: the
+    payload data's own velocity lag contradicts the stated 0 and the result is
+    ``inconsistent`` instead."""
     rng = np.random.default_rng(1)
     profile = HardwareProfile.from_robot(gen3)
     assert np.all(np.asarray(profile.velocity_lag) > 0)
@@ -164,7 +165,8 @@ def test_ok_and_sound_with_the_gen3_files_driver_effects(gen3):
     kw.pop("velocity_lag_s")
     unstated = identify(gen3, load_identification_config(gen3, **kw), rec.t, rec.q, rec.dq,
                         rec.tau_meas, "lp", point_estimate=False)
-    assert unstated.status == "ok" and not unstated.contains(rec.truth.theta_e)
+    assert unstated.status == "inconsistent" and unstated.lower is None
+    assert unstated.reason.startswith("velocity lag premise broken")
 
 
 def test_violated_joint_is_named_with_its_time_span(gen3):

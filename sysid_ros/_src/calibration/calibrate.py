@@ -383,16 +383,19 @@ def calibration_rows(robot: Robot, config: IdentificationConfig, prior: Prior,
 
 
 def _velocity_lag(robot: Robot, recordings: Sequence[Recording],
-                  options: CalibrationOptions) -> np.ndarray:
-    """(nj,) the velocity stream's lag (s) to compensate, from the options."""
+                  options: CalibrationOptions) -> tuple[np.ndarray, np.ndarray]:
+    """(nj,) the velocity stream's lag (s) to compensate and its radius, from the options (a
+    known lag has none)."""
     spec = options.velocity_lag
     if isinstance(spec, str):
-        return (estimate_velocity_lag(recordings, robot.nj) if spec == "estimate"
-                else np.zeros(robot.nj))
+        if spec == "estimate":
+            found = estimate_velocity_lag(recordings, robot.nj)
+            return found.lag, found.radius
+        return np.zeros(robot.nj), np.zeros(robot.nj)
     lags = np.asarray(spec, float).reshape(-1)
     if lags.shape != (robot.nj,) or not np.all(np.isfinite(lags)) or np.any(np.abs(lags) > 0.5):
         raise CalibrationInputError(f"velocity lag: expected {robot.nj} lags within +-0.5 s")
-    return lags
+    return lags, np.zeros(robot.nj)
 
 
 def _exclusion_speeds(robot: Robot, recordings: Sequence[Recording],
@@ -620,10 +623,11 @@ def _start(robot: Robot, recordings: Sequence[Recording], options: CalibrationOp
                                   config.torque_gain_rel)
     except (ValueError, IdentificationError) as err:
         raise CalibrationInputError(str(err)) from err
+    v_lag, v_radius = _velocity_lag(robot, recordings, options)
     config = config.with_overrides(exclude_speed_rad_s=_exclusion_speeds(robot, recordings,
                                                                          options),
                                    exclude_after_start_s=options.exclude_after_start_s,
-                                   velocity_lag_s=_velocity_lag(robot, recordings, options))
+                                   velocity_lag_s=v_lag, velocity_lag_radius_s=v_radius)
     windows: list[tuple[str, MomentumWindows]] = []
     enter("rows")
     rows = calibration_rows(robot, config, prior, recordings, windows)

@@ -96,6 +96,7 @@ def _identification_section(result) -> dict[str, Any]:
         "torque_lag_s": _lst(c.torque_lag_s),
         "torque_lag_radius_s": _lst(c.torque_lag_radius_s),
         "velocity_lag_s": _lst(c.velocity_lag_s),
+        "velocity_lag_radius_s": _lst(c.velocity_lag_radius_s),
         "exclude_speed_rad_s": [float(v) if np.isfinite(v) else None
                                 for v in c.exclude_speed_rad_s],
         "exclude_after_start_s": float(c.exclude_after_start_s),

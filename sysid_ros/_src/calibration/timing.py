@@ -36,17 +36,12 @@ from sysid_ros._src.calibration.data import Recording
 from sysid_ros._src.calibration.energy import prefix_trapezoid
 from sysid_ros._src.calibration.prior import Prior
 from sysid_ros._src.calibration.rows import CalibrationRows
+from sysid_ros._src.identification import velocity_lag
+from sysid_ros._src.identification.velocity_lag import NEAR_OPTIMAL, LagCurve, \
+    VelocityLagEstimate, refined_argmin
 
-__all__ = ["LagEstimate", "estimate_torque_lag", "estimate_velocity_lag", "LAG_GRID",
-           "VELOCITY_LAG_GRID"]
+__all__ = ["LagEstimate", "estimate_torque_lag", "estimate_velocity_lag", "LAG_GRID"]
 
-#: Lags whose residual RMS is within this fraction of the best one are all plausible: the
-#: radius covers them (a flat minimum, e.g. a joint whose torque hardly changes, gives a wide one).
-NEAR_OPTIMAL = 0.05
-#: Candidate velocity lags (s): a causal velocity filter of up to 100 ms.
-VELOCITY_LAG_GRID = np.round(np.arange(-0.02, 0.10001, 0.001), 4)
-#: Half-span (s) of the position difference the velocity lag is measured against.
-VELOCITY_LAG_SPAN_S = 0.01
 #: Candidate lags (s): the torque stream up to 50 ms ahead of or 250 ms behind the states.
 LAG_GRID = np.round(np.arange(-0.05, 0.25001, 0.0025), 5)
 
@@ -121,18 +116,6 @@ def _rms_by(resid: np.ndarray, groups: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
-def _argmin_refined(grid: np.ndarray, values: np.ndarray) -> float:
-    """Grid minimiser refined by the parabola through it and its two neighbours."""
-    i = int(np.nanargmin(values))
-    if 0 < i < grid.size - 1 and np.all(np.isfinite(values[i - 1:i + 2])):
-        y0, y1, y2 = values[i - 1:i + 2]
-        den = y0 - 2.0 * y1 + y2
-        if den > 0:
-            step = grid[i + 1] - grid[i]
-            return float(grid[i] + 0.5 * step * (y0 - y2) / den)
-    return float(grid[i])
-
-
 def estimate_torque_lag(rows: CalibrationRows, recordings: Sequence[Recording], prior: Prior,
                         nj: int, grid: np.ndarray = LAG_GRID) -> LagEstimate:
     """Per-joint torque lag and its radius from rows built without lag (module docstring)."""
@@ -145,14 +128,14 @@ def estimate_torque_lag(rows: CalibrationRows, recordings: Sequence[Recording], 
         resid = fit.residuals(_shifted_integrals(rows, recordings, float(lag)))
         rms[g] = _rms_by(resid, rows.joint, nj)
         rms_rec[g] = _rms_by(resid, key, n_rec * nj).reshape(n_rec, nj)
-    lag = np.array([_argmin_refined(grid, rms[:, j]) for j in range(nj)])
+    lag = np.array([refined_argmin(grid, rms[:, j]) for j in range(nj)])
     step = float(np.min(np.diff(grid)))
     dt = float(np.median(np.concatenate([np.diff(r.t) for r in recordings])))
     radius = np.full(nj, max(step, dt))
     for j in range(nj):
         near = grid[rms[:, j] <= (1.0 + NEAR_OPTIMAL) * np.nanmin(rms[:, j])]
         ends = [near.min() - 0.5 * step, near.max() + 0.5 * step]
-        ends += [_argmin_refined(grid, rms_rec[:, k, j]) for k in range(n_rec)
+        ends += [refined_argmin(grid, rms_rec[:, k, j]) for k in range(n_rec)
                  if np.all(np.isfinite(rms_rec[:, k, j]))]
         radius[j] = max(radius[j], float(np.max(np.abs(np.array(ends) - lag[j]))))
     zero = int(np.argmin(np.abs(grid)))
@@ -164,37 +147,15 @@ def estimate_torque_lag(rows: CalibrationRows, recordings: Sequence[Recording], 
     return LagEstimate(lag, radius, rms[zero].copy(), np.array(at_lag), grid.copy(), rms)
 
 
-def estimate_velocity_lag(recordings: Sequence[Recording], nj: int,
-                          grid: np.ndarray = VELOCITY_LAG_GRID) -> np.ndarray:
-    """(nj,) the lag (s) of each joint's measured velocity behind the positions: the shift s
-    minimising the RMS of q̇(t + s) − the central difference of q at t over ±m samples
-    (m = :data:`VELOCITY_LAG_SPAN_S` in median steps, at least 1: at 1 kHz a one-step difference
-    of quantised positions is so noisy that a 20 ms lag hardly raises the RMS; a centred
-    difference has no lag of its own), over samples whose span is 2m median steps (no gap).
-    A driver that differentiates and filters causally shows one; a zero-phase or derived
-    velocity none. Zero where the RMS at zero shift is within ``NEAR_OPTIMAL`` of the best (no
-    lag detected)."""
-    num = np.zeros((grid.size, nj))
-    count = 0
+def estimate_velocity_lag(recordings: Sequence[Recording], nj: int) -> VelocityLagEstimate:
+    """Per joint, the lag (s) of the measured velocity behind the positions and its radius
+    (:mod:`sysid_ros._src.identification.velocity_lag`, the curve the identifier checks payload
+    data with). A driver that differentiates and filters causally shows one; a zero-phase or
+    derived velocity none."""
+    curves = []
     for rec in recordings:
-        if rec.dq is None or len(rec) < 3:
-            continue
-        t, q, dq = rec.t, rec.q, rec.dq
-        step = float(np.median(np.diff(t)))
-        m = min(max(1, round(VELOCITY_LAG_SPAN_S / step)), (len(rec) - 1) // 2)
-        span = t[2 * m:] - t[:-2 * m]
-        even = np.abs(span - 2 * m * step) < 0.25 * step
-        centre = (q[2 * m:] - q[:-2 * m]) / span[:, None]
-        mid = t[m:-m]
-        for g, shift in enumerate(grid):
-            read = np.stack([np.interp(mid + shift, t, dq[:, j]) for j in range(nj)], axis=1)
-            inside = even & (mid + shift >= t[0]) & (mid + shift <= t[-1])
-            num[g] += np.sum((read - centre)[inside] ** 2, axis=0)
-        count += int(np.sum(even))
-    if count == 0:
-        return np.zeros(nj)
-    rms = np.sqrt(num / count)
-    lag = np.array([_argmin_refined(grid, rms[:, j]) for j in range(nj)])
-    zero = int(np.argmin(np.abs(grid)))
-    lag[rms[zero] <= (1.0 + NEAR_OPTIMAL) * rms.min(axis=0)] = 0.0
-    return lag
+        curve = LagCurve(nj)
+        if rec.dq is not None and len(rec) >= 3:
+            curve.push(rec.t, rec.q, rec.dq)
+        curves.append(curve)
+    return velocity_lag.estimate(curves)

@@ -185,7 +185,7 @@ class SamplingPlan:
 #: gain 1 exactly, no speed-dependent noise.
 PER_JOINT_DEFAULTS: dict[str, float] = {
     "velocity_noise_abs": 0.0, "torque_lag_s": 0.0, "torque_lag_radius_s": 0.0,
-    "velocity_lag_s": 0.0, "exclude_speed_rad_s": np.inf, "torque_rate_abs": 0.0,
+    "velocity_lag_s": 0.0, "velocity_lag_radius_s": 0.0, "exclude_speed_rad_s": np.inf, "torque_rate_abs": 0.0,
     "torque_gain": 1.0, "torque_gain_rel": 0.0, "torque_noise_speed": 0.0}
 
 
@@ -234,6 +234,8 @@ class IdentificationConfig:
     torque_lag_radius_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
     # (nj,) s: calibrated lag of the velocity stream (a driver's filter), compensated
     velocity_lag_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    # (nj,) s: how far the data let that lag move (the premise check's tolerance, .velocity_lag)
+    velocity_lag_radius_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
     # (nj,) the torque reading's gain: true torque = k·τ̂, k in torque_gain·[1 ± torque_gain_rel]
     torque_gain: np.ndarray = field(default_factory=lambda: np.zeros(0))
     torque_gain_rel: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -310,8 +312,8 @@ class IdentificationConfig:
         ``robot_uncertainty_rel`` replaces an explicit (calibrated) θ_r box by the relative one.
         """
         for key in ("torque_noise_abs", "velocity_noise_abs", "torque_lag_s",
-                    "torque_lag_radius_s", "velocity_lag_s", "exclude_speed_rad_s",
-                    "torque_rate_abs", "torque_gain", "torque_gain_rel", "torque_noise_speed"):
+                    "torque_lag_radius_s", "velocity_lag_s", "velocity_lag_radius_s",
+                    "exclude_speed_rad_s", "torque_rate_abs", "torque_gain", "torque_gain_rel", "torque_noise_speed"):
             if key in kw:
                 kw[key] = np.broadcast_to(np.asarray(kw[key], float),
                                           self.torque_noise_abs.shape).copy()
@@ -406,6 +408,12 @@ def _sampling_assumptions(c: IdentificationConfig) -> dict[str, Any]:
         "torque_lag_s": c.torque_lag_s.tolist(),
         "torque_lag_radius_s": c.torque_lag_radius_s.tolist(),
         "velocity_lag_s": c.velocity_lag_s.tolist(),
+        "velocity_lag_check": "the published velocities lag the positions by velocity_lag_s "
+                              "(compensated) within velocity_lag_radius_s: checked on the data "
+                              "against the positions' centred difference (contradicted: "
+                              "inconsistent); the velocity error left within the radius is "
+                              "covered by the torque-noise bound, as a calibration measured it",
+        "velocity_lag_radius_s": c.velocity_lag_radius_s.tolist(),
         "excluded_windows": _exclusion_statement(c),
         "sampling": "windows only over runs of samples at most max_sample_gap apart, or "
                     "up to bridge_factor x the median step when torque_rate_abs is "
@@ -563,15 +571,18 @@ def _check_velocity_noise(c: IdentificationConfig) -> None:
 
 def _check_timing(c: IdentificationConfig) -> None:
     """Stream lags, excluded windows and the torque samples' offset."""
-    for key in ("torque_lag_s", "torque_lag_radius_s", "velocity_lag_s", "exclude_speed_rad_s"):
+    for key in ("torque_lag_s", "torque_lag_radius_s", "velocity_lag_s", "velocity_lag_radius_s",
+                "exclude_speed_rad_s"):
         if getattr(c, key).shape != c.torque_noise_abs.shape:
             raise _fail(key, "expected one value per joint (or one for all)")
     if not np.all(np.isfinite(c.torque_lag_s)) or np.any(np.abs(c.torque_lag_s) > 0.5):
         raise _fail("torque_lag_s", "expected finite lags within +-0.5 s")
     if not np.all(np.isfinite(c.velocity_lag_s)) or np.any(np.abs(c.velocity_lag_s) > 0.5):
         raise _fail("velocity_lag_s", "expected finite lags within +-0.5 s")
-    if not np.all(np.isfinite(c.torque_lag_radius_s)) or np.any(c.torque_lag_radius_s < 0):
-        raise _fail("torque_lag_radius_s", "expected finite values >= 0 s")
+    for key in ("torque_lag_radius_s", "velocity_lag_radius_s"):
+        radius = getattr(c, key)
+        if not np.all(np.isfinite(radius)) or np.any(radius < 0):
+            raise _fail(key, "expected finite values >= 0 s")
     if np.any(np.isnan(c.exclude_speed_rad_s)) or np.any(c.exclude_speed_rad_s <= 0):
         raise _fail("exclude_speed_rad_s", "expected speeds > 0 rad/s (null or .inf: no rule)")
     if not (np.isfinite(c.exclude_after_start_s) and c.exclude_after_start_s >= 0):
@@ -888,6 +899,7 @@ def _section_settings(robot: Robot, sec: dict[str, Any], mode: str, prior: Param
         torque_lag_s=per_joint("torque_lag_s"),
         torque_lag_radius_s=per_joint("torque_lag_radius_s"),
         velocity_lag_s=per_joint("velocity_lag_s"),
+        velocity_lag_radius_s=per_joint("velocity_lag_radius_s"),
         torque_rate_abs=per_joint("torque_rate_abs"),
         torque_gain=per_joint("torque_gain"),
         torque_noise_speed=per_joint("torque_noise_speed"),

@@ -213,11 +213,11 @@ def identify(robot: Robot, config: IdentificationConfig, t: np.ndarray, q: np.nd
                                     {"regressors": t_reg}, notes, [],
                                     insufficient_reason(t, plan), summary,
                                     transients=transients)
-    if win.align.velocity_check is not None:
+    check = win.premise_check
+    if check is not None:
         # the velocity bounds rest on premises these data contradict: no box is sound
         return IdentificationResult(INCONSISTENT, None, win.n_samples, win.n_windows, method,
-                                    {"regressors": t_reg}, notes, [],
-                                    win.align.velocity_check.describe(), summary,
+                                    {"regressors": t_reg}, notes, [], check.describe(), summary,
                                     transients=transients)
     lp_rows = PayloadRows.concat([rows, cal_rows], problem.n_x)
     clock = time.perf_counter()
@@ -606,7 +606,7 @@ class OnlineIdentifier:
         """Recompute the box from the recent rows; returns the status."""
         if self.status == INCONSISTENT:
             return self.status
-        check = self.windows.align.velocity_check
+        check = self.windows.premise_check
         if check is not None:
             with self._lock:
                 self.status, self.reason = INCONSISTENT, check.describe()

@@ -87,6 +87,8 @@ from sysid_ros._src.identification.base_motion import BaseMotion, arm_model, arm
     imu_mount, trunk_bias
 from sysid_ros._src.identification.config import IdentificationConfig, SamplingPlan
 from sysid_ros._src.identification.errors import SampleError, UnsupportedRobotError
+from sysid_ros._src.identification.velocity_estimate import VelocityCheck
+from sysid_ros._src.identification.velocity_lag import LagContradiction, LagCurve, contradiction
 from sysid_ros._src.model.regressors import Regressors
 from sysid_ros._src.model.robots import Robot
 
@@ -256,6 +258,9 @@ class MomentumWindows:
         self.align = StreamAlignment(config.torque_lag_s, config.velocity_lag_s,
                                      config.velocity_estimate, config.velocity_noise_abs,
                                      tuple(robot.joint_names))
+        # published velocities are checked against the stated lag (.velocity_lag); a velocity
+        # estimate replaces them and has its own premise check
+        self._lag_curve_on = config.velocity_estimate is None
         self._fast = np.asarray(config.exclude_speed_rad_s, float)[self.row_joints]
         self._terms = config.friction_terms
         self.n_term_cols = 0 if self._terms is None else self._terms.width
@@ -323,6 +328,7 @@ class MomentumWindows:
         self.excluded_by_joint = np.zeros(self.nr, int)
         self.align.reset()
         self.align.velocity_check, self.align.n_velocity_unbounded = None, 0
+        self.lag_curve = LagCurve(self.robot.nj) if self._lag_curve_on else None
         self.longest_gap = 0.0
         self.plan: SamplingPlan | None = None
         # held (t, q, q̇, τ, base or None) batches until the sampling rate is known
@@ -336,6 +342,8 @@ class MomentumWindows:
         """End the current run of samples (a jump in time): later windows start after it."""
         self._pending = []
         self.align.reset()
+        if self.lag_curve is not None:
+            self.lag_curve.break_run()
         self._break()
 
     def _break(self) -> None:
@@ -347,6 +355,19 @@ class MomentumWindows:
         self._sign_rad_last: np.ndarray | None = None
         self._gap_rad_last: np.ndarray | None = None
         self._checkpoints: OrderedDict[int, _Checkpoint] = OrderedDict()
+
+    @property
+    def premise_check(self) -> VelocityCheck | LagContradiction | None:
+        """The first contradiction of the velocity premises the data show so far: the velocity
+        estimate's (:mod:`.alignment`) or the stated velocity lag's (:mod:`.velocity_lag`);
+        None when the data contradict neither."""
+        if self.align.velocity_check is not None:
+            return self.align.velocity_check
+        if self.lag_curve is None:
+            return None
+        return contradiction(self.lag_curve, self.config.velocity_lag_s,
+                             self.config.velocity_lag_radius_s, self.robot.joint_names,
+                             self.row_joints)
 
     @property
     def last_time(self) -> float | None:
@@ -414,6 +435,8 @@ class MomentumWindows:
                                                        if p[4] is not None])
             self._pending = []
             self.plan = self.config.sampling_plan(float(np.median(np.diff(t))))
+        if self.lag_curve is not None:
+            self.lag_curve.push(t, q, dq, self.plan.dt)
         aligned = self.align.push(t, q, dq, tau, b, self.plan.max_sample_gap, self._bridging)
         t, q, dq, tau, b = aligned.t, aligned.q, aligned.dq, aligned.tau, aligned.extra
         err = aligned.tau_err

@@ -66,7 +66,8 @@ TOP_KEYS = ("sysid_calibration", "robot", "joints", "provenance", "friction", "l
 IDENTIFICATION_KEYS = (
     "torque_noise_abs", "torque_noise_rel", "window_s", "stride_s", "coulomb_band",
     "quadrature_safety", "friction", "torque_lag_s", "torque_lag_radius_s", "velocity_lag_s",
-    "exclude_speed_rad_s", "exclude_after_start_s", "calibration_rows", "calibration_rows_max",
+    "velocity_lag_radius_s", "exclude_speed_rad_s", "exclude_after_start_s", "calibration_rows",
+    "calibration_rows_max",
     "velocity_noise_abs", "velocity_noise_scope", "max_sample_gap", "gap_factor", "gap_floor",
     "torque_delay_samples", "robot_uncertainty_rel", "friction_unknowns", "theta_r_unknowns",
     "torque_rate_abs", "bridge_factor", "torque_gain", "torque_gain_rel", "torque_noise_speed")
@@ -126,7 +127,8 @@ def _check(path: Path, doc: dict[str, Any], robot: Robot) -> Section:
     ident.number("stride_s", positive=True)
     for key in ("torque_noise_rel", "coulomb_band", "quadrature_safety", "exclude_after_start_s"):
         ident.number(key, default=None)
-    for key in ("torque_lag_s", "torque_lag_radius_s", "velocity_lag_s", "velocity_noise_abs",
+    for key in ("torque_lag_s", "torque_lag_radius_s", "velocity_lag_s", "velocity_lag_radius_s",
+                "velocity_noise_abs",
                 "torque_gain", "torque_gain_rel", "torque_noise_speed"):
         ident.numbers(key, nj, per_joint, default=None)
     ident.numbers("exclude_speed_rad_s", nj, per_joint, allow_null=True, default=None)
