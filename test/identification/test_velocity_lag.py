@@ -79,6 +79,27 @@ def test_a_contradicted_lag_is_named_and_a_right_one_is_not():
     assert contradiction(curve, np.zeros(n), np.zeros(n), NAMES, joints=np.array([2])) is None
 
 
+def test_a_lag_too_small_to_matter_or_too_little_data_is_not_flagged():
+    """The same lag on motions of 0.1 mrad amplitude (its velocity error stays below
+    MIN_EFFECT, as on exact simulated data whose curves are all near zero), or on less than
+    MIN_SECONDS of samples: no verdict."""
+    t, q, dq = _sines(200.0, 8.0, LAG, 5)
+    n = OMEGA.size
+    tiny = LagCurve(n)
+    tiny.push(t, 1e-4 * q, 1e-4 * dq)
+    assert contradiction(tiny, np.zeros(n), np.zeros(n), NAMES) is None
+    short = LagCurve(n)
+    keep = t < 0.8
+    short.push(t[keep], q[keep], dq[keep])
+    assert short.count > 0
+    assert contradiction(short, np.zeros(n), np.zeros(n), NAMES) is None
+    # a stated velocity bound above the lag's effect covers it too
+    full = LagCurve(n)
+    full.push(t, q, dq)
+    assert contradiction(full, np.zeros(n), np.zeros(n), NAMES) is not None
+    assert contradiction(full, np.zeros(n), np.zeros(n), NAMES, noise=np.full(n, 1.0)) is None
+
+
 @pytest.fixture(scope="module")
 def lagged():
     """A hardware-like Gen3 at 500 Hz whose driver publishes its velocities 20 ms late."""

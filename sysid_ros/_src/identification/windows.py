@@ -367,7 +367,7 @@ class MomentumWindows:
             return None
         return contradiction(self.lag_curve, self.config.velocity_lag_s,
                              self.config.velocity_lag_radius_s, self.robot.joint_names,
-                             self.row_joints)
+                             self.row_joints, self.config.velocity_noise_abs)
 
     @property
     def last_time(self) -> float | None:
