@@ -6,7 +6,7 @@ no-payload recording, then a recording of the same robot with the 3.63 kg dumbbe
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import numpy as np
 import pytest
@@ -147,7 +147,10 @@ def test_file_is_checked_against_the_robot(setup, tmp_path):
     path = tmp_path / "r.npz"
     rows.save(path)
     back = CalibrationConstraints.load(path, robot)
-    assert (back.A != rows.A).nnz == 0 and np.array_equal(back.noise, rows.noise)
+    assert (back.rows.A != rows.rows.A).nnz == 0 and np.array_equal(back.noise, rows.noise)
+    for f in fields(back.rows):                  # every row array survives the file
+        if f.name != "A":
+            np.testing.assert_array_equal(getattr(back.rows, f.name), getattr(rows.rows, f.name))
     with pytest.raises(IdentificationConfigError, match="made for robot 'gen3'"):
         CalibrationConstraints.load(path, load_robot("z1"))
     (tmp_path / "bad.npz").write_bytes(b"not a file")

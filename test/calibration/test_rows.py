@@ -12,7 +12,7 @@ from sysid_ros._src.calibration.calibrate import CalibrationOptions, calibration
 from sysid_ros._src.calibration.data import Recording
 from sysid_ros._src.calibration.lp import BoxLP, min_noise, scale_rows
 from sysid_ros._src.calibration.prior import calibration_prior
-from sysid_ros._src.calibration.rows import friction_column
+from sysid_ros._src.identification.calibration_constraints import friction_column
 from sysid_ros._src.simulation.synthetic import simulate
 
 NOISE = 0.05   # N·m per sample, uniform

@@ -142,7 +142,7 @@ def test_exported_rows_carry_the_term_columns_and_hold_the_payload(setup):
     robot, _, case, res = setup
     rows = exported_rows(res)
     assert rows.columns[-1] == "cos(2q)[joint_7]"
-    assert rows.A.shape[1] == 10 * robot.n_bodies + 6 * robot.nj
+    assert rows.rows.A.shape[1] == 10 * robot.n_bodies + 6 * robot.nj
     with pytest.raises(IdentificationConfigError, match="column layout"):
         rows.check(robot)                    # a robot without the term refuses them
     calibrated = apply_calibration(robot, calibration_document(res))
@@ -272,7 +272,7 @@ def test_adopted_term_beside_gain_unknowns_keeps_one_column_layout(setup):
     k_lo, k_hi = res.torque_gain_box
     assert np.all(k_lo <= 1.0) and np.all(1.0 <= k_hi)
     rows = exported_rows(res)
-    assert rows.A.shape[1] == n_model and rows.columns[-1] == "cos(2q)[joint_7]"
+    assert rows.rows.A.shape[1] == n_model and rows.columns[-1] == "cos(2q)[joint_7]"
     doc = yaml.safe_load(yaml.safe_dump(calibration_document(res)))
     calibrated = apply_calibration(robot, doc)
     config = load_identification_config(calibrated, calibration_rows=rows)

@@ -15,7 +15,7 @@ import pytest
 
 from sysid_ros._src.calibration.calibrate import CalibrationOptions, calibration_rows, window_config
 from sysid_ros._src.calibration.prior import calibration_prior
-from sysid_ros._src.calibration.rows import friction_column
+from sysid_ros._src.identification.calibration_constraints import friction_column
 from sysid_ros._src.calibration.synthetic import draw_case
 from sysid_ros._src.calibration.terms import CANDIDATES, MIN_GAIN, TERM_SIGMA_NM, select_terms, \
     term_columns

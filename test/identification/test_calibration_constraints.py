@@ -7,7 +7,8 @@ import pytest
 import scipy.sparse as sp
 
 from sysid_ros._src.identification import IdentificationConfigError, load_identification_config
-from sysid_ros._src.identification.calibration_constraints import CalibrationConstraints, column_names
+from sysid_ros._src.identification.calibration_constraints import CalibrationConstraints, \
+    CalibrationRows, column_names
 from sysid_ros._src.identification.problem import N_THETA_E, PayloadProblem
 from sysid_ros._src.model.robots import load_robot
 
@@ -21,10 +22,14 @@ def _random_rows(robot, n: int, rng: np.random.Generator) -> CalibrationConstrai
     cols = column_names(robot)
     A = sp.random(n, len(cols), density=0.5, random_state=1, format="csr")
     ee = robot.theta_e()
-    return CalibrationConstraints(
-        robot.name, tuple(cols), A, rng.uniform(0, 0.1, n), rng.normal(size=n),
-        rng.uniform(0, 0.1, n), rng.uniform(0.3, 0.5, n), rng.integers(0, robot.nj, n),
-        np.full(robot.nj, 0.1), ee - 0.05 * np.abs(ee), ee + 0.05 * np.abs(ee), {})
+    zeros, t = np.zeros(n), np.sort(rng.uniform(0, 10, n))
+    rows = CalibrationRows(
+        A, rng.uniform(0, 0.1, n), rng.normal(size=n), rng.uniform(0, 0.1, n),
+        rng.uniform(0.3, 0.5, n), rng.integers(0, robot.nj, n), t, t + 0.4,
+        np.arange(n), np.arange(n) + 40, np.zeros(n, int), 10 * robot.n_bodies, zeros,
+        zeros.copy(), zeros.copy(), rng.uniform(0, 1, n))
+    return CalibrationConstraints(robot.name, tuple(cols), rows, np.full(robot.nj, 0.1),
+                                  ee - 0.05 * np.abs(ee), ee + 0.05 * np.abs(ee), {})
 
 
 def test_rows_map_the_calibration_columns_onto_the_shared_unknowns(gen3):
@@ -47,12 +52,13 @@ def test_rows_map_the_calibration_columns_onto_the_shared_unknowns(gen3):
     f = 10 * gen3.n_bodies + np.arange(4 * gen3.nj).reshape(gen3.nj, 4)
     x_cal[f[p.free]] = x[p.col[p.free]]
     x_cal[f[~p.free]] = config.friction_nominal[~p.free]
-    assert np.allclose(rows.A @ x - rows.c, cal.A @ x_cal - cal.c)
+    assert np.allclose(rows.A @ x - rows.c, cal.rows.A @ x_cal - cal.rows.c)
     assert np.all(rows.A[:, :N_THETA_E] == 0)          # the payload was not there
     # Fc·∫σ over [s ± s_r] with 0 ≤ Fc ≤ Fc_max: Fc_max·s_r joins the fixed radius
-    assert np.allclose(rows.r_fixed, cal.r_fixed + config.friction_upper[cal.joint, 0]
-                       * cal.sign_rad)
-    assert np.allclose(rows.r_noise, cal.noise[cal.joint] * cal.t_noise)
+    j = cal.rows.joint
+    assert np.allclose(rows.r_fixed, cal.rows.r_fixed + config.friction_upper[j, 0]
+                       * cal.rows.sign_rad)
+    assert np.allclose(rows.r_noise, cal.noise[j] * cal.rows.t_noise)
     assert np.array_equal(lo[p.ee_cal_col:p.ee_cal_col + p.n_ee_cal], cal.ee_lower)
 
 

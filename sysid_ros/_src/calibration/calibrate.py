@@ -29,7 +29,7 @@ Steps (each an assumption-carrying result, see :class:`CalibrationResult.assumpt
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from collections.abc import Callable, Sequence
 
@@ -42,11 +42,12 @@ from sysid_ros._src.calibration.exclusion import speed_clamps
 from sysid_ros._src.calibration.lp import BoxLP, scale_rows, min_noise, noise_speed_shape
 from sysid_ros._src.calibration.map_estimate import ROBUST_LOSSES, LinearRows, map_estimate
 from sysid_ros._src.calibration.prior import FRICTION_PRIORS, Prior, calibration_prior
-from sysid_ros._src.calibration.rows import CalibrationRows, build_rows, friction_column
+from sysid_ros._src.calibration.rows import build_rows
 from sysid_ros._src.calibration.terms import TermSelection, adoptable, select_terms, term_prior
 from sysid_ros._src.calibration.timing import LagEstimate, estimate_torque_lag, \
     estimate_velocity_lag
-from sysid_ros._src.identification.calibration_constraints import CalibrationConstraints, column_names
+from sysid_ros._src.identification.calibration_constraints import CalibrationConstraints, \
+    CalibrationRows, column_names, friction_column
 from sysid_ros._src.identification.config import IdentificationConfig, load_identification_config
 from sysid_ros._src.identification.errors import IdentificationError
 from sysid_ros._src.identification.transients import Transient, find_transients, transient_note, \
@@ -321,10 +322,11 @@ def exported_rows(result: CalibrationResult) -> CalibrationConstraints:
             "recordings": [r.name for r in result.recordings],
             "noise_min_Nm": result.noise_min.tolist(), "prior": prior.describe(),
             "assumptions": result.assumptions()}
+    model_rows = replace(rows, A=rows.A[:, :n_cols].tocsr(), c=rows.c / gain,
+                         r_fixed=rows.r_fixed / big, t_noise=rows.t_noise / big,
+                         r_quad=rows.r_quad / big, known=rows.known / gain)
     return CalibrationConstraints(
-        robot.name, tuple(column_names(robot, result.friction_terms)),
-        rows.A[:, :n_cols].tocsr(), rows.sign_rad.copy(),
-        rows.c / gain, rows.r_fixed / big, rows.t_noise / big, rows.joint.copy(),
+        robot.name, tuple(column_names(robot, result.friction_terms)), model_rows,
         result.noise.copy(), prior.lower[ee].copy(), prior.upper[ee].copy(), info)
 
 

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 
 from sysid_ros._src.calibration.data import Recording
 from sysid_ros._src.calibration.map_estimate import LinearRows
-from sysid_ros._src.calibration.rows import CalibrationRows
+from sysid_ros._src.identification.calibration_constraints import CalibrationRows
 from sysid_ros._src.model.regressors import Regressors
 from sysid_ros._src.model.robots import Robot
 

@@ -27,7 +27,7 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
-from sysid_ros._src.calibration.rows import CalibrationRows
+from sysid_ros._src.identification.calibration_constraints import CalibrationRows
 
 __all__ = ["ScaledRows", "scale_rows", "min_noise", "noise_profile", "noise_speed_shape",
            "common_scale", "BoxLP", "PAD"]

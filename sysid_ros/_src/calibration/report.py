@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sysid_ros._src.calibration.rows import friction_column
+from sysid_ros._src.identification.calibration_constraints import friction_column
 from sysid_ros._src.identification.transients import MAX_LISTED, transient_summary
 from sysid_ros._src.model.robots import FRICTION_NAMES
 

@@ -1,4 +1,5 @@
-"""Calibration rows: momentum windows → two one-sided linear constraints on every parameter.
+"""Calibration rows (:class:`~sysid_ros._src.identification.calibration_constraints.CalibrationRows`)
+built from momentum windows: two one-sided linear constraints on every parameter.
 
 Each :class:`~sysid_ros._src.identification.windows.MomentumRows` row (window w, joint j) states
 
@@ -46,135 +47,14 @@ the reading, what the identifier reads it as).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
-
 import numpy as np
 import scipy.sparse as sp
 
+from sysid_ros._src.identification.calibration_constraints import CalibrationRows, \
+    friction_column
 from sysid_ros._src.identification.windows import MomentumRows
 
-__all__ = ["CalibrationRows", "build_rows", "friction_column"]
-
-
-def friction_column(n_theta: int, joint: int | np.ndarray, k: int | np.ndarray) -> np.ndarray:
-    """Column of coefficient k (0 Fc, 1 Fv, 2 Ia, 3 β) of ``joint`` in x = [θ | φ]."""
-    return n_theta + 4 * np.asarray(joint) + np.asarray(k)
-
-
-@dataclass(frozen=True)
-class CalibrationRows:
-    """One pair of one-sided constraints per (window, joint); see the module docstring.
-
-    Attributes:
-        A: (n, n_x) CSR, the row with the Coulomb coefficient at its centre s.
-        sign_rad: (n,) s_r, the radius of ∫σ (the Fc column is s ∓ s_r in the two sides).
-        c: (n,) ∫τ̂ dt (N·m·s).
-        r_fixed: (n,) quadrature and relative-noise allowance (N·m·s).
-        t_noise: (n,) T' (s): the row's radius grows by δ_j·T'.
-        joint: (n,) joint index; ``t_start``/``t_end`` (n,) window span (s); ``start``/``end``
-            (n,) its first/last sample index in its recording; ``source`` (n,) index of the
-            recording the row came from.
-        n_theta: number of body-parameter columns (the friction columns follow).
-        r_timing: (n,) what the compensated torque lag's radius moves ∫τ by,
-            radius_j·|τ̂_end − τ̂_start| (N·m·s; zero without a lag). Not in ``r_fixed``: the
-            noise bound is measured without it (so it covers the timing error too), and
-            :meth:`with_timing` adds it for the boxes, which a lag off by its radius biases.
-        r_quad: (n,) the share of ``r_fixed`` that is the torque's quadrature allowance
-            (``quadrature_safety`` × |Simpson − trapezoid| of ∫τ̂): what absorbs a torque
-            transient, reported with it (:mod:`sysid_ros._src.identification.transients`).
-        known: (n,) the known payload's share W_e·θ_p subtracted from ∫τ̂ in ``c`` (N·m·s;
-            0 for a recording without one).
-        speed_abs: (n,) ∫|q̇| dt of the row's joint over its window (rad).
-    """
-
-    A: sp.csr_matrix
-    sign_rad: np.ndarray
-    c: np.ndarray
-    r_fixed: np.ndarray
-    t_noise: np.ndarray
-    joint: np.ndarray
-    t_start: np.ndarray
-    t_end: np.ndarray
-    start: np.ndarray
-    end: np.ndarray
-    source: np.ndarray
-    n_theta: int
-    r_timing: np.ndarray
-    r_quad: np.ndarray
-    known: np.ndarray
-    speed_abs: np.ndarray
-
-    def __len__(self) -> int:
-        return int(self.c.shape[0])
-
-    @property
-    def n_x(self) -> int:
-        return int(self.A.shape[1])
-
-    def with_timing(self) -> CalibrationRows:
-        """The rows with the torque lag's radius in their allowance: what the boxes of the
-        parameters rest on (a lag off by up to its radius biases every row by up to r_timing)."""
-        return replace(self, r_fixed=self.r_fixed + self.r_timing,
-                       r_timing=np.zeros_like(self.r_timing))
-
-    def mean_speed(self) -> np.ndarray:
-        """(n,) ∫|q̇| dt/T of each row's joint over its window (rad/s)."""
-        return self.speed_abs / (self.t_end - self.t_start)
-
-    def with_noise_speed(self, kappa: np.ndarray) -> CalibrationRows:
-        """The rows with a speed-dependent noise radius: T' times (1 + κ_j·v_w), so that a
-        bound δ_j on the noise term means δ_j + δ_j·κ_j·v_w at the window's mean |speed| v_w
-        (κ = 0: the rows themselves)."""
-        kappa = np.asarray(kappa, float)
-        if not np.any(kappa):
-            return self
-        return replace(self, t_noise=self.t_noise * (1.0 + kappa[self.joint] * self.mean_speed()))
-
-    def sides(self) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-        """(A_up, A_lo): the Fc column at s − s_r and at s + s_r (module docstring)."""
-        n = len(self)
-        fc_col = friction_column(self.n_theta, self.joint, 0)
-        shift = sp.csr_matrix((self.sign_rad, (np.arange(n), fc_col)), shape=self.A.shape)
-        return (self.A - shift).tocsr(), (self.A + shift).tocsr()
-
-    def take(self, index) -> CalibrationRows:
-        """Rows selected by an index array or boolean mask."""
-        index = np.arange(len(self))[index]
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
-        for name, value in out.items():
-            if name != "n_theta":
-                out[name] = value[index]
-        return CalibrationRows(**out)
-
-    @staticmethod
-    def concat(parts: list[CalibrationRows]) -> CalibrationRows:
-        parts = [p for p in parts if len(p)]
-        if not parts:
-            raise ValueError("CalibrationRows.concat: no rows")
-        out = {}
-        for f in fields(CalibrationRows):
-            vals = [getattr(p, f.name) for p in parts]
-            if f.name == "A":
-                out[f.name] = sp.vstack(vals).tocsr()
-            elif f.name == "n_theta":
-                out[f.name] = vals[0]
-            else:
-                out[f.name] = np.concatenate(vals)
-        return CalibrationRows(**out)
-
-    def signed_residual(self, x: np.ndarray) -> np.ndarray:
-        """A·x − c at x with the Coulomb interval used in x's favour (N·m·s): 0 where the
-        interval of A·x − c contains 0, else its endpoint nearest to 0."""
-        base = self.A @ x - self.c
-        fc = x[friction_column(self.n_theta, self.joint, 0)]
-        lo = base - fc * self.sign_rad
-        hi = base + fc * self.sign_rad
-        return np.where(lo > 0, lo, np.where(hi < 0, hi, 0.0))
-
-    def residual(self, x: np.ndarray) -> np.ndarray:
-        """Excess of each row beyond its allowance r_fixed at x (N·m·s; ≤ 0 inside): what the
-        noise term δ_j·T' must cover for x to satisfy the row."""
-        return np.abs(self.signed_residual(x)) - self.r_fixed
+__all__ = ["build_rows"]
 
 
 def build_rows(m: MomentumRows, nj: int, theta_abs_max: np.ndarray, quadrature_safety: float,

@@ -23,7 +23,7 @@ import numpy as np
 
 from sysid_ros._src.calibration.data import Recording
 from sysid_ros._src.calibration.energy import prefix_trapezoid
-from sysid_ros._src.calibration.rows import CalibrationRows, friction_column
+from sysid_ros._src.identification.calibration_constraints import CalibrationRows, friction_column
 
 __all__ = ["StribeckFit", "fit_stribeck", "stribeck_torque"]
 

@@ -58,7 +58,7 @@ from scipy.linalg import cho_solve
 from sysid_ros._src.calibration.data import Recording
 from sysid_ros._src.calibration.energy import prefix_trapezoid
 from sysid_ros._src.calibration.prior import Prior
-from sysid_ros._src.calibration.rows import CalibrationRows, friction_column
+from sysid_ros._src.identification.calibration_constraints import CalibrationRows, friction_column
 from sysid_ros._src.calibration.timing import _Fit, _rms_by
 from sysid_ros._src.model.friction_terms import TERM_KINDS, TermKind
 

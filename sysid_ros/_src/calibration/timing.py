@@ -35,7 +35,7 @@ from scipy.linalg import cho_factor, cho_solve
 from sysid_ros._src.calibration.data import Recording
 from sysid_ros._src.calibration.energy import prefix_trapezoid
 from sysid_ros._src.calibration.prior import Prior
-from sysid_ros._src.calibration.rows import CalibrationRows
+from sysid_ros._src.identification.calibration_constraints import CalibrationRows
 from sysid_ros._src.identification import velocity_lag
 from sysid_ros._src.identification.velocity_lag import NEAR_OPTIMAL, LagCurve, \
     VelocityLagEstimate, refined_argmin

@@ -320,19 +320,20 @@ class PayloadProblem:
         M[t_cols[self.t_free], self.t_col[self.t_free]] = 1.0
         k[t_cols[~self.t_free]] = 0.5 * (self.t_lo + self.t_hi)[~self.t_free]
         M = M.tocsr()
-        A = np.asarray((cal.A @ M).todense())
+        rows = cal.rows
+        A = np.asarray((rows.A @ M).todense())
         # the calibration's ∫τ̂ are the reading's as recorded: the same gain (one robot) makes
         # them torque_gain·(1 + g·v)·∫τ̂, with the payload rows' gain unknowns v
-        gain = self.config.torque_gain[cal.joint]
-        big = self.config.gain_max[cal.joint]
-        c = gain * cal.c - cal.A @ k
-        r_gain = self._gain_terms(A, cal.c, cal.joint, gain)
+        gain = self.config.torque_gain[rows.joint]
+        big = self.config.gain_max[rows.joint]
+        c = gain * rows.c - rows.A @ k
+        r_gain = self._gain_terms(A, rows.c, rows.joint, gain)
         # Fc·∫σ with ∫σ ∈ [s ± s_r] and 0 ≤ Fc ≤ Fc_max: the centre s in A, Fc_max·s_r in r
-        fc_max = self.f_hi[cal.joint, 0]
+        fc_max = self.f_hi[rows.joint, 0]
         n = len(cal)
         nan = np.full(n, np.nan)       # not payload time: diagnostics draw no span for them
-        self._cal_rows = PayloadRows(A, c, big * cal.r_fixed + fc_max * cal.sign_rad + r_gain,
-                                     big * cal.noise[cal.joint] * cal.t_noise, cal.joint.copy(),
+        self._cal_rows = PayloadRows(A, c, big * rows.r_fixed + fc_max * rows.sign_rad + r_gain,
+                                     big * cal.noise[rows.joint] * rows.t_noise, rows.joint.copy(),
                                      nan, nan.copy())
         return self._cal_rows
 
