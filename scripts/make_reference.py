@@ -4,14 +4,19 @@
 - ``cli.md``: the options of every console script that ``setup.py`` declares as a CLI (the
   argparse parsers themselves; the ROS nodes' settings are their parameters);
 - ``robot-file.md``: the keys of the shipped robot files ``config/<robot>.yaml`` with the
-  comment each file gives them.
+  comment each file gives them;
+- in ``launch/*.launch.yaml``, the default and choices of every argument passed to a node
+  parameter: the parameter table's (:data:`LAUNCH_OWNED` lists the arguments whose default is
+  the graph's own).
 
-Usage: ``python scripts/make_reference.py`` writes the pages; ``--check`` exits 1 naming every
-page that differs from what would be written (``test/test_docs.py`` runs the same comparison).
+Usage: ``python scripts/make_reference.py`` writes the pages and the launch arguments;
+``--check`` exits 1 naming every file that differs from what would be written
+(``test/test_docs.py`` runs the same comparison).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import subprocess
 import sys
@@ -23,6 +28,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "docs" / "reference"
+LAUNCH = ROOT / "launch"
 ROBOTS = ("gen3", "z1", "b1_z1")
 #: Robot-file mappings whose keys are names the user chooses (a joint, a tool): documented once.
 _NAMED = {"collision_spheres": "<joint>", "identification.priors": "<name>",
@@ -293,6 +299,75 @@ def parameters_markdown() -> str:
     return reference_markdown()
 
 
+#: Launch arguments that feed a node parameter with a default of the launch file's own: the
+#: graph's choice for that use, not the node's (every other such argument takes the parameter
+#: table's default, written here by :func:`launch_text`).
+LAUNCH_OWNED: dict[str, str] = {
+    "use_sim_time": "each graph's clock: the simulator's or the bag's /clock, else wall time",
+    "max_trajectories": "the demo's four exciting trajectories (the planner alone runs on)",
+    "payload": "the simulated dumbbell (the simulator alone carries none)",
+    "output_dir": "the recorder's folder under out/ (the node alone writes where it runs)",
+    "friction": "auto: the identifier's friction box follows hardware_like and calibration",
+    "bag": "required: the recording to replay",
+}
+_ARG_LINE = re.compile(r"^- arg: (\{.*\})$")
+_VAR = re.compile(r"^\$\(var (\w+)\)$")
+
+
+def _launch_default(value: Any) -> str:
+    """A parameter default as a launch argument spells it ("" = absent: an optional one)."""
+    if value is None:
+        return ""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _fed_parameters(doc: dict[str, Any]) -> dict[str, list[Any]]:
+    """Launch argument → the node parameters (table entries) it is passed to."""
+    from sysid_ros._src.nodes.params import node_tables
+
+    tables = node_tables()
+    out: dict[str, list[Any]] = {}
+    for item in doc["launch"]:
+        node = item.get("node") or {}
+        table = {p.name: p for p in tables.get(str(node.get("exec")), ())}
+        for entry in node.get("param") or []:
+            match = _VAR.match(str(entry.get("value", "")))
+            if match and entry.get("name") in table:
+                out.setdefault(match.group(1), []).append(table[entry["name"]])
+    return out
+
+
+def launch_text(path: Path) -> str:
+    """``path`` with every launch argument that feeds node parameters given those parameters'
+    default and choices (its description stays the launch file's: it may feed several nodes)."""
+    text = path.read_text()
+    fed = _fed_parameters(yaml.safe_load(text))
+    lines = []
+    for line in text.splitlines(keepends=True):
+        match = _ARG_LINE.match(line.rstrip("\n"))
+        arg = yaml.safe_load(match.group(1)) if match else {}
+        params = fed.get(arg.get("name", ""), [])
+        if params and arg["name"] not in LAUNCH_OWNED:
+            defaults = {_launch_default(p.default) for p in params}
+            if len(defaults) != 1:
+                raise SystemExit(f"{path.name}: argument {arg['name']} feeds parameters with "
+                                 f"different defaults {sorted(defaults)}")
+            p = params[0]
+            choices = (["true", "false"] if p.type == "bool" else [str(c) for c in p.choices])
+            fields = [f"name: {arg['name']}", f"default: {json.dumps(defaults.pop())}"]
+            if choices:
+                fields.append(f"choices: {json.dumps(choices)}")
+            fields.append(f"description: {json.dumps(arg['description'], ensure_ascii=False)}")
+            line = "- arg: {" + ", ".join(fields) + "}\n"
+        lines.append(line)
+    return "".join(lines)
+
+
+def stale_launch_files(root: Path = LAUNCH) -> list[str]:
+    """Names of the launch files whose node-parameter arguments differ from the tables'."""
+    return [p.name for p in sorted(root.glob("*.launch.yaml")) if p.read_text() != launch_text(p)]
+
+
 PAGES: dict[str, Callable[[], str]] = {
     "parameters.md": parameters_markdown,
     "cli.md": cli_markdown,
@@ -311,14 +386,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--check", action="store_true", help="only compare; exit 1 if a page is stale")
     args = p.parse_args(argv)
     if args.check:
-        stale = stale_pages()
+        stale = [f"docs/reference/{n}" for n in stale_pages()]
+        stale += [f"launch/{n}" for n in stale_launch_files()]
         for name in stale:
-            print(f"docs/reference/{name} is stale: python scripts/make_reference.py",
-                  file=sys.stderr)
+            print(f"{name} is stale: python scripts/make_reference.py", file=sys.stderr)
         return 1 if stale else 0
     REFERENCE.mkdir(parents=True, exist_ok=True)
     for name, make in PAGES.items():
         (REFERENCE / name).write_text(make())
+    for path in sorted(LAUNCH.glob("*.launch.yaml")):
+        path.write_text(launch_text(path))
     return 0
 
 

@@ -74,6 +74,25 @@ def test_reference_pages_are_generated_from_their_sources() -> None:
     assert not stale, f"stale docs/reference pages {stale}: python scripts/make_reference.py"
 
 
+def test_launch_arguments_take_their_node_parameters_defaults(tmp_path: Path) -> None:
+    """A launch argument passed to a node parameter has the parameter table's default and
+    choices (written by scripts/make_reference.py); a second value written by hand is stale and
+    put back. Only the arguments of ``LAUNCH_OWNED`` keep a default of the graph's own."""
+    make = _make_reference()
+    assert not make.stale_launch_files(), "stale launch files: python scripts/make_reference.py"
+    src = (ROOT / "launch" / "sim.launch.yaml").read_text()
+    edited = src.replace('{name: hardware_seed, default: "0"', '{name: hardware_seed, default: "7"')
+    edited = edited.replace('choices: ["realtime", "lockstep"]', 'choices: ["realtime"]')
+    assert edited.count("\n") == src.count("\n") and edited != src
+    (tmp_path / "sim.launch.yaml").write_text(edited)
+    assert make.stale_launch_files(tmp_path) == ["sim.launch.yaml"]
+    assert make.launch_text(tmp_path / "sim.launch.yaml") == src
+    owned = set(make.LAUNCH_OWNED)
+    used = {a for p in (ROOT / "launch").glob("*.launch.yaml") for a in owned
+            if f"{{name: {a}," in p.read_text()}
+    assert used == owned, f"LAUNCH_OWNED names no argument of a launch file: {owned - used}"
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_relative_link_resolves(page: Path) -> None:
     assert page.is_file(), f"{page.relative_to(ROOT)} is missing"
