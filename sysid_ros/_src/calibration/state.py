@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sysid_ros._src.model.simulation_section import simulation_section
+
 __all__ = ["StateEstimate", "butterworth_derivative", "rts_smoother", "estimate_state",
            "encoder_sigma", "ESTIMATORS", "slope_derivative"]
 
@@ -48,7 +50,7 @@ class StateEstimate:
 def encoder_sigma(robot) -> np.ndarray:
     """Position noise σ (rad) per joint: the robot file's ``simulation.encoder_resolution_deg``
     /√12 (quantisation), else 1e-4 rad."""
-    res = (robot.config.get("simulation", {}) or {}).get("encoder_resolution_deg")
+    res = simulation_section(robot).encoder_resolution_deg
     if res is None:
         return np.full(robot.nj, 1e-4)
     res = np.broadcast_to(np.asarray(res, float), (robot.nj,))

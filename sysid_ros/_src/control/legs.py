@@ -33,6 +33,7 @@ import pinocchio as pin
 
 from sysid_ros._src.model.errors import RobotConfigError
 from sysid_ros._src.model.robots import Robot
+from sysid_ros._src.model.simulation_section import simulation_section
 
 __all__ = ["LegsContract", "reaction_response", "contract_alpha_bound", "static_tilt_bound",
            "stance_stiffness"]
@@ -69,8 +70,7 @@ class LegsContract:
         unknown = [n for n in held if n not in arm]
         if unknown:
             raise RobotConfigError(f"{where}.held_joints': {unknown} are not arm joints {arm}")
-        feet = tuple(str(f) for f in (robot.config.get("simulation") or {}).get(
-            "contact_links", []))
+        feet = simulation_section(robot).contact_links
         if len(feet) < 3:
             raise RobotConfigError(f"{robot.config_path}: field 'simulation.contact_links': the "
                                    "legs' contract needs at least three feet")
@@ -182,7 +182,7 @@ def stance_stiffness(robot: Robot, feet: tuple[str, ...]) -> np.ndarray:
     jac = np.vstack([pin.getFrameJacobian(model, data, model.getFrameId(f),
                                           pin.LOCAL_WORLD_ALIGNED)[:3] for f in feet])
     dofs = np.asarray(robot.v_index, int)[legs]
-    kp = np.asarray((robot.config.get("simulation") or {}).get("hold_kp"), float)[legs]
+    kp = np.asarray(simulation_section(robot).hold_kp, float)[legs]
     g = -np.linalg.lstsq(jac[:, dofs], jac[:, :6], rcond=None)[0]
     compliance = np.linalg.inv(g.T @ np.diag(kp) @ g)
     return 1.0 / np.diag(compliance[3:6, 3:6])

@@ -92,6 +92,7 @@ from sysid_ros._src.identification.identifier_runtime import IdentifierRuntime
 from sysid_ros._src.launcher.parse import load_launch
 from sysid_ros._src.model.regressors import Regressors
 from sysid_ros._src.model.robots import Robot
+from sysid_ros._src.model.simulation_section import home_posture
 # the identifier node's parameter table and its translation (no rclpy in either)
 from sysid_ros._src.nodes import exciting_planner_params, identifier_params, sim_params
 from sysid_ros._src.nodes.identifier_params import identification_overrides
@@ -318,7 +319,7 @@ class _Graph:
         if self.excitation == "planned":
             demo = robot.config.get("demo") or {}
             self.certifier = TaskCertifier(
-                robot, np.asarray(demo.get("start", robot.config["simulation"]["home"]), float),
+                robot, np.asarray(demo.get("start", home_posture(robot)), float),
                 [np.asarray(w, float) for w in demo["waypoints"]],
                 float(config.segment or demo.get("segment", 1.0)), obstacles)
         ip = params["identifier"]

@@ -30,6 +30,7 @@ from sysid_ros._src.errors import SysidError
 from sysid_ros._src.launcher import launch_graph
 from sysid_ros._src.model.box import ParameterBox, theta_e_box
 from sysid_ros._src.model.robots import Robot, load_robot
+from sysid_ros._src.model.simulation_section import home_posture
 from sysid_ros._src.nodes.identifier_params import identification_overrides
 from sysid_ros._src.planning.obstacles import BoxObstacle, obstacles_from_config
 from sysid_ros._src.planning.trajectory import QuinticTrajectory
@@ -295,7 +296,7 @@ def _start_pose_refusal(run: RunSettings) -> str:
     args, robot, prior = run.args, run.robot, run.prior
     if not (args.controller == "robust" and args.trajectories > 0):
         return ""
-    home = np.asarray(robot.config["simulation"]["home"], float)
+    home = home_posture(robot)
     refusal = start_refusal(robot, home)
     # dry friction makes data at rest uninformative (the Z1's reason): hardware-like data
     # have it, so the box cannot shrink before a certified motion
@@ -335,7 +336,7 @@ def _task_plan(run: RunSettings) -> TaskPlan | int:
         _log(f"payload: {payload_desc}")
     if payload is None:
         payload = float(demo_cfg.get("payload", 3.63))
-    task_start = np.asarray(demo_cfg.get("start", robot.config["simulation"]["home"]), float)
+    task_start = np.asarray(demo_cfg.get("start", home_posture(robot)), float)
     segment = args.segment if args.segment is not None else float(demo_cfg.get("segment", 1.0))
     return TaskPlan(payload, payload_desc, payload_params, klass, waypoints, task_start,
                     float(demo_cfg.get("return_duration", 3.0)),

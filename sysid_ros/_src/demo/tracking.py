@@ -11,6 +11,7 @@ import numpy as np
 from sysid_ros._src.control.controller import ControllerGains, RobustController, gains_from_config
 from sysid_ros._src.model.box import theta_e_box
 from sysid_ros._src.model.robots import Robot, load_robot
+from sysid_ros._src.model.simulation_section import home_posture
 from sysid_ros._src.planning.trajectory import QuinticTrajectory
 from sysid_ros._src.simulation import SimConfig, Simulator, SimulatorSpec
 from sysid_ros._src.simulation.payload import dumbbell_for, true_theta_e
@@ -52,7 +53,7 @@ def z1_tracking_run(mode: str = "robust", control_dt: float = 1e-3, duration: fl
     ctl = RobustController(robot, gains, mode=mode, prior=box)
     ctl.set_bounds(box)
     sim = Simulator(SimulatorSpec(robot, payload, SimConfig(noise_tau=0.0), seed=0))
-    q0 = np.asarray(robot.config["simulation"]["home"], float)
+    q0 = home_posture(robot)
     sim.reset(q0)
     traj = QuinticTrajectory(q0, np.zeros(6), np.zeros(6), 2.0)
     k = np.array([0.5, -0.3, 0.4, 0.4, -0.5, 0.5])

@@ -33,6 +33,7 @@ import numpy as np
 from sysid_ros._src.control.prior import prior_box
 from sysid_ros._src.model.regressors import Regressors
 from sysid_ros._src.model.robots import Robot
+from sysid_ros._src.model.simulation_section import home_posture
 from sysid_ros._src.simulation._util import encoder_resolution
 from sysid_ros._src.simulation.hardware_like import HardwareProfile
 
@@ -72,8 +73,8 @@ def level_half_widths(robot: Robot) -> np.ndarray:
     """ρ_j = √(2·V_max/M_jj) per joint (rad/s) at the demo's start pose, M_jj at its smallest
     over the prior's θ_e box, the controller's θ_r box (``links_rel``) and I_a ≥ its lower
     bound: the largest velocity error of joint j alone on the level V = V_max."""
-    q = np.asarray((robot.config.get("demo") or {}).get("start")
-                   or robot.config["simulation"]["home"], float)
+    q = np.asarray((robot.config.get("demo") or {}).get("start") or home_posture(robot),
+                   float)
     theta = robot.theta()
     rad = robot.links_rel_uncertainty * np.abs(theta)
     box = prior_box(robot)

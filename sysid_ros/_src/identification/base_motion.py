@@ -92,6 +92,7 @@ from sysid_ros._src.identification.errors import IdentificationConfigError, Samp
     UnsupportedRobotError
 from sysid_ros._src.model.regressors import Regressors
 from sysid_ros._src.model.robots import Robot
+from sysid_ros._src.model.simulation_section import simulation_section
 from sysid_ros._src.sample_screen import RESTART, RETRACT, SKIP, SampleScreen
 
 __all__ = ["ImuBounds", "BaseMotion", "ImuMount", "base_motion", "ImuStream",
@@ -163,7 +164,7 @@ def imu_mount(robot: Robot) -> ImuMount:
     if not robot.floating_base:
         raise UnsupportedRobotError(f"{robot.name}: no floating base, no trunk IMU")
     model = robot.model
-    name = str((robot.config.get("simulation") or {}).get("imu_body", ""))
+    name = simulation_section(robot).imu_body
     if not name:
         return ImuMount(np.eye(3), np.zeros(3))
     if not model.existFrame(name):

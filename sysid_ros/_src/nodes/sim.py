@@ -25,6 +25,7 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 
 from sysid_ros._src.model.robots import load_robot
+from sysid_ros._src.model.simulation_section import simulation_section
 from sysid_ros._src.nodes._common import run_node
 from sysid_ros._src.nodes.threads import sleep_until
 from sysid_ros._src.cdr import (CdrError, ClockEncoder, ImuEncoder, JointStateEncoder,
@@ -68,7 +69,9 @@ class SimNode(Node):
         self.create_service(Trigger, "/sim/reset", self._on_reset)
         # 1 kHz messages in and out as CDR bytes (sysid_ros._src.cdr): cheaper than rclpy's objects
         self._js = JointStateEncoder(self.robot.joint_names)
-        self._imu = ImuEncoder(str((self.robot.config.get("simulation") or {}).get("imu_body", "imu_link")))
+        # the IMU's URDF frame: the file's imu_body, else the root link (where it then sits)
+        self._imu = ImuEncoder(simulation_section(self.robot).imu_body
+                               or rt.sim.mj.model.body(1).name)
         payload, truth_r = rt.payload, rt.sim.truth
         self.get_logger().info(
             f"simulating {self.robot.name} ({f'payload {payload.mass:.3f} kg' if payload else 'no payload'}"

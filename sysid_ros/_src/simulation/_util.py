@@ -7,12 +7,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from sysid_ros._src.model.robots import Robot
+from sysid_ros._src.model.simulation_section import simulation_section
 from sysid_ros._src.simulation.errors import SimConfigError
 
 __all__ = ["per_joint", "readonly", "encoder_resolution", "quantize", "centred_derivative"]
 
 
-def per_joint(value: float | Sequence[float], n: int, name: str) -> np.ndarray:
+def per_joint(value: float | Sequence[float] | np.ndarray, n: int, name: str) -> np.ndarray:
     """A non-negative scalar (all joints) or ``n`` values → (n,) array; SimConfigError naming
     ``name`` otherwise."""
     arr = np.asarray(value, dtype=float)
@@ -31,8 +32,7 @@ def readonly(a: np.ndarray | Sequence[float]) -> np.ndarray:
 
 def encoder_resolution(robot: Robot) -> np.ndarray:
     """(nj,) encoder resolution in rad from ``simulation.encoder_resolution_deg`` (0 = exact)."""
-    section = robot.config.get("simulation", {}) or {}
-    res_deg = section.get("encoder_resolution_deg")
+    res_deg = simulation_section(robot).encoder_resolution_deg
     if res_deg is None:
         return np.zeros(robot.nj)
     return per_joint(np.deg2rad(np.asarray(res_deg, float)), robot.nj,

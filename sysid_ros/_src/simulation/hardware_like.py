@@ -44,6 +44,7 @@ import numpy as np
 import pinocchio as pin
 
 from sysid_ros._src.model.robots import Robot
+from sysid_ros._src.model.simulation_section import simulation_section
 from sysid_ros._src.simulation._util import centred_derivative, encoder_resolution, per_joint, quantize
 from sysid_ros._src.simulation.errors import SimConfigError
 from sysid_ros._src.simulation.payload import Payload
@@ -291,7 +292,7 @@ class HardwareProfile:
         ``velocity`` override to a mode the driver does not filter (``finite_difference``,
         ``filtered``, ``missing``) drops the file's ``velocity_lag`` unless one is passed too:
         the lag belongs to the published velocity it replaces."""
-        section = ((robot.config.get("simulation", {}) or {}).get("hardware_like", {}) or {})
+        section = simulation_section(robot).hardware_like
         if overrides.get("velocity", "exact") not in ("exact", "noisy"):
             overrides = {"velocity_lag": 0.0, **overrides}
         return cls.from_mapping(section.get("profile", {}) or {},

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from sysid_ros._src.model.robots import Robot
+from sysid_ros._src.model.simulation_section import simulation_section
 from sysid_ros._src.simulation.errors import SimConfigError
 
 __all__ = ["ImuProfile", "imu_settings"]
@@ -99,7 +100,7 @@ class ImuProfile:
     @classmethod
     def from_robot(cls, robot: Robot) -> ImuProfile:
         """The robot file's ``simulation.hardware_like.imu`` (SimConfigError without one)."""
-        section = ((robot.config.get("simulation", {}) or {}).get("hardware_like", {}) or {})
+        section = simulation_section(robot).hardware_like
         where = f"{robot.config_path}: simulation.hardware_like.imu"
         if "imu" not in section:
             raise SimConfigError(f"{where}: missing (the trunk IMU's datasheet error model)")

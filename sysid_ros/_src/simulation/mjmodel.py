@@ -35,13 +35,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 import mujoco
 import numpy as np
 
 from sysid_ros._src.model.parameters import com_inertia_from_theta, is_physically_consistent
 from sysid_ros._src.model.robots import Robot
+from sysid_ros._src.model.simulation_section import SimulationSection, simulation_section
 from sysid_ros._src.paths import example_robot_data_dir, package_share
 from sysid_ros._src.simulation.errors import SimConfigError
 from sysid_ros._src.simulation.payload import Payload, true_theta_e
@@ -195,7 +195,7 @@ def build_mujoco_model(robot: Robot, payload: Payload | None = None, physics_dt:
     check_physics(physics_dt, integrator, coulomb)
     if truth is not None:
         truth.check(robot)
-    section = robot.config.get("simulation", {}) or {}
+    section = simulation_section(robot)
     spec = _base_spec(robot, section, physics_dt, integrator)
     root = spec.worldbody.first_body()
     if robot.floating_base:
@@ -208,11 +208,11 @@ def build_mujoco_model(robot: Robot, payload: Payload | None = None, physics_dt:
     return _compiled(robot, model, root.name, truth, payload)
 
 
-def _base_spec(robot: Robot, section: dict[str, Any], physics_dt: float,
+def _base_spec(robot: Robot, section: SimulationSection, physics_dt: float,
                integrator: str) -> mujoco.MjSpec:
     """The URDF as MuJoCo reads it: visuals dropped, fixed joints fused, inertias only from
     ``<inertial>``, locked joints welded."""
-    contact_links = set(section.get("contact_links", []) or [])
+    contact_links = set(section.contact_links)
     spec = mujoco.MjSpec.from_string(_strip(_urdf_path(robot).read_text(), contact_links))
     spec.compiler.fusestatic = True
     spec.compiler.discardvisual = True
@@ -227,13 +227,14 @@ def _base_spec(robot: Robot, section: dict[str, Any], physics_dt: float,
     return spec
 
 
-def _add_ground_and_imu(spec: mujoco.MjSpec, root: mujoco.MjsBody, section: dict[str, Any]) -> None:
+def _add_ground_and_imu(spec: mujoco.MjSpec, root: mujoco.MjsBody,
+                        section: SimulationSection) -> None:
     """A floating base: a free joint on the root, a ground plane, and the IMU's site and
     sensors on ``simulation.imu_body`` (default the root)."""
     root.add_freejoint(name="root_free")
     spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 1], name="ground",
                             friction=[1.0, 0.005, 0.0001])
-    imu_name = str(section.get("imu_body", root.name))
+    imu_name = section.imu_body or root.name
     imu_body = spec.body(imu_name)
     if imu_body is None:
         raise SimConfigError(f"simulation.imu_body {imu_name!r} is not a body of the model")

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
+from sysid_ros._src.model.simulation_section import simulation_section
 from sysid_ros._src.simulation.errors import PayloadError
 
 __all__ = ["Payload", "DUMBBELLS_KG", "true_theta_e", "dumbbell_for"]
@@ -114,9 +115,8 @@ def _frame_with_y(y: np.ndarray) -> np.ndarray:
 
 def dumbbell_for(robot, mass_kg: float) -> Payload:
     """A dumbbell gripped as the robot's ``simulation.payload_grip`` section says."""
-    grip = (robot.config.get("simulation", {}) or {}).get("payload_grip", {}) or {}
-    return Payload.dumbbell(mass_kg, grip.get("point", (0.0, 0.0, 0.0)),
-                            grip.get("handle_axis", (0.0, 1.0, 0.0)))
+    sec = simulation_section(robot)
+    return Payload.dumbbell(mass_kg, sec.payload_grip_point, sec.payload_grip_axis)
 
 
 def true_theta_e(robot, payload: Payload | None) -> np.ndarray:

@@ -22,13 +22,16 @@ Two kinds of simulated robot:
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from sysid_ros._src.model.errors import RobotConfigError
 from sysid_ros._src.model.robots import Robot
+from sysid_ros._src.model.simulation_section import SimulationSection, home_posture, \
+    simulation_section
 from sysid_ros._src.simulation._util import encoder_resolution, per_joint, readonly
 from sysid_ros._src.simulation.errors import SimConfigError
 from sysid_ros._src.simulation.mjmodel import check_physics
@@ -42,9 +45,9 @@ __all__ = ["SimConfig", "SimulatorSpec", "robot_physics_dt"]
 
 
 def robot_physics_dt(robot: Robot) -> float:
-    """The robot file's ``simulation.physics_dt`` (s), 2.5e-4 when it gives none."""
-    section = robot.config.get("simulation", {}) or {}
-    dt = float(section.get("physics_dt", 2.5e-4))
+    """The robot file's ``simulation.physics_dt`` (s; its default in :mod:`.simulation_section`
+    of the model)."""
+    dt = simulation_section(robot).physics_dt
     if not (np.isfinite(dt) and 0.0 < dt <= 1e-3):
         raise SimConfigError(f"{robot.config_path}: simulation.physics_dt must be in (0, 1e-3] s, "
                              f"got {dt!r}")
@@ -139,13 +142,13 @@ class SimulatorSpec:
         put("noise_tau", readonly(per_joint(config.noise_tau, nj, "noise_tau")))
         put("noise_dq", readonly(per_joint(config.noise_dq, nj, "noise_dq")))
         put("resolution", readonly(encoder_resolution(robot)))
-        section = robot.config.get("simulation", {}) or {}
+        section = simulation_section(robot)
         kp, kd = _hold_gains(robot, config, section)
         put("hold_kp", kp)
         put("hold_kd", kd)
         put("command_joints", _command_joints(robot))
         put("posture", _posture(robot, self.command_joints, section))
-        put("home", _home(robot, section))
+        put("home", _home(robot))
 
     def __repr__(self) -> str:
         payload = "no payload" if self.payload is None else f"{self.payload.mass:g} kg payload"
@@ -161,10 +164,10 @@ class SimulatorSpec:
 
 
 def _hold_gains(robot: Robot, config: SimConfig,
-                section: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+                section: SimulationSection) -> tuple[np.ndarray, np.ndarray]:
     """The hold controller's gains: the config's, else the robot file's ``simulation``."""
-    kp = config.hold_kp if config.hold_kp is not None else section.get("hold_kp")
-    kd = config.hold_kd if config.hold_kd is not None else section.get("hold_kd")
+    kp = config.hold_kp if config.hold_kp is not None else section.hold_kp
+    kd = config.hold_kd if config.hold_kd is not None else section.hold_kd
     if kp is None or kd is None:
         raise SimConfigError(f"{robot.config_path}: section 'simulation' needs hold_kp and "
                              "hold_kd (or pass SimConfig.hold_kp/hold_kd)")
@@ -183,12 +186,12 @@ def _command_joints(robot: Robot) -> tuple[str, ...]:
 
 
 def _posture(robot: Robot, command_joints: tuple[str, ...],
-             section: Mapping[str, Any]) -> np.ndarray:
+             section: SimulationSection) -> np.ndarray:
     """(nj,) the standing posture of the joints that take no command (0 on the others)."""
     held = np.array([n not in command_joints for n in robot.joint_names], dtype=bool)
     posture = np.zeros(robot.nj)
     if np.any(held):
-        legs = section.get("leg_standing_posture", robot.config.get("leg_standing_posture"))
+        legs = section.leg_standing_posture
         legs = np.asarray(legs if legs is not None else [], dtype=float)
         if legs.shape != (int(held.sum()),):
             raise SimConfigError("leg_standing_posture needs one angle per non-arm joint")
@@ -196,10 +199,9 @@ def _posture(robot: Robot, command_joints: tuple[str, ...],
     return readonly(posture)
 
 
-def _home(robot: Robot, section: Mapping[str, Any]) -> np.ndarray:
-    """The reset posture: ``simulation.home``, else the robot's neutral configuration."""
-    home = section.get("home")
-    out = np.asarray(home, float) if home is not None else robot.neutral()[robot.q_index]
-    if out.shape != (robot.nj,):
-        raise SimConfigError(f"simulation.home needs {robot.nj} angles")
-    return readonly(out)
+def _home(robot: Robot) -> np.ndarray:
+    """The reset posture (:func:`~sysid_ros._src.model.simulation_section.home_posture`)."""
+    try:
+        return readonly(home_posture(robot))
+    except RobotConfigError as err:
+        raise SimConfigError(str(err)) from err

@@ -29,6 +29,7 @@ import pinocchio as pin
 
 from sysid_ros._src.model.parameters import is_physically_consistent
 from sysid_ros._src.model.robots import Robot
+from sysid_ros._src.model.simulation_section import simulation_section
 from sysid_ros._src.simulation._util import per_joint, readonly
 from sysid_ros._src.simulation.errors import SimConfigError
 from sysid_ros._src.simulation.payload import Payload, true_theta_e
@@ -170,8 +171,7 @@ def _ee_range(robot: Robot) -> np.ndarray:
 def hardware_truth_settings(robot: Robot) -> dict[str, Any]:
     """The robot file's ``simulation.hardware_like.truth`` section as keyword arguments of
     :func:`random_hardware_truth` (missing keys are left to its defaults)."""
-    section = ((robot.config.get("simulation", {}) or {}).get("hardware_like", {}) or {})
-    truth = section.get("truth", {}) or {}
+    truth = simulation_section(robot).hardware_like.get("truth", {}) or {}
     where = f"{robot.config_path}: simulation.hardware_like.truth"
     if not isinstance(truth, Mapping):
         raise SimConfigError(f"{where} must be a mapping")
