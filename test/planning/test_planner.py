@@ -6,7 +6,9 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+from sysid_ros._src.control.arm_view import arm_view
 from sysid_ros._src.model.box import theta_e_box
+from sysid_ros._src.model.robots import load_robot
 from sysid_ros._src.planning.errors import PlannerConfigError
 from sysid_ros._src.planning.nominal import NominalModel
 from sysid_ros._src.planning.obstacles import BoxObstacle, obstacles_from_config, signed_distance
@@ -131,11 +133,20 @@ def test_all_blocking_obstacle_gives_no_plan(gen3, gen3_controller, payload_box)
     ({"t_p": 5.0}, "t_p"),
     ({"max_solve_time": 2.0}, "max_solve_time"),
     ({"k_range": -1.0}, "k_range"),
+    ({"k_range": [0.1, 0.2]}, "k_range: expected one value or 7"),
+    ({"k_init": [[0.1] * 7]}, "k_init"),
     ({"bogus": 1}, "bogus"),
 ])
 def test_bad_config_is_reported_by_name(gen3, bad, key):
     with pytest.raises(PlannerConfigError, match=key):
         PlannerConfig.from_robot(gen3, bad)
+
+
+def test_a_floating_base_is_planned_for_as_its_arm_view():
+    b1 = load_robot("b1_z1")
+    with pytest.raises(PlannerConfigError, match="arm view"):
+        PlannerConfig.from_robot(b1)
+    assert PlannerConfig.from_robot(arm_view(b1)).k_range.shape == (6,)
 
 
 def test_certifies_exciting_plans_from_the_early_box_at_the_start_pose(gen3, gen3_controller):

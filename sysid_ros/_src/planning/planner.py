@@ -45,6 +45,15 @@ from sysid_ros._src.planning.width import keep_history, predicted_half_width
 __all__ = ["PlannerConfig", "PlanResult", "ExcitingPlanner", "controller_model"]
 
 
+
+def _per_joint(value: Any, nj: int, key: str) -> np.ndarray:
+    """One value for every joint or ``nj`` of them; PlannerConfigError naming ``key``."""
+    arr = np.asarray(value, float)
+    if arr.ndim > 1 or arr.size not in (1, nj):
+        raise PlannerConfigError(f"planner.{key}: expected one value or {nj} (one per joint), "
+                                 f"got {arr.size}")
+    return np.broadcast_to(arr.reshape(-1) if arr.size == nj else arr.reshape(()), (nj,)).copy()
+
 @dataclass(frozen=True)
 class PlannerConfig:
     """Planner settings (section ``planner:`` of config/<robot>.yaml; keys = field names).
@@ -119,9 +128,12 @@ class PlannerConfig:
         unknown = set(raw) - known
         if unknown:
             raise PlannerConfigError(f"planner: unknown keys {sorted(unknown)}")
+        if robot.floating_base:
+            raise PlannerConfigError(f"{robot.name}: a floating base is planned for as its arm "
+                                     "view, the trunk taken as the base (control.arm_view)")
         if "k_range" not in raw:
             raise PlannerConfigError(f"{robot.config_path}: planner.k_range is required")
-        k_range = np.broadcast_to(np.asarray(raw.pop("k_range"), float), (robot.nj,)).copy()
+        k_range = _per_joint(raw.pop("k_range"), robot.nj, "k_range")
         if np.any(~np.isfinite(k_range)) or np.any(k_range <= 0):
             raise PlannerConfigError("planner.k_range: expected positive radians per joint")
         obstacles = raw.pop("obstacles", None)
@@ -130,7 +142,7 @@ class PlannerConfig:
             raw["fallback_scales"] = tuple(float(x) for x in raw["fallback_scales"])
         k_init = raw.pop("k_init", None)
         if k_init is not None:
-            k_init = np.broadcast_to(np.asarray(k_init, float), (robot.nj,)).copy()
+            k_init = _per_joint(k_init, robot.nj, "k_init")
         cfg = cls(k_range=k_range, obstacles=obstacles, k_init=k_init, **raw)
         cfg.validate()
         return cfg
