@@ -135,7 +135,8 @@ class CalibrationRows:
         return replace(self, t_noise=self.t_noise * (1.0 + kappa[self.joint] * self.mean_speed()))
 
     def sides(self) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-        """(A_up, A_lo): the Fc column at s − s_r and at s + s_r (module docstring)."""
+        """(A_up, A_lo): the Fc column at s − s_r and at s + s_r
+        (:mod:`sysid_ros._src.calibration.rows`)."""
         n = len(self)
         fc_col = friction_column(self.n_theta, self.joint, 0)
         shift = sp.csr_matrix((self.sign_rad, (np.arange(n), fc_col)), shape=self.A.shape)
