@@ -209,6 +209,8 @@ def run(data: Path, prior: str, link_rel: float | None, method: str = "lp",
                     "rms": {m: v.tolist() for m, v in rms.items()},
                     "consistent": bool(val.consistent), "needs_scale": float(val.scale),
                     "torque_lag_s": result.config.torque_lag_s.tolist(),
+                    "velocity_lag_s": result.config.velocity_lag_s.tolist(),
+                    "velocity_lag_radius_s": result.config.velocity_lag_radius_s.tolist(),
                     "noise_bound_Nm": result.noise.tolist(),
                     "noise_speed_Nm_per_rad_s": None if result.noise_speed is None
                     else result.noise_speed.tolist(),
@@ -225,6 +227,12 @@ def run(data: Path, prior: str, link_rel: float | None, method: str = "lp",
                      f"prior: {ident['spans_prior'] or 'none'}" if "mass" in ident else "")
                   + (f"; warnings: {ident['warnings']}" if ident["warnings"] else ""))
             print(f"extra friction terms: {item['terms']}")
+            c = result.config
+            print("lags (ms): torque " + ", ".join(
+                f"{1e3 * v:.0f}±{1e3 * r:.0f}" for v, r in zip(c.torque_lag_s,
+                                                           c.torque_lag_radius_s))
+                  + "; velocity " + ", ".join(f"{1e3 * v:.0f}±{1e3 * r:.0f}" for v, r in
+                                              zip(c.velocity_lag_s, c.velocity_lag_radius_s)))
             rr = ident["row_radius"]
             print("row radius (N·m, window-averaged; noise-bound share): "
                   + ", ".join(f"{n} {r:.2f} ({100 * f:.0f} %)" for n, r, f in
