@@ -129,10 +129,11 @@ class LagCurve:
             return np.full(self.sq.shape, np.nan)
         return np.sqrt(self.sq / self.count)
 
-    def plausible(self) -> np.ndarray:
-        """(G, nj): shifts within :data:`NEAR_OPTIMAL` of each joint's best."""
-        rms = self.rms()
-        return rms <= (1.0 + NEAR_OPTIMAL) * np.nanmin(rms, axis=0)
+
+
+def _plausible(rms: np.ndarray) -> np.ndarray:
+    """(G, nj): shifts whose RMS is within :data:`NEAR_OPTIMAL` of each joint's best."""
+    return rms <= (1.0 + NEAR_OPTIMAL) * np.nanmin(rms, axis=0)
 
 
 def _merged(curves: Sequence[LagCurve]) -> LagCurve:
@@ -165,15 +166,15 @@ def estimate(curves: Sequence[LagCurve]) -> VelocityLagEstimate:
         return VelocityLagEstimate(np.zeros(nj), np.zeros(nj))
     whole = _merged(counted)
     rms, grid = whole.rms(), whole.grid
+    near = _plausible(rms)
     lag = np.array([refined_argmin(grid, rms[:, j]) for j in range(nj)])
-    zero = int(np.argmin(np.abs(grid)))
-    lag[rms[zero] <= (1.0 + NEAR_OPTIMAL) * rms.min(axis=0)] = 0.0
+    lag[near[int(np.argmin(np.abs(grid)))]] = 0.0      # zero shift is as good: no lag detected
     step = float(np.min(np.diff(grid)))
     radius = np.full(nj, max(step, 0.5 * whole.step))
-    near = whole.plausible()
+    each = [c.rms() for c in counted]
     for j in range(nj):
         ends = [grid[near[:, j]].min(), grid[near[:, j]].max()]
-        ends += [refined_argmin(grid, c.rms()[:, j]) for c in counted]
+        ends += [refined_argmin(grid, r[:, j]) for r in each]
         radius[j] = max(radius[j], float(np.max(np.abs(np.array(ends) - lag[j]))))
     return VelocityLagEstimate(lag, radius)
 
@@ -210,7 +211,7 @@ def contradiction(curve: LagCurve, stated: np.ndarray, radius: np.ndarray,
         return None
     floor = np.maximum(MIN_EFFECT, np.zeros(curve.sq.shape[1]) if noise is None else noise)
     rms, grid = curve.rms(), curve.grid
-    near = curve.plausible()
+    near = _plausible(rms)
     # two grid steps: a minimiser's place on the grid is noisy by one either way
     tol = max(2.0 * float(np.min(np.diff(grid))), curve.step) + 1e-9
     for j in range(rms.shape[1]) if joints is None else joints:
