@@ -135,6 +135,7 @@ Keys (all optional except the prior):
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -487,6 +488,14 @@ def _fail(key: str, why: str) -> IdentificationConfigError:
     return IdentificationConfigError(f"identification.{key}: {why}")
 
 
+def _per_joint_ok(c: IdentificationConfig, key: str,
+                  ok: Callable[[np.ndarray], np.ndarray], why: str) -> None:
+    """Refuse ``key`` unless it has one finite value per joint, each ``ok``."""
+    v = getattr(c, key)
+    if v.shape != c.torque_noise_abs.shape or not np.all(np.isfinite(v)) or not np.all(ok(v)):
+        raise _fail(key, why)
+
+
 def _check(c: IdentificationConfig) -> None:
     """Refuse a setting out of its range, naming its key (the checks run in this order)."""
     for check in (_check_noise, _check_boxes, _check_windows, _check_velocity_noise,
@@ -553,10 +562,8 @@ def _check_windows(c: IdentificationConfig) -> None:
 
 def _check_velocity_noise(c: IdentificationConfig) -> None:
     """The velocity-noise bound and what of its effect the rows state."""
-    if c.velocity_noise_abs.shape != c.torque_noise_abs.shape \
-            or not np.all(np.isfinite(c.velocity_noise_abs)) or np.any(c.velocity_noise_abs < 0):
-        raise _fail("velocity_noise_abs", "expected one finite value >= 0 rad/s per joint (or "
-                    "one for all)")
+    _per_joint_ok(c, "velocity_noise_abs", lambda v: v >= 0, "expected one finite value >= 0 "
+                  "rad/s per joint (or one for all)")
     if c.velocity_estimate is not None and np.any(c.velocity_noise_abs <= 0):
         raise _fail("velocity_noise_abs", "velocity_estimate needs the stated bound of its "
                     "estimates (> 0 rad/s per joint): samples above it are not used")
@@ -575,14 +582,10 @@ def _check_timing(c: IdentificationConfig) -> None:
                 "exclude_speed_rad_s"):
         if getattr(c, key).shape != c.torque_noise_abs.shape:
             raise _fail(key, "expected one value per joint (or one for all)")
-    if not np.all(np.isfinite(c.torque_lag_s)) or np.any(np.abs(c.torque_lag_s) > 0.5):
-        raise _fail("torque_lag_s", "expected finite lags within +-0.5 s")
-    if not np.all(np.isfinite(c.velocity_lag_s)) or np.any(np.abs(c.velocity_lag_s) > 0.5):
-        raise _fail("velocity_lag_s", "expected finite lags within +-0.5 s")
+    for key in ("torque_lag_s", "velocity_lag_s"):
+        _per_joint_ok(c, key, lambda v: np.abs(v) <= 0.5, "expected finite lags within +-0.5 s")
     for key in ("torque_lag_radius_s", "velocity_lag_radius_s"):
-        radius = getattr(c, key)
-        if not np.all(np.isfinite(radius)) or np.any(radius < 0):
-            raise _fail(key, "expected finite values >= 0 s")
+        _per_joint_ok(c, key, lambda v: v >= 0, "expected finite values >= 0 s")
     if np.any(np.isnan(c.exclude_speed_rad_s)) or np.any(c.exclude_speed_rad_s <= 0):
         raise _fail("exclude_speed_rad_s", "expected speeds > 0 rad/s (null or .inf: no rule)")
     if not (np.isfinite(c.exclude_after_start_s) and c.exclude_after_start_s >= 0):
@@ -599,25 +602,18 @@ def _check_gaps(c: IdentificationConfig) -> None:
         raise _fail("gap_floor", "must be >= 0 seconds")
     if not c.gap_factor > 1.0:
         raise _fail("gap_factor", "must be > 1 (a multiple of the median step)")
-    if c.torque_rate_abs.shape != c.torque_noise_abs.shape or not (
-            np.all(np.isfinite(c.torque_rate_abs)) and np.all(c.torque_rate_abs >= 0)):
-        raise _fail("torque_rate_abs", "must be finite N*m/s >= 0, one value or one per joint "
-                                       "(0 = not stated)")
+    _per_joint_ok(c, "torque_rate_abs", lambda v: v >= 0, "must be finite N*m/s >= 0, one "
+                  "value or one per joint (0 = not stated)")
 
 
 def _check_torque_gain(c: IdentificationConfig) -> None:
     """The torque reading's gain and its bound."""
-    if c.torque_gain.shape != c.torque_noise_abs.shape or not (
-            np.all(np.isfinite(c.torque_gain)) and np.all(c.torque_gain > 0)):
-        raise _fail("torque_gain", "must be finite gains > 0, one value or one per joint")
-    if c.torque_gain_rel.shape != c.torque_noise_abs.shape or not (
-            np.all(np.isfinite(c.torque_gain_rel)) and np.all(c.torque_gain_rel >= 0)
-            and np.all(c.torque_gain_rel < 1)):
-        raise _fail("torque_gain_rel", "must be fractions in [0, 1), one value or one per joint")
-    if c.torque_noise_speed.shape != c.torque_noise_abs.shape or not (
-            np.all(np.isfinite(c.torque_noise_speed)) and np.all(c.torque_noise_speed >= 0)):
-        raise _fail("torque_noise_speed", "must be finite N*m per rad/s >= 0, one value or one "
-                                          "per joint")
+    _per_joint_ok(c, "torque_gain", lambda v: v > 0,
+                  "must be finite gains > 0, one value or one per joint")
+    _per_joint_ok(c, "torque_gain_rel", lambda v: (v >= 0) & (v < 1),
+                  "must be fractions in [0, 1), one value or one per joint")
+    _per_joint_ok(c, "torque_noise_speed", lambda v: v >= 0,
+                  "must be finite N*m per rad/s >= 0, one value or one per joint")
 
 
 def _check_lp(c: IdentificationConfig) -> None:
